@@ -1,0 +1,149 @@
+//! Silo access links: the uplink `Cup(i)` and downlink `Cdn(i)` that attach
+//! each silo to its router (paper Sec. 2, "node-capacitated" network).
+//!
+//! By default every silo gets a symmetric access link of 10 Gbit/s, the
+//! paper's setting for Table 3. Capacities can be set globally or per silo
+//! from a CSV file with a header `silo,up,down` (or `silo,capacity` for
+//! symmetric links); `silo` is a router label or GML id, capacities use the
+//! unit syntax of [`crate::units::parse_bandwidth`] (`10G`, `100Mbps`, `1e9`).
+
+use std::path::Path;
+
+use serde::Serialize;
+use thiserror::Error;
+
+use crate::underlay::Underlay;
+use crate::units::{parse_bandwidth, BitsPerSec};
+
+/// Default access capacity, bit/s (10 Gbit/s, as in Table 3).
+pub const DEFAULT_ACCESS_BPS: BitsPerSec = 10e9;
+
+/// Uplink and downlink capacity of every silo, bit/s (`f64::INFINITY` = unlimited).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct AccessLinks {
+    /// `Cup(i)`, bit/s.
+    pub up: Vec<BitsPerSec>,
+    /// `Cdn(i)`, bit/s.
+    pub down: Vec<BitsPerSec>,
+}
+
+/// A per-silo capacity file that could not be applied.
+#[derive(Debug, Error)]
+pub enum AccessError {
+    /// The file could not be read.
+    #[error("{path}: {source}")]
+    Io {
+        /// File path.
+        path: String,
+        /// Underlying error.
+        source: std::io::Error,
+    },
+    /// A malformed record.
+    #[error("{path}:{line}: {message}")]
+    Record {
+        /// File path.
+        path: String,
+        /// 1-based line.
+        line: u64,
+        /// What was expected.
+        message: String,
+    },
+}
+
+impl AccessLinks {
+    /// `n` silos with the same symmetric capacity (bit/s).
+    pub fn uniform(n: usize, capacity: BitsPerSec) -> Self {
+        AccessLinks {
+            up: vec![capacity; n],
+            down: vec![capacity; n],
+        }
+    }
+
+    /// Number of silos.
+    pub fn len(&self) -> usize {
+        self.up.len()
+    }
+
+    /// True when there are no silos.
+    pub fn is_empty(&self) -> bool {
+        self.up.is_empty()
+    }
+
+    /// Sets silo `i`'s capacities (bit/s).
+    pub fn set(&mut self, i: usize, up: BitsPerSec, down: BitsPerSec) {
+        self.up[i] = up;
+        self.down[i] = down;
+    }
+
+    /// Applies a per-silo CSV (`silo,up,down` or `silo,capacity`) on top of
+    /// the current values. Returns the number of silos changed.
+    pub fn apply_csv(&mut self, path: &Path, underlay: &Underlay) -> Result<usize, AccessError> {
+        let p = path.display().to_string();
+        let text = std::fs::read_to_string(path).map_err(|source| AccessError::Io {
+            path: p.clone(),
+            source,
+        })?;
+        self.apply_csv_str(&text, &p, underlay)
+    }
+
+    /// As [`AccessLinks::apply_csv`], from text; `source` names it in errors.
+    pub fn apply_csv_str(
+        &mut self,
+        text: &str,
+        source: &str,
+        underlay: &Underlay,
+    ) -> Result<usize, AccessError> {
+        let rec_err = |line: u64, message: String| AccessError::Record {
+            path: source.to_string(),
+            line,
+            message,
+        };
+        let mut reader = csv::ReaderBuilder::new()
+            .trim(csv::Trim::All)
+            .comment(Some(b'#'))
+            .from_reader(text.as_bytes());
+        let headers = reader
+            .headers()
+            .map_err(|e| rec_err(1, e.to_string()))?
+            .clone();
+        let col = |name: &str| headers.iter().position(|h| h.eq_ignore_ascii_case(name));
+        let silo_col = col("silo").ok_or_else(|| {
+            rec_err(
+                1,
+                "expected a header with a `silo` column (silo,up,down or silo,capacity)".into(),
+            )
+        })?;
+        let (up_col, down_col) = match (col("up"), col("down"), col("capacity")) {
+            (Some(u), Some(d), _) => (u, d),
+            (_, _, Some(c)) => (c, c),
+            _ => {
+                return Err(rec_err(
+                    1,
+                    "expected columns `up` and `down`, or `capacity`".into(),
+                ))
+            }
+        };
+        let mut changed = 0;
+        for record in reader.records() {
+            let record = record.map_err(|e| {
+                let line = e.position().map_or(0, |p| p.line());
+                rec_err(line, e.to_string())
+            })?;
+            let line = record.position().map_or(0, |p| p.line());
+            let field = |c: usize| record.get(c).unwrap_or("");
+            let name = field(silo_col);
+            let i = underlay.find_router(name).ok_or_else(|| {
+                rec_err(
+                    line,
+                    format!("no silo with label or id `{name}` in {}", underlay.name),
+                )
+            })?;
+            let up = parse_bandwidth(field(up_col)).map_err(|e| rec_err(line, e.to_string()))?;
+            let down =
+                parse_bandwidth(field(down_col)).map_err(|e| rec_err(line, e.to_string()))?;
+            self.set(i, up, down);
+            changed += 1;
+        }
+        Ok(changed)
+    }
+}

@@ -1,0 +1,95 @@
+//! `fedtopo compare`: cycle time of several overlays on one underlay.
+
+use std::path::PathBuf;
+
+use anyhow::{Context, Result};
+use clap::{Args, ValueEnum};
+
+use fedtopo::overlay::build::{parse_overlay_list, BuildOptions};
+use fedtopo::overlay::export::ExportedOverlay;
+use fedtopo::report::{compare_overlays, render_csv, render_json, render_table, OutputFormat};
+
+use super::args::{center_policy, NetworkArgs, UnderlayArgs};
+
+/// Format of exported overlay files.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ExportFormat {
+    /// GML (networkx `read_gml`).
+    Gml,
+    /// Graphviz DOT.
+    Dot,
+    /// JSON.
+    Json,
+}
+
+impl ExportFormat {
+    fn extension(self) -> &'static str {
+        match self {
+            ExportFormat::Gml => "gml",
+            ExportFormat::Dot => "dot",
+            ExportFormat::Json => "json",
+        }
+    }
+
+    /// The text of `e` in this format.
+    pub fn render(self, e: &ExportedOverlay) -> String {
+        match self {
+            ExportFormat::Gml => e.to_gml(),
+            ExportFormat::Dot => e.to_dot(),
+            ExportFormat::Json => e.to_json(),
+        }
+    }
+}
+
+/// Options of `fedtopo compare`.
+#[derive(Debug, Args)]
+pub struct CompareArgs {
+    #[command(flatten)]
+    underlay: UnderlayArgs,
+    #[command(flatten)]
+    network: NetworkArgs,
+    /// Overlays to compare, comma-separated, or `all`.
+    #[arg(long, default_value = "star,mst,delta-mbst,ring,ring-opt")]
+    overlays: String,
+    /// STAR centre: load (highest load centrality), first, fastest, or a silo label/id.
+    #[arg(long, default_value = "load")]
+    center: String,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = OutputFormat::Table)]
+    format: OutputFormat,
+    /// Also write every overlay to this directory.
+    #[arg(long)]
+    export_dir: Option<PathBuf>,
+    /// Format of the exported overlays.
+    #[arg(long, value_enum, default_value_t = ExportFormat::Gml)]
+    export_format: ExportFormat,
+}
+
+/// Runs `fedtopo compare`.
+pub fn run(a: CompareArgs) -> Result<()> {
+    let underlay = a.underlay.load(false)?;
+    let model = a.network.delay_model(&underlay)?;
+    let kinds = parse_overlay_list(&a.overlays)?;
+    let options = BuildOptions {
+        center: center_policy(&a.center, &underlay)?,
+        ..BuildOptions::default()
+    };
+    let cmp = compare_overlays(&underlay, &model, &kinds, &options)?;
+    let text = match a.format {
+        OutputFormat::Table => render_table(&cmp),
+        OutputFormat::Csv => render_csv(&cmp),
+        OutputFormat::Json => render_json(&cmp),
+    };
+    print!("{text}");
+    if let Some(dir) = &a.export_dir {
+        std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+        let labels: Vec<String> = underlay.routers.iter().map(|r| r.label.clone()).collect();
+        for (overlay, row) in cmp.overlays.iter().zip(&cmp.rows) {
+            let e = ExportedOverlay::new(overlay, &labels, Some(&model), Some(row.cycle_time_ms));
+            let path = dir.join(format!("{}.{}", row.overlay, a.export_format.extension()));
+            std::fs::write(&path, a.export_format.render(&e))
+                .with_context(|| format!("writing {}", path.display()))?;
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,164 @@
+//! `fedtopo underlay list|info`.
+
+use anyhow::Result;
+use clap::{Args, Subcommand};
+use serde::Serialize;
+
+use fedtopo::builtin::{BUILTIN_UNDERLAYS, DEFAULT_UNDERLAY};
+use fedtopo::connectivity::{Connectivity, ConnectivityOptions};
+use fedtopo::report::{render_json, OutputFormat};
+use fedtopo::underlay::Underlay;
+use fedtopo::units::format_bandwidth;
+
+use super::args::UnderlayArgs;
+
+/// `fedtopo underlay ...`
+#[derive(Debug, Subcommand)]
+pub enum UnderlayCommand {
+    /// List the built-in underlays.
+    List,
+    /// Summarise an underlay: size, diameter, and what was missing or approximated.
+    Info(InfoArgs),
+}
+
+/// Options of `fedtopo underlay info`.
+#[derive(Debug, Args)]
+pub struct InfoArgs {
+    #[command(flatten)]
+    underlay: UnderlayArgs,
+    /// Output format (table or json).
+    #[arg(long, value_enum, default_value_t = OutputFormat::Table)]
+    format: OutputFormat,
+}
+
+/// Runs an underlay command.
+pub fn run(c: UnderlayCommand) -> Result<()> {
+    match c {
+        UnderlayCommand::List => {
+            for (name, about, _) in BUILTIN_UNDERLAYS {
+                let star = if name == DEFAULT_UNDERLAY {
+                    " (default)"
+                } else {
+                    ""
+                };
+                println!("{name}{star}: {about}");
+            }
+            Ok(())
+        }
+        UnderlayCommand::Info(a) => info(a),
+    }
+}
+
+/// Summary of an underlay.
+#[derive(Debug, Serialize)]
+struct Info {
+    name: String,
+    routers: usize,
+    links: usize,
+    directed_source: bool,
+    total_length_km: f64,
+    diameter_km: f64,
+    diameter_hops: u32,
+    diameter_ms: f64,
+    min_capacity_bps: f64,
+    max_capacity_bps: f64,
+    routers_without_coordinates: usize,
+    notes: Vec<String>,
+}
+
+/// Human lines describing what loading dropped, merged or approximated.
+pub fn report_lines(u: &Underlay) -> Vec<String> {
+    let r = &u.report;
+    let mut lines = Vec::new();
+    if !r.dropped_nodes.is_empty() {
+        lines.push(format!(
+            "dropped {} node(s): {}",
+            r.dropped_nodes.len(),
+            r.dropped_nodes.join("; ")
+        ));
+    }
+    if !r.dropped_components.is_empty() {
+        lines.push(format!(
+            "kept the largest component; dropped components of sizes {:?}",
+            r.dropped_components
+        ));
+    }
+    if r.self_loops_removed > 0 {
+        lines.push(format!("removed {} self-loop(s)", r.self_loops_removed));
+    }
+    if r.parallel_edges_merged > 0 {
+        lines.push(format!(
+            "merged {} parallel edge(s) (shortest length, largest capacity kept)",
+            r.parallel_edges_merged
+        ));
+    }
+    if r.lengths_from_geodesic > 0 {
+        lines.push(format!(
+            "{} link length(s) computed as WGS-84 geodesics (no `distance` attribute)",
+            r.lengths_from_geodesic
+        ));
+    }
+    if r.capacities_defaulted > 0 {
+        lines.push(format!(
+            "{} link(s) without `capacity`/`LinkSpeedRaw` got the default capacity",
+            r.capacities_defaulted
+        ));
+    }
+    lines.extend(r.notes.iter().cloned());
+    lines
+}
+
+fn info(a: InfoArgs) -> Result<()> {
+    let u = a.underlay.load(true)?;
+    let conn = Connectivity::new(&u, &ConnectivityOptions::default());
+    let n = u.node_count();
+    let (mut dkm, mut dhops, mut dms) = (0.0f64, 0u32, 0.0f64);
+    for i in 0..n {
+        for j in 0..n {
+            dkm = dkm.max(conn.length_km(i, j));
+            dhops = dhops.max(conn.hops(i, j));
+            dms = dms.max(conn.latency_ms(i, j));
+        }
+    }
+    let caps = u.links.iter().map(|l| l.capacity_bps);
+    let info = Info {
+        name: u.name.clone(),
+        routers: n,
+        links: u.link_count(),
+        directed_source: u.directed_source,
+        total_length_km: u.links.iter().map(|l| l.length_km).sum(),
+        diameter_km: dkm,
+        diameter_hops: dhops,
+        diameter_ms: dms,
+        min_capacity_bps: caps.clone().fold(f64::INFINITY, f64::min),
+        max_capacity_bps: caps.fold(0.0, f64::max),
+        routers_without_coordinates: u.routers.iter().filter(|r| r.lat_lon.is_none()).count(),
+        notes: report_lines(&u),
+    };
+    match a.format {
+        OutputFormat::Json => print!("{}", render_json(&info)),
+        _ => {
+            println!("underlay      {}", info.name);
+            println!("routers       {} (one silo each)", info.routers);
+            println!("links         {}", info.links);
+            println!("total length  {:.0} km", info.total_length_km);
+            println!(
+                "diameter      {:.0} km, {} hops, {:.1} ms (paper latency model: 0.0085 ms/km + 4 ms)",
+                info.diameter_km, info.diameter_hops, info.diameter_ms
+            );
+            println!(
+                "capacities    {} .. {}",
+                format_bandwidth(info.min_capacity_bps),
+                format_bandwidth(info.max_capacity_bps)
+            );
+            println!(
+                "no coords     {} router(s)",
+                info.routers_without_coordinates
+            );
+            for line in &info.notes {
+                println!("note          {line}");
+            }
+        }
+    }
+    Ok(())
+}

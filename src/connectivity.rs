@@ -1,0 +1,262 @@
+//! The connectivity graph `Gc`: for every ordered pair of silos, the route
+//! over the underlay, its latency `l(i,j)` (ms) and its available bandwidth
+//! `A(i,j)` (bit/s) (paper Sec. 2).
+//!
+//! Routes are shortest paths by length (km) over the underlay's core links,
+//! computed with Dijkstra from every silo (ties broken towards the lower
+//! router index, so results are deterministic). Two path models turn a route
+//! into `(l, A)`:
+//!
+//! * [`PathModel::Paper`]: exactly as the published numbers were produced
+//!   (notes, "paper model"): `l = 0.0085 ms/km * length + 4 ms` (the 4 ms once
+//!   per path), `A = core capacity / hops`.
+//! * [`PathModel::Bottleneck`]: same latency, `A = min capacity along the route`.
+//!
+//! Every underlay router hosts exactly one silo, silo `i` on router `i`.
+
+use std::cmp::Ordering;
+use std::collections::BinaryHeap;
+
+use serde::Serialize;
+
+use crate::underlay::Underlay;
+use crate::units::{BitsPerSec, Km, Ms};
+
+/// How a route's latency and available bandwidth are derived.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, clap::ValueEnum, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum PathModel {
+    /// `A = core capacity / hops` (the paper's model).
+    #[default]
+    Paper,
+    /// `A = min capacity along the route`.
+    Bottleneck,
+}
+
+/// Parameters of the connectivity graph.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ConnectivityOptions {
+    /// Path model.
+    pub model: PathModel,
+    /// Propagation delay per km, ms/km (paper: 0.0085).
+    pub ms_per_km: f64,
+    /// Fixed latency added once per path, ms (paper: 4).
+    pub per_path_ms: Ms,
+    /// When set, every core link gets this capacity (bit/s) instead of the file's.
+    pub core_capacity_bps: Option<BitsPerSec>,
+}
+
+impl Default for ConnectivityOptions {
+    fn default() -> Self {
+        ConnectivityOptions {
+            model: PathModel::Paper,
+            ms_per_km: 0.0085,
+            per_path_ms: 4.0,
+            core_capacity_bps: None,
+        }
+    }
+}
+
+/// All-pairs routes with their latency (ms) and available bandwidth (bit/s).
+#[derive(Debug, Clone, Serialize)]
+pub struct Connectivity {
+    n: usize,
+    /// `l(i,j)`, ms, row-major `i * n + j`.
+    latency_ms: Vec<Ms>,
+    /// `A(i,j)`, bit/s, row-major. Infinite on the diagonal.
+    bandwidth_bps: Vec<BitsPerSec>,
+    /// Route length, km.
+    length_km: Vec<Km>,
+    /// Number of core links on the route.
+    hops: Vec<u32>,
+    /// Predecessor link on the shortest-path tree of each source, `u32::MAX` for none.
+    pred_link: Vec<u32>,
+    /// For each core link, its endpoints (copied from the underlay).
+    link_ends: Vec<(usize, usize)>,
+    /// Effective capacity of each core link, bit/s.
+    link_capacity: Vec<BitsPerSec>,
+    options: ConnectivityOptions,
+}
+
+#[derive(Copy, Clone, PartialEq)]
+struct QueueItem {
+    dist: f64,
+    hops: u32,
+    node: usize,
+}
+impl Eq for QueueItem {}
+impl Ord for QueueItem {
+    fn cmp(&self, other: &Self) -> Ordering {
+        // Min-heap on (dist, hops, node).
+        other
+            .dist
+            .total_cmp(&self.dist)
+            .then_with(|| other.hops.cmp(&self.hops))
+            .then_with(|| other.node.cmp(&self.node))
+    }
+}
+impl PartialOrd for QueueItem {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Connectivity {
+    /// Builds the connectivity graph of `underlay` (which must be connected,
+    /// as [`Underlay`] guarantees).
+    pub fn new(underlay: &Underlay, options: &ConnectivityOptions) -> Connectivity {
+        let n = underlay.node_count();
+        let adjacency = underlay.neighbours();
+        let link_ends: Vec<(usize, usize)> = underlay.links.iter().map(|l| (l.a, l.b)).collect();
+        let link_capacity: Vec<f64> = underlay
+            .links
+            .iter()
+            .map(|l| options.core_capacity_bps.unwrap_or(l.capacity_bps))
+            .collect();
+        let mut c = Connectivity {
+            n,
+            latency_ms: vec![0.0; n * n],
+            bandwidth_bps: vec![f64::INFINITY; n * n],
+            length_km: vec![f64::INFINITY; n * n],
+            hops: vec![0; n * n],
+            pred_link: vec![u32::MAX; n * n],
+            link_ends,
+            link_capacity,
+            options: options.clone(),
+        };
+        for s in 0..n {
+            c.dijkstra(s, underlay, &adjacency);
+        }
+        for i in 0..n {
+            for j in 0..n {
+                if i != j {
+                    c.fill_pair(i, j);
+                }
+            }
+        }
+        c
+    }
+
+    fn dijkstra(&mut self, s: usize, underlay: &Underlay, adj: &[Vec<(usize, usize)>]) {
+        let n = self.n;
+        let row = s * n;
+        self.length_km[row + s] = 0.0;
+        let mut heap = BinaryHeap::new();
+        heap.push(QueueItem {
+            dist: 0.0,
+            hops: 0,
+            node: s,
+        });
+        let mut done = vec![false; n];
+        while let Some(QueueItem { dist, hops, node }) = heap.pop() {
+            if done[node] {
+                continue;
+            }
+            done[node] = true;
+            for &(next, link) in &adj[node] {
+                let d = dist + underlay.links[link].length_km;
+                let h = hops + 1;
+                let cur = self.length_km[row + next];
+                let better = d < cur || (d == cur && h < self.hops[row + next]);
+                if !done[next] && better {
+                    self.length_km[row + next] = d;
+                    self.hops[row + next] = h;
+                    self.pred_link[row + next] = link as u32;
+                    heap.push(QueueItem {
+                        dist: d,
+                        hops: h,
+                        node: next,
+                    });
+                }
+            }
+        }
+    }
+
+    fn fill_pair(&mut self, i: usize, j: usize) {
+        let k = i * self.n + j;
+        let o = &self.options;
+        self.latency_ms[k] = o.ms_per_km * self.length_km[k] + o.per_path_ms;
+        self.bandwidth_bps[k] = match o.model {
+            PathModel::Paper => {
+                let cap = self
+                    .route(i, j)
+                    .iter()
+                    .map(|&l| self.link_capacity[l])
+                    .fold(f64::INFINITY, f64::min);
+                // Paper: one core capacity divided by the hop count. With
+                // heterogeneous capacities we use the route's smallest one.
+                cap / self.hops[k] as f64
+            }
+            PathModel::Bottleneck => self
+                .route(i, j)
+                .iter()
+                .map(|&l| self.link_capacity[l])
+                .fold(f64::INFINITY, f64::min),
+        };
+    }
+
+    /// Number of silos.
+    pub fn silo_count(&self) -> usize {
+        self.n
+    }
+
+    /// Latency `l(i,j)` of the route from silo `i` to silo `j`, ms (0 for `i == j`).
+    pub fn latency_ms(&self, i: usize, j: usize) -> Ms {
+        self.latency_ms[i * self.n + j]
+    }
+
+    /// Available bandwidth `A(i,j)`, bit/s (infinite for `i == j`).
+    pub fn bandwidth_bps(&self, i: usize, j: usize) -> BitsPerSec {
+        self.bandwidth_bps[i * self.n + j]
+    }
+
+    /// Route length, km.
+    pub fn length_km(&self, i: usize, j: usize) -> Km {
+        self.length_km[i * self.n + j]
+    }
+
+    /// Number of core links on the route from `i` to `j`.
+    pub fn hops(&self, i: usize, j: usize) -> u32 {
+        self.hops[i * self.n + j]
+    }
+
+    /// Core links (indices into `Underlay::links`) of the route from `i` to
+    /// `j`, in order from `i`.
+    pub fn route(&self, i: usize, j: usize) -> Vec<usize> {
+        let mut links = Vec::with_capacity(self.hops(i, j) as usize);
+        let mut v = j;
+        while v != i {
+            let l = self.pred_link[i * self.n + v];
+            if l == u32::MAX {
+                break;
+            }
+            links.push(l as usize);
+            let (a, b) = self.link_ends[l as usize];
+            v = if a == v { b } else { a };
+        }
+        links.reverse();
+        links
+    }
+
+    /// Routers visited by the route from `i` to `j`, both ends included.
+    pub fn route_routers(&self, i: usize, j: usize) -> Vec<usize> {
+        let mut nodes = vec![i];
+        let mut v = i;
+        for l in self.route(i, j) {
+            let (a, b) = self.link_ends[l];
+            v = if a == v { b } else { a };
+            nodes.push(v);
+        }
+        nodes
+    }
+
+    /// Effective capacity of core link `l`, bit/s.
+    pub fn link_capacity_bps(&self, l: usize) -> BitsPerSec {
+        self.link_capacity[l]
+    }
+
+    /// The options this graph was built with.
+    pub fn options(&self) -> &ConnectivityOptions {
+        &self.options
+    }
+}

@@ -1,0 +1,95 @@
+//! The delay of one overlay arc, paper eq. (3), in one place.
+//!
+//! ```text
+//! d_o(i,j) = s*Tc(i) + l(i,j) + max( outdeg(i)*M/Cup(i), indeg(j)*M/Cdn(j), M/A(i,j) )
+//! ```
+//!
+//! `s` local steps of `Tc(i)` ms, route latency `l` (ms), model size `M`
+//! (bit), access capacities `Cup`, `Cdn` and route bandwidth `A` (bit/s).
+//! The max-plus cycle time and the event engine both take their delays from
+//! a [`DelayModel`], so they agree by construction.
+
+use serde::Serialize;
+
+use crate::access::AccessLinks;
+use crate::connectivity::Connectivity;
+use crate::units::{transfer_ms, Ms};
+use crate::workload::Workload;
+
+/// Everything needed to time an overlay on a network: connectivity graph,
+/// access links and workload (with optional per-silo compute times).
+#[derive(Debug, Clone, Serialize)]
+pub struct DelayModel {
+    /// The connectivity graph (routes, `l`, `A`).
+    pub connectivity: Connectivity,
+    /// Access links (`Cup`, `Cdn`).
+    pub access: AccessLinks,
+    /// Model size, local step time and local steps.
+    pub workload: Workload,
+    /// Per-silo `Tc(i)` in ms, overriding `workload.compute_ms` when present.
+    pub compute_ms: Option<Vec<Ms>>,
+}
+
+impl DelayModel {
+    /// A model with the same `Tc` on every silo.
+    pub fn new(connectivity: Connectivity, access: AccessLinks, workload: Workload) -> Self {
+        assert_eq!(
+            connectivity.silo_count(),
+            access.len(),
+            "one access link per silo"
+        );
+        DelayModel {
+            connectivity,
+            access,
+            workload,
+            compute_ms: None,
+        }
+    }
+
+    /// Number of silos.
+    pub fn silo_count(&self) -> usize {
+        self.connectivity.silo_count()
+    }
+
+    /// `s * Tc(i)`: local computation of silo `i` in one round, ms.
+    pub fn compute_round_ms(&self, i: usize) -> Ms {
+        let tc = self
+            .compute_ms
+            .as_ref()
+            .map_or(self.workload.compute_ms, |v| v[i]);
+        self.workload.local_steps as f64 * tc
+    }
+
+    /// Upload time of one model over silo `i`'s uplink, `M/Cup(i)`, ms.
+    pub fn up_ms(&self, i: usize) -> Ms {
+        transfer_ms(self.workload.model_bits, self.access.up[i])
+    }
+
+    /// Download time of one model over silo `i`'s downlink, `M/Cdn(i)`, ms.
+    pub fn down_ms(&self, i: usize) -> Ms {
+        transfer_ms(self.workload.model_bits, self.access.down[i])
+    }
+
+    /// Transfer time of one model over the route `i -> j`, `M/A(i,j)`, ms.
+    pub fn core_ms(&self, i: usize, j: usize) -> Ms {
+        transfer_ms(
+            self.workload.model_bits,
+            self.connectivity.bandwidth_bps(i, j),
+        )
+    }
+
+    /// Eq. (3): delay of arc `i -> j` of an overlay in which `i` sends to
+    /// `out_deg_i` silos and `j` receives from `in_deg_j` silos, ms.
+    pub fn arc_delay(&self, i: usize, j: usize, out_deg_i: usize, in_deg_j: usize) -> Ms {
+        let transfer = (out_deg_i as f64 * self.up_ms(i))
+            .max(in_deg_j as f64 * self.down_ms(j))
+            .max(self.core_ms(i, j));
+        self.compute_round_ms(i) + self.connectivity.latency_ms(i, j) + transfer
+    }
+
+    /// Eq. (3) without access limits ("edge-capacitated"):
+    /// `s*Tc(i) + l(i,j) + M/A(i,j)`, ms. Used for MST (Prop. 3.1) and RING.
+    pub fn edge_capacitated_delay(&self, i: usize, j: usize) -> Ms {
+        self.compute_round_ms(i) + self.connectivity.latency_ms(i, j) + self.core_ms(i, j)
+    }
+}

@@ -1,0 +1,41 @@
+//! # fedtopo
+//!
+//! A network and timing simulator for federated and decentralized learning:
+//! which communication topology trains fastest, in wall-clock time, on a
+//! real network?
+//!
+//! The pipeline, one module per stage:
+//!
+//! ```text
+//!  GML file ──> underlay ──> connectivity ──> overlay ──> timing ──> report
+//!  (routers,    (routes,      (who sends     (max-plus cycle   (tables,
+//!   links,       l(i,j) ms,    to whom)        time, eq. 3)      CSV, JSON,
+//!   silos)       A(i,j) bit/s)                                   GML/DOT)
+//! ```
+//!
+//! * [`underlay`]: GML reader and the [`underlay::Underlay`] it builds.
+//! * [`access`]: silo access links (bit/s).
+//! * [`connectivity`]: routes and the `paper` / `bottleneck` path models.
+//! * [`workload`]: model size (bit), compute time (ms), local steps.
+//! * [`delay`]: eq. (3), the delay of an overlay arc (ms).
+//! * [`overlay`]: STAR, MST, delta-MBST, RING, ring-opt, complete; export.
+//! * [`maxplus`]: Karp and Howard maximum cycle mean, the recurrence.
+//! * [`timing`]: the cycle time of an overlay on a network.
+//! * [`scenario`]: the usual way to assemble all of the above.
+//! * [`report`]: comparison tables as text, CSV and JSON.
+//!
+//! Units: time in ms, sizes in bit, bandwidth in bit/s, lengths in km.
+
+pub mod access;
+pub mod builtin;
+pub mod connectivity;
+pub mod delay;
+pub mod maxplus;
+pub mod overlay;
+pub mod report;
+pub mod reproduce;
+pub mod scenario;
+pub mod timing;
+pub mod underlay;
+pub mod units;
+pub mod workload;

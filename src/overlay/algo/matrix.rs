@@ -1,0 +1,182 @@
+//! Dense square matrices of delays / weights.
+
+use thiserror::Error;
+
+/// Errors raised when building a [`DenseMatrix`].
+#[derive(Debug, Clone, PartialEq, Error)]
+pub enum MatrixError {
+    /// `data.len()` is not `n * n`.
+    #[error("matrix data has {got} entries, expected {n} x {n} = {expected}")]
+    WrongLength {
+        /// Side of the matrix.
+        n: usize,
+        /// `n * n`.
+        expected: usize,
+        /// Actual number of entries.
+        got: usize,
+    },
+    /// An off-diagonal entry is NaN or infinite.
+    #[error("matrix entry ({i}, {j}) is not finite: {value}")]
+    NonFinite {
+        /// Row.
+        i: usize,
+        /// Column.
+        j: usize,
+        /// Offending value.
+        value: f64,
+    },
+}
+
+/// Dense `n x n` matrix of `f64`, row-major; entry `(i, j)` is the weight or
+/// delay (ms) from node `i` to node `j`.
+///
+/// The diagonal is ignored: whatever is passed there is neither checked nor
+/// kept, and [`DenseMatrix::get`] returns `0.0` for `(i, i)`. Every
+/// off-diagonal entry is finite (checked at construction).
+#[derive(Debug, Clone, PartialEq)]
+pub struct DenseMatrix {
+    n: usize,
+    data: Vec<f64>,
+}
+
+impl DenseMatrix {
+    /// Builds a matrix from row-major `data` of length `n * n`.
+    ///
+    /// # Errors
+    /// [`MatrixError::WrongLength`] if `data.len() != n * n`,
+    /// [`MatrixError::NonFinite`] if an off-diagonal entry is NaN or infinite.
+    pub fn new(n: usize, mut data: Vec<f64>) -> Result<Self, MatrixError> {
+        let expected = n.saturating_mul(n);
+        if data.len() != expected {
+            return Err(MatrixError::WrongLength {
+                n,
+                expected,
+                got: data.len(),
+            });
+        }
+        for i in 0..n {
+            for j in 0..n {
+                let value = data[i * n + j];
+                if i == j {
+                    data[i * n + j] = 0.0;
+                } else if !value.is_finite() {
+                    return Err(MatrixError::NonFinite { i, j, value });
+                }
+            }
+        }
+        Ok(Self { n, data })
+    }
+
+    /// Builds a matrix with entry `(i, j) = f(i, j)`; `f` is only called for
+    /// `i != j` (the diagonal is set to `0.0`).
+    ///
+    /// # Errors
+    /// [`MatrixError::NonFinite`] if `f` returns NaN or an infinity.
+    pub fn from_fn(n: usize, mut f: impl FnMut(usize, usize) -> f64) -> Result<Self, MatrixError> {
+        let mut data = Vec::with_capacity(n * n);
+        for i in 0..n {
+            for j in 0..n {
+                data.push(if i == j { 0.0 } else { f(i, j) });
+            }
+        }
+        Self::new(n, data)
+    }
+
+    /// Number of rows (= columns).
+    #[inline]
+    pub fn n(&self) -> usize {
+        self.n
+    }
+
+    /// Entry `(i, j)` (ms); `0.0` on the diagonal.
+    ///
+    /// # Panics
+    /// If `i >= n` or `j >= n`.
+    #[inline]
+    pub fn get(&self, i: usize, j: usize) -> f64 {
+        assert!(
+            i < self.n && j < self.n,
+            "index ({i}, {j}) out of range for n = {}",
+            self.n
+        );
+        self.data[i * self.n + j]
+    }
+
+    /// Row `i` as a slice (entry `j` is `(i, j)`).
+    #[inline]
+    pub fn row(&self, i: usize) -> &[f64] {
+        &self.data[i * self.n..(i + 1) * self.n]
+    }
+
+    /// The symmetric matrix with entries `(w(i,j) + w(j,i)) / 2`.
+    ///
+    /// For an already symmetric matrix this is an exact copy (`(a + a) / 2 == a`
+    /// in floating point). This is the undirected weight `d^(u)` of the proof
+    /// of Prop. 3.1.
+    pub fn symmetrized(&self) -> Self {
+        let n = self.n;
+        let mut data = self.data.clone();
+        for i in 0..n {
+            for j in (i + 1)..n {
+                let a = self.data[i * n + j];
+                let b = self.data[j * n + i];
+                let m = if a == b { a } else { 0.5 * a + 0.5 * b };
+                data[i * n + j] = m;
+                data[j * n + i] = m;
+            }
+        }
+        Self { n, data }
+    }
+
+    /// Largest absolute off-diagonal entry (`0.0` if `n < 2`).
+    pub fn max_abs(&self) -> f64 {
+        self.data.iter().fold(0.0_f64, |m, &x| m.max(x.abs()))
+    }
+
+    /// Whether `(i, j) == (j, i)` exactly for all pairs.
+    pub fn is_symmetric(&self) -> bool {
+        (0..self.n).all(|i| ((i + 1)..self.n).all(|j| self.get(i, j) == self.get(j, i)))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn new_checks_length_and_finiteness() {
+        assert!(matches!(
+            DenseMatrix::new(2, vec![0.0; 3]),
+            Err(MatrixError::WrongLength {
+                expected: 4,
+                got: 3,
+                ..
+            })
+        ));
+        assert!(matches!(
+            DenseMatrix::new(2, vec![0.0, f64::NAN, 1.0, 0.0]),
+            Err(MatrixError::NonFinite { i: 0, j: 1, .. })
+        ));
+        // Diagonal is ignored (even if infinite) and reads back as 0.
+        let m = DenseMatrix::new(2, vec![f64::INFINITY, 1.0, 2.0, f64::NAN]).unwrap();
+        assert_eq!(m.get(0, 0), 0.0);
+        assert_eq!(m.get(1, 1), 0.0);
+        assert_eq!(m.get(0, 1), 1.0);
+        assert_eq!(m.get(1, 0), 2.0);
+        assert!(DenseMatrix::new(0, vec![]).is_ok());
+    }
+
+    #[test]
+    fn from_fn_and_symmetrized() {
+        let m = DenseMatrix::from_fn(3, |i, j| (10 * i + j) as f64).unwrap();
+        assert_eq!(m.get(1, 2), 12.0);
+        assert_eq!(m.row(2), &[20.0, 21.0, 0.0]);
+        assert!(!m.is_symmetric());
+        let s = m.symmetrized();
+        assert!(s.is_symmetric());
+        assert_eq!(s.get(1, 2), 16.5);
+        assert_eq!(s.symmetrized(), s);
+        assert_eq!(m.max_abs(), 21.0);
+        assert!(DenseMatrix::from_fn(2, |_, _| f64::INFINITY).is_err());
+    }
+}

@@ -1,0 +1,144 @@
+//! Building overlays by name: the one entry point used by the CLI and the
+//! experiments.
+
+use std::fmt;
+use std::str::FromStr;
+
+use serde::Serialize;
+use thiserror::Error;
+
+use crate::delay::DelayModel;
+use crate::overlay::algo::RingSearch;
+use crate::overlay::{complete, mbst, mst, ring, star, Overlay};
+use crate::timing::TimingError;
+use crate::underlay::Underlay;
+
+/// The overlay families fedtopo can build.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, PartialOrd, Ord)]
+#[serde(rename_all = "kebab-case")]
+pub enum OverlayKind {
+    /// Server-client (Sec. 3).
+    Star,
+    /// Minimum spanning tree (Prop. 3.1).
+    Mst,
+    /// delta-MBST (Algorithm 1).
+    DeltaMbst,
+    /// Christofides ring (Prop. 3.3).
+    Ring,
+    /// Ring improved by local search on the directed cycle time.
+    RingOpt,
+    /// Every silo to every other.
+    Complete,
+}
+
+impl OverlayKind {
+    /// All kinds, in report order.
+    pub const ALL: [OverlayKind; 6] = [
+        OverlayKind::Star,
+        OverlayKind::Mst,
+        OverlayKind::DeltaMbst,
+        OverlayKind::Ring,
+        OverlayKind::RingOpt,
+        OverlayKind::Complete,
+    ];
+
+    /// The name used on the command line and in reports.
+    pub fn name(self) -> &'static str {
+        match self {
+            OverlayKind::Star => "star",
+            OverlayKind::Mst => "mst",
+            OverlayKind::DeltaMbst => "delta-mbst",
+            OverlayKind::Ring => "ring",
+            OverlayKind::RingOpt => "ring-opt",
+            OverlayKind::Complete => "complete",
+        }
+    }
+}
+
+impl fmt::Display for OverlayKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// An overlay name that fedtopo does not know.
+#[derive(Debug, Clone, Error)]
+#[error("unknown overlay `{0}`; expected one of: star, mst, delta-mbst (or mbst), ring, ring-opt, complete")]
+pub struct UnknownOverlay(pub String);
+
+impl FromStr for OverlayKind {
+    type Err = UnknownOverlay;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Ok(match s.trim().to_ascii_lowercase().as_str() {
+            "star" | "server-client" => OverlayKind::Star,
+            "mst" => OverlayKind::Mst,
+            "delta-mbst" | "mbst" | "δ-mbst" => OverlayKind::DeltaMbst,
+            "ring" => OverlayKind::Ring,
+            "ring-opt" | "ringopt" => OverlayKind::RingOpt,
+            "complete" | "full" => OverlayKind::Complete,
+            _ => return Err(UnknownOverlay(s.to_string())),
+        })
+    }
+}
+
+/// Where the STAR's orchestrator goes.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Default)]
+pub enum CenterPolicy {
+    /// Highest load centrality over the underlay, latency-weighted.
+    #[default]
+    Load,
+    /// The first silo of the file (the paper's effective choice).
+    First,
+    /// The centre minimising the STAR cycle time.
+    Fastest,
+    /// A silo index.
+    Silo(usize),
+}
+
+/// Options of the overlay builders.
+#[derive(Debug, Clone, Default)]
+pub struct BuildOptions {
+    /// STAR centre.
+    pub center: CenterPolicy,
+    /// Local search of `ring-opt`.
+    pub ring_search: RingSearch,
+}
+
+/// Builds overlay `kind` for `model` on `underlay`.
+pub fn build_overlay(
+    kind: OverlayKind,
+    underlay: &Underlay,
+    model: &DelayModel,
+    options: &BuildOptions,
+) -> Result<Overlay, TimingError> {
+    let n = model.silo_count();
+    Ok(match kind {
+        OverlayKind::Star => {
+            let c = match options.center {
+                CenterPolicy::Load => {
+                    star::center_by_load(underlay, model.connectivity.options().ms_per_km)
+                }
+                CenterPolicy::First => 0,
+                CenterPolicy::Fastest => star::center_fastest(model),
+                CenterPolicy::Silo(i) => i,
+            };
+            star::star(n, c)
+        }
+        OverlayKind::Mst => mst::mst(model),
+        OverlayKind::DeltaMbst => mbst::delta_mbst(model)?,
+        OverlayKind::Ring => ring::ring(model),
+        OverlayKind::RingOpt => ring::ring_opt(model, &options.ring_search),
+        OverlayKind::Complete => complete(n),
+    })
+}
+
+/// Parses a comma-separated list of overlay names (`all` = every kind).
+pub fn parse_overlay_list(list: &str) -> Result<Vec<OverlayKind>, UnknownOverlay> {
+    if list.trim().eq_ignore_ascii_case("all") {
+        return Ok(OverlayKind::ALL.to_vec());
+    }
+    list.split(',')
+        .filter(|s| !s.trim().is_empty())
+        .map(str::parse)
+        .collect()
+}

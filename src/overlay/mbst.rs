@@ -1,0 +1,86 @@
+//! delta-MBST (paper Algorithm 1, Appendix D): an undirected overlay for
+//! node-capacitated networks, the best of several bounded-degree spanning
+//! trees of the undirected connectivity graph with weight (Algorithm 1, line 3)
+//!
+//! ```text
+//! w(i,j) = d_o(i,j) + d_o(j,i)   with eq. (3) delays at degree 1
+//!        = s*Tc(i) + s*Tc(j) + l(i,j) + l(j,i)
+//!          + max(M/Cup(i), M/Cdn(j), M/A(i,j)) + max(M/Cup(j), M/Cdn(i), M/A(j,i))
+//! ```
+//!
+//! Candidates: (a) a Hamiltonian path in the cube of the MST of `w`
+//! (lines 6-9, a 2-MBST approximation); (b) delta-Prim trees for
+//! delta = 3 .. N-1 (lines 10-12, Algorithm 2). The candidate with the
+//! smallest cycle time, with the degrees it really has, is returned
+//! (line 13). Ties go to the earlier candidate in that order.
+
+use crate::delay::DelayModel;
+use crate::overlay::algo::{
+    delta_prim, hamiltonian_path_in_cube, minimum_spanning_tree, DenseMatrix,
+};
+use crate::overlay::{silo_matrix, Overlay};
+use crate::timing::{cycle_time, TimingError};
+
+/// The weight of Algorithm 1, line 3, ms.
+pub fn mbst_weights(model: &DelayModel) -> DenseMatrix {
+    silo_matrix(model, |i, j| {
+        model.arc_delay(i, j, 1, 1) + model.arc_delay(j, i, 1, 1)
+    })
+}
+
+/// One candidate of Algorithm 1 and its cycle time.
+#[derive(Debug, Clone)]
+pub struct Candidate {
+    /// "cube-path" or "delta-prim(d)".
+    pub label: String,
+    /// The candidate overlay.
+    pub overlay: Overlay,
+    /// Its cycle time, ms.
+    pub cycle_time_ms: f64,
+}
+
+/// All candidates of Algorithm 1, in the order they are considered.
+pub fn candidates(model: &DelayModel) -> Result<Vec<Candidate>, TimingError> {
+    let n = model.silo_count();
+    let w = mbst_weights(model);
+    let mut out = Vec::new();
+    let mut push = |label: String, edges: Vec<(usize, usize)>| -> Result<(), TimingError> {
+        let overlay = Overlay::from_edges("delta-mbst", n, &edges);
+        let cycle_time_ms = cycle_time(&overlay, model)?.cycle_time_ms;
+        out.push(Candidate {
+            label,
+            overlay,
+            cycle_time_ms,
+        });
+        Ok(())
+    };
+    let tree = minimum_spanning_tree(&w);
+    let path = hamiltonian_path_in_cube(n, &tree);
+    let path_edges = path
+        .windows(2)
+        .map(|p| (p[0].min(p[1]), p[0].max(p[1])))
+        .collect();
+    push("cube-path".into(), path_edges)?;
+    for delta in 3..n.max(3) {
+        if let Some(edges) = delta_prim(&w, delta, 0) {
+            push(format!("delta-prim({delta})"), edges)?;
+        }
+    }
+    Ok(out)
+}
+
+/// The delta-MBST overlay: the best candidate of Algorithm 1.
+pub fn delta_mbst(model: &DelayModel) -> Result<Overlay, TimingError> {
+    let all = candidates(model)?;
+    let best = all
+        .into_iter()
+        .reduce(|a, b| {
+            if b.cycle_time_ms < a.cycle_time_ms {
+                b
+            } else {
+                a
+            }
+        })
+        .expect("the cube path is always a candidate");
+    Ok(best.overlay)
+}

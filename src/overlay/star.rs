@@ -1,0 +1,165 @@
+//! STAR: the server-client overlay (paper Sec. 3, Table 1).
+//!
+//! The orchestrator sits at the silo of highest *load centrality* (Goh et
+//! al. 2001, as networkx's `load_centrality`) with latency as the weight.
+//! On the connectivity graph itself every direct route is a shortest path,
+//! so every silo has load 0 there and the paper's choice falls back to the
+//! first silo of the file (notes, "Reproduction facts"). fedtopo therefore
+//! offers several policies: load centrality over the *underlay*
+//! (meaningful), the first silo (the paper's effective choice), the centre
+//! that minimises the STAR cycle time, or a silo named by the user.
+
+use std::cmp::Ordering;
+use std::collections::BinaryHeap;
+
+use crate::delay::DelayModel;
+use crate::overlay::{Overlay, Protocol};
+use crate::timing;
+use crate::underlay::Underlay;
+
+/// The star centred on `center`: arcs both ways between the centre and every
+/// other silo, run as the two-phase server-client protocol.
+pub fn star(n: usize, center: usize) -> Overlay {
+    let mut o = Overlay::from_edges(
+        "star",
+        n,
+        &(0..n)
+            .filter(|&i| i != center)
+            .map(|i| (center, i))
+            .collect::<Vec<_>>(),
+    );
+    o.protocol = Protocol::ServerClient { center };
+    o
+}
+
+/// Load centrality of every router of `underlay`, with link latency
+/// `ms_per_km * length_km` as the weight (unnormalised: the number of
+/// shortest paths' worth of load through each node, endpoints excluded).
+///
+/// Algorithm: for each source, Dijkstra with all equal-length predecessors;
+/// each node starts with one unit of load, which it splits equally among its
+/// predecessors, farthest nodes first (Goh et al. 2001).
+pub fn load_centrality(underlay: &Underlay, ms_per_km: f64) -> Vec<f64> {
+    let n = underlay.node_count();
+    let adj = underlay.neighbours();
+    let mut load = vec![0.0; n];
+    for s in 0..n {
+        let (order, preds) = shortest_path_dag(s, underlay, &adj, ms_per_km);
+        let mut carried = vec![1.0; n];
+        for &v in order.iter().rev() {
+            if v == s {
+                continue;
+            }
+            let share = carried[v] / preds[v].len().max(1) as f64;
+            for &p in &preds[v] {
+                carried[p] += share;
+            }
+        }
+        for &v in &order {
+            if v != s {
+                load[v] += carried[v] - 1.0;
+            }
+        }
+    }
+    load
+}
+
+/// Dijkstra from `s`: nodes in order of distance, and all predecessors on
+/// shortest paths (equal within a relative 1e-12).
+fn shortest_path_dag(
+    s: usize,
+    underlay: &Underlay,
+    adj: &[Vec<(usize, usize)>],
+    ms_per_km: f64,
+) -> (Vec<usize>, Vec<Vec<usize>>) {
+    #[derive(PartialEq)]
+    struct Item(f64, usize);
+    impl Eq for Item {}
+    impl Ord for Item {
+        fn cmp(&self, o: &Self) -> Ordering {
+            o.0.total_cmp(&self.0).then_with(|| o.1.cmp(&self.1))
+        }
+    }
+    impl PartialOrd for Item {
+        fn partial_cmp(&self, o: &Self) -> Option<Ordering> {
+            Some(self.cmp(o))
+        }
+    }
+    let n = underlay.node_count();
+    let mut dist = vec![f64::INFINITY; n];
+    let mut preds = vec![Vec::new(); n];
+    let mut done = vec![false; n];
+    let mut order = Vec::with_capacity(n);
+    dist[s] = 0.0;
+    let mut heap = BinaryHeap::from([Item(0.0, s)]);
+    while let Some(Item(d, v)) = heap.pop() {
+        if done[v] {
+            continue;
+        }
+        done[v] = true;
+        order.push(v);
+        for &(w, link) in &adj[v] {
+            let nd = d + ms_per_km * underlay.links[link].length_km;
+            let tol = 1e-12 * nd.abs().max(1.0);
+            if nd < dist[w] - tol {
+                dist[w] = nd;
+                preds[w] = vec![v];
+                heap.push(Item(nd, w));
+            } else if (nd - dist[w]).abs() <= tol && !done[w] && !preds[w].contains(&v) {
+                preds[w].push(v);
+            }
+        }
+    }
+    (order, preds)
+}
+
+/// Index of the largest value; ties go to the lowest index (file order).
+fn argmax_first(values: &[f64]) -> usize {
+    let mut best = 0;
+    for (i, &v) in values.iter().enumerate() {
+        if v > values[best] + 1e-9 * values[best].abs().max(1.0) {
+            best = i;
+        }
+    }
+    best
+}
+
+/// The silo of highest load centrality over the underlay (ties: file order).
+pub fn center_by_load(underlay: &Underlay, ms_per_km: f64) -> usize {
+    argmax_first(&load_centrality(underlay, ms_per_km))
+}
+
+/// The centre whose STAR has the smallest cycle time (ties: file order).
+pub fn center_fastest(model: &DelayModel) -> usize {
+    let n = model.silo_count();
+    let mut best = (f64::INFINITY, 0);
+    for c in 0..n {
+        let t = timing::cycle_time(&star(n, c), model)
+            .map(|t| t.cycle_time_ms)
+            .unwrap_or(f64::INFINITY);
+        if t < best.0 {
+            best = (t, c);
+        }
+    }
+    best.1
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn star_shape() {
+        let s = star(5, 2);
+        assert_eq!(s.arc_count(), 8);
+        assert_eq!(s.out_degree(2), 4);
+        assert_eq!(s.in_degree(0), 1);
+        assert_eq!(s.protocol, Protocol::ServerClient { center: 2 });
+    }
+
+    #[test]
+    fn argmax_ties_go_to_file_order() {
+        assert_eq!(argmax_first(&[0.0, 0.0, 0.0]), 0);
+        assert_eq!(argmax_first(&[1.0, 3.0, 3.0]), 1);
+    }
+}

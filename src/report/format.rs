@@ -1,0 +1,106 @@
+//! Output formats shared by the CLI's commands.
+
+use comfy_table::{presets::UTF8_BORDERS_ONLY, CellAlignment, Table};
+use serde::Serialize;
+
+use super::Comparison;
+
+/// How results are printed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, Default)]
+pub enum OutputFormat {
+    /// Aligned table for people.
+    #[default]
+    Table,
+    /// Comma-separated values, one header line.
+    Csv,
+    /// Pretty JSON.
+    Json,
+}
+
+fn shorten(circuit: &[String]) -> String {
+    const MAX: usize = 6;
+    if circuit.len() <= MAX {
+        format!(
+            "{} -> {}",
+            circuit.join(" -> "),
+            circuit.first().map_or("", |s| s)
+        )
+    } else {
+        format!(
+            "{} -> ... ({} silos) -> {}",
+            circuit[..3].join(" -> "),
+            circuit.len(),
+            circuit[circuit.len() - 1]
+        )
+    }
+}
+
+/// A terminal table of a comparison.
+pub fn render_table(c: &Comparison) -> String {
+    let mut t = Table::new();
+    t.load_style(UTF8_BORDERS_ONLY);
+    t.set_header([
+        "overlay",
+        "arcs",
+        "max deg",
+        "cycle time (ms)",
+        "rounds/s",
+        "speed-up vs STAR",
+        "critical circuit",
+    ]);
+    for r in &c.rows {
+        t.add_row([
+            r.overlay.clone(),
+            r.arcs.to_string(),
+            r.max_degree.to_string(),
+            format!("{:.1}", r.cycle_time_ms),
+            format!("{:.3}", r.rounds_per_s),
+            r.speedup_vs_star.map_or("-".into(), |s| format!("{s:.2}x")),
+            shorten(&r.critical_circuit),
+        ]);
+    }
+    for col in 1..6 {
+        if let Some(c) = t.column_mut(col) {
+            c.set_cell_alignment(CellAlignment::Right);
+        }
+    }
+    format!("{} ({} silos)\n{t}\n", c.underlay, c.silos)
+}
+
+#[derive(Serialize)]
+struct CsvRow<'a> {
+    underlay: &'a str,
+    silos: usize,
+    overlay: &'a str,
+    arcs: usize,
+    max_degree: usize,
+    cycle_time_ms: f64,
+    rounds_per_s: f64,
+    speedup_vs_star: Option<f64>,
+    critical_circuit: String,
+}
+
+/// CSV of a comparison (one row per overlay; the circuit joined by `;`).
+pub fn render_csv(c: &Comparison) -> String {
+    let mut w = csv::Writer::from_writer(Vec::new());
+    for r in &c.rows {
+        w.serialize(CsvRow {
+            underlay: &c.underlay,
+            silos: c.silos,
+            overlay: &r.overlay,
+            arcs: r.arcs,
+            max_degree: r.max_degree,
+            cycle_time_ms: r.cycle_time_ms,
+            rounds_per_s: r.rounds_per_s,
+            speedup_vs_star: r.speedup_vs_star,
+            critical_circuit: r.critical_circuit.join(";"),
+        })
+        .expect("in-memory CSV");
+    }
+    String::from_utf8(w.into_inner().expect("in-memory CSV")).expect("UTF-8 input gives UTF-8")
+}
+
+/// Pretty JSON of any serialisable report.
+pub fn render_json<T: Serialize>(value: &T) -> String {
+    serde_json::to_string_pretty(value).expect("plain data serialises") + "\n"
+}

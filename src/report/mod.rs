@@ -1,0 +1,7 @@
+//! Reports: comparing overlays on one network, as a terminal table, CSV or JSON.
+
+mod compare;
+mod format;
+
+pub use compare::{compare_overlays, CompareRow, Comparison};
+pub use format::{render_csv, render_json, render_table, OutputFormat};

@@ -1,0 +1,158 @@
+//! Cycle time of an overlay on a network: the max-plus linear system of the
+//! paper (Sec. 2, "Cycle time"):
+//!
+//! ```text
+//! t_i(k+1) = max_{j in N_i^in u {i}} ( t_j(k) + d_o(j,i) ),   d_o(i,i) = s*Tc(i)
+//! ```
+//!
+//! The cycle time `tau` (ms per round) is the maximum cycle mean of the
+//! weighted digraph with the eq. (3) delays, computed by Howard's policy
+//! iteration ([`crate::maxplus::howard`]); Karp's algorithm is the
+//! independent cross-check.
+
+use serde::Serialize;
+use thiserror::Error;
+
+use crate::delay::DelayModel;
+use crate::maxplus::{self, Arc, CycleTime, MaxPlusError, WeightedDigraph};
+use crate::overlay::{Overlay, Protocol};
+use crate::units::Ms;
+
+/// Why a cycle time could not be computed.
+#[derive(Debug, Error)]
+pub enum TimingError {
+    /// The overlay and the delay model disagree on the number of silos.
+    #[error("the overlay has {overlay} silos but the network has {network}")]
+    SizeMismatch {
+        /// Silos in the overlay.
+        overlay: usize,
+        /// Silos in the delay model.
+        network: usize,
+    },
+    /// The max-plus computation failed (e.g. not strongly connected).
+    #[error("overlay `{overlay}`: {source}")]
+    MaxPlus {
+        /// Overlay name.
+        overlay: String,
+        /// The cause.
+        source: MaxPlusError,
+    },
+}
+
+/// Cycle time with the algorithm that produced it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Timing {
+    /// Cycle time, ms per round.
+    pub cycle_time_ms: Ms,
+    /// A critical circuit (silo indices; for STAR: centre, leaf).
+    pub critical_circuit: Vec<usize>,
+}
+
+impl Timing {
+    /// Rounds per second, `1000 / tau`.
+    pub fn rounds_per_second(&self) -> f64 {
+        1e3 / self.cycle_time_ms
+    }
+}
+
+/// The max-plus digraph of `overlay`: arc `i -> j` with the eq. (3) delay
+/// for the overlay's degrees, plus the self-loop `d_o(i,i) = s*Tc(i)`.
+pub fn maxplus_graph(
+    overlay: &Overlay,
+    model: &DelayModel,
+) -> Result<WeightedDigraph, TimingError> {
+    check_size(overlay, model)?;
+    let n = overlay.silo_count();
+    let mut arcs = Vec::with_capacity(overlay.arc_count() + n);
+    for &(i, j) in overlay.arcs() {
+        let weight = model.arc_delay(i, j, overlay.out_degree(i), overlay.in_degree(j));
+        arcs.push(Arc {
+            from: i,
+            to: j,
+            weight,
+        });
+    }
+    for i in 0..n {
+        arcs.push(Arc {
+            from: i,
+            to: i,
+            weight: model.compute_round_ms(i),
+        });
+    }
+    WeightedDigraph::new(n, arcs).map_err(|source| TimingError::MaxPlus {
+        overlay: overlay.name.clone(),
+        source,
+    })
+}
+
+fn check_size(overlay: &Overlay, model: &DelayModel) -> Result<(), TimingError> {
+    if overlay.silo_count() != model.silo_count() {
+        return Err(TimingError::SizeMismatch {
+            overlay: overlay.silo_count(),
+            network: model.silo_count(),
+        });
+    }
+    Ok(())
+}
+
+/// Cycle time of `overlay` on `model`, ms per round.
+///
+/// * Gossip overlays: maximum cycle mean of [`maxplus_graph`] (Howard).
+/// * Server-client (STAR): one round is a broadcast from the centre `c` then
+///   a gather to it, so `tau = max_i ( d_o(c,i) - s*Tc(c) + d_o(i,c) )`,
+///   which is the paper's `2 * (tau_tree - s*Tc) + s*Tc` for the undirected
+///   star with cycle time `tau_tree` (notes, "Overlays: STAR").
+pub fn cycle_time(overlay: &Overlay, model: &DelayModel) -> Result<Timing, TimingError> {
+    match overlay.protocol {
+        Protocol::Gossip => {
+            let g = maxplus_graph(overlay, model)?;
+            let ct = maxplus::howard(&g).map_err(|source| TimingError::MaxPlus {
+                overlay: overlay.name.clone(),
+                source,
+            })?;
+            Ok(from_cycle_time(ct))
+        }
+        Protocol::ServerClient { center } => star_cycle_time(overlay, model, center),
+    }
+}
+
+/// As [`cycle_time`] for gossip overlays, with Karp's algorithm (cross-check).
+pub fn cycle_time_karp(overlay: &Overlay, model: &DelayModel) -> Result<Timing, TimingError> {
+    let g = maxplus_graph(overlay, model)?;
+    let ct = maxplus::karp(&g).map_err(|source| TimingError::MaxPlus {
+        overlay: overlay.name.clone(),
+        source,
+    })?;
+    Ok(from_cycle_time(ct))
+}
+
+fn from_cycle_time(ct: CycleTime) -> Timing {
+    Timing {
+        cycle_time_ms: ct.value,
+        critical_circuit: ct.circuit,
+    }
+}
+
+fn star_cycle_time(overlay: &Overlay, model: &DelayModel, c: usize) -> Result<Timing, TimingError> {
+    check_size(overlay, model)?;
+    let n = overlay.silo_count();
+    if n == 1 {
+        return Ok(Timing {
+            cycle_time_ms: model.compute_round_ms(0),
+            critical_circuit: vec![0],
+        });
+    }
+    let (out_c, in_c) = (overlay.out_degree(c), overlay.in_degree(c));
+    let mut best = (f64::NEG_INFINITY, c);
+    for i in (0..n).filter(|&i| i != c) {
+        let down = model.arc_delay(c, i, out_c, overlay.in_degree(i)) - model.compute_round_ms(c);
+        let up = model.arc_delay(i, c, overlay.out_degree(i), in_c);
+        if down + up > best.0 {
+            best = (down + up, i);
+        }
+    }
+    Ok(Timing {
+        cycle_time_ms: best.0,
+        critical_circuit: vec![c, best.1],
+    })
+}

@@ -1,0 +1,177 @@
+//! Loads every file of the shared corpus (`shared/underlays/{paper,topology-zoo}`).
+//!
+//! The corpus is located through `$FEDTOPO_SHARED`, else `<manifest>/../shared`,
+//! else `<manifest>/../../shared`; when absent the tests skip.
+
+use super::{Disconnected, LoadOptions, MissingCoordinates, Underlay, UnderlayError};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+fn underlays_dir() -> Option<PathBuf> {
+    let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let candidates = std::env::var_os("FEDTOPO_SHARED")
+        .map(PathBuf::from)
+        .into_iter()
+        .chain([manifest.join("../shared"), manifest.join("../../shared")]);
+    candidates
+        .map(|shared| shared.join("underlays"))
+        .find(|dir| dir.is_dir())
+}
+
+fn corpus_files(dir: &Path) -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    for sub in ["paper", "topology-zoo"] {
+        let Ok(read) = std::fs::read_dir(dir.join(sub)) else {
+            continue;
+        };
+        files.extend(
+            read.filter_map(|e| e.ok().map(|e| e.path()))
+                .filter(|p| p.extension().is_some_and(|x| x == "gml")),
+        );
+    }
+    files.sort();
+    files
+}
+
+fn reason(e: &UnderlayError) -> &'static str {
+    match e {
+        UnderlayError::Io { .. } => "io",
+        UnderlayError::Gml { .. } => "syntax",
+        UnderlayError::Invalid { .. } => "invalid",
+        UnderlayError::MissingCoordinates { .. } => "missing coordinates",
+        UnderlayError::Disconnected { .. } => "disconnected",
+        UnderlayError::Empty { .. } => "empty",
+    }
+}
+
+/// A precise error: positioned (`file:line:col:`), or naming nodes / components.
+fn is_precise(e: &UnderlayError, file: &Path) -> bool {
+    let text = e.to_string();
+    let prefix = format!("{}:", file.display());
+    let positioned = text.strip_prefix(&prefix).is_some_and(|rest| {
+        let mut parts = rest.splitn(3, ':');
+        let line = parts.next().unwrap_or("");
+        let col = parts.next().unwrap_or("");
+        !line.is_empty()
+            && line.chars().all(|c| c.is_ascii_digit())
+            && !col.is_empty()
+            && col.chars().all(|c| c.is_ascii_digit())
+    });
+    match e {
+        UnderlayError::MissingCoordinates { nodes, .. } => {
+            !nodes.is_empty() && text.contains("(id ")
+        }
+        UnderlayError::Disconnected {
+            component_sizes, ..
+        } => component_sizes.len() > 1 && text.contains("components of sizes"),
+        UnderlayError::Empty { .. } => text.contains("expected at least one node"),
+        _ => positioned,
+    }
+}
+
+/// Loads every file with `opts`; returns (loaded, refusals by reason).
+fn run_corpus(files: &[PathBuf], opts: &LoadOptions, label: &str) -> usize {
+    let mut loaded = 0;
+    let mut refused: BTreeMap<&str, Vec<String>> = BTreeMap::new();
+    for file in files {
+        match Underlay::load(file, opts) {
+            Ok(u) => {
+                loaded += 1;
+                check_invariants(&u, file);
+            }
+            Err(e) => {
+                assert!(is_precise(&e, file), "imprecise error: {e}");
+                let stem = file
+                    .file_stem()
+                    .map_or(String::new(), |s| s.to_string_lossy().into_owned());
+                refused.entry(reason(&e)).or_default().push(stem);
+            }
+        }
+    }
+    eprintln!("corpus [{label}]: {} files, {loaded} loaded", files.len());
+    for (why, names) in &refused {
+        eprintln!("  refused ({why}): {} -- {}", names.len(), names.join(", "));
+    }
+    loaded
+}
+
+fn check_invariants(u: &Underlay, file: &Path) {
+    let n = u.node_count();
+    assert!(n > 0, "{}", file.display());
+    for l in &u.links {
+        assert!(l.a < l.b && l.b < n, "{}: bad link {l:?}", file.display());
+        assert!(l.length_km.is_finite() && l.length_km >= 0.0);
+        assert!(l.capacity_bps.is_finite() && l.capacity_bps > 0.0);
+    }
+    let mut pairs: Vec<(usize, usize)> = u.links.iter().map(|l| (l.a, l.b)).collect();
+    pairs.sort_unstable();
+    pairs.dedup();
+    assert_eq!(pairs.len(), u.link_count(), "{}", file.display());
+}
+
+fn lenient() -> LoadOptions {
+    LoadOptions {
+        missing_coordinates: MissingCoordinates::Drop,
+        disconnected: Disconnected::LargestComponent,
+        ..LoadOptions::default()
+    }
+}
+
+#[test]
+fn corpus_loads_or_refuses_precisely() {
+    let Some(dir) = underlays_dir() else {
+        eprintln!("skipping: ../shared/underlays not found");
+        return;
+    };
+    let files = corpus_files(&dir);
+    assert!(!files.is_empty(), "no .gml files under {}", dir.display());
+    run_corpus(&files, &LoadOptions::default(), "default options");
+    let loaded = run_corpus(&files, &lenient(), "Drop + LargestComponent");
+    assert!(loaded > 0);
+}
+
+#[test]
+fn every_file_with_a_link_loads_leniently_or_errs_precisely() {
+    let Some(dir) = underlays_dir() else {
+        eprintln!("skipping: ../shared/underlays not found");
+        return;
+    };
+    for file in corpus_files(&dir) {
+        match Underlay::load(&file, &lenient()) {
+            Ok(u) => check_invariants(&u, &file),
+            Err(e) => assert!(is_precise(&e, &file), "{e}"),
+        }
+    }
+}
+
+#[test]
+fn gaia_has_11_routers_and_55_links() {
+    let Some(dir) = underlays_dir() else {
+        eprintln!("skipping: ../shared/underlays not found");
+        return;
+    };
+    let u = Underlay::load(&dir.join("paper/gaia.gml"), &LoadOptions::default())
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(u.name, "gaia");
+    assert_eq!(u.node_count(), 11);
+    assert_eq!(u.link_count(), 55);
+    assert_eq!(u.report.lengths_from_geodesic, 0);
+    assert_eq!(u.find_router("Tokyo"), Some(5));
+}
+
+#[test]
+fn telstra_is_disconnected_into_3_components() {
+    let Some(dir) = underlays_dir() else {
+        eprintln!("skipping: ../shared/underlays not found");
+        return;
+    };
+    let file = dir.join("paper/telstra.gml");
+    match Underlay::load(&file, &LoadOptions::default()) {
+        Err(UnderlayError::Disconnected {
+            component_sizes, ..
+        }) => assert_eq!(component_sizes.len(), 3, "{component_sizes:?}"),
+        other => panic!("expected Disconnected, got {other:?}"),
+    }
+    let u = Underlay::load(&file, &lenient()).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(u.report.dropped_components.len(), 2);
+}

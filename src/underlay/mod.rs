@@ -1,0 +1,271 @@
+//! The physical network ("underlay") read from a GML file: routers and the
+//! undirected core links between them, with lengths in km and capacities in bit/s.
+//!
+//! [`Underlay::load`] reads a file, [`Underlay::from_gml_str`] parses text; both
+//! apply the policies in [`LoadOptions`] and describe what they changed in a
+//! [`LoadReport`].
+
+mod build;
+pub mod geodesy;
+pub mod gml;
+
+#[cfg(test)]
+mod corpus_tests;
+
+pub use geodesy::geodesic_km;
+pub use gml::{decode_bytes, GmlEntry, GmlError, GmlValue, Pos};
+
+use serde::Serialize;
+use std::path::{Path, PathBuf};
+
+/// A router (GML node).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Router {
+    /// The node's `id` in the GML file.
+    pub gml_id: i64,
+    /// The node's `label` (the id as text when absent).
+    pub label: String,
+    /// `(latitude, longitude)` in degrees, when the node has both.
+    pub lat_lon: Option<(f64, f64)>,
+}
+
+/// Where a link's length comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub enum LengthSource {
+    /// The edge's `distance` attribute (km).
+    Distance,
+    /// The WGS-84 geodesic between the endpoints' coordinates.
+    Geodesic,
+}
+
+/// Where a link's capacity comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub enum CapacitySource {
+    /// The edge's `capacity` attribute (bit/s).
+    Capacity,
+    /// The edge's `LinkSpeedRaw` attribute (bit/s, Topology Zoo).
+    LinkSpeedRaw,
+    /// [`LoadOptions::default_capacity_bps`].
+    Default,
+}
+
+/// An undirected physical link between two routers.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct CoreLink {
+    /// Index of one endpoint in [`Underlay::routers`]; always `a < b`.
+    pub a: usize,
+    /// Index of the other endpoint in [`Underlay::routers`].
+    pub b: usize,
+    /// Length in km (≥ 0; co-located routers may have length 0).
+    pub length_km: f64,
+    /// Capacity in bit/s (> 0).
+    pub capacity_bps: f64,
+    /// Where `length_km` comes from.
+    pub length_source: LengthSource,
+    /// Where `capacity_bps` comes from.
+    pub capacity_source: CapacitySource,
+}
+
+/// What to do with nodes whose incident edges need coordinates (no `distance`)
+/// but which lack `Latitude`/`Longitude`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+pub enum MissingCoordinates {
+    /// Fail with [`UnderlayError::MissingCoordinates`].
+    #[default]
+    Refuse,
+    /// Drop such nodes and all their edges, recording each in [`LoadReport::dropped_nodes`].
+    Drop,
+}
+
+/// What to do when the graph (after drops) is not connected.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+pub enum Disconnected {
+    /// Fail with [`UnderlayError::Disconnected`].
+    #[default]
+    Refuse,
+    /// Keep the largest connected component (ties: the one holding the earliest router).
+    LargestComponent,
+}
+
+/// Policies applied while building an [`Underlay`].
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct LoadOptions {
+    /// Policy for nodes lacking coordinates that an edge needs.
+    pub missing_coordinates: MissingCoordinates,
+    /// Policy for disconnected graphs.
+    pub disconnected: Disconnected,
+    /// Capacity in bit/s for edges with neither `capacity` nor `LinkSpeedRaw`
+    /// (should be finite and positive; default 1e9 = 1 Gbit/s).
+    pub default_capacity_bps: f64,
+}
+
+impl Default for LoadOptions {
+    fn default() -> Self {
+        LoadOptions {
+            missing_coordinates: MissingCoordinates::Refuse,
+            disconnected: Disconnected::Refuse,
+            default_capacity_bps: 1e9,
+        }
+    }
+}
+
+/// What loading changed or inferred.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct LoadReport {
+    /// Each dropped node as `"label (id N): reason"`.
+    pub dropped_nodes: Vec<String>,
+    /// Number of edges with `source == target` that were removed.
+    pub self_loops_removed: usize,
+    /// Number of edges merged into an earlier edge between the same two routers.
+    pub parallel_edges_merged: usize,
+    /// Number of final links whose length is a WGS-84 geodesic.
+    pub lengths_from_geodesic: usize,
+    /// Number of final links whose capacity is the default.
+    pub capacities_defaulted: usize,
+    /// Sizes (in routers) of the components dropped by [`Disconnected::LargestComponent`].
+    pub dropped_components: Vec<usize>,
+    /// Free-form remarks (directed source, zero-length links, ...).
+    pub notes: Vec<String>,
+}
+
+/// A physical network: routers and undirected core links.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Underlay {
+    /// The file stem of the source (e.g. `gaia` for `paper/gaia.gml`).
+    pub name: String,
+    /// Routers in file order (after drops).
+    pub routers: Vec<Router>,
+    /// Links, in order of first appearance in the file; `a < b`, no duplicates.
+    pub links: Vec<CoreLink>,
+    /// Whether the GML graph declared `directed 1` (edges are still treated as undirected).
+    pub directed_source: bool,
+    /// What loading changed.
+    pub report: LoadReport,
+}
+
+/// Why an underlay could not be loaded. Messages start with `file:line:col:` when
+/// there is a position.
+#[derive(Debug, thiserror::Error)]
+pub enum UnderlayError {
+    /// The file could not be read.
+    #[error("{}: cannot read file: {source}", path.display())]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// The underlying error.
+        source: std::io::Error,
+    },
+    /// The text is not valid GML.
+    #[error("{file}:{}:{}: {}", source.pos.line, source.pos.col, source.message)]
+    Gml {
+        /// The source name (file path).
+        file: String,
+        /// The syntax error.
+        source: GmlError,
+    },
+    /// Valid GML that does not describe a usable graph.
+    #[error("{file}:{}:{}: {message}", pos.line, pos.col)]
+    Invalid {
+        /// The source name (file path).
+        file: String,
+        /// Where the problem is.
+        pos: Pos,
+        /// What was expected and what was found.
+        message: String,
+    },
+    /// Nodes lack coordinates that edges without `distance` need.
+    #[error(
+        "{file}: expected Latitude/Longitude on every node whose edges lack `distance`, \
+         found {} node(s) without: {}; use MissingCoordinates::Drop to drop them",
+        nodes.len(),
+        nodes.join("; ")
+    )]
+    MissingCoordinates {
+        /// The source name (file path).
+        file: String,
+        /// Each node as `"label (id N): ... needed by edge ... at line L"`.
+        nodes: Vec<String>,
+    },
+    /// The graph is not connected.
+    #[error(
+        "{file}: expected a connected graph, found {} components of sizes {:?}; \
+         use Disconnected::LargestComponent to keep the largest",
+        component_sizes.len(),
+        component_sizes
+    )]
+    Disconnected {
+        /// The source name (file path).
+        file: String,
+        /// Component sizes in routers, largest first.
+        component_sizes: Vec<usize>,
+    },
+    /// No routers (none in the file, or none left after the policies).
+    #[error("{file}: expected at least one node, found none (after applying the load policies)")]
+    Empty {
+        /// The source name (file path).
+        file: String,
+    },
+}
+
+impl Underlay {
+    /// Builds an underlay from GML text; `source_name` (usually the file path) is
+    /// used in error messages, and its file stem becomes [`Underlay::name`].
+    pub fn from_gml_str(
+        src: &str,
+        source_name: &str,
+        opts: &LoadOptions,
+    ) -> Result<Underlay, UnderlayError> {
+        let entries = gml::parse(src).map_err(|source| UnderlayError::Gml {
+            file: source_name.to_string(),
+            source,
+        })?;
+        build::build(&entries, source_name, opts)
+    }
+
+    /// Reads a GML file (UTF-8, else Latin-1) and builds an underlay named after
+    /// the file stem.
+    pub fn load(path: &Path, opts: &LoadOptions) -> Result<Underlay, UnderlayError> {
+        let bytes = std::fs::read(path).map_err(|source| UnderlayError::Io {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        let text = decode_bytes(&bytes);
+        Underlay::from_gml_str(&text, &path.display().to_string(), opts)
+    }
+
+    /// Number of routers.
+    pub fn node_count(&self) -> usize {
+        self.routers.len()
+    }
+
+    /// Number of links.
+    pub fn link_count(&self) -> usize {
+        self.links.len()
+    }
+
+    /// For each router, its `(neighbour router, link index)` pairs in link order.
+    pub fn neighbours(&self) -> Vec<Vec<(usize, usize)>> {
+        let mut adj = vec![Vec::new(); self.routers.len()];
+        for (i, link) in self.links.iter().enumerate() {
+            if let Some(list) = adj.get_mut(link.a) {
+                list.push((link.b, i));
+            }
+            if let Some(list) = adj.get_mut(link.b) {
+                list.push((link.a, i));
+            }
+        }
+        adj
+    }
+
+    /// The index of the first router whose label is exactly `label_or_id`, else
+    /// of the router whose GML id is `label_or_id` parsed as an integer.
+    pub fn find_router(&self, label_or_id: &str) -> Option<usize> {
+        self.routers
+            .iter()
+            .position(|r| r.label == label_or_id)
+            .or_else(|| {
+                let id: i64 = label_or_id.trim().parse().ok()?;
+                self.routers.iter().position(|r| r.gml_id == id)
+            })
+    }
+}

@@ -1,0 +1,172 @@
+//! End-to-end runs of the `fedtopo` binary.
+
+mod common;
+
+use std::process::{Command, Output};
+
+fn fedtopo(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_fedtopo"))
+        .args(args)
+        .output()
+        .expect("binary runs")
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8(o.stdout.clone()).expect("utf-8")
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8(o.stderr.clone()).expect("utf-8")
+}
+
+#[test]
+fn compare_on_the_default_underlay() {
+    let o = fedtopo(&["compare"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert!(out.starts_with("aws-north-america (22 silos)"), "{out}");
+    for name in ["star", "mst", "delta-mbst", "ring", "ring-opt"] {
+        assert!(out.contains(name), "{name} missing:\n{out}");
+    }
+}
+
+#[test]
+fn csv_is_deterministic_and_consistent() {
+    let args = [
+        "compare",
+        "aws-gaia",
+        "--overlays",
+        "all",
+        "--format",
+        "csv",
+    ];
+    let a = fedtopo(&args);
+    let b = fedtopo(&args);
+    assert!(a.status.success(), "{}", stderr(&a));
+    assert_eq!(a.stdout, b.stdout, "same input, same bytes");
+    let mut rdr = csv::Reader::from_reader(a.stdout.as_slice());
+    let mut t = std::collections::HashMap::new();
+    for rec in rdr.records() {
+        let rec = rec.unwrap();
+        t.insert(rec[2].to_string(), rec[5].parse::<f64>().unwrap());
+    }
+    assert_eq!(t.len(), 6);
+    assert!(t["ring-opt"] <= t["ring"]);
+    assert!(t["mst"] < t["star"]);
+}
+
+#[test]
+fn json_output_parses() {
+    let o = fedtopo(&[
+        "compare", "aws-gaia", "--format", "json", "-s", "5", "--access", "1G",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["silos"], 11);
+    assert_eq!(v["rows"].as_array().unwrap().len(), 5);
+}
+
+#[test]
+fn bad_gml_names_file_line_and_column() {
+    let dir = std::env::temp_dir().join(format!("fedtopo-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let f = dir.join("broken.gml");
+    std::fs::write(
+        &f,
+        "graph [\n  node [ id 0 label \"a\" ]\n  node [ id 1 label \"b ]\n]\n",
+    )
+    .unwrap();
+    let o = fedtopo(&["compare", f.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = stderr(&o);
+    assert!(err.contains("broken.gml:3:"), "{err}");
+    assert!(!err.contains("panicked"), "{err}");
+}
+
+#[test]
+fn unknown_things_are_clear_errors() {
+    let o = fedtopo(&["compare", "--overlays", "ring,hexagon"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("unknown overlay `hexagon`"),
+        "{}",
+        stderr(&o)
+    );
+    let o = fedtopo(&["compare", "no-such-underlay"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("built-in"), "{}", stderr(&o));
+    let o = fedtopo(&["compare", "missing/file.gml"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("missing/file.gml"), "{}", stderr(&o));
+    let o = fedtopo(&["compare", "--access", "10 parsecs"]);
+    assert_eq!(o.status.code(), Some(2));
+}
+
+#[test]
+fn overlay_export_formats() {
+    let dir = std::env::temp_dir().join(format!("fedtopo-export-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let gml = dir.join("ring.gml");
+    let o = fedtopo(&[
+        "overlay",
+        "ring-opt",
+        "aws-gaia",
+        "-o",
+        gml.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = std::fs::read_to_string(&gml).unwrap();
+    let tree = fedtopo::underlay::gml::parse(&text).expect("our own GML parses");
+    assert_eq!(tree.len(), 1);
+    assert_eq!(text.matches("edge [").count(), 11);
+    let o = fedtopo(&["overlay", "mst", "aws-gaia", "--format", "dot"]);
+    assert!(stdout(&o).starts_with("digraph \"mst\""));
+    assert_eq!(stdout(&o).matches("->").count(), 20);
+    let o = fedtopo(&[
+        "overlay", "star", "aws-gaia", "--format", "json", "--center", "Tokyo",
+    ]);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["protocol"]["center"], 5);
+}
+
+#[test]
+fn underlay_info_and_list() {
+    let o = fedtopo(&["underlay", "list"]);
+    assert!(stdout(&o).contains("aws-north-america (default)"));
+    let o = fedtopo(&["underlay", "info", "aws-gaia", "--format", "json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["routers"], 11);
+    assert_eq!(v["links"], 55);
+}
+
+#[test]
+fn corpus_never_panics() {
+    let Some(shared) = common::shared_dir("corpus_never_panics") else {
+        return;
+    };
+    let mut files: Vec<_> = std::fs::read_dir(shared.join("underlays/topology-zoo"))
+        .unwrap()
+        .chain(std::fs::read_dir(shared.join("underlays/paper")).unwrap())
+        .map(|e| e.unwrap().path())
+        .collect();
+    files.sort();
+    let (mut ok, mut refused) = (0, 0);
+    for f in &files {
+        let o = fedtopo(&["underlay", "info", f.to_str().unwrap()]);
+        match o.status.code() {
+            Some(0) => ok += 1,
+            Some(2) => {
+                refused += 1;
+                let err = stderr(&o);
+                assert!(
+                    err.contains(f.file_name().unwrap().to_str().unwrap()),
+                    "{err}"
+                );
+            }
+            c => panic!("{}: exit {c:?}\n{}", f.display(), stderr(&o)),
+        }
+    }
+    eprintln!("corpus: {ok} loaded, {refused} refused with an error");
+    assert!(ok > 0);
+}
