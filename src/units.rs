@@ -102,7 +102,7 @@ pub fn parse_bandwidth(text: &str) -> Result<BitsPerSec, UnitError> {
         ));
     }
     let v = value * scale(prefix).ok_or_else(|| err("unknown prefix"))?;
-    if !(v > 0.0) {
+    if v.is_nan() || v <= 0.0 {
         return Err(err("a bandwidth must be positive"));
     }
     Ok(v)
@@ -128,7 +128,7 @@ pub fn parse_bits(text: &str) -> Result<Bits, UnitError> {
         _ => return Err(err("unknown unit; use bit, kbit, Mbit, or B, MB for bytes")),
     };
     let v = value * scale(prefix).ok_or_else(|| err("unknown prefix"))? * factor;
-    if !(v > 0.0) || !v.is_finite() {
+    if v.is_nan() || v <= 0.0 || !v.is_finite() {
         return Err(err("a size must be positive and finite"));
     }
     Ok(v)

@@ -29,7 +29,7 @@ fn random_underlay(seed: u64, n: usize, extra: usize) -> Underlay {
             i * 7
         );
     }
-    let mut edge = |a: usize, b: usize, rng: &mut ChaCha8Rng| {
+    let edge = |a: usize, b: usize, rng: &mut ChaCha8Rng| {
         let cap = [1e9, 2.5e9, 10e9][rng.gen_range(0..3)];
         let dist = if rng.gen_bool(0.3) {
             format!("distance {}", rng.gen_range(10.0..5000.0))

@@ -115,7 +115,7 @@ impl NetworkArgs {
             w.name = "custom".into();
         }
         if let Some(tc) = self.compute_ms {
-            if !(tc >= 0.0) || !tc.is_finite() {
+            if tc.is_nan() || tc < 0.0 || !tc.is_finite() {
                 bail!("--compute-ms must be a finite number >= 0, got {tc}");
             }
             w.compute_ms = tc;
