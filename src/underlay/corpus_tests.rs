@@ -1,7 +1,8 @@
 //! Loads every file of the shared corpus (`shared/underlays/{paper,topology-zoo}`).
 //!
 //! The corpus is located through `$FEDTOPO_SHARED`, else `<manifest>/../shared`,
-//! else `<manifest>/../../shared`; when absent the tests skip.
+//! else `<manifest>/../../shared`; when absent the tests skip (and fail
+//! instead when `FEDTOPO_REQUIRE_SHARED` is set, as in CI).
 
 use super::{Disconnected, LoadOptions, MissingCoordinates, Underlay, UnderlayError};
 use std::collections::BTreeMap;
@@ -13,9 +14,14 @@ fn underlays_dir() -> Option<PathBuf> {
         .map(PathBuf::from)
         .into_iter()
         .chain([manifest.join("../shared"), manifest.join("../../shared")]);
-    candidates
+    let found = candidates
         .map(|shared| shared.join("underlays"))
-        .find(|dir| dir.is_dir())
+        .find(|dir| dir.is_dir());
+    // CI sets FEDTOPO_REQUIRE_SHARED so that these tests cannot silently skip.
+    if found.is_none() && std::env::var_os("FEDTOPO_REQUIRE_SHARED").is_some() {
+        panic!("FEDTOPO_REQUIRE_SHARED is set but no shared/underlays directory was found");
+    }
+    found
 }
 
 fn corpus_files(dir: &Path) -> Vec<PathBuf> {
