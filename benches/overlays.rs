@@ -9,10 +9,11 @@ use std::path::PathBuf;
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
 
+use fedtopo::maxplus::{howard, karp};
 use fedtopo::overlay::build::{build_overlay, BuildOptions, OverlayKind};
 use fedtopo::reproduce::paper_model;
 use fedtopo::scenario::load_underlay;
-use fedtopo::timing::cycle_time;
+use fedtopo::timing::{cycle_time, maxplus_graph};
 use fedtopo::underlay::{Disconnected, LoadOptions, Underlay};
 
 fn underlays() -> Vec<Underlay> {
@@ -92,5 +93,32 @@ fn bench_overlays(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, bench_overlays);
+/// Karp vs Howard on the max-plus graphs of paper overlays.
+fn bench_cycle_time(c: &mut Criterion) {
+    let underlays = underlays();
+    let opts = BuildOptions::default();
+    let mut g = c.benchmark_group("karp-vs-howard");
+    g.sample_size(10);
+    for u in &underlays {
+        let model = paper_model(u, 1);
+        for kind in [
+            OverlayKind::Mst,
+            OverlayKind::RingOpt,
+            OverlayKind::Complete,
+        ] {
+            let o = build_overlay(kind, u, &model, &opts).expect("builds");
+            let graph = maxplus_graph(&o, &model).expect("valid");
+            let id = format!("{}/{}", kind.name(), u.name);
+            g.bench_with_input(BenchmarkId::new("howard", &id), &graph, |b, gr| {
+                b.iter(|| howard(gr).expect("strong").value)
+            });
+            g.bench_with_input(BenchmarkId::new("karp", &id), &graph, |b, gr| {
+                b.iter(|| karp(gr).expect("strong").value)
+            });
+        }
+    }
+    g.finish();
+}
+
+criterion_group!(benches, bench_overlays, bench_cycle_time);
 criterion_main!(benches);

@@ -147,3 +147,51 @@ impl AccessLinks {
         Ok(changed)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::scenario::load_underlay;
+    use crate::underlay::LoadOptions;
+
+    fn gaia() -> Underlay {
+        load_underlay(Some("aws-gaia"), &LoadOptions::default()).unwrap()
+    }
+
+    #[test]
+    fn csv_sets_named_silos() {
+        let u = gaia();
+        let mut a = AccessLinks::uniform(u.node_count(), DEFAULT_ACCESS_BPS);
+        let text = "silo,up,down\nTokyo,100M,1G\n# a comment\n3,1G,inf\n";
+        assert_eq!(a.apply_csv_str(text, "x.csv", &u).unwrap(), 2);
+        assert_eq!((a.up[5], a.down[5]), (100e6, 1e9));
+        assert_eq!(a.up[3], 1e9);
+        assert!(a.down[3].is_infinite());
+        assert_eq!(a.up[0], DEFAULT_ACCESS_BPS);
+        let mut b = AccessLinks::uniform(u.node_count(), DEFAULT_ACCESS_BPS);
+        b.apply_csv_str("silo,capacity\nSeoul,2.5G\n", "y.csv", &u)
+            .unwrap();
+        assert_eq!((b.up[6], b.down[6]), (2.5e9, 2.5e9));
+    }
+
+    #[test]
+    fn csv_errors_name_file_and_line() {
+        let u = gaia();
+        let mut a = AccessLinks::uniform(u.node_count(), DEFAULT_ACCESS_BPS);
+        let e = a
+            .apply_csv_str("silo,up,down\nTokyo,1G,1G\nAtlantis,1G,1G\n", "x.csv", &u)
+            .unwrap_err()
+            .to_string();
+        assert!(e.starts_with("x.csv:3:") && e.contains("Atlantis"), "{e}");
+        let e = a
+            .apply_csv_str("silo,up,down\nTokyo,fast,1G\n", "x.csv", &u)
+            .unwrap_err()
+            .to_string();
+        assert!(e.starts_with("x.csv:2:") && e.contains("fast"), "{e}");
+        let e = a
+            .apply_csv_str("name,up\n", "x.csv", &u)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("`silo` column"), "{e}");
+    }
+}

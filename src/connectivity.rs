@@ -260,3 +260,44 @@ impl Connectivity {
         &self.options
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::underlay::LoadOptions;
+
+    /// A path a - b - c with a slow long shortcut a - c.
+    fn triangle() -> Underlay {
+        let g =
+            "graph [ node [ id 1 label \"a\" ] node [ id 2 label \"b\" ] node [ id 3 label \"c\" ]
+            edge [ source 1 target 2 distance 100 capacity 1e9 ]
+            edge [ source 2 target 3 distance 200 capacity 4e9 ]
+            edge [ source 1 target 3 distance 1000 capacity 1e10 ] ]";
+        Underlay::from_gml_str(g, "t.gml", &LoadOptions::default()).unwrap()
+    }
+
+    #[test]
+    fn paper_model_latency_and_bandwidth() {
+        let c = Connectivity::new(&triangle(), &ConnectivityOptions::default());
+        assert_eq!(c.hops(0, 2), 2);
+        assert_eq!(c.length_km(0, 2), 300.0);
+        assert!((c.latency_ms(0, 2) - (0.0085 * 300.0 + 4.0)).abs() < 1e-12);
+        // min capacity on the route (1e9) / 2 hops.
+        assert_eq!(c.bandwidth_bps(0, 2), 0.5e9);
+        assert_eq!(c.route_routers(2, 0), vec![2, 1, 0]);
+        assert_eq!(c.route(0, 2).len(), 2);
+        assert_eq!(c.bandwidth_bps(1, 2), 4e9);
+    }
+
+    #[test]
+    fn bottleneck_and_core_override() {
+        let opts = ConnectivityOptions {
+            model: PathModel::Bottleneck,
+            core_capacity_bps: Some(2e9),
+            ..Default::default()
+        };
+        let c = Connectivity::new(&triangle(), &opts);
+        assert_eq!(c.bandwidth_bps(0, 2), 2e9);
+        assert_eq!(c.link_capacity_bps(2), 2e9);
+    }
+}

@@ -85,6 +85,25 @@ pub fn maxplus_graph(
     })
 }
 
+/// Cycle time of an undirected overlay in closed form, O(arcs): the largest
+/// of `(d_o(i,j) + d_o(j,i)) / 2` over its edges and `s*Tc(i)` over silos.
+///
+/// Exact for undirected *trees*, whose only elementary circuits are the
+/// 2-circuits of their edges and the self-loops (notes, "Cycle time"); for
+/// undirected graphs with cycles it is a lower bound. Used to rank the
+/// delta-MBST candidates fast; the result is re-checked with Howard.
+pub fn undirected_tree_cycle_time(overlay: &Overlay, model: &DelayModel) -> Ms {
+    let d = |i: usize, j: usize| model.arc_delay(i, j, overlay.out_degree(i), overlay.in_degree(j));
+    let edges = overlay
+        .arcs()
+        .iter()
+        .map(|&(i, j)| (d(i, j) + d(j, i)) / 2.0)
+        .fold(f64::NEG_INFINITY, f64::max);
+    (0..overlay.silo_count())
+        .map(|i| model.compute_round_ms(i))
+        .fold(edges, f64::max)
+}
+
 fn check_size(overlay: &Overlay, model: &DelayModel) -> Result<(), TimingError> {
     if overlay.silo_count() != model.silo_count() {
         return Err(TimingError::SizeMismatch {

@@ -125,7 +125,7 @@ pub fn build_overlay(
             star::star(n, c)
         }
         OverlayKind::Mst => mst::mst(model),
-        OverlayKind::DeltaMbst => mbst::delta_mbst(model)?,
+        OverlayKind::DeltaMbst => mbst::delta_mbst(model),
         OverlayKind::Ring => ring::ring(model),
         OverlayKind::RingOpt => ring::ring_opt(model, &options.ring_search),
         OverlayKind::Complete => complete(n),

@@ -19,7 +19,7 @@ use crate::overlay::algo::{
     delta_prim, hamiltonian_path_in_cube, minimum_spanning_tree, DenseMatrix,
 };
 use crate::overlay::{silo_matrix, Overlay};
-use crate::timing::{cycle_time, TimingError};
+use crate::timing::undirected_tree_cycle_time;
 
 /// The weight of Algorithm 1, line 3, ms.
 pub fn mbst_weights(model: &DelayModel) -> DenseMatrix {
@@ -40,19 +40,18 @@ pub struct Candidate {
 }
 
 /// All candidates of Algorithm 1, in the order they are considered.
-pub fn candidates(model: &DelayModel) -> Result<Vec<Candidate>, TimingError> {
+pub fn candidates(model: &DelayModel) -> Vec<Candidate> {
     let n = model.silo_count();
     let w = mbst_weights(model);
     let mut out = Vec::new();
-    let mut push = |label: String, edges: Vec<(usize, usize)>| -> Result<(), TimingError> {
+    let mut push = |label: String, edges: Vec<(usize, usize)>| {
         let overlay = Overlay::from_edges("delta-mbst", n, &edges);
-        let cycle_time_ms = cycle_time(&overlay, model)?.cycle_time_ms;
+        let cycle_time_ms = undirected_tree_cycle_time(&overlay, model);
         out.push(Candidate {
             label,
             overlay,
             cycle_time_ms,
         });
-        Ok(())
     };
     let tree = minimum_spanning_tree(&w);
     let path = hamiltonian_path_in_cube(n, &tree);
@@ -60,19 +59,20 @@ pub fn candidates(model: &DelayModel) -> Result<Vec<Candidate>, TimingError> {
         .windows(2)
         .map(|p| (p[0].min(p[1]), p[0].max(p[1])))
         .collect();
-    push("cube-path".into(), path_edges)?;
+    push("cube-path".into(), path_edges);
     for delta in 3..n.max(3) {
         if let Some(edges) = delta_prim(&w, delta, 0) {
-            push(format!("delta-prim({delta})"), edges)?;
+            push(format!("delta-prim({delta})"), edges);
         }
     }
-    Ok(out)
+    out
 }
 
-/// The delta-MBST overlay: the best candidate of Algorithm 1.
-pub fn delta_mbst(model: &DelayModel) -> Result<Overlay, TimingError> {
-    let all = candidates(model)?;
-    let best = all
+/// The delta-MBST overlay: the best candidate of Algorithm 1 (candidates are
+/// trees, ranked by their exact closed-form cycle time; ties go to the
+/// earlier candidate).
+pub fn delta_mbst(model: &DelayModel) -> Overlay {
+    candidates(model)
         .into_iter()
         .reduce(|a, b| {
             if b.cycle_time_ms < a.cycle_time_ms {
@@ -81,6 +81,6 @@ pub fn delta_mbst(model: &DelayModel) -> Result<Overlay, TimingError> {
                 a
             }
         })
-        .expect("the cube path is always a candidate");
-    Ok(best.overlay)
+        .expect("the cube path is always a candidate")
+        .overlay
 }

@@ -163,3 +163,26 @@ mod tests {
         assert_eq!(argmax_first(&[1.0, 3.0, 3.0]), 1);
     }
 }
+
+#[cfg(test)]
+mod load_tests {
+    use super::*;
+    use crate::underlay::LoadOptions;
+
+    #[test]
+    fn load_centrality_of_a_path_and_a_star() {
+        // Path 0 - 1 - 2 - 3: ordered pairs through 1: (0,2),(0,3),(2,0),(3,0),(3,2)... = 4 each for 1 and 2.
+        let g = "graph [ node [ id 0 ] node [ id 1 ] node [ id 2 ] node [ id 3 ]
+            edge [ source 0 target 1 distance 1 ] edge [ source 1 target 2 distance 1 ]
+            edge [ source 2 target 3 distance 1 ] ]";
+        let u = Underlay::from_gml_str(g, "p.gml", &LoadOptions::default()).unwrap();
+        assert_eq!(load_centrality(&u, 0.0085), vec![0.0, 4.0, 4.0, 0.0]);
+        assert_eq!(center_by_load(&u, 0.0085), 1);
+        // Square 0-1-2-3-0: two equal shortest paths between opposite corners split the load.
+        let g = "graph [ node [ id 0 ] node [ id 1 ] node [ id 2 ] node [ id 3 ]
+            edge [ source 0 target 1 distance 1 ] edge [ source 1 target 2 distance 1 ]
+            edge [ source 2 target 3 distance 1 ] edge [ source 3 target 0 distance 1 ] ]";
+        let u = Underlay::from_gml_str(g, "s.gml", &LoadOptions::default()).unwrap();
+        assert_eq!(load_centrality(&u, 1.0), vec![1.0, 1.0, 1.0, 1.0]);
+    }
+}
