@@ -22,7 +22,9 @@
 //! * [`maxplus`]: Karp and Howard maximum cycle mean, the recurrence.
 //! * [`timing`]: the cycle time of an overlay on a network.
 //! * [`scenario`]: the usual way to assemble all of the above.
-//! * [`report`]: comparison tables as text, CSV and JSON.
+//! * [`report`]: comparison tables as text, CSV and JSON; SVG plots.
+//! * [`experiment`]: declarative experiment files, parallel and sharded sweeps.
+//! * [`reproduce`]: the paper's tables, ours vs published.
 //!
 //! Units: time in ms, sizes in bit, bandwidth in bit/s, lengths in km.
 
@@ -30,6 +32,7 @@ pub mod access;
 pub mod builtin;
 pub mod connectivity;
 pub mod delay;
+pub mod experiment;
 pub mod maxplus;
 pub mod overlay;
 pub mod report;

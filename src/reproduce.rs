@@ -8,7 +8,6 @@
 //! the STAR centre at the first silo of the file, core capacity 1 Gbit/s.
 
 use std::collections::BTreeMap;
-use std::fmt::Write as _;
 use std::path::Path;
 
 use serde::Serialize;
@@ -135,41 +134,4 @@ pub fn throughput_tables(
         });
     }
     Ok((rows, cache))
-}
-
-/// RING vs `ring-opt` (ours, ms) for every (underlay, s) computed, as Markdown.
-pub fn ring_opt_markdown(computed: &Computed) -> String {
-    let mut s = String::from(
-        "| underlay | s | RING ms | ring-opt ms | ring-opt / RING |\n|---|---|---|---|---|\n",
-    );
-    for ((underlay, steps), times) in computed {
-        let (ring, opt) = (times["ring"], times["ring-opt"]);
-        let _ = writeln!(
-            s,
-            "| {underlay} | {steps} | {ring:.1} | {opt:.1} | {:.3} |",
-            opt / ring
-        );
-    }
-    s
-}
-
-/// Ours vs published as a Markdown table.
-pub fn markdown(rows: &[ReproRow]) -> String {
-    let mut s = String::from(
-        "| table | s | underlay | overlay | published ms | ours ms | rel. error |\n|---|---|---|---|---|---|---|\n",
-    );
-    for r in rows {
-        let _ = writeln!(
-            s,
-            "| {} | {} | {} | {} | {} | {:.1} | {:+.2}% |",
-            r.table,
-            r.local_steps,
-            r.underlay,
-            r.overlay,
-            r.published_ms,
-            r.ours_ms,
-            100.0 * r.relative_error
-        );
-    }
-    s
 }

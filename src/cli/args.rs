@@ -145,15 +145,5 @@ impl NetworkArgs {
 
 /// Parses `--center`: `load`, `first`, `fastest`, or a silo label / GML id.
 pub fn center_policy(text: &str, underlay: &Underlay) -> Result<CenterPolicy> {
-    Ok(match text {
-        "load" => CenterPolicy::Load,
-        "first" => CenterPolicy::First,
-        "fastest" => CenterPolicy::Fastest,
-        other => CenterPolicy::Silo(underlay.find_router(other).with_context(|| {
-            format!(
-                "--center `{other}`: expected load, first, fastest, or a silo label or id of {}",
-                underlay.name
-            )
-        })?),
-    })
+    CenterPolicy::parse(text, underlay).map_err(|e| anyhow::anyhow!("--{e}"))
 }

@@ -3,7 +3,7 @@
 mod args;
 mod compare;
 mod overlay;
-mod reproduce;
+mod run;
 mod underlay;
 
 use anyhow::Result;
@@ -26,9 +26,10 @@ enum Command {
     /// Inspect underlays.
     #[command(subcommand)]
     Underlay(underlay::UnderlayCommand),
-    /// Regenerate published tables: ours vs published.
-    #[command(subcommand)]
-    Reproduce(reproduce::ReproduceCommand),
+    /// Run an experiment file (a parameter grid), in parallel, resumably.
+    Run(run::RunArgs),
+    /// Join the results of sharded runs of an experiment.
+    Merge(run::MergeArgs),
 }
 
 /// Parses the command line and runs the command.
@@ -38,6 +39,7 @@ pub fn run() -> Result<()> {
         Command::Compare(a) => compare::run(a),
         Command::Overlay(a) => overlay::run(a),
         Command::Underlay(c) => underlay::run(c),
-        Command::Reproduce(c) => reproduce::run(c),
+        Command::Run(a) => run::run(a),
+        Command::Merge(a) => run::merge(a),
     }
 }

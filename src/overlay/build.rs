@@ -95,6 +95,35 @@ pub enum CenterPolicy {
     Silo(usize),
 }
 
+impl CenterPolicy {
+    /// Parses `load`, `first`, `fastest`, or a silo label / GML id of `underlay`.
+    pub fn parse(text: &str, underlay: &Underlay) -> Result<CenterPolicy, String> {
+        Ok(match text {
+            "load" => CenterPolicy::Load,
+            "first" => CenterPolicy::First,
+            "fastest" => CenterPolicy::Fastest,
+            other => CenterPolicy::Silo(underlay.find_router(other).ok_or_else(|| {
+                format!(
+                    "center `{other}`: expected load, first, fastest, or a silo label or id of {}",
+                    underlay.name
+                )
+            })?),
+        })
+    }
+
+    /// The silo this policy designates on `underlay` under `model`.
+    pub fn resolve(&self, underlay: &Underlay, model: &DelayModel) -> usize {
+        match self {
+            CenterPolicy::Load => {
+                star::center_by_load(underlay, model.connectivity.options().ms_per_km)
+            }
+            CenterPolicy::First => 0,
+            CenterPolicy::Fastest => star::center_fastest(model),
+            CenterPolicy::Silo(i) => *i,
+        }
+    }
+}
+
 /// Options of the overlay builders.
 #[derive(Debug, Clone, Default)]
 pub struct BuildOptions {
@@ -113,17 +142,7 @@ pub fn build_overlay(
 ) -> Result<Overlay, TimingError> {
     let n = model.silo_count();
     Ok(match kind {
-        OverlayKind::Star => {
-            let c = match options.center {
-                CenterPolicy::Load => {
-                    star::center_by_load(underlay, model.connectivity.options().ms_per_km)
-                }
-                CenterPolicy::First => 0,
-                CenterPolicy::Fastest => star::center_fastest(model),
-                CenterPolicy::Silo(i) => i,
-            };
-            star::star(n, c)
-        }
+        OverlayKind::Star => star::star(n, options.center.resolve(underlay, model)),
         OverlayKind::Mst => mst::mst(model),
         OverlayKind::DeltaMbst => mbst::delta_mbst(model),
         OverlayKind::Ring => ring::ring(model),

@@ -2,6 +2,7 @@
 
 mod compare;
 mod format;
+pub mod plot;
 
 pub use compare::{compare_overlays, CompareRow, Comparison};
 pub use format::{render_csv, render_json, render_table, OutputFormat};

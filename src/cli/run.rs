@@ -1,0 +1,108 @@
+//! `fedtopo run` and `fedtopo merge`: experiments as data.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{anyhow, Result};
+use clap::Args;
+
+use fedtopo::experiment::{
+    assemble, expand, import_jobs, run_jobs, ExperimentSpec, RunOptions, Shard,
+};
+
+/// Options of `fedtopo run`.
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// Experiment file (TOML), e.g. experiments/fig3-access-sweep/experiment.toml.
+    experiment: PathBuf,
+    /// Output directory (default: the experiment file's directory).
+    #[arg(long)]
+    out: Option<PathBuf>,
+    /// Worker threads (default: all cores). Results do not depend on it.
+    #[arg(long)]
+    threads: Option<usize>,
+    /// Run only slice i of n of the grid (e.g. `--shard 3/8` for a Slurm array task).
+    #[arg(long, value_parser = Shard::parse)]
+    shard: Option<Shard>,
+    /// Recompute jobs that already have a stored result.
+    #[arg(long)]
+    force: bool,
+}
+
+/// Options of `fedtopo merge`.
+#[derive(Debug, Args)]
+pub struct MergeArgs {
+    /// Experiment file (TOML) the shards ran.
+    experiment: PathBuf,
+    /// Output directories of the shards.
+    #[arg(long = "from", required = true)]
+    from: Vec<PathBuf>,
+    /// Where to write the merged results (default: the experiment file's directory).
+    #[arg(long)]
+    out: Option<PathBuf>,
+}
+
+fn spec_dir(path: &Path) -> PathBuf {
+    path.parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .map_or_else(|| PathBuf::from("."), Path::to_path_buf)
+}
+
+/// Runs `fedtopo run`.
+pub fn run(a: RunArgs) -> Result<()> {
+    let spec = ExperimentSpec::load(&a.experiment)?;
+    let dir = spec_dir(&a.experiment);
+    let out = a.out.unwrap_or_else(|| dir.clone());
+    let jobs = expand(&spec.grid);
+    let opts = RunOptions {
+        out: out.clone(),
+        base_dir: dir.clone(),
+        threads: a.threads,
+        shard: a.shard,
+        force: a.force,
+        progress: true,
+    };
+    let summary = run_jobs(&spec, &jobs, &opts)?;
+    eprintln!(
+        "{}: {} job(s) selected, {} computed, {} already done",
+        spec.name, summary.selected, summary.computed, summary.reused
+    );
+    if let Some(s) = a.shard {
+        eprintln!(
+            "shard {}/{} done; join the shards with `fedtopo merge {} --from DIR ...`",
+            s.index,
+            s.count,
+            a.experiment.display()
+        );
+        return Ok(());
+    }
+    let rows = assemble(&spec, &jobs, &out, &dir)?;
+    eprintln!(
+        "{} rows written to {}",
+        rows.len(),
+        out.join("results.csv").display()
+    );
+    print!(
+        "{}",
+        std::fs::read_to_string(out.join("results.md")).map_err(|e| anyhow!("{e}"))?
+    );
+    Ok(())
+}
+
+/// Runs `fedtopo merge`.
+pub fn merge(a: MergeArgs) -> Result<()> {
+    let spec = ExperimentSpec::load(&a.experiment)?;
+    let dir = spec_dir(&a.experiment);
+    let out = a.out.unwrap_or_else(|| dir.clone());
+    let jobs = expand(&spec.grid);
+    for from in &a.from {
+        let n = import_jobs(&jobs, from, &out)?;
+        eprintln!("{}: {n} job result(s)", from.display());
+    }
+    let rows = assemble(&spec, &jobs, &out, &dir)?;
+    eprintln!(
+        "{} rows written to {}",
+        rows.len(),
+        out.join("results.csv").display()
+    );
+    Ok(())
+}

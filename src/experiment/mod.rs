@@ -1,0 +1,73 @@
+//! Experiments as data: a TOML file declares a parameter grid, what to run
+//! on each point and which outputs to write (CSV, Markdown, SVG plots).
+//!
+//! * [`spec`]: the file format.
+//! * [`grid`]: expansion into jobs in a fixed order; `--shard i/n` slices.
+//! * [`run`]: running jobs in parallel (rayon); each job's result is written
+//!   atomically to `OUT/jobs/<id>.json`, so an interrupted sweep resumes
+//!   where it stopped and shards run anywhere.
+//! * [`assemble`]: joining job results, in grid order, into `results.csv`,
+//!   `results.md` and the plots — byte-identical whatever the thread count
+//!   or sharding.
+
+pub mod assemble;
+pub mod grid;
+pub mod run;
+pub mod spec;
+mod store;
+
+use thiserror::Error;
+
+pub use assemble::{assemble, ResultRow};
+pub use grid::{expand, Job, Shard};
+pub use run::{run_jobs, RunOptions, RunSummary};
+pub use spec::{ExperimentKind, ExperimentSpec, Grid, PlotSpec};
+pub use store::{import_jobs, job_path};
+
+/// Why an experiment could not run.
+#[derive(Debug, Error)]
+pub enum ExperimentError {
+    /// A file could not be read or written.
+    #[error("{path}: {source}")]
+    Io {
+        /// The file.
+        path: String,
+        /// The cause.
+        source: std::io::Error,
+    },
+    /// The experiment file is malformed.
+    #[error("{file}:{line}:{col}: {message}")]
+    Spec {
+        /// The file.
+        file: String,
+        /// 1-based line (0 when unknown).
+        line: usize,
+        /// 1-based column (0 when unknown).
+        col: usize,
+        /// What was expected.
+        message: String,
+    },
+    /// A value in the grid is not usable.
+    #[error("{0}")]
+    Invalid(String),
+    /// A job failed.
+    #[error("job {index} ({key}): {message}")]
+    Job {
+        /// Grid index.
+        index: usize,
+        /// Job parameters.
+        key: String,
+        /// The cause.
+        message: String,
+    },
+    /// Results are missing for some jobs.
+    #[error("{missing} of {total} jobs have no result in {dir} (run the remaining shards, or `fedtopo run` without --shard)")]
+    Missing {
+        /// Jobs without result.
+        missing: usize,
+        /// All jobs.
+        total: usize,
+        /// Where results were looked for.
+        dir: String,
+    },
+}

@@ -1,0 +1,64 @@
+//! Job results on disk: one JSON file per job, written atomically
+//! (temporary file + rename), so a killed sweep never leaves a partial file.
+
+use std::path::{Path, PathBuf};
+
+use super::assemble::ResultRow;
+use super::grid::Job;
+use super::ExperimentError;
+
+/// Where the result of `job` lives under `out`.
+pub fn job_path(out: &Path, job: &Job) -> PathBuf {
+    out.join("jobs").join(format!("{}.json", job.id()))
+}
+
+fn io(path: &Path, source: std::io::Error) -> ExperimentError {
+    ExperimentError::Io {
+        path: path.display().to_string(),
+        source,
+    }
+}
+
+/// Writes `bytes` to `path` atomically: a temporary file in the same
+/// directory, then a rename.
+pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), ExperimentError> {
+    let dir = path.parent().unwrap_or(Path::new("."));
+    std::fs::create_dir_all(dir).map_err(|e| io(dir, e))?;
+    let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("out");
+    let tmp = dir.join(format!(".{name}.tmp-{}", std::process::id()));
+    std::fs::write(&tmp, bytes).map_err(|e| io(&tmp, e))?;
+    std::fs::rename(&tmp, path).map_err(|e| io(path, e))
+}
+
+/// Stores the result of `job`.
+pub(crate) fn save(out: &Path, job: &Job, row: &ResultRow) -> Result<(), ExperimentError> {
+    let text = serde_json::to_string_pretty(&(job.key(), row)).expect("plain data serialises");
+    write_atomic(&job_path(out, job), text.as_bytes())
+}
+
+/// The stored result of `job`, if any (a file for another key is ignored).
+pub(crate) fn load(out: &Path, job: &Job) -> Result<Option<ResultRow>, ExperimentError> {
+    let path = job_path(out, job);
+    let text = match std::fs::read_to_string(&path) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(io(&path, e)),
+    };
+    let (key, row): (String, ResultRow) = serde_json::from_str(&text).map_err(|e| {
+        ExperimentError::Invalid(format!("{}: not a job result: {e}", path.display()))
+    })?;
+    Ok((key == job.key()).then_some(row))
+}
+
+/// Copies the results of `jobs` found under `from` into `out`; returns how
+/// many were copied.
+pub fn import_jobs(jobs: &[Job], from: &Path, out: &Path) -> Result<usize, ExperimentError> {
+    let mut copied = 0;
+    for job in jobs {
+        if let Some(row) = load(from, job)? {
+            save(out, job, &row)?;
+            copied += 1;
+        }
+    }
+    Ok(copied)
+}

@@ -1,0 +1,176 @@
+//! Experiment files: thread-count independence, sharding + merge, resume,
+//! and clear errors.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+const SPEC: &str = r#"
+name = "test-sweep"
+kind = "compare"
+[grid]
+underlay = ["aws-gaia", "aws-north-america"]
+overlay = ["star", "mst", "delta-mbst", "ring", "ring-opt"]
+access = ["100M", "1G", "10G"]
+center_access = ["same", "10G"]
+local_steps = [1, 5]
+[[plot]]
+file = "sweep.svg"
+x = "access"
+y = "cycle_time_ms"
+series = "overlay"
+log_x = true
+filter = { underlay = "aws-gaia", center_access = "same", local_steps = "1" }
+"#;
+
+fn fedtopo(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_fedtopo"))
+        .args(args)
+        .output()
+        .expect("binary runs")
+}
+
+fn tmp(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("fedtopo-exp-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+fn read(dir: &Path, f: &str) -> Vec<u8> {
+    std::fs::read(dir.join(f)).unwrap_or_else(|e| panic!("{}: {e}", dir.join(f).display()))
+}
+
+fn ok(o: &Output) {
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+}
+
+#[test]
+fn threads_shards_and_merge_give_identical_bytes() {
+    let base = tmp("base");
+    let spec = base.join("sweep.toml");
+    std::fs::write(&spec, SPEC).unwrap();
+    let s = spec.to_str().unwrap();
+    let one = tmp("one");
+    let two = tmp("two");
+    ok(&fedtopo(&[
+        "run",
+        s,
+        "--out",
+        one.to_str().unwrap(),
+        "--threads",
+        "1",
+    ]));
+    ok(&fedtopo(&[
+        "run",
+        s,
+        "--out",
+        two.to_str().unwrap(),
+        "--threads",
+        "2",
+    ]));
+    for f in ["results.csv", "results.md", "sweep.svg"] {
+        assert_eq!(
+            read(&one, f),
+            read(&two, f),
+            "{f} differs with thread count"
+        );
+    }
+    // 120 jobs: 2 underlays x 3 access x 2 centre access x 2 steps x 5 overlays.
+    let csv = String::from_utf8(read(&one, "results.csv")).unwrap();
+    assert_eq!(csv.lines().count(), 121);
+
+    let (a, b, c) = (tmp("shard0"), tmp("shard1"), tmp("shard2"));
+    for (i, d) in [&a, &b, &c].iter().enumerate() {
+        let shard = format!("{i}/3");
+        ok(&fedtopo(&[
+            "run",
+            s,
+            "--out",
+            d.to_str().unwrap(),
+            "--shard",
+            &shard,
+        ]));
+        assert!(!d.join("results.csv").exists(), "a shard does not assemble");
+    }
+    // Merging only two shards reports what is missing.
+    let partial = tmp("partial");
+    let o = fedtopo(&[
+        "merge",
+        s,
+        "--from",
+        a.to_str().unwrap(),
+        "--from",
+        b.to_str().unwrap(),
+        "--out",
+        partial.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("40 of 120 jobs have no result"));
+    let merged = tmp("merged");
+    ok(&fedtopo(&[
+        "merge",
+        s,
+        "--from",
+        a.to_str().unwrap(),
+        "--from",
+        b.to_str().unwrap(),
+        "--from",
+        c.to_str().unwrap(),
+        "--out",
+        merged.to_str().unwrap(),
+    ]));
+    for f in ["results.csv", "results.md", "sweep.svg"] {
+        assert_eq!(read(&one, f), read(&merged, f), "{f} differs after merge");
+    }
+}
+
+#[test]
+fn resume_skips_finished_jobs() {
+    let base = tmp("resume");
+    let spec = base.join("sweep.toml");
+    std::fs::write(&spec, SPEC).unwrap();
+    let s = spec.to_str().unwrap();
+    ok(&fedtopo(&["run", s, "--shard", "0/2"]));
+    let o = fedtopo(&["run", s]);
+    ok(&o);
+    let err = String::from_utf8_lossy(&o.stderr).to_string();
+    assert!(
+        err.contains("120 job(s) selected, 60 computed, 60 already done"),
+        "{err}"
+    );
+    let o = fedtopo(&["run", s]);
+    assert!(String::from_utf8_lossy(&o.stderr).contains("0 computed, 120 already done"));
+    // No temporary files are left behind.
+    let leftovers = std::fs::read_dir(base.join("jobs"))
+        .unwrap()
+        .filter(|e| {
+            e.as_ref()
+                .unwrap()
+                .file_name()
+                .to_string_lossy()
+                .contains(".tmp-")
+        })
+        .count();
+    assert_eq!(leftovers, 0);
+}
+
+#[test]
+fn bad_experiment_files_are_clear_errors() {
+    let base = tmp("bad");
+    let spec = base.join("bad.toml");
+    std::fs::write(
+        &spec,
+        "name = \"x\"\nkind = \"compare\"\n[grid]\nunderlay = [\"aws-gaia\"]\naccess = [10]\n",
+    )
+    .unwrap();
+    let o = fedtopo(&["run", spec.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr).to_string();
+    assert!(err.contains("bad.toml:5:"), "{err}");
+    std::fs::write(&spec, "name = \"x\"\nkind = \"compare\"\n[grid]\nunderlay = [\"aws-gaia\"]\naccess = [\"fast\"]\n").unwrap();
+    let o = fedtopo(&["run", spec.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("`fast`"));
+    let o = fedtopo(&["run", spec.to_str().unwrap(), "--shard", "3/3"]);
+    assert_eq!(o.status.code(), Some(2));
+}
