@@ -824,7 +824,7 @@ mod tests {
             "{e}"
         );
         assert!(!e.contains("C (id 2)"), "{e}");
-        assert!(e.contains("MissingCoordinates::Drop"), "{e}");
+        assert!(e.contains("--missing-coordinates drop"), "{e}");
     }
 
     #[test]

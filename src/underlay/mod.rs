@@ -176,7 +176,7 @@ pub enum UnderlayError {
     /// Nodes lack coordinates that edges without `distance` need.
     #[error(
         "{file}: expected Latitude/Longitude on every node whose edges lack `distance`, \
-         found {} node(s) without: {}; use MissingCoordinates::Drop to drop them",
+         found {} node(s) without: {}; drop them with the Drop policy (CLI: --missing-coordinates drop)",
         nodes.len(),
         nodes.join("; ")
     )]
@@ -189,7 +189,7 @@ pub enum UnderlayError {
     /// The graph is not connected.
     #[error(
         "{file}: expected a connected graph, found {} components of sizes {:?}; \
-         use Disconnected::LargestComponent to keep the largest",
+         keep the largest with the LargestComponent policy (CLI: --largest-component)",
         component_sizes.len(),
         component_sizes
     )]
