@@ -101,19 +101,7 @@ fn stem(file: &str) -> String {
 
 /// The contents of the single top-level `graph [...]`.
 fn find_graph<'e>(ctx: &Ctx, entries: &'e [GmlEntry]) -> Result<&'e [GmlEntry], UnderlayError> {
-    let mut found: Option<&GmlEntry> = None;
-    for entry in entries.iter().filter(|e| e.key == "graph") {
-        if let Some(first) = found {
-            return Err(ctx.invalid(
-                entry.key_pos,
-                format!(
-                    "expected exactly one top-level `graph`, found a second one (first at line {})",
-                    first.key_pos.line
-                ),
-            ));
-        }
-        found = Some(entry);
-    }
+    let found = unique(ctx, entries, "graph", "the file (at top level)")?;
     let Some(entry) = found else {
         return Err(ctx.invalid(
             Pos::START,
