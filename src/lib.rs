@@ -23,6 +23,8 @@
 //! * [`timing`]: the cycle time of an overlay on a network.
 //! * [`scenario`]: the usual way to assemble all of the above.
 //! * [`report`]: comparison tables as text, CSV and JSON.
+//! * [`train`]: DPASGD training coupled to the simulator (models need the
+//!   `train` feature).
 //!
 //! Units: time in ms, sizes in bit, bandwidth in bit/s, lengths in km.
 
@@ -36,6 +38,7 @@ pub mod report;
 pub mod reproduce;
 pub mod scenario;
 pub mod timing;
+pub mod train;
 pub mod underlay;
 pub mod units;
 pub mod workload;
