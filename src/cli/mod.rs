@@ -4,6 +4,8 @@ mod args;
 mod compare;
 mod overlay;
 mod reproduce;
+#[cfg(feature = "train")]
+mod train;
 mod underlay;
 
 use anyhow::Result;
@@ -29,6 +31,10 @@ enum Command {
     /// Regenerate published tables: ours vs published.
     #[command(subcommand)]
     Reproduce(reproduce::ReproduceCommand),
+    /// Train a real model (DPASGD) on several overlays and compare them in
+    /// simulated wall-clock time (needs the `train` feature).
+    #[cfg(feature = "train")]
+    Train(Box<train::TrainArgs>),
 }
 
 /// Parses the command line and runs the command.
@@ -39,5 +45,7 @@ pub fn run() -> Result<()> {
         Command::Overlay(a) => overlay::run(a),
         Command::Underlay(c) => underlay::run(c),
         Command::Reproduce(c) => reproduce::run(c),
+        #[cfg(feature = "train")]
+        Command::Train(a) => train::run_train(*a),
     }
 }

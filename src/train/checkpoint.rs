@@ -63,7 +63,9 @@ fn load_state(dir: &Path) -> Result<Option<RunState>, TrainError> {
         return Ok(None);
     }
     let text = std::fs::read_to_string(&p).map_err(|e| ck_err(&p, e))?;
-    serde_json::from_str(&text).map(Some).map_err(|e| ck_err(&p, e))
+    serde_json::from_str(&text)
+        .map(Some)
+        .map_err(|e| ck_err(&p, e))
 }
 
 fn save(dir: &Path, trainer: &Trainer, state: &RunState) -> Result<(), TrainError> {
@@ -71,8 +73,11 @@ fn save(dir: &Path, trainer: &Trainer, state: &RunState) -> Result<(), TrainErro
     let tmp = dir.join(format!("{}.tmp", state.tensors));
     tch::Tensor::save_multi(&trainer.state_tensors(), &tmp)?;
     std::fs::rename(&tmp, &tpath).map_err(|e| ck_err(&tpath, e))?;
-    write_atomic(&dir.join("metrics.csv"), render_csv(&state.records).as_bytes())
-        .map_err(|e| ck_err(dir, e))?;
+    write_atomic(
+        &dir.join("metrics.csv"),
+        render_csv(&state.records).as_bytes(),
+    )
+    .map_err(|e| ck_err(dir, e))?;
     let json = serde_json::to_string(state).map_err(|e| ck_err(dir, e))?;
     write_atomic(&dir.join("state.json"), json.as_bytes()).map_err(|e| ck_err(dir, e))?;
     // Remove older tensor files.
@@ -164,7 +169,12 @@ pub fn run(
     Ok(records)
 }
 
-fn state(trainer: &Trainer, fingerprint: &str, records: &[RoundRecord], opts: &RunOptions) -> RunState {
+fn state(
+    trainer: &Trainer,
+    fingerprint: &str,
+    records: &[RoundRecord],
+    opts: &RunOptions,
+) -> RunState {
     RunState {
         fingerprint: fingerprint.to_string(),
         round: trainer.round(),

@@ -56,7 +56,9 @@ pub enum ConsensusError {
         value: f64,
     },
     /// A user matrix gives weight to a silo whose model is not received.
-    #[error("consensus matrix gives weight to ({row},{col}) but the overlay has no arc {col} -> {row}")]
+    #[error(
+        "consensus matrix gives weight to ({row},{col}) but the overlay has no arc {col} -> {row}"
+    )]
     NotAnArc {
         /// Receiving silo.
         row: usize,
@@ -203,7 +205,8 @@ impl ConsensusMatrix {
         }
         for i in 0..self.n {
             for j in 0..self.n {
-                if i != j && self.get(i, j) != 0.0 && overlay.arcs().binary_search(&(j, i)).is_err() {
+                if i != j && self.get(i, j) != 0.0 && overlay.arcs().binary_search(&(j, i)).is_err()
+                {
                     return Err(ConsensusError::NotAnArc { row: i, col: j });
                 }
             }

@@ -114,7 +114,7 @@ impl BatchedModel {
         let mut rng = ChaCha8Rng::seed_from_u64(seed ^ 0x6d6f_6465_6c69_6e69);
         let c = input.classes;
         let mut layers = Vec::new();
-        let mut dense = |rng: &mut ChaCha8Rng, i: usize, o: usize| {
+        let dense = |rng: &mut ChaCha8Rng, i: usize, o: usize| {
             let bound = 1.0 / (i as f64).sqrt();
             Layer::Dense {
                 w: stacked(&uniform(rng, i * o, bound), n, &[i as i64, o as i64]),
@@ -124,7 +124,11 @@ impl BatchedModel {
         let conv = |rng: &mut ChaCha8Rng, i: usize, o: usize, pad: i64| {
             let bound = 1.0 / ((i * 25) as f64).sqrt();
             Layer::Conv {
-                w: stacked(&uniform(rng, o * i * 25, bound), n, &[o as i64, i as i64, 5, 5]),
+                w: stacked(
+                    &uniform(rng, o * i * 25, bound),
+                    n,
+                    &[o as i64, i as i64, 5, 5],
+                ),
                 b: stacked(&uniform(rng, o, bound), n, &[o as i64]),
                 pad,
             }
@@ -140,9 +144,9 @@ impl BatchedModel {
                 layers.push(dense(&mut rng, hidden, c));
             }
             ModelKind::LeNet | ModelKind::GnLeNet => {
-                let (ch, h, w) = input
-                    .image
-                    .ok_or_else(|| format!("{} needs image data (MNIST or CIFAR-10)", kind.name()))?;
+                let (ch, h, w) = input.image.ok_or_else(|| {
+                    format!("{} needs image data (MNIST or CIFAR-10)", kind.name())
+                })?;
                 if kind == ModelKind::LeNet {
                     // 5x5 pad 2 keeps size, pool halves; 5x5 no pad -4, pool halves.
                     let (h2, w2) = ((h / 2).saturating_sub(4) / 2, (w / 2).saturating_sub(4) / 2);
@@ -158,7 +162,9 @@ impl BatchedModel {
                     let pool = |x: usize| (x.saturating_sub(3)) / 2 + 1;
                     let (h3, w3) = (pool(pool(pool(h))), pool(pool(pool(w))));
                     if h < 15 || w < 15 {
-                        return Err(format!("gn-lenet needs images of at least 15x15, got {h}x{w}"));
+                        return Err(format!(
+                            "gn-lenet needs images of at least 15x15, got {h}x{w}"
+                        ));
                     }
                     layers.push(conv(&mut rng, ch, 32, 2));
                     layers.push(gn(32));
@@ -190,10 +196,7 @@ impl BatchedModel {
 
     /// Parameters of one silo (the model size `M` is 32 bit times this).
     pub fn params_per_silo(&self) -> usize {
-        self.parameters()
-            .iter()
-            .map(|p| p.numel() / self.n)
-            .sum()
+        self.parameters().iter().map(|p| p.numel() / self.n).sum()
     }
 
     /// Every parameter tensor (leading silo dimension), in a fixed order.
@@ -201,7 +204,9 @@ impl BatchedModel {
         self.layers
             .iter()
             .flat_map(|l| match l {
-                Layer::Dense { w, b } | Layer::Conv { w, b, .. } | Layer::GroupNorm { w, b } => [w, b],
+                Layer::Dense { w, b } | Layer::Conv { w, b, .. } | Layer::GroupNorm { w, b } => {
+                    [w, b]
+                }
             })
             .collect()
     }
@@ -211,7 +216,9 @@ impl BatchedModel {
         self.layers
             .iter_mut()
             .flat_map(|l| match l {
-                Layer::Dense { w, b } | Layer::Conv { w, b, .. } | Layer::GroupNorm { w, b } => [w, b],
+                Layer::Dense { w, b } | Layer::Conv { w, b, .. } | Layer::GroupNorm { w, b } => {
+                    [w, b]
+                }
             })
             .collect()
     }
@@ -249,7 +256,14 @@ impl BatchedModel {
                         Layer::Conv { w, b: bias, pad } => {
                             let s = w.size();
                             let wg = w.reshape([n * s[1], s[2], s[3], s[4]]);
-                            h = h.conv2d(&wg, Some(bias.reshape([-1])), [1, 1], [*pad, *pad], [1, 1], n);
+                            h = h.conv2d(
+                                &wg,
+                                Some(bias.reshape([-1])),
+                                [1, 1],
+                                [*pad, *pad],
+                                [1, 1],
+                                n,
+                            );
                             if gn_lenet {
                                 // GN-LeNet: the first conv pools before its norm.
                                 if k == 0 {
@@ -260,7 +274,13 @@ impl BatchedModel {
                             }
                         }
                         Layer::GroupNorm { w, b: bias } => {
-                            h = h.group_norm(2 * n, Some(w.reshape([-1])), Some(bias.reshape([-1])), 1e-5, false);
+                            h = h.group_norm(
+                                2 * n,
+                                Some(w.reshape([-1])),
+                                Some(bias.reshape([-1])),
+                                1e-5,
+                                false,
+                            );
                             if k > 1 {
                                 h = h.max_pool2d([3, 3], [2, 2], [0, 0], [1, 1], false);
                             }
@@ -311,13 +331,19 @@ impl BatchedModel {
             .layers
             .iter()
             .map(|l| match l {
-                Layer::Dense { w, b } => Layer::Dense { w: pick(w), b: pick(b) },
+                Layer::Dense { w, b } => Layer::Dense {
+                    w: pick(w),
+                    b: pick(b),
+                },
                 Layer::Conv { w, b, pad } => Layer::Conv {
                     w: pick(w),
                     b: pick(b),
                     pad: *pad,
                 },
-                Layer::GroupNorm { w, b } => Layer::GroupNorm { w: pick(w), b: pick(b) },
+                Layer::GroupNorm { w, b } => Layer::GroupNorm {
+                    w: pick(w),
+                    b: pick(b),
+                },
             })
             .collect();
         BatchedModel {
@@ -369,6 +395,16 @@ mod tests {
         .unwrap();
         let x = Tensor::randn([3, 4, 784], (Kind::Float, tch::Device::Cpu));
         assert_eq!(le.forward(&x).size(), vec![3, 4, 10]);
-        assert!(BatchedModel::new(ModelKind::LeNet, 1, InputShape { dim: 60, image: None, classes: 10 }, 0).is_err());
+        assert!(BatchedModel::new(
+            ModelKind::LeNet,
+            1,
+            InputShape {
+                dim: 60,
+                image: None,
+                classes: 10
+            },
+            0
+        )
+        .is_err());
     }
 }

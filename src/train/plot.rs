@@ -25,10 +25,18 @@ pub fn plot_runs(path: &Path, runs: &[(String, Vec<RoundRecord>)]) -> Result<(),
     let panels = root.split_evenly((2, 2));
     type Get = fn(&RoundRecord) -> f64;
     let specs: [(&str, &str, bool, Get); 4] = [
-        ("training loss vs rounds", "round", false, |r| r.train_loss.mean),
-        ("training loss vs wall-clock", "wall-clock (s)", true, |r| r.train_loss.mean),
-        ("test accuracy vs rounds", "round", false, |r| r.test_acc.mean),
-        ("test accuracy vs wall-clock", "wall-clock (s)", true, |r| r.test_acc.mean),
+        ("training loss vs rounds", "round", false, |r| {
+            r.train_loss.mean
+        }),
+        ("training loss vs wall-clock", "wall-clock (s)", true, |r| {
+            r.train_loss.mean
+        }),
+        ("test accuracy vs rounds", "round", false, |r| {
+            r.test_acc.mean
+        }),
+        ("test accuracy vs wall-clock", "wall-clock (s)", true, |r| {
+            r.test_acc.mean
+        }),
     ];
     for (area, (title, xlabel, wall, get)) in panels.iter().zip(specs) {
         let pts: Vec<Vec<(f64, f64)>> = runs
@@ -36,7 +44,11 @@ pub fn plot_runs(path: &Path, runs: &[(String, Vec<RoundRecord>)]) -> Result<(),
             .map(|(_, recs)| {
                 recs.iter()
                     .map(|r| {
-                        let x = if wall { r.wall_clock_ms / 1e3 } else { r.round as f64 };
+                        let x = if wall {
+                            r.wall_clock_ms / 1e3
+                        } else {
+                            r.round as f64
+                        };
                         (x, get(r))
                     })
                     .filter(|p| p.1.is_finite())
@@ -47,7 +59,11 @@ pub fn plot_runs(path: &Path, runs: &[(String, Vec<RoundRecord>)]) -> Result<(),
         let xmax = all.clone().map(|p| p.0).fold(1e-9, f64::max);
         let ymin = all.clone().map(|p| p.1).fold(f64::INFINITY, f64::min);
         let ymax = all.map(|p| p.1).fold(f64::NEG_INFINITY, f64::max);
-        let (ymin, ymax) = if ymin.is_finite() && ymax > ymin { (ymin, ymax) } else { (0.0, 1.0) };
+        let (ymin, ymax) = if ymin.is_finite() && ymax > ymin {
+            (ymin, ymax)
+        } else {
+            (0.0, 1.0)
+        };
         let pad = (ymax - ymin) * 0.05;
         let mut chart = ChartBuilder::on(area)
             .caption(title, ("sans-serif", 18))
@@ -67,7 +83,9 @@ pub fn plot_runs(path: &Path, runs: &[(String, Vec<RoundRecord>)]) -> Result<(),
                 .draw_series(LineSeries::new(p, c.stroke_width(2)))
                 .map_err(|e| e.to_string())?
                 .label(name.clone())
-                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], c.stroke_width(2)));
+                .legend(move |(x, y)| {
+                    PathElement::new(vec![(x, y), (x + 20, y)], c.stroke_width(2))
+                });
         }
         chart
             .configure_series_labels()

@@ -156,7 +156,11 @@ pub fn summarize(
                 overlay: name.clone(),
                 rounds,
                 final_wall_clock_ms: wall,
-                ms_per_round: if rounds > 0 { wall / rounds as f64 } else { 0.0 },
+                ms_per_round: if rounds > 0 {
+                    wall / rounds as f64
+                } else {
+                    0.0
+                },
                 rounds_to_target: hit.map(|r| r.round),
                 time_to_target_ms: hit.map(|r| r.wall_clock_ms),
                 speedup: None,
@@ -167,7 +171,11 @@ pub fn summarize(
         .collect();
     let base = baseline
         .map(str::to_string)
-        .or_else(|| rows.iter().find(|r| r.overlay == "star").map(|r| r.overlay.clone()))
+        .or_else(|| {
+            rows.iter()
+                .find(|r| r.overlay == "star")
+                .map(|r| r.overlay.clone())
+        })
         .or_else(|| rows.first().map(|r| r.overlay.clone()));
     let base_t = base
         .and_then(|b| rows.iter().find(|r| r.overlay == b))
@@ -210,7 +218,11 @@ mod tests {
     use super::*;
 
     fn rec(round: u64, wall: f64, acc: f64, loss: f64) -> RoundRecord {
-        let s = |x| Stat { mean: x, min: x, max: x };
+        let s = |x| Stat {
+            mean: x,
+            min: x,
+            max: x,
+        };
         RoundRecord {
             round,
             wall_clock_ms: wall,
@@ -225,8 +237,23 @@ mod tests {
     #[test]
     fn time_to_target_and_speedup() {
         let runs = vec![
-            ("star".to_string(), vec![rec(0, 0.0, 0.1, 2.0), rec(10, 3000.0, 0.5, 1.0), rec(20, 6000.0, 0.8, 0.5)]),
-            ("ring".to_string(), vec![rec(0, 0.0, 0.1, 2.0), rec(10, 800.0, 0.4, 1.2), rec(20, 1600.0, 0.7, 0.6), rec(30, 2400.0, 0.85, 0.4)]),
+            (
+                "star".to_string(),
+                vec![
+                    rec(0, 0.0, 0.1, 2.0),
+                    rec(10, 3000.0, 0.5, 1.0),
+                    rec(20, 6000.0, 0.8, 0.5),
+                ],
+            ),
+            (
+                "ring".to_string(),
+                vec![
+                    rec(0, 0.0, 0.1, 2.0),
+                    rec(10, 800.0, 0.4, 1.2),
+                    rec(20, 1600.0, 0.7, 0.6),
+                    rec(30, 2400.0, 0.85, 0.4),
+                ],
+            ),
             ("mst".to_string(), vec![rec(0, 0.0, 0.1, 2.0)]),
         ];
         let rows = summarize(&runs, Target::TestAccuracy(0.75), None);
@@ -237,9 +264,17 @@ mod tests {
         let rows = summarize(&runs, Target::TrainLoss(1.0), Some("ring"));
         assert!((rows[0].speedup.unwrap() - 1600.0 / 3000.0).abs() < 1e-12);
         let csv = render_summary_csv(&rows, Target::TrainLoss(1.0));
-        assert!(csv.lines().nth(1).unwrap().starts_with("star,20,6000.000,300.000,train_loss<=1,10,3000.000,0.533"));
+        assert!(csv
+            .lines()
+            .nth(1)
+            .unwrap()
+            .starts_with("star,20,6000.000,300.000,train_loss<=1,10,3000.000,0.533"));
         let text = render_csv(&runs[0].1);
         assert_eq!(text.lines().count(), 4);
-        assert!(text.lines().nth(2).unwrap().starts_with("10,3000.000,1.000000,"));
+        assert!(text
+            .lines()
+            .nth(2)
+            .unwrap()
+            .starts_with("10,3000.000,1.000000,"));
     }
 }

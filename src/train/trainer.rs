@@ -154,12 +154,18 @@ fn tensors(x: &[f32], y: &[i64], dim: usize) -> (Tensor, Tensor) {
 impl Trainer {
     /// A trainer with fresh models (every silo starts from the same parameters).
     pub fn new(cfg: TrainConfig, data: &FederatedData) -> Result<Self, TrainError> {
-        data.validate().map_err(|e| TrainError::Config(e.to_string()))?;
+        data.validate()
+            .map_err(|e| TrainError::Config(e.to_string()))?;
         if cfg.batch_size == 0 || cfg.local_steps == 0 {
-            return Err(TrainError::Config("batch size and local steps must be >= 1".into()));
+            return Err(TrainError::Config(
+                "batch size and local steps must be >= 1".into(),
+            ));
         }
         if !(cfg.lr.is_finite() && cfg.lr > 0.0) {
-            return Err(TrainError::Config(format!("learning rate {} must be > 0", cfg.lr)));
+            return Err(TrainError::Config(format!(
+                "learning rate {} must be > 0",
+                cfg.lr
+            )));
         }
         tch::set_num_threads(1);
         tch::manual_seed(cfg.seed as i64);
@@ -244,7 +250,11 @@ impl Trainer {
         let mut out = Vec::with_capacity(self.n * b);
         for s in &self.silos {
             if s.len() >= b {
-                out.extend(sample(&mut rng, s.len(), b).into_iter().map(|t| s[t] as i64));
+                out.extend(
+                    sample(&mut rng, s.len(), b)
+                        .into_iter()
+                        .map(|t| s[t] as i64),
+                );
             } else {
                 out.extend((0..b).map(|_| s[rng.gen_range(0..s.len())] as i64));
             }
@@ -323,7 +333,12 @@ impl Trainer {
     /// Stacked parameters `[N, ...]` (copies), in model order.
     pub fn stacked_parameters(&self) -> Vec<Tensor> {
         if self.parts.len() == 1 {
-            self.parts[0].model.parameters().iter().map(|p| p.detach().copy()).collect()
+            self.parts[0]
+                .model
+                .parameters()
+                .iter()
+                .map(|p| p.detach().copy())
+                .collect()
         } else {
             let count = self.parts[0].model.parameters().len();
             (0..count)
@@ -437,9 +452,16 @@ impl Trainer {
     }
 
     /// Restores a state saved by [`Self::state_tensors`] after `round` rounds.
-    pub fn restore(&mut self, named: &[(String, Tensor)], round: u64, steps: u64) -> Result<(), TrainError> {
+    pub fn restore(
+        &mut self,
+        named: &[(String, Tensor)],
+        round: u64,
+        steps: u64,
+    ) -> Result<(), TrainError> {
         if self.parts.len() != 1 {
-            return Err(TrainError::Config("checkpoints need the batched mode".into()));
+            return Err(TrainError::Config(
+                "checkpoints need the batched mode".into(),
+            ));
         }
         let get = |name: String| -> Result<&Tensor, TrainError> {
             named

@@ -17,7 +17,10 @@ pub fn parse_batch(bytes: &[u8], path: &str, out: &mut Dataset) -> Result<(), Da
     if bytes.is_empty() || bytes.len() % RECORD != 0 {
         return Err(DataError::Format {
             path: path.into(),
-            message: format!("size {} is not a positive multiple of {RECORD}-byte records", bytes.len()),
+            message: format!(
+                "size {} is not a positive multiple of {RECORD}-byte records",
+                bytes.len()
+            ),
         });
     }
     for rec in bytes.chunks(RECORD) {
@@ -89,7 +92,11 @@ mod tests {
             r.extend(std::iter::repeat_n(px, 3072));
             r
         };
-        std::fs::write(dir.join("data_batch_1.bin"), [rec(2, 0), rec(9, 255)].concat()).unwrap();
+        std::fs::write(
+            dir.join("data_batch_1.bin"),
+            [rec(2, 0), rec(9, 255)].concat(),
+        )
+        .unwrap();
         std::fs::write(dir.join("data_batch_3.bin"), rec(0, 128)).unwrap();
         std::fs::write(dir.join("test_batch.bin"), rec(7, 10)).unwrap();
         let (tr, te) = load(&dir).unwrap();

@@ -50,7 +50,9 @@ pub fn parse_idx(bytes: &[u8], path: &str) -> Result<(Vec<usize>, Vec<u8>), Data
         return Err(fmt("truncated IDX header".into()));
     }
     let dims: Vec<usize> = (0..ndim)
-        .map(|k| u32::from_be_bytes(bytes[4 + 4 * k..8 + 4 * k].try_into().expect("4 bytes")) as usize)
+        .map(|k| {
+            u32::from_be_bytes(bytes[4 + 4 * k..8 + 4 * k].try_into().expect("4 bytes")) as usize
+        })
         .collect();
     let count: usize = dims.iter().product();
     if bytes.len() != header + count {
@@ -117,8 +119,16 @@ mod tests {
         let px: Vec<u8> = (0..n * h * w).map(|k| (k * 7 % 256) as u8).collect();
         let lb: Vec<u8> = vec![3, 1, 4, 1, 5];
         for pre in ["train", "t10k"] {
-            std::fs::write(dir.join(format!("{pre}-images-idx3-ubyte")), encode_idx(&[n, h, w], &px)).unwrap();
-            std::fs::write(dir.join(format!("{pre}-labels-idx1-ubyte")), encode_idx(&[n], &lb)).unwrap();
+            std::fs::write(
+                dir.join(format!("{pre}-images-idx3-ubyte")),
+                encode_idx(&[n, h, w], &px),
+            )
+            .unwrap();
+            std::fs::write(
+                dir.join(format!("{pre}-labels-idx1-ubyte")),
+                encode_idx(&[n], &lb),
+            )
+            .unwrap();
         }
         let (tr, te) = load(&dir).unwrap();
         assert_eq!(tr.len(), 5);
@@ -126,11 +136,22 @@ mod tests {
         assert_eq!(tr.image, Some((1, 4, 3)));
         assert!((tr.features[1] - ((7.0 / 255.0 - 0.1307) / 0.3081)).abs() < 1e-6);
         // Truncated file and bad label are typed errors.
-        std::fs::write(dir.join("t10k-labels-idx1-ubyte"), &encode_idx(&[n], &lb)[..9]).unwrap();
+        std::fs::write(
+            dir.join("t10k-labels-idx1-ubyte"),
+            &encode_idx(&[n], &lb)[..9],
+        )
+        .unwrap();
         assert!(matches!(load(&dir), Err(DataError::Format { .. })));
-        std::fs::write(dir.join("t10k-labels-idx1-ubyte"), encode_idx(&[n], &[0, 1, 2, 3, 10])).unwrap();
+        std::fs::write(
+            dir.join("t10k-labels-idx1-ubyte"),
+            encode_idx(&[n], &[0, 1, 2, 3, 10]),
+        )
+        .unwrap();
         assert!(matches!(load(&dir), Err(DataError::Invalid(_))));
         std::fs::remove_dir_all(&dir).ok();
-        assert!(matches!(load(Path::new("/nonexistent/mnist")), Err(DataError::Io { .. })));
+        assert!(matches!(
+            load(Path::new("/nonexistent/mnist")),
+            Err(DataError::Io { .. })
+        ));
     }
 }

@@ -46,7 +46,11 @@ impl Partition {
                     .parse::<f64>()
                     .ok()
                     .filter(|x| x.is_finite() && *x > 0.0)
-                    .ok_or_else(|| DataError::Invalid(format!("partition `{text}`: `{a}` is not a positive number"))),
+                    .ok_or_else(|| {
+                        DataError::Invalid(format!(
+                            "partition `{text}`: `{a}` is not a positive number"
+                        ))
+                    }),
             }
         };
         Ok(match name.as_str() {
@@ -144,7 +148,9 @@ impl Partition {
             }
             Partition::Geo => {
                 let pos = positions.filter(|p| p.len() == n).ok_or_else(|| {
-                    DataError::Invalid("the geo partition needs the coordinates of every silo".into())
+                    DataError::Invalid(
+                        "the geo partition needs the coordinates of every silo".into(),
+                    )
                 })?;
                 // A class's home: a random point in the silos' bounding box.
                 let (lat0, lat1) = bounds(pos.iter().map(|p| p.0));
@@ -175,7 +181,9 @@ impl Partition {
 }
 
 fn bounds(v: impl Iterator<Item = f64>) -> (f64, f64) {
-    v.fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), x| (a.min(x), b.max(x)))
+    v.fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), x| {
+        (a.min(x), b.max(x))
+    })
 }
 
 fn nearest(pos: &[(f64, f64)], p: (f64, f64)) -> usize {
@@ -237,15 +245,28 @@ mod tests {
     fn check_cover(s: &[Vec<usize>], total: usize) {
         let mut all: Vec<usize> = s.iter().flatten().copied().collect();
         all.sort_unstable();
-        assert_eq!(all, (0..total).collect::<Vec<_>>(), "every example exactly once");
+        assert_eq!(
+            all,
+            (0..total).collect::<Vec<_>>(),
+            "every example exactly once"
+        );
         assert!(s.iter().all(|x| !x.is_empty()));
     }
 
     #[test]
     fn all_partitions_cover_and_are_seeded() {
         let d = toy(1000, 10);
-        let pos: Vec<(f64, f64)> = (0..20).map(|i| (30.0 + i as f64, -120.0 + 3.0 * i as f64)).collect();
-        for p in ["iid", "shards", "one-class", "dirichlet:0.3", "lognormal:1.5", "geo"] {
+        let pos: Vec<(f64, f64)> = (0..20)
+            .map(|i| (30.0 + i as f64, -120.0 + 3.0 * i as f64))
+            .collect();
+        for p in [
+            "iid",
+            "shards",
+            "one-class",
+            "dirichlet:0.3",
+            "lognormal:1.5",
+            "geo",
+        ] {
             let part = Partition::parse(p).unwrap();
             let a = part.split(&d, 20, Some(&pos), 3).unwrap();
             check_cover(&a, 1000);

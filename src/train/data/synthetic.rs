@@ -58,7 +58,9 @@ pub fn generate(spec: &SyntheticSpec, silos: usize, seed: u64) -> Result<Federat
         ));
     }
     if !(spec.alpha >= 0.0 && spec.beta >= 0.0 && spec.alpha.is_finite() && spec.beta.is_finite()) {
-        return Err(DataError::Invalid("alpha and beta must be finite and >= 0".into()));
+        return Err(DataError::Invalid(
+            "alpha and beta must be finite and >= 0".into(),
+        ));
     }
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
     let std = Normal::new(0.0, 1.0).expect("valid");
