@@ -286,7 +286,7 @@ mod tests {
         let one = Partition::OneClass.split(&d, 20, None, 1).unwrap();
         assert!(one.iter().all(|s| classes_of(s) == 1));
         let shards = Partition::Shards(2).split(&d, 20, None, 1).unwrap();
-        assert!(shards.iter().all(|s| s.len() == 25 && classes_of(s) <= 2));
+        assert!(shards.iter().all(|s| s.len() == 50 && classes_of(s) <= 2));
         let iid = Partition::Iid.split(&d, 10, None, 1).unwrap();
         assert!(iid.iter().all(|s| s.len() == 100 && classes_of(s) >= 8));
         assert!(Partition::Geo.split(&d, 20, None, 1).is_err());
