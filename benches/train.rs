@@ -16,7 +16,9 @@ use fedtopo::train::trainer::{ExecMode, TrainConfig, Trainer};
 fn bench(c: &mut Criterion) {
     let n = 100;
     let data = generate(&SyntheticSpec::default(), n, 0).expect("data");
-    let a = ConsensusRule::LocalDegree.matrix(&complete(n)).expect("matrix");
+    let a = ConsensusRule::LocalDegree
+        .matrix(&complete(n))
+        .expect("matrix");
     let mut g = c.benchmark_group("dpasgd_round_n100");
     g.sample_size(10);
     for model in [ModelKind::LogReg, ModelKind::Mlp { hidden: 200 }] {
