@@ -25,6 +25,8 @@
 //! * [`report`]: comparison tables as text, CSV and JSON; SVG plots.
 //! * [`experiment`]: declarative experiment files, parallel and sharded sweeps.
 //! * [`reproduce`]: the paper's tables, ours vs published.
+//! * [`train`]: DPASGD training coupled to the simulator (models need the
+//!   `train` feature).
 //!
 //! Units: time in ms, sizes in bit, bandwidth in bit/s, lengths in km.
 
@@ -39,6 +41,7 @@ pub mod report;
 pub mod reproduce;
 pub mod scenario;
 pub mod timing;
+pub mod train;
 pub mod underlay;
 pub mod units;
 pub mod workload;

@@ -4,6 +4,8 @@ mod args;
 mod compare;
 mod overlay;
 mod run;
+#[cfg(feature = "train")]
+mod train;
 mod underlay;
 
 use anyhow::Result;
@@ -30,6 +32,10 @@ enum Command {
     Run(run::RunArgs),
     /// Join the results of sharded runs of an experiment.
     Merge(run::MergeArgs),
+    /// Train a real model (DPASGD) on several overlays and compare them in
+    /// simulated wall-clock time (needs the `train` feature).
+    #[cfg(feature = "train")]
+    Train(Box<train::TrainArgs>),
 }
 
 /// Parses the command line and runs the command.
@@ -41,5 +47,7 @@ pub fn run() -> Result<()> {
         Command::Underlay(c) => underlay::run(c),
         Command::Run(a) => run::run(a),
         Command::Merge(a) => run::merge(a),
+        #[cfg(feature = "train")]
+        Command::Train(a) => train::run_train(*a),
     }
 }

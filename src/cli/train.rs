@@ -1,0 +1,274 @@
+//! `fedtopo train`: train a real model with DPASGD on several overlays and
+//! compare them in simulated wall-clock time.
+
+use std::path::PathBuf;
+
+use anyhow::{bail, Context, Result};
+use clap::Args;
+use indicatif::{ProgressBar, ProgressStyle};
+
+use fedtopo::overlay::build::{build_overlay, parse_overlay_list, BuildOptions};
+use fedtopo::overlay::Protocol;
+use fedtopo::train::checkpoint::{run, RunOptions};
+use fedtopo::train::clock::MaxPlusClock;
+use fedtopo::train::consensus::ConsensusRule;
+use fedtopo::train::data::partition::Partition;
+use fedtopo::train::data::synthetic::{generate, SyntheticSpec};
+use fedtopo::train::data::{cifar, mnist, FederatedData};
+use fedtopo::train::model::ModelKind;
+use fedtopo::train::optim::{LrSchedule, OptimizerKind};
+use fedtopo::train::plot::plot_runs;
+use fedtopo::train::report::{render_summary_csv, summarize, write_atomic, Target};
+use fedtopo::train::trainer::{ExecMode, TrainConfig, Trainer};
+
+use super::args::{center_policy, NetworkArgs, UnderlayArgs};
+
+/// Options of `fedtopo train`.
+#[derive(Debug, Args)]
+pub struct TrainArgs {
+    #[command(flatten)]
+    underlay: UnderlayArgs,
+    #[command(flatten)]
+    network: NetworkArgs,
+    /// Overlays to train on, comma-separated (star, mst, delta-mbst, ring, ring-opt, complete).
+    #[arg(long, default_value = "star,mst,ring")]
+    overlays: String,
+    /// STAR centre: load, first, fastest, or a silo label/id.
+    #[arg(long, default_value = "first")]
+    center: String,
+    /// `synthetic`, `synthetic:ALPHA,BETA`, `mnist:DIR` or `cifar10:DIR`.
+    #[arg(long, default_value = "synthetic")]
+    dataset: String,
+    /// Partition of MNIST/CIFAR among silos: iid, shards[:K], one-class,
+    /// dirichlet:ALPHA, lognormal[:SIGMA], geo (synthetic data is split by its generator).
+    #[arg(long, default_value = "shards:2")]
+    partition: String,
+    /// Model: logreg, mlp[:HIDDEN], lenet, gn-lenet.
+    #[arg(long, default_value = "logreg")]
+    model: String,
+    /// Optimiser: sgd or adam.
+    #[arg(long, default_value = "sgd")]
+    optimizer: String,
+    /// SGD momentum.
+    #[arg(long, default_value_t = 0.0)]
+    momentum: f64,
+    /// Learning rate.
+    #[arg(long, default_value_t = 0.05)]
+    lr: f64,
+    /// Learning-rate schedule: constant or inv-sqrt (lr / sqrt(round + 1)).
+    #[arg(long, default_value = "constant")]
+    lr_schedule: String,
+    /// Mini-batch size per silo and local step.
+    #[arg(long, default_value_t = 32)]
+    batch_size: usize,
+    /// Consensus rule: auto, local-degree, mh, half, average, matcha:ALPHA, file:PATH.
+    #[arg(long, default_value = "auto")]
+    consensus: String,
+    /// Communication rounds.
+    #[arg(long, default_value_t = 200)]
+    rounds: u64,
+    /// Evaluate every this many rounds.
+    #[arg(long, default_value_t = 5)]
+    eval_every: u64,
+    /// Evaluate on at most this many training and test examples.
+    #[arg(long, default_value_t = 4000)]
+    eval_samples: usize,
+    /// Target mean test accuracy for the time-to-target summary.
+    #[arg(long)]
+    target_acc: Option<f64>,
+    /// Target mean training loss (instead of accuracy).
+    #[arg(long)]
+    target_loss: Option<f64>,
+    /// Use the trained model's real size (32 bit per parameter) as M for timing.
+    #[arg(long)]
+    real_model_size: bool,
+    /// Seed of data, initialisation and batches.
+    #[arg(long, default_value_t = 0)]
+    seed: u64,
+    /// Output directory (one sub-directory per overlay, summary.csv, curves.svg).
+    #[arg(long, default_value = "out/train")]
+    out: PathBuf,
+    /// Checkpoint every this many rounds.
+    #[arg(long, default_value_t = 20)]
+    checkpoint_every: u64,
+    /// Ignore existing checkpoints in --out and start over.
+    #[arg(long)]
+    fresh: bool,
+    /// No progress bars.
+    #[arg(long)]
+    quiet: bool,
+}
+
+fn load_data(a: &TrainArgs, n: usize, positions: Option<&[(f64, f64)]>) -> Result<FederatedData> {
+    let (kind, arg) = a
+        .dataset
+        .split_once(':')
+        .unwrap_or((a.dataset.as_str(), ""));
+    match kind {
+        "synthetic" => {
+            let mut spec = SyntheticSpec::default();
+            if !arg.is_empty() {
+                let (al, be) = arg
+                    .split_once(',')
+                    .context("--dataset synthetic:ALPHA,BETA")?;
+                spec.alpha = al.trim().parse().context("synthetic ALPHA")?;
+                spec.beta = be.trim().parse().context("synthetic BETA")?;
+            }
+            Ok(generate(&spec, n, a.seed)?)
+        }
+        "mnist" | "cifar10" | "cifar" => {
+            if arg.is_empty() {
+                bail!("--dataset {kind}:DIR needs the directory of the data files");
+            }
+            let dir = std::path::Path::new(arg);
+            let (train, test) = if kind == "mnist" {
+                mnist::load(dir)?
+            } else {
+                cifar::load(dir)?
+            };
+            let part = Partition::parse(&a.partition)?;
+            let silos = part.split(&train, n, positions, a.seed)?;
+            Ok(FederatedData {
+                name: kind.to_string(),
+                train,
+                test,
+                silos,
+            })
+        }
+        other => bail!("unknown dataset `{other}`; expected synthetic, mnist:DIR or cifar10:DIR"),
+    }
+}
+
+fn config(a: &TrainArgs) -> Result<TrainConfig> {
+    let model = ModelKind::parse(&a.model).with_context(|| {
+        format!(
+            "unknown model `{}`; expected logreg, mlp[:H], lenet, gn-lenet",
+            a.model
+        )
+    })?;
+    let optimizer = match a.optimizer.to_ascii_lowercase().as_str() {
+        "sgd" => OptimizerKind::Sgd {
+            momentum: a.momentum,
+        },
+        "adam" => OptimizerKind::Adam {
+            beta1: 0.9,
+            beta2: 0.999,
+            eps: 1e-8,
+        },
+        o => bail!("unknown optimizer `{o}`; expected sgd or adam"),
+    };
+    let lr_schedule = match a.lr_schedule.as_str() {
+        "constant" => LrSchedule::Constant,
+        "inv-sqrt" | "1/sqrt" => LrSchedule::InvSqrt,
+        o => bail!("unknown --lr-schedule `{o}`; expected constant or inv-sqrt"),
+    };
+    Ok(TrainConfig {
+        model,
+        optimizer,
+        lr: a.lr,
+        lr_schedule,
+        local_steps: a.network.local_steps,
+        batch_size: a.batch_size,
+        consensus: ConsensusRule::parse(&a.consensus)?,
+        eval_samples: a.eval_samples,
+        seed: a.seed,
+        mode: ExecMode::Batched,
+    })
+}
+
+/// Runs `fedtopo train`.
+pub fn run_train(a: TrainArgs) -> Result<()> {
+    let underlay = a.underlay.load(a.quiet)?;
+    let mut model = a.network.delay_model(&underlay)?;
+    let n = model.silo_count();
+    let positions: Option<Vec<(f64, f64)>> = underlay.routers.iter().map(|r| r.lat_lon).collect();
+    let data = load_data(&a, n, positions.as_deref())?;
+    let cfg = config(&a)?;
+    let kinds = parse_overlay_list(&a.overlays)?;
+    let options = BuildOptions {
+        center: center_policy(&a.center, &underlay)?,
+        ..BuildOptions::default()
+    };
+    let target = match (a.target_acc, a.target_loss) {
+        (Some(x), None) => Target::TestAccuracy(x),
+        (None, Some(l)) => Target::TrainLoss(l),
+        (None, None) => Target::TestAccuracy(0.0),
+        _ => bail!("give --target-acc or --target-loss, not both"),
+    };
+    if a.real_model_size {
+        let t = Trainer::new(cfg.clone(), &data)?;
+        model.workload.model_bits = 32.0 * t.params_per_silo() as f64;
+        model.workload.name = "trained-model".into();
+    }
+    std::fs::create_dir_all(&a.out).with_context(|| format!("creating {}", a.out.display()))?;
+    let mut runs = Vec::new();
+    for kind in kinds {
+        let overlay = build_overlay(kind, &underlay, &model, &options)?;
+        let dir = a.out.join(kind.name());
+        if a.fresh && dir.exists() {
+            std::fs::remove_dir_all(&dir).with_context(|| format!("removing {}", dir.display()))?;
+        }
+        let fingerprint = format!(
+            "{}|{}|{}|{}|{:?}|{:?}|{}",
+            cfg.fingerprint(),
+            data.name,
+            a.partition,
+            overlay.name,
+            overlay.arcs(),
+            overlay.protocol == Protocol::Gossip,
+            model.workload.model_bits
+        );
+        let mut trainer = Trainer::new(cfg.clone(), &data)?;
+        let mut clock = MaxPlusClock::new(model.clone());
+        let bar = if a.quiet {
+            ProgressBar::hidden()
+        } else {
+            ProgressBar::new(a.rounds)
+        };
+        bar.set_style(
+            ProgressStyle::with_template(
+                "{prefix:>10} [{bar:30}] {pos}/{len} rounds {msg} ({eta})",
+            )
+            .expect("valid template")
+            .progress_chars("=> "),
+        );
+        bar.set_prefix(kind.name());
+        let opts = RunOptions {
+            rounds: a.rounds,
+            eval_every: a.eval_every,
+            checkpoint_every: a.checkpoint_every,
+            dir: Some(dir.clone()),
+            stop_after: None,
+        };
+        let recs = run(
+            &mut trainer,
+            &overlay,
+            &mut clock,
+            &opts,
+            &fingerprint,
+            |r, recs| {
+                bar.set_position(r);
+                if let Some(l) = recs.last() {
+                    bar.set_message(format!(
+                        "loss {:.4} acc {:.3} t={:.1}s",
+                        l.train_loss.mean,
+                        l.test_acc.mean,
+                        l.wall_clock_ms / 1e3
+                    ));
+                }
+            },
+        )?;
+        bar.finish_and_clear();
+        runs.push((kind.name().to_string(), recs));
+    }
+    let rows = summarize(&runs, target, None);
+    let summary = render_summary_csv(&rows, target);
+    write_atomic(&a.out.join("summary.csv"), summary.as_bytes())?;
+    plot_runs(&a.out.join("curves.svg"), &runs).map_err(anyhow::Error::msg)?;
+    print!("{summary}");
+    eprintln!(
+        "wrote {}/{{summary.csv,curves.svg,<overlay>/metrics.csv}}",
+        a.out.display()
+    );
+    Ok(())
+}

@@ -1,0 +1,186 @@
+//! Running one overlay to the end with checkpoints: kill the process,
+//! restart it, lose no round, get the same CSV.
+//!
+//! Files in the run directory: `metrics.csv` (per-round records, rewritten
+//! atomically at each checkpoint), `state.json` (round, optimiser steps,
+//! records, configuration fingerprint, name of the tensor file) and
+//! `ckpt-ROUND.pt` (stacked parameters and optimiser state). The JSON is
+//! renamed into place after its tensor file is complete, so a crash at any
+//! moment leaves a consistent pair. On resume the clock is rebuilt by
+//! replaying the rounds already done (clocks are deterministic).
+
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use super::clock::RoundClock;
+use super::report::{render_csv, write_atomic, RoundRecord};
+use super::trainer::{TrainError, Trainer};
+use crate::overlay::OverlaySchedule;
+
+/// Saved progress of one run.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct RunState {
+    /// Fingerprint of the configuration and overlay.
+    pub fingerprint: String,
+    /// Rounds completed.
+    pub round: u64,
+    /// Optimiser steps taken.
+    pub optimizer_steps: u64,
+    /// Tensor file (relative to the run directory).
+    pub tensors: String,
+    /// True when the run reached its last round.
+    pub done: bool,
+    /// Records so far.
+    pub records: Vec<RoundRecord>,
+}
+
+/// How to run.
+#[derive(Debug, Clone)]
+pub struct RunOptions {
+    /// Total rounds.
+    pub rounds: u64,
+    /// Evaluate every this many rounds (and after the last).
+    pub eval_every: u64,
+    /// Checkpoint every this many rounds (0: only at the end); needs `dir`.
+    pub checkpoint_every: u64,
+    /// Run directory (metrics.csv, state.json, checkpoints). `None`: in memory only.
+    pub dir: Option<PathBuf>,
+    /// Stop after this many rounds of this invocation (tests of resuming).
+    pub stop_after: Option<u64>,
+}
+
+fn ck_err(path: &Path, e: impl std::fmt::Display) -> TrainError {
+    TrainError::Checkpoint {
+        path: path.display().to_string(),
+        message: e.to_string(),
+    }
+}
+
+fn load_state(dir: &Path) -> Result<Option<RunState>, TrainError> {
+    let p = dir.join("state.json");
+    if !p.exists() {
+        return Ok(None);
+    }
+    let text = std::fs::read_to_string(&p).map_err(|e| ck_err(&p, e))?;
+    serde_json::from_str(&text)
+        .map(Some)
+        .map_err(|e| ck_err(&p, e))
+}
+
+fn save(dir: &Path, trainer: &Trainer, state: &RunState) -> Result<(), TrainError> {
+    let tpath = dir.join(&state.tensors);
+    let tmp = dir.join(format!("{}.tmp", state.tensors));
+    tch::Tensor::save_multi(&trainer.state_tensors(), &tmp)?;
+    std::fs::rename(&tmp, &tpath).map_err(|e| ck_err(&tpath, e))?;
+    write_atomic(
+        &dir.join("metrics.csv"),
+        render_csv(&state.records).as_bytes(),
+    )
+    .map_err(|e| ck_err(dir, e))?;
+    let json = serde_json::to_string(state).map_err(|e| ck_err(dir, e))?;
+    write_atomic(&dir.join("state.json"), json.as_bytes()).map_err(|e| ck_err(dir, e))?;
+    // Remove older tensor files.
+    if let Ok(rd) = std::fs::read_dir(dir) {
+        for e in rd.flatten() {
+            let name = e.file_name().to_string_lossy().to_string();
+            if name.starts_with("ckpt-") && name != state.tensors {
+                let _ = std::fs::remove_file(e.path());
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Trains `trainer` on `schedule` for `opts.rounds` rounds, timing each round
+/// with `clock`, resuming from `opts.dir` when it holds a checkpoint of the
+/// same configuration (`fingerprint`). `progress(round)` is called after
+/// every round. Returns the records (round 0 = initial models, time 0).
+pub fn run(
+    trainer: &mut Trainer,
+    schedule: &dyn OverlaySchedule,
+    clock: &mut dyn RoundClock,
+    opts: &RunOptions,
+    fingerprint: &str,
+    mut progress: impl FnMut(u64, &[RoundRecord]),
+) -> Result<Vec<RoundRecord>, TrainError> {
+    if schedule.silo_count() != trainer.silo_count() {
+        return Err(TrainError::Config(format!(
+            "the overlay has {} silos but the data is split among {}",
+            schedule.silo_count(),
+            trainer.silo_count()
+        )));
+    }
+    let eval_every = opts.eval_every.max(1);
+    let mut records = Vec::new();
+    let mut wall = 0.0;
+    if let Some(dir) = &opts.dir {
+        std::fs::create_dir_all(dir).map_err(|e| ck_err(dir, e))?;
+        if let Some(st) = load_state(dir)? {
+            if st.fingerprint != fingerprint {
+                return Err(ck_err(
+                    dir,
+                    "holds a run with other settings; use another --out directory or --fresh",
+                ));
+            }
+            let tpath = dir.join(&st.tensors);
+            let named = tch::Tensor::load_multi(&tpath).map_err(|e| ck_err(&tpath, e))?;
+            trainer.restore(&named, st.round, st.optimizer_steps)?;
+            for k in 0..st.round {
+                let t = clock.round_end_times(k, &schedule.round(k))?;
+                wall = t.iter().copied().fold(0.0, f64::max);
+            }
+            records = st.records;
+        }
+    }
+    if records.is_empty() {
+        records.push(trainer.evaluate(0.0));
+    }
+    let start_round = trainer.round();
+    let mut done_here = 0;
+    while trainer.round() < opts.rounds {
+        if opts.stop_after.is_some_and(|s| done_here >= s) {
+            break;
+        }
+        let k = trainer.round();
+        let overlay = schedule.round(k);
+        let a = trainer.config().consensus.matrix(&overlay)?;
+        trainer.train_round(&a)?;
+        let t = clock.round_end_times(k, &overlay)?;
+        wall = t.iter().copied().fold(wall, f64::max);
+        let r = trainer.round();
+        if r.is_multiple_of(eval_every) || r == opts.rounds {
+            records.push(trainer.evaluate(wall));
+        }
+        done_here += 1;
+        progress(r, &records);
+        if let Some(dir) = &opts.dir {
+            let every = opts.checkpoint_every;
+            if r == opts.rounds || (every > 0 && r.is_multiple_of(every)) {
+                save(dir, trainer, &state(trainer, fingerprint, &records, opts))?;
+            }
+        }
+    }
+    if let Some(dir) = &opts.dir {
+        if trainer.round() != start_round || load_state(dir)?.is_none() {
+            save(dir, trainer, &state(trainer, fingerprint, &records, opts))?;
+        }
+    }
+    Ok(records)
+}
+
+fn state(
+    trainer: &Trainer,
+    fingerprint: &str,
+    records: &[RoundRecord],
+    opts: &RunOptions,
+) -> RunState {
+    RunState {
+        fingerprint: fingerprint.to_string(),
+        round: trainer.round(),
+        optimizer_steps: trainer.optimizer_steps(),
+        tensors: format!("ckpt-{}.pt", trainer.round()),
+        done: trainer.round() >= opts.rounds,
+        records: records.to_vec(),
+    }
+}

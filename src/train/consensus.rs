@@ -1,0 +1,482 @@
+//! Consensus (mixing) matrices `A` of an overlay for DPASGD (paper eq. 2):
+//! after its local steps silo `i` replaces its model by `sum_j A_ij theta_j`.
+//!
+//! Row `i` holds the weights silo `i` gives to the models it *receives*: a
+//! non-zero `A_ij` (`j != i`) needs the arc `j -> i` in the overlay. Every
+//! matrix here is row-stochastic (rows sum to 1, entries >= 0 except for a
+//! too-large MATCHA `alpha`); for undirected overlays the degree-based rules
+//! are symmetric and therefore doubly stochastic.
+//!
+//! Pure Rust (no libtorch), so the rules are tested without the `train`
+//! feature.
+
+use std::path::Path;
+
+use serde::Serialize;
+use thiserror::Error;
+
+use crate::overlay::{Overlay, Protocol};
+
+/// A dense row-major `n x n` matrix of mixing weights.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ConsensusMatrix {
+    n: usize,
+    data: Vec<f64>,
+}
+
+/// Why a consensus matrix could not be built.
+#[derive(Debug, Error)]
+pub enum ConsensusError {
+    /// A user matrix has the wrong shape.
+    #[error("consensus matrix must be {n} x {n}, got {rows} row(s) of {cols} column(s)")]
+    Shape {
+        /// Silos.
+        n: usize,
+        /// Rows read.
+        rows: usize,
+        /// Columns in the offending row.
+        cols: usize,
+    },
+    /// A user matrix row does not sum to 1.
+    #[error("row {row} of the consensus matrix sums to {sum}, not 1")]
+    RowSum {
+        /// Row index.
+        row: usize,
+        /// Its sum.
+        sum: f64,
+    },
+    /// A user matrix entry is negative or not a number.
+    #[error("consensus matrix entry ({row},{col}) = {value} is not a finite number >= 0")]
+    Entry {
+        /// Row.
+        row: usize,
+        /// Column.
+        col: usize,
+        /// Value.
+        value: f64,
+    },
+    /// A user matrix gives weight to a silo whose model is not received.
+    #[error(
+        "consensus matrix gives weight to ({row},{col}) but the overlay has no arc {col} -> {row}"
+    )]
+    NotAnArc {
+        /// Receiving silo.
+        row: usize,
+        /// Sending silo.
+        col: usize,
+    },
+    /// The `half` rule needs every silo to receive exactly one model.
+    #[error("the `half` rule needs in-degree 1 at every silo (a directed ring); silo {silo} has {indeg}")]
+    NotARing {
+        /// Offending silo.
+        silo: usize,
+        /// Its in-degree.
+        indeg: usize,
+    },
+    /// The matrix file could not be read or parsed.
+    #[error("reading consensus matrix {path}: {message}")]
+    File {
+        /// Path.
+        path: String,
+        /// What went wrong.
+        message: String,
+    },
+}
+
+impl ConsensusMatrix {
+    /// The identity (no communication).
+    pub fn identity(n: usize) -> Self {
+        Self::from_fn(n, |i, j| if i == j { 1.0 } else { 0.0 })
+    }
+
+    /// Exact averaging, `A = 11^T / n` (STAR / FedAvg with equal weights).
+    pub fn average(n: usize) -> Self {
+        Self::from_fn(n, |_, _| 1.0 / n as f64)
+    }
+
+    /// A matrix with entries `f(i, j)`.
+    pub fn from_fn(n: usize, f: impl Fn(usize, usize) -> f64) -> Self {
+        let data = (0..n * n).map(|k| f(k / n, k % n)).collect();
+        ConsensusMatrix { n, data }
+    }
+
+    /// Rows of `rows` (checked: square, entries finite and >= 0, rows sum to 1 within 1e-6).
+    pub fn from_rows(rows: Vec<Vec<f64>>) -> Result<Self, ConsensusError> {
+        let n = rows.len();
+        for (i, r) in rows.iter().enumerate() {
+            if r.len() != n {
+                return Err(ConsensusError::Shape {
+                    n,
+                    rows: n,
+                    cols: r.len(),
+                });
+            }
+            for (j, &v) in r.iter().enumerate() {
+                if !v.is_finite() || v < 0.0 {
+                    return Err(ConsensusError::Entry {
+                        row: i,
+                        col: j,
+                        value: v,
+                    });
+                }
+            }
+            let sum: f64 = r.iter().sum();
+            if (sum - 1.0).abs() > 1e-6 {
+                return Err(ConsensusError::RowSum { row: i, sum });
+            }
+        }
+        Ok(ConsensusMatrix {
+            n,
+            data: rows.into_iter().flatten().collect(),
+        })
+    }
+
+    /// Reads a CSV/whitespace-separated `n x n` matrix (no header; `#` comments).
+    pub fn from_file(path: &Path) -> Result<Self, ConsensusError> {
+        let err = |message: String| ConsensusError::File {
+            path: path.display().to_string(),
+            message,
+        };
+        let text = std::fs::read_to_string(path).map_err(|e| err(e.to_string()))?;
+        let mut rows = Vec::new();
+        for (lineno, line) in text.lines().enumerate() {
+            let line = line.split('#').next().unwrap_or("").trim();
+            if line.is_empty() {
+                continue;
+            }
+            let row = line
+                .split(|c: char| c == ',' || c.is_whitespace())
+                .filter(|t| !t.is_empty())
+                .map(|t| {
+                    t.parse::<f64>()
+                        .map_err(|_| err(format!("line {}: `{t}` is not a number", lineno + 1)))
+                })
+                .collect::<Result<Vec<_>, _>>()?;
+            rows.push(row);
+        }
+        Self::from_rows(rows)
+    }
+
+    /// Number of silos.
+    pub fn n(&self) -> usize {
+        self.n
+    }
+
+    /// Entry `A_ij`: weight silo `i` gives to silo `j`'s model.
+    pub fn get(&self, i: usize, j: usize) -> f64 {
+        self.data[i * self.n + j]
+    }
+
+    /// Row-major entries.
+    pub fn as_slice(&self) -> &[f64] {
+        &self.data
+    }
+
+    /// Largest `|row sum - 1|`.
+    pub fn row_sum_error(&self) -> f64 {
+        (0..self.n)
+            .map(|i| ((0..self.n).map(|j| self.get(i, j)).sum::<f64>() - 1.0).abs())
+            .fold(0.0, f64::max)
+    }
+
+    /// Largest `|column sum - 1|`.
+    pub fn column_sum_error(&self) -> f64 {
+        (0..self.n)
+            .map(|j| ((0..self.n).map(|i| self.get(i, j)).sum::<f64>() - 1.0).abs())
+            .fold(0.0, f64::max)
+    }
+
+    /// True when `A = A^T` within `tol`.
+    pub fn is_symmetric(&self, tol: f64) -> bool {
+        (0..self.n).all(|i| (0..i).all(|j| (self.get(i, j) - self.get(j, i)).abs() <= tol))
+    }
+
+    /// Checks that every off-diagonal non-zero is an arc `j -> i` of `overlay`.
+    pub fn check_support(&self, overlay: &Overlay) -> Result<(), ConsensusError> {
+        if overlay.silo_count() != self.n {
+            return Err(ConsensusError::Shape {
+                n: overlay.silo_count(),
+                rows: self.n,
+                cols: self.n,
+            });
+        }
+        if matches!(overlay.protocol, Protocol::ServerClient { .. }) {
+            return Ok(()); // the server relays every model
+        }
+        for i in 0..self.n {
+            for j in 0..self.n {
+                if i != j && self.get(i, j) != 0.0 && overlay.arcs().binary_search(&(j, i)).is_err()
+                {
+                    return Err(ConsensusError::NotAnArc { row: i, col: j });
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// How the consensus matrix of a round's overlay is chosen.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub enum ConsensusRule {
+    /// STAR (server-client) -> exact average; directed ring -> `half`;
+    /// anything else -> `local-degree`.
+    Auto,
+    /// Local-degree rule (paper eqs. 22-23): `A_ij = 1/(1 + max(indeg(i),
+    /// indeg(j)))` for every arc `j -> i`, `A_ii = 1 - sum_j A_ij`.
+    LocalDegree,
+    /// Metropolis–Hastings on the undirected graph underlying the overlay:
+    /// `A_ij = 1/(1 + max(deg(i), deg(j)))` for every edge `{i,j}` (degree of
+    /// the undirected neighbourhood, self excluded), `A_ii` the rest. Equal to
+    /// `local-degree` on undirected overlays; on a directed overlay it only
+    /// uses neighbours whose model is actually received (arcs `j -> i`).
+    MetropolisHastings,
+    /// Directed ring: `A_ii = A_{i,pred(i)} = 1/2` (optimal for the ring).
+    Half,
+    /// Exact averaging `11^T/n` whatever the overlay (server-client).
+    Average,
+    /// MATCHA's `I - alpha L`, `L` the Laplacian of the round's (undirected) overlay.
+    Matcha {
+        /// Step `alpha` (MATCHA picks it by an SDP on the schedule).
+        alpha: f64,
+    },
+    /// The user's matrix (checked against each round's arcs).
+    Custom(ConsensusMatrix),
+}
+
+impl ConsensusRule {
+    /// Parses `auto`, `local-degree`, `mh`/`metropolis-hastings`, `half`,
+    /// `average`, `matcha:ALPHA`, or `file:PATH`.
+    pub fn parse(text: &str) -> Result<Self, ConsensusError> {
+        let t = text.trim();
+        Ok(match t.to_ascii_lowercase().as_str() {
+            "auto" => ConsensusRule::Auto,
+            "local-degree" | "local" => ConsensusRule::LocalDegree,
+            "mh" | "metropolis-hastings" | "metropolis" => ConsensusRule::MetropolisHastings,
+            "half" | "ring" => ConsensusRule::Half,
+            "average" | "star" => ConsensusRule::Average,
+            s if s.starts_with("matcha:") => {
+                let a = &t["matcha:".len()..];
+                let alpha: f64 = a.parse().map_err(|_| ConsensusError::File {
+                    path: text.into(),
+                    message: format!("`{a}` is not a number (expected matcha:ALPHA)"),
+                })?;
+                ConsensusRule::Matcha { alpha }
+            }
+            s if s.starts_with("file:") => {
+                ConsensusRule::Custom(ConsensusMatrix::from_file(Path::new(&t["file:".len()..]))?)
+            }
+            _ => {
+                return Err(ConsensusError::File {
+                    path: text.into(),
+                    message: "unknown rule; expected auto, local-degree, mh, half, average, \
+                              matcha:ALPHA or file:PATH"
+                        .into(),
+                })
+            }
+        })
+    }
+
+    /// The consensus matrix of `overlay` under this rule.
+    pub fn matrix(&self, overlay: &Overlay) -> Result<ConsensusMatrix, ConsensusError> {
+        let n = overlay.silo_count();
+        match self {
+            ConsensusRule::Auto => match overlay.protocol {
+                Protocol::ServerClient { .. } => Ok(ConsensusMatrix::average(n)),
+                Protocol::Gossip if n > 1 && (0..n).all(|i| overlay.in_degree(i) == 1) => {
+                    half(overlay)
+                }
+                Protocol::Gossip => Ok(local_degree(overlay)),
+            },
+            ConsensusRule::LocalDegree => Ok(local_degree(overlay)),
+            ConsensusRule::MetropolisHastings => Ok(metropolis_hastings(overlay)),
+            ConsensusRule::Half => half(overlay),
+            ConsensusRule::Average => Ok(ConsensusMatrix::average(n)),
+            ConsensusRule::Matcha { alpha } => Ok(matcha(overlay, *alpha)),
+            ConsensusRule::Custom(m) => {
+                m.check_support(overlay)?;
+                Ok(m.clone())
+            }
+        }
+    }
+}
+
+fn fill_diagonal(n: usize, mut data: Vec<f64>) -> ConsensusMatrix {
+    for i in 0..n {
+        let off: f64 = (0..n).filter(|&j| j != i).map(|j| data[i * n + j]).sum();
+        data[i * n + i] = 1.0 - off;
+    }
+    ConsensusMatrix { n, data }
+}
+
+/// Local-degree rule (paper eqs. 22-23).
+pub fn local_degree(overlay: &Overlay) -> ConsensusMatrix {
+    let n = overlay.silo_count();
+    let mut data = vec![0.0; n * n];
+    for &(j, i) in overlay.arcs() {
+        let d = overlay.in_degree(i).max(overlay.in_degree(j));
+        data[i * n + j] = 1.0 / (1.0 + d as f64);
+    }
+    fill_diagonal(n, data)
+}
+
+/// Metropolis–Hastings weights on the undirected neighbourhoods.
+pub fn metropolis_hastings(overlay: &Overlay) -> ConsensusMatrix {
+    let n = overlay.silo_count();
+    let mut nb = vec![std::collections::BTreeSet::new(); n];
+    for &(a, b) in overlay.arcs() {
+        nb[a].insert(b);
+        nb[b].insert(a);
+    }
+    let mut data = vec![0.0; n * n];
+    for &(j, i) in overlay.arcs() {
+        data[i * n + j] = 1.0 / (1.0 + nb[i].len().max(nb[j].len()) as f64);
+    }
+    fill_diagonal(n, data)
+}
+
+/// `A_ii = A_{i,pred(i)} = 1/2` for a directed ring.
+pub fn half(overlay: &Overlay) -> Result<ConsensusMatrix, ConsensusError> {
+    let n = overlay.silo_count();
+    let mut data = vec![0.0; n * n];
+    for i in 0..n {
+        if overlay.in_degree(i) != 1 {
+            return Err(ConsensusError::NotARing {
+                silo: i,
+                indeg: overlay.in_degree(i),
+            });
+        }
+    }
+    for &(j, i) in overlay.arcs() {
+        data[i * n + j] = 0.5;
+    }
+    Ok(fill_diagonal(n, data))
+}
+
+/// MATCHA's `I - alpha L` on the undirected graph of the overlay's edges.
+pub fn matcha(overlay: &Overlay, alpha: f64) -> ConsensusMatrix {
+    let n = overlay.silo_count();
+    let mut data = vec![0.0; n * n];
+    for &(a, b) in overlay.arcs() {
+        data[a * n + b] = alpha;
+        data[b * n + a] = alpha;
+    }
+    fill_diagonal(n, data)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::overlay::{complete, star::star};
+
+    fn two_cliques() -> Overlay {
+        // Two 10-cliques joined by the edge 1 -- 11 (D-Cliques notes, sec. 3).
+        let mut e = Vec::new();
+        for base in [0, 10] {
+            for a in 0..10 {
+                for b in a + 1..10 {
+                    e.push((base + a, base + b));
+                }
+            }
+        }
+        e.push((1, 11));
+        Overlay::from_edges("cliques", 20, &e)
+    }
+
+    #[test]
+    fn local_degree_on_two_cliques_matches_hand_values() {
+        let o = two_cliques();
+        for a in [local_degree(&o), metropolis_hastings(&o)] {
+            // Node 0 (no inter edge, degree 9): self 12/110, to node 1 (degree 10) 10/110, others 11/110.
+            assert!((a.get(0, 0) - 12.0 / 110.0).abs() < 1e-12);
+            assert!((a.get(0, 1) - 10.0 / 110.0).abs() < 1e-12);
+            assert!((a.get(0, 2) - 11.0 / 110.0).abs() < 1e-12);
+            // Node 1: every weight, self included, 1/11.
+            for j in (0..10).chain([11]) {
+                assert!((a.get(1, j) - 1.0 / 11.0).abs() < 1e-12, "{j}");
+            }
+            assert!(a.is_symmetric(1e-15));
+            assert!(a.row_sum_error() < 1e-12 && a.column_sum_error() < 1e-12);
+            assert!(a.check_support(&o).is_ok());
+        }
+    }
+
+    #[test]
+    fn undirected_overlays_give_doubly_stochastic_symmetric_matrices() {
+        let tree = Overlay::from_edges("t", 6, &[(0, 1), (1, 2), (1, 3), (3, 4), (4, 5)]);
+        for o in [tree, complete(7), two_cliques()] {
+            for rule in [
+                ConsensusRule::Auto,
+                ConsensusRule::LocalDegree,
+                ConsensusRule::MetropolisHastings,
+                ConsensusRule::Matcha { alpha: 0.05 },
+            ] {
+                let a = rule.matrix(&o).unwrap();
+                assert!(a.is_symmetric(1e-14), "{rule:?} {}", o.name);
+                assert!(a.row_sum_error() < 1e-12 && a.column_sum_error() < 1e-12);
+                assert!(a.as_slice().iter().all(|&x| x >= 0.0));
+                a.check_support(&o).unwrap();
+            }
+        }
+    }
+
+    #[test]
+    fn complete_overlay_local_degree_is_exact_average() {
+        let a = local_degree(&complete(5));
+        let avg = ConsensusMatrix::average(5);
+        for (x, y) in a.as_slice().iter().zip(avg.as_slice()) {
+            assert!((x - y).abs() < 1e-15);
+        }
+    }
+
+    #[test]
+    fn directed_ring_gets_halves_and_star_gets_average() {
+        let r = Overlay::directed_ring("ring", 5, &[0, 3, 1, 4, 2]);
+        let a = ConsensusRule::Auto.matrix(&r).unwrap();
+        assert_eq!(a.get(3, 0), 0.5);
+        assert_eq!(a.get(3, 3), 0.5);
+        assert_eq!(a.get(0, 3), 0.0);
+        assert!(a.row_sum_error() < 1e-15 && a.column_sum_error() < 1e-15);
+        assert!(!a.is_symmetric(0.0));
+        let s = star(5, 2);
+        let a = ConsensusRule::Auto.matrix(&s).unwrap();
+        assert!(a.as_slice().iter().all(|&x| (x - 0.2).abs() < 1e-15));
+        assert!(matches!(
+            ConsensusRule::Half.matrix(&complete(3)),
+            Err(ConsensusError::NotARing { .. })
+        ));
+    }
+
+    #[test]
+    fn custom_matrices_are_checked() {
+        let r = Overlay::directed_ring("ring", 3, &[0, 1, 2]);
+        assert!(matches!(
+            ConsensusMatrix::from_rows(vec![vec![0.5, 0.4, 0.0]; 3]),
+            Err(ConsensusError::RowSum { row: 0, .. })
+        ));
+        assert!(matches!(
+            ConsensusMatrix::from_rows(vec![vec![1.0, 0.0]]),
+            Err(ConsensusError::Shape { .. })
+        ));
+        // Row 0 receives only from silo 2 on this ring.
+        let bad = ConsensusMatrix::from_rows(vec![
+            vec![0.5, 0.5, 0.0],
+            vec![0.5, 0.5, 0.0],
+            vec![0.0, 0.5, 0.5],
+        ])
+        .unwrap();
+        assert!(matches!(
+            ConsensusRule::Custom(bad).matrix(&r),
+            Err(ConsensusError::NotAnArc { row: 0, col: 1 })
+        ));
+        let dir = std::env::temp_dir().join(format!("fedtopo-consensus-{}", std::process::id()));
+        std::fs::write(&dir, "# ring\n0.5,0,0.5\n0.5 0.5 0\n0,0.5,0.5\n").unwrap();
+        let rule = ConsensusRule::parse(&format!("file:{}", dir.display())).unwrap();
+        assert_eq!(rule.matrix(&r).unwrap(), half(&r).unwrap());
+        std::fs::remove_file(&dir).ok();
+        assert!(ConsensusRule::parse("nope").is_err());
+        assert_eq!(
+            ConsensusRule::parse("matcha:0.2").unwrap(),
+            ConsensusRule::Matcha { alpha: 0.2 }
+        );
+    }
+}

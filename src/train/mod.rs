@@ -1,0 +1,34 @@
+//! Training coupled to the simulator: train the real model round by round
+//! as fast as the machine allows, and let the network simulator tell when
+//! each round would have ended on the chosen underlay (paper Sec. 4).
+//!
+//! Always built (pure Rust, tested without libtorch):
+//! * [`consensus`]: consensus matrices of an overlay (local-degree,
+//!   Metropolis–Hastings, 1/2 for rings, MATCHA's `I - alpha L`, exact
+//!   averaging, user matrix).
+//! * [`clock`]: the [`clock::RoundClock`] seam and the exact max-plus clock.
+//! * [`data`]: synthetic data, MNIST / CIFAR-10 loaders, partitions.
+//! * [`report`]: per-round CSV, time-to-target summaries.
+//!
+//! With the `train` feature (libtorch via tch, `scripts/libtorch.sh`):
+//! * [`model`]: batched models (logreg, MLP, LeNet, GN-LeNet).
+//! * [`optim`]: SGD with momentum, Adam; constant or `1/sqrt(round)` rate.
+//! * [`trainer`]: DPASGD (eq. 2) on all silos as one tensor program.
+//! * [`checkpoint`]: resumable runs with atomic outputs.
+//! * [`plot`]: SVG curves.
+
+pub mod clock;
+pub mod consensus;
+pub mod data;
+pub mod report;
+
+#[cfg(feature = "train")]
+pub mod checkpoint;
+#[cfg(feature = "train")]
+pub mod model;
+#[cfg(feature = "train")]
+pub mod optim;
+#[cfg(feature = "train")]
+pub mod plot;
+#[cfg(feature = "train")]
+pub mod trainer;

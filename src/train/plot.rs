@@ -1,0 +1,98 @@
+//! SVG plots of training curves, overlays side by side: loss and accuracy
+//! versus rounds and versus wall-clock time (2 x 2 panels).
+
+use std::path::Path;
+
+use plotters::prelude::*;
+
+use super::report::RoundRecord;
+
+const COLORS: [RGBColor; 8] = [
+    RGBColor(31, 119, 180),
+    RGBColor(255, 127, 14),
+    RGBColor(44, 160, 44),
+    RGBColor(214, 39, 40),
+    RGBColor(148, 103, 189),
+    RGBColor(140, 86, 75),
+    RGBColor(227, 119, 194),
+    RGBColor(127, 127, 127),
+];
+
+/// Writes `path` (SVG) with the curves of every run.
+pub fn plot_runs(path: &Path, runs: &[(String, Vec<RoundRecord>)]) -> Result<(), String> {
+    let root = SVGBackend::new(path, (1200, 800)).into_drawing_area();
+    root.fill(&WHITE).map_err(|e| e.to_string())?;
+    let panels = root.split_evenly((2, 2));
+    type Get = fn(&RoundRecord) -> f64;
+    let specs: [(&str, &str, bool, Get); 4] = [
+        ("training loss vs rounds", "round", false, |r| {
+            r.train_loss.mean
+        }),
+        ("training loss vs wall-clock", "wall-clock (s)", true, |r| {
+            r.train_loss.mean
+        }),
+        ("test accuracy vs rounds", "round", false, |r| {
+            r.test_acc.mean
+        }),
+        ("test accuracy vs wall-clock", "wall-clock (s)", true, |r| {
+            r.test_acc.mean
+        }),
+    ];
+    for (area, (title, xlabel, wall, get)) in panels.iter().zip(specs) {
+        let pts: Vec<Vec<(f64, f64)>> = runs
+            .iter()
+            .map(|(_, recs)| {
+                recs.iter()
+                    .map(|r| {
+                        let x = if wall {
+                            r.wall_clock_ms / 1e3
+                        } else {
+                            r.round as f64
+                        };
+                        (x, get(r))
+                    })
+                    .filter(|p| p.1.is_finite())
+                    .collect()
+            })
+            .collect();
+        let all = pts.iter().flatten();
+        let xmax = all.clone().map(|p| p.0).fold(1e-9, f64::max);
+        let ymin = all.clone().map(|p| p.1).fold(f64::INFINITY, f64::min);
+        let ymax = all.map(|p| p.1).fold(f64::NEG_INFINITY, f64::max);
+        let (ymin, ymax) = if ymin.is_finite() && ymax > ymin {
+            (ymin, ymax)
+        } else {
+            (0.0, 1.0)
+        };
+        let pad = (ymax - ymin) * 0.05;
+        let mut chart = ChartBuilder::on(area)
+            .caption(title, ("sans-serif", 18))
+            .margin(10)
+            .x_label_area_size(35)
+            .y_label_area_size(50)
+            .build_cartesian_2d(0.0..xmax, (ymin - pad)..(ymax + pad))
+            .map_err(|e| e.to_string())?;
+        chart
+            .configure_mesh()
+            .x_desc(xlabel)
+            .draw()
+            .map_err(|e| e.to_string())?;
+        for (k, ((name, _), p)) in runs.iter().zip(pts).enumerate() {
+            let c = COLORS[k % COLORS.len()];
+            chart
+                .draw_series(LineSeries::new(p, c.stroke_width(2)))
+                .map_err(|e| e.to_string())?
+                .label(name.clone())
+                .legend(move |(x, y)| {
+                    PathElement::new(vec![(x, y), (x + 20, y)], c.stroke_width(2))
+                });
+        }
+        chart
+            .configure_series_labels()
+            .background_style(WHITE.mix(0.8))
+            .border_style(BLACK)
+            .draw()
+            .map_err(|e| e.to_string())?;
+    }
+    root.present().map_err(|e| e.to_string())
+}

@@ -1,0 +1,500 @@
+//! Decentralized periodic averaging SGD (DPASGD, paper eq. 2) on all silos
+//! at once:
+//!
+//! ```text
+//! theta_i(k+1) = sum_j A_ij(k) [ theta_j(k) - lr * sum_{h<s} grad F_j(theta_j(k,h); batch_j(k,h)) ]
+//! ```
+//!
+//! `s` local optimiser steps on every silo, then one averaging with the
+//! consensus matrix `A(k)` of round `k`'s overlay. The stacked parameters
+//! make the averaging a single matrix product `A [N, P]`. The per-silo loop
+//! ([`ExecMode::PerSilo`]) runs the same arithmetic with `N` one-silo
+//! models: it is the reference for tests and benches.
+//!
+//! Determinism: parameters are initialised from the seed in Rust (ChaCha8),
+//! batches are drawn from a ChaCha8 stream seeded by `(seed, round, step)`,
+//! and intra-op parallelism must be 1 (`tch::set_num_threads(1)`, done by
+//! [`Trainer::new`]) so reductions run in a fixed order. Same seed, same bytes.
+
+use rand::seq::index::sample;
+use rand::Rng;
+use rand::SeedableRng;
+use rand_chacha::ChaCha8Rng;
+use tch::{Kind, Tensor};
+use thiserror::Error;
+
+use super::consensus::{ConsensusError, ConsensusMatrix, ConsensusRule};
+use super::data::FederatedData;
+use super::model::{BatchedModel, InputShape, ModelKind};
+use super::optim::{LrSchedule, Optimizer, OptimizerKind};
+use super::report::{RoundRecord, Stat};
+
+/// Why training failed.
+#[derive(Debug, Error)]
+pub enum TrainError {
+    /// Bad configuration or data.
+    #[error("{0}")]
+    Config(String),
+    /// Consensus matrix problem.
+    #[error(transparent)]
+    Consensus(#[from] ConsensusError),
+    /// libtorch error.
+    #[error("libtorch: {0}")]
+    Torch(#[from] tch::TchError),
+    /// Clock error.
+    #[error(transparent)]
+    Clock(#[from] super::clock::ClockError),
+    /// Checkpoint I/O.
+    #[error("checkpoint {path}: {message}")]
+    Checkpoint {
+        /// File.
+        path: String,
+        /// What went wrong.
+        message: String,
+    },
+}
+
+/// Batched tensor program or reference per-silo loop.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ExecMode {
+    /// All silos in one tensor program.
+    Batched,
+    /// One model per silo, in a loop (reference).
+    PerSilo,
+}
+
+/// Training hyper-parameters.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TrainConfig {
+    /// Model family.
+    pub model: ModelKind,
+    /// Optimiser.
+    pub optimizer: OptimizerKind,
+    /// Base learning rate.
+    pub lr: f64,
+    /// Learning-rate schedule over rounds.
+    pub lr_schedule: LrSchedule,
+    /// Local steps per round `s`.
+    pub local_steps: u32,
+    /// Mini-batch size per silo and step.
+    pub batch_size: usize,
+    /// Consensus rule.
+    pub consensus: ConsensusRule,
+    /// Evaluate on at most this many training examples (seeded sample) and
+    /// this many test examples.
+    pub eval_samples: usize,
+    /// Seed.
+    pub seed: u64,
+    /// Execution mode.
+    pub mode: ExecMode,
+}
+
+impl Default for TrainConfig {
+    fn default() -> Self {
+        TrainConfig {
+            model: ModelKind::LogReg,
+            optimizer: OptimizerKind::Sgd { momentum: 0.0 },
+            lr: 0.05,
+            lr_schedule: LrSchedule::Constant,
+            local_steps: 1,
+            batch_size: 32,
+            consensus: ConsensusRule::Auto,
+            eval_samples: 4000,
+            seed: 0,
+            mode: ExecMode::Batched,
+        }
+    }
+}
+
+impl TrainConfig {
+    /// A string identifying every setting that changes the numbers (used to
+    /// refuse resuming a checkpoint made with other settings).
+    pub fn fingerprint(&self) -> String {
+        format!(
+            "{}|{:?}|{}|{:?}|{}|{}|{:?}|{}|{}",
+            self.model.name(),
+            self.optimizer,
+            self.lr,
+            self.lr_schedule,
+            self.local_steps,
+            self.batch_size,
+            self.consensus,
+            self.eval_samples,
+            self.seed
+        )
+    }
+}
+
+struct Silo {
+    model: BatchedModel,
+    opt: Optimizer,
+}
+
+/// DPASGD on every silo of a [`FederatedData`].
+pub struct Trainer {
+    cfg: TrainConfig,
+    n: usize,
+    train_x: Tensor,
+    train_y: Tensor,
+    silos: Vec<Vec<usize>>,
+    eval_train: (Tensor, Tensor),
+    eval_test: (Tensor, Tensor),
+    /// Batched: one entry with `N` silos; per-silo: `N` entries with one.
+    parts: Vec<Silo>,
+    round: u64,
+}
+
+fn tensors(x: &[f32], y: &[i64], dim: usize) -> (Tensor, Tensor) {
+    (
+        Tensor::from_slice(x).reshape([y.len() as i64, dim as i64]),
+        Tensor::from_slice(y),
+    )
+}
+
+impl Trainer {
+    /// A trainer with fresh models (every silo starts from the same parameters).
+    pub fn new(cfg: TrainConfig, data: &FederatedData) -> Result<Self, TrainError> {
+        data.validate()
+            .map_err(|e| TrainError::Config(e.to_string()))?;
+        if cfg.batch_size == 0 || cfg.local_steps == 0 {
+            return Err(TrainError::Config(
+                "batch size and local steps must be >= 1".into(),
+            ));
+        }
+        if !(cfg.lr.is_finite() && cfg.lr > 0.0) {
+            return Err(TrainError::Config(format!(
+                "learning rate {} must be > 0",
+                cfg.lr
+            )));
+        }
+        tch::set_num_threads(1);
+        tch::manual_seed(cfg.seed as i64);
+        let n = data.silo_count();
+        let d = data.train.dim;
+        let input = InputShape {
+            dim: d,
+            image: data.train.image,
+            classes: data.train.classes,
+        };
+        let full = BatchedModel::new(cfg.model, n, input, cfg.seed).map_err(TrainError::Config)?;
+        let parts = match cfg.mode {
+            ExecMode::Batched => {
+                let opt = Optimizer::new(cfg.optimizer, &full.parameters());
+                vec![Silo { model: full, opt }]
+            }
+            ExecMode::PerSilo => (0..n)
+                .map(|i| {
+                    let model = full.silo_copy(i);
+                    let opt = Optimizer::new(cfg.optimizer, &model.parameters());
+                    Silo { model, opt }
+                })
+                .collect(),
+        };
+        let mut rng = ChaCha8Rng::seed_from_u64(cfg.seed ^ 0x6576_616c);
+        let pick = |len: usize, rng: &mut ChaCha8Rng| -> Vec<usize> {
+            if len <= cfg.eval_samples {
+                (0..len).collect()
+            } else {
+                let mut v = sample(rng, len, cfg.eval_samples).into_vec();
+                v.sort_unstable();
+                v
+            }
+        };
+        let tr = data.train.select(&pick(data.train.len(), &mut rng));
+        let te = data.test.select(&pick(data.test.len(), &mut rng));
+        let (train_x, train_y) = tensors(&data.train.features, &data.train.labels, d);
+        Ok(Trainer {
+            eval_train: tensors(&tr.features, &tr.labels, d),
+            eval_test: tensors(&te.features, &te.labels, d),
+            train_x,
+            train_y,
+            silos: data.silos.clone(),
+            n,
+            parts,
+            round: 0,
+            cfg,
+        })
+    }
+
+    /// Rounds completed.
+    pub fn round(&self) -> u64 {
+        self.round
+    }
+
+    /// Number of silos.
+    pub fn silo_count(&self) -> usize {
+        self.n
+    }
+
+    /// Parameters per silo.
+    pub fn params_per_silo(&self) -> usize {
+        self.parts[0].model.params_per_silo()
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &TrainConfig {
+        &self.cfg
+    }
+
+    /// Global indices of the mini-batches of round `k`, step `h`: `B` per
+    /// silo, silo-major (without replacement when the silo has `>= B`).
+    pub fn batch_indices(&self, k: u64, h: u32) -> Vec<i64> {
+        let seed = self
+            .cfg
+            .seed
+            .wrapping_mul(0x9E37_79B9_7F4A_7C15)
+            .wrapping_add(k.wrapping_mul(1_000_003))
+            .wrapping_add(h as u64);
+        let mut rng = ChaCha8Rng::seed_from_u64(seed);
+        let b = self.cfg.batch_size;
+        let mut out = Vec::with_capacity(self.n * b);
+        for s in &self.silos {
+            if s.len() >= b {
+                out.extend(
+                    sample(&mut rng, s.len(), b)
+                        .into_iter()
+                        .map(|t| s[t] as i64),
+                );
+            } else {
+                out.extend((0..b).map(|_| s[rng.gen_range(0..s.len())] as i64));
+            }
+        }
+        out
+    }
+
+    /// Runs round `k` (the next one) with consensus matrix `a`: local steps then averaging.
+    pub fn train_round(&mut self, a: &ConsensusMatrix) -> Result<(), TrainError> {
+        if a.n() != self.n {
+            return Err(TrainError::Config(format!(
+                "consensus matrix for {} silos, data has {}",
+                a.n(),
+                self.n
+            )));
+        }
+        let k = self.round;
+        let lr = self.cfg.lr_schedule.at(self.cfg.lr, k);
+        let (n, b) = (self.n as i64, self.cfg.batch_size as i64);
+        let d = self.train_x.size()[1];
+        for h in 0..self.cfg.local_steps {
+            let idx = Tensor::from_slice(&self.batch_indices(k, h));
+            let x = self.train_x.index_select(0, &idx).reshape([n, b, d]);
+            let y = self.train_y.index_select(0, &idx).reshape([n, b]);
+            if self.parts.len() == 1 {
+                let p = &mut self.parts[0];
+                let (loss, _) = BatchedModel::loss_and_correct(&p.model.forward(&x), &y);
+                loss.sum(Kind::Float).backward();
+                p.opt.step(&mut p.model.parameters_mut(), lr);
+            } else {
+                for (i, p) in self.parts.iter_mut().enumerate() {
+                    let xi = x.narrow(0, i as i64, 1);
+                    let yi = y.narrow(0, i as i64, 1);
+                    let (loss, _) = BatchedModel::loss_and_correct(&p.model.forward(&xi), &yi);
+                    loss.sum(Kind::Float).backward();
+                    p.opt.step(&mut p.model.parameters_mut(), lr);
+                }
+            }
+        }
+        self.average(a);
+        self.round += 1;
+        Ok(())
+    }
+
+    fn average(&mut self, a: &ConsensusMatrix) {
+        let at = Tensor::from_slice(a.as_slice())
+            .reshape([self.n as i64, self.n as i64])
+            .to_kind(Kind::Float);
+        let n = self.n as i64;
+        tch::no_grad(|| {
+            if self.parts.len() == 1 {
+                for p in self.parts[0].model.parameters_mut() {
+                    let mixed = at.mm(&p.reshape([n, -1])).reshape(p.size());
+                    p.copy_(&mixed);
+                }
+            } else {
+                let count = self.parts[0].model.parameters().len();
+                for t in 0..count {
+                    let stacked = Tensor::cat(
+                        &self
+                            .parts
+                            .iter()
+                            .map(|s| s.model.parameters()[t].shallow_clone())
+                            .collect::<Vec<_>>(),
+                        0,
+                    );
+                    let mixed = at.mm(&stacked.reshape([n, -1])).reshape(stacked.size());
+                    for (i, s) in self.parts.iter_mut().enumerate() {
+                        s.model.parameters_mut()[t].copy_(&mixed.narrow(0, i as i64, 1));
+                    }
+                }
+            }
+        });
+    }
+
+    /// Stacked parameters `[N, ...]` (copies), in model order.
+    pub fn stacked_parameters(&self) -> Vec<Tensor> {
+        if self.parts.len() == 1 {
+            self.parts[0]
+                .model
+                .parameters()
+                .iter()
+                .map(|p| p.detach().copy())
+                .collect()
+        } else {
+            let count = self.parts[0].model.parameters().len();
+            (0..count)
+                .map(|t| {
+                    Tensor::cat(
+                        &self
+                            .parts
+                            .iter()
+                            .map(|s| s.model.parameters()[t].detach())
+                            .collect::<Vec<_>>(),
+                        0,
+                    )
+                })
+                .collect()
+        }
+    }
+
+    fn eval_set(&self, set: &(Tensor, Tensor)) -> (Vec<f64>, Vec<f64>) {
+        let (x, y) = set;
+        let e = y.size()[0];
+        let n = self.n as i64;
+        let mut loss = vec![0.0; self.n];
+        let mut correct = vec![0.0; self.n];
+        let chunk = 1000;
+        tch::no_grad(|| {
+            let mut start = 0;
+            while start < e {
+                let len = chunk.min(e - start);
+                let xc = x.narrow(0, start, len);
+                let yc = y.narrow(0, start, len);
+                let (l, c) = if self.parts.len() == 1 {
+                    let xs = xc.unsqueeze(0).expand([n, len, -1], false);
+                    let ys = yc.unsqueeze(0).expand([n, len], false);
+                    BatchedModel::loss_and_correct(&self.parts[0].model.forward(&xs), &ys)
+                } else {
+                    let (mut ls, mut cs) = (Vec::new(), Vec::new());
+                    for p in &self.parts {
+                        let (l, c) = BatchedModel::loss_and_correct(
+                            &p.model.forward(&xc.unsqueeze(0)),
+                            &yc.unsqueeze(0),
+                        );
+                        ls.push(l);
+                        cs.push(c);
+                    }
+                    (Tensor::cat(&ls, 0), Tensor::cat(&cs, 0))
+                };
+                let l: Vec<f64> = Vec::<f64>::try_from(l.to_kind(Kind::Double)).unwrap_or_default();
+                let c: Vec<f64> = Vec::<f64>::try_from(c.to_kind(Kind::Double)).unwrap_or_default();
+                for i in 0..self.n {
+                    loss[i] += l[i] * len as f64;
+                    correct[i] += c[i];
+                }
+                start += len;
+            }
+        });
+        let e = e.max(1) as f64;
+        (
+            loss.iter().map(|l| l / e).collect(),
+            correct.iter().map(|c| c / e).collect(),
+        )
+    }
+
+    /// Mean over silos of `||theta_i - mean_j theta_j||_2`.
+    pub fn consensus_distance(&self) -> f64 {
+        let n = self.n as i64;
+        let mut sq = Tensor::zeros([n], (Kind::Double, tch::Device::Cpu));
+        for p in self.stacked_parameters() {
+            let flat = p.reshape([n, -1]).to_kind(Kind::Double);
+            let dev = &flat - flat.mean_dim(0, true, Kind::Double);
+            sq += dev.square().sum_dim_intlist(1, false, Kind::Double);
+        }
+        sq.sqrt().mean(Kind::Double).double_value(&[])
+    }
+
+    /// Metrics of the current models at wall-clock `wall_clock_ms`.
+    pub fn evaluate(&self, wall_clock_ms: f64) -> RoundRecord {
+        let (trl, tra) = self.eval_set(&self.eval_train);
+        let (tel, tea) = self.eval_set(&self.eval_test);
+        RoundRecord {
+            round: self.round,
+            wall_clock_ms,
+            train_loss: Stat::of(&trl),
+            train_acc: Stat::of(&tra),
+            test_loss: Stat::of(&tel),
+            test_acc: Stat::of(&tea),
+            consensus_distance: self.consensus_distance(),
+        }
+    }
+
+    /// Named tensors of the state (parameters and optimiser state), batched mode.
+    pub fn state_tensors(&self) -> Vec<(String, Tensor)> {
+        let mut v = Vec::new();
+        for (k, p) in self.stacked_parameters().into_iter().enumerate() {
+            v.push((format!("p{k}"), p));
+        }
+        if self.parts.len() == 1 {
+            let o = &self.parts[0].opt;
+            for (k, t) in o.m.iter().enumerate() {
+                v.push((format!("m{k}"), t.copy()));
+            }
+            for (k, t) in o.v.iter().enumerate() {
+                v.push((format!("v{k}"), t.copy()));
+            }
+        }
+        v
+    }
+
+    /// Optimiser step count.
+    pub fn optimizer_steps(&self) -> u64 {
+        self.parts[0].opt.t
+    }
+
+    /// Restores a state saved by [`Self::state_tensors`] after `round` rounds.
+    pub fn restore(
+        &mut self,
+        named: &[(String, Tensor)],
+        round: u64,
+        steps: u64,
+    ) -> Result<(), TrainError> {
+        if self.parts.len() != 1 {
+            return Err(TrainError::Config(
+                "checkpoints need the batched mode".into(),
+            ));
+        }
+        let get = |name: String| -> Result<&Tensor, TrainError> {
+            named
+                .iter()
+                .find(|(k, _)| *k == name)
+                .map(|(_, t)| t)
+                .ok_or_else(|| TrainError::Checkpoint {
+                    path: name.clone(),
+                    message: "tensor missing".into(),
+                })
+        };
+        let p = &mut self.parts[0];
+        tch::no_grad(|| -> Result<(), TrainError> {
+            for (k, t) in p.model.parameters_mut().into_iter().enumerate() {
+                let src = get(format!("p{k}"))?;
+                if src.size() != t.size() {
+                    return Err(TrainError::Checkpoint {
+                        path: format!("p{k}"),
+                        message: "shape mismatch".into(),
+                    });
+                }
+                t.copy_(src);
+            }
+            for (k, t) in p.opt.m.iter_mut().enumerate() {
+                t.copy_(get(format!("m{k}"))?);
+            }
+            for (k, t) in p.opt.v.iter_mut().enumerate() {
+                t.copy_(get(format!("v{k}"))?);
+            }
+            Ok(())
+        })?;
+        p.opt.t = steps;
+        self.round = round;
+        Ok(())
+    }
+}
