@@ -31,7 +31,7 @@ fn bench(c: &mut Criterion) {
             };
             let mut t = Trainer::new(cfg, &data).expect("trainer");
             g.bench_function(format!("{}/{:?}", model.name(), mode), |b| {
-                b.iter(|| black_box(t.train_round(&a).expect("round")))
+                b.iter(|| t.train_round(black_box(&a)).expect("round"))
             });
         }
     }
