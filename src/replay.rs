@@ -190,6 +190,9 @@ struct Sim<'a> {
     transfers: u64,
     arc_transfers: HashMap<(usize, usize), u64>,
     star_center: Option<usize>,
+    /// Silos that reached each round.
+    reached: Vec<u32>,
+    on_round: &'a mut dyn FnMut(u64),
 }
 
 impl Sim<'_> {
@@ -228,6 +231,10 @@ impl Sim<'_> {
     fn start_round(&mut self, i: usize, k: u64, now: Ms, q: &mut Scheduler<Ev>) {
         self.round[i] = k;
         self.starts[k as usize][i] = now;
+        self.reached[k as usize] += 1;
+        if self.reached[k as usize] as usize == self.round.len() {
+            (self.on_round)(k);
+        }
         self.compute_done[i] = false;
         if k < self.rounds {
             let c = self.info(k).compute[i];
@@ -376,6 +383,18 @@ pub fn replay(
     network: &mut dyn NetworkModel,
     options: &ReplayOptions,
 ) -> Result<ReplayResult, ReplayError> {
+    replay_with_progress(schedule, delay, network, options, &mut |_| {})
+}
+
+/// As [`replay`], calling `on_round(k)` when the last silo starts round `k`
+/// (for progress bars).
+pub fn replay_with_progress(
+    schedule: &dyn OverlaySchedule,
+    delay: &DelayModel,
+    network: &mut dyn NetworkModel,
+    options: &ReplayOptions,
+    on_round: &mut dyn FnMut(u64),
+) -> Result<ReplayResult, ReplayError> {
     let n = schedule.silo_count();
     if n != delay.silo_count() {
         return Err(ReplayError::SizeMismatch {
@@ -414,6 +433,8 @@ pub fn replay(
         transfers: 0,
         arc_transfers: HashMap::new(),
         star_center,
+        reached: vec![0; k_max as usize + 1],
+        on_round,
     };
     if schedule.is_static() {
         sim.static_info = Some(sim.make_info(0));

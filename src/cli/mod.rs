@@ -4,6 +4,7 @@ mod args;
 mod compare;
 mod overlay;
 mod reproduce;
+mod simulate;
 mod underlay;
 
 use anyhow::Result;
@@ -29,6 +30,8 @@ enum Command {
     /// Regenerate published tables: ours vs published.
     #[command(subcommand)]
     Reproduce(reproduce::ReproduceCommand),
+    /// Replay training rounds in wall-clock time (event engine).
+    Simulate(simulate::SimulateArgs),
 }
 
 /// Parses the command line and runs the command.
@@ -39,5 +42,6 @@ pub fn run() -> Result<()> {
         Command::Overlay(a) => overlay::run(a),
         Command::Underlay(c) => underlay::run(c),
         Command::Reproduce(c) => reproduce::run(c),
+        Command::Simulate(a) => simulate::run(a),
     }
 }

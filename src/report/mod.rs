@@ -5,3 +5,4 @@ mod format;
 
 pub use compare::{compare_overlays, CompareRow, Comparison};
 pub use format::{render_csv, render_json, render_table, OutputFormat};
+pub mod replay;
