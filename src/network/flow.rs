@@ -65,6 +65,8 @@ pub struct FlowNetwork<'a> {
     // Scratch for recomputation.
     mark_res: Vec<u32>,
     mark_flow: Vec<u32>,
+    pos_res: Vec<u32>,
+    pos_flow: Vec<u32>,
     epoch: u32,
 }
 
@@ -93,6 +95,8 @@ impl<'a> FlowNetwork<'a> {
             stats: NetworkStats::default(),
             mark_res: Vec::new(),
             mark_flow: Vec::new(),
+            pos_res: Vec::new(),
+            pos_flow: Vec::new(),
             epoch: 0,
         }
     }
@@ -187,12 +191,22 @@ impl<'a> FlowNetwork<'a> {
             }
             flow.last = now;
         }
-        let rates = progressive_filling(
+        self.pos_res.resize(self.capacity.len(), 0);
+        self.pos_flow.resize(self.flows.slots_len(), 0);
+        for (k, &r) in comp_res.iter().enumerate() {
+            self.pos_res[r as usize] = k as u32;
+        }
+        for (k, &f) in comp_flows.iter().enumerate() {
+            self.pos_flow[f as usize] = k as u32;
+        }
+        let rates = fill(
             &comp_res,
-            &comp_flows,
+            comp_flows.len(),
             |r| self.capacity[r as usize],
             |r| &self.on[r as usize],
             |f| &self.flows.get(f as usize).resources,
+            |r| self.pos_res[r as usize] as usize,
+            |f| self.pos_flow[f as usize] as usize,
         );
         for (&f, rate) in comp_flows.iter().zip(rates) {
             let flow = self.flows.get_mut(f as usize);
@@ -243,7 +257,7 @@ impl Ord for Share {
 /// filling; `on(r)` lists the flows on resource `r` (all in `flows`),
 /// `uses(f)` the resources of flow `f` (all in `resources`). Flows that
 /// only cross infinite-capacity resources get an infinite rate.
-/// `O((R + sum of route lengths) log R)`.
+/// `O((R + sum of route lengths) log R)` plus hashing.
 pub fn progressive_filling<'s>(
     resources: &[u32],
     flows: &[u32],
@@ -253,9 +267,31 @@ pub fn progressive_filling<'s>(
 ) -> Vec<f64> {
     let pos_r: HashMap<u32, usize> = resources.iter().enumerate().map(|(k, &r)| (r, k)).collect();
     let pos_f: HashMap<u32, usize> = flows.iter().enumerate().map(|(k, &f)| (f, k)).collect();
+    fill(
+        resources,
+        flows.len(),
+        capacity,
+        on,
+        uses,
+        |r| pos_r[&r],
+        |f| pos_f[&f],
+    )
+}
+
+/// Progressive filling core; `pos_r` / `pos_f` map ids to positions in
+/// `resources` / the flow list (of length `flow_count`).
+fn fill<'s>(
+    resources: &[u32],
+    flow_count: usize,
+    capacity: impl Fn(u32) -> f64,
+    on: impl Fn(u32) -> &'s [u32],
+    uses: impl Fn(u32) -> &'s [u32],
+    pos_r: impl Fn(u32) -> usize,
+    pos_f: impl Fn(u32) -> usize,
+) -> Vec<f64> {
     let mut rem: Vec<f64> = resources.iter().map(|&r| capacity(r)).collect();
     let mut cnt: Vec<usize> = resources.iter().map(|&r| on(r).len()).collect();
-    let mut rate = vec![f64::NAN; flows.len()];
+    let mut rate = vec![f64::NAN; flow_count];
     let mut heap = BinaryHeap::with_capacity(resources.len());
     for (k, &r) in resources.iter().enumerate() {
         if cnt[k] > 0 {
@@ -263,7 +299,7 @@ pub fn progressive_filling<'s>(
         }
     }
     while let Some(Share(share, r)) = heap.pop() {
-        let k = pos_r[&r];
+        let k = pos_r(r);
         if cnt[k] == 0 || share != rem[k] / cnt[k] as f64 {
             continue; // stale entry
         }
@@ -271,13 +307,13 @@ pub fn progressive_filling<'s>(
             break;
         }
         for &f in on(r) {
-            let fk = pos_f[&f];
+            let fk = pos_f(f);
             if !rate[fk].is_nan() {
                 continue;
             }
             rate[fk] = share;
             for &r2 in uses(f) {
-                let k2 = pos_r[&r2];
+                let k2 = pos_r(r2);
                 rem[k2] = (rem[k2] - share).max(0.0);
                 cnt[k2] -= 1;
                 if cnt[k2] > 0 && r2 != r {
