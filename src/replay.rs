@@ -216,6 +216,8 @@ impl Sim<'_> {
         }
     }
 
+    // `if let` here would hit the NLL conditional-return limitation.
+    #[allow(clippy::unnecessary_unwrap)]
     fn info(&mut self, k: u64) -> &RoundInfo {
         if self.static_info.is_some() && self.straggler.is_none() {
             return self.static_info.as_ref().unwrap();
@@ -365,6 +367,7 @@ impl Handler<Ev> for Sim<'_> {
 }
 
 impl Sim<'_> {
+    #[allow(clippy::unnecessary_unwrap)]
     fn info_mut(&mut self, k: u64) -> &mut RoundInfo {
         self.info(k);
         if self.static_info.is_some() && self.straggler.is_none() {

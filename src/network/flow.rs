@@ -130,7 +130,7 @@ impl<'a> FlowNetwork<'a> {
             .filter(|f| f.active)
             .map(|f| ((f.transfer.from, f.transfer.to), f.rate))
             .collect();
-        v.sort_by(|a, b| a.0.cmp(&b.0));
+        v.sort_by_key(|a| a.0);
         v
     }
 
