@@ -4,6 +4,7 @@ mod args;
 mod compare;
 mod overlay;
 mod run;
+mod simulate;
 #[cfg(feature = "train")]
 mod train;
 mod underlay;
@@ -36,6 +37,8 @@ enum Command {
     /// simulated wall-clock time (needs the `train` feature).
     #[cfg(feature = "train")]
     Train(Box<train::TrainArgs>),
+    /// Replay training rounds in wall-clock time (event engine).
+    Simulate(simulate::SimulateArgs),
 }
 
 /// Parses the command line and runs the command.
@@ -49,5 +52,6 @@ pub fn run() -> Result<()> {
         Command::Merge(a) => run::merge(a),
         #[cfg(feature = "train")]
         Command::Train(a) => train::run_train(*a),
+        Command::Simulate(a) => simulate::run(a),
     }
 }

@@ -6,3 +6,4 @@ pub mod plot;
 
 pub use compare::{compare_overlays, CompareRow, Comparison};
 pub use format::{render_csv, render_json, render_table, OutputFormat};
+pub mod replay;

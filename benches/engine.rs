@@ -1,0 +1,108 @@
+//! Event engine throughput.
+//!
+//! * `maxplus/*`: events per second of the round replay with the eq. (3)
+//!   network (a directed ring over all silos, 1000 rounds).
+//! * `flow/*`: the max-min fair flow model on sprint (315 routers, one silo
+//!   each), 100 rounds, 1 Gbit/s core and 1 Gbit/s access: a ring (315 flows
+//!   per round) and a 3-out-neighbour circulant (945 flows per round).
+//! * `queue/*`: raw schedule + pop of the event queue.
+//!
+//! Needs `../shared/underlays/paper/sprint.gml` (skips sprint otherwise).
+//! Run: `cargo bench --bench engine -- --warm-up-time 1 --measurement-time 5`
+
+use criterion::{black_box, criterion_group, criterion_main, Criterion, Throughput};
+use fedtopo::delay::DelayModel;
+use fedtopo::engine::Scheduler;
+use fedtopo::network::{FlowNetwork, MaxPlusNetwork};
+use fedtopo::overlay::Overlay;
+use fedtopo::replay::{replay, ReplayOptions};
+use fedtopo::scenario::{load_underlay, NetworkSpec};
+use fedtopo::underlay::LoadOptions;
+
+fn model(spec: &str) -> Option<DelayModel> {
+    let u = load_underlay(Some(spec), &LoadOptions::default()).ok()?;
+    let net = NetworkSpec {
+        access_bps: 1e9,
+        ..NetworkSpec::default()
+    };
+    Some(net.delay_model(&u))
+}
+
+fn circulant(n: usize, strides: &[usize]) -> Overlay {
+    Overlay::from_arcs(
+        "circulant",
+        n,
+        (0..n).flat_map(|i| strides.iter().map(move |s| (i, (i + s) % n))),
+    )
+}
+
+fn bench(c: &mut Criterion) {
+    let mut g = c.benchmark_group("queue");
+    g.throughput(Throughput::Elements(1_000_000));
+    g.bench_function("schedule_pop_1M", |b| {
+        b.iter(|| {
+            let mut q = Scheduler::new();
+            let mut x = 1u64;
+            for i in 0..1_000_000u64 {
+                x = x
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
+                q.schedule_at((x >> 40) as f64, i);
+            }
+            while let Some(e) = q.pop() {
+                black_box(e);
+            }
+        })
+    });
+    g.finish();
+
+    let sprint = "../shared/underlays/paper/sprint.gml";
+    for (name, m) in [
+        ("aws-north-america", model("aws-north-america")),
+        ("sprint", model(sprint)),
+    ] {
+        let Some(m) = m else {
+            eprintln!("skipping {name}: underlay not found");
+            continue;
+        };
+        let n = m.silo_count();
+        let ring = circulant(n, &[1]);
+        let opts = ReplayOptions {
+            rounds: 1000,
+            ..ReplayOptions::default()
+        };
+        let events = replay(&ring, &m, &mut MaxPlusNetwork::new(&m), &opts)
+            .unwrap()
+            .events;
+        let mut g = c.benchmark_group("maxplus");
+        g.throughput(Throughput::Elements(events));
+        g.bench_function(format!("{name}_ring_1000_rounds"), |b| {
+            b.iter(|| replay(&ring, &m, &mut MaxPlusNetwork::new(&m), &opts).unwrap())
+        });
+        g.finish();
+        if name == "sprint" {
+            let opts = ReplayOptions {
+                rounds: 100,
+                ..ReplayOptions::default()
+            };
+            let mut g = c.benchmark_group("flow");
+            g.sample_size(10);
+            for (label, o) in [
+                ("ring", ring.clone()),
+                ("circulant3", circulant(n, &[1, 2, 5])),
+            ] {
+                let events = replay(&o, &m, &mut FlowNetwork::new(&m), &opts)
+                    .unwrap()
+                    .events;
+                g.throughput(Throughput::Elements(events));
+                g.bench_function(format!("sprint_{label}_100_rounds"), |b| {
+                    b.iter(|| replay(&o, &m, &mut FlowNetwork::new(&m), &opts).unwrap())
+                });
+            }
+            g.finish();
+        }
+    }
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);

@@ -1,0 +1,288 @@
+//! Reports of round replays: per-silo start times, per-round durations,
+//! link utilisation (CSV) and a round-completion timeline (SVG).
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+
+use plotters::prelude::*;
+use serde::Serialize;
+
+use crate::delay::DelayModel;
+use crate::replay::ReplayResult;
+use crate::units::{BitsPerSec, Ms};
+
+/// `overlay,network,round,silo,start_ms`: every `t_i(k)`.
+pub fn starts_csv(results: &[ReplayResult]) -> String {
+    let mut s = String::from("overlay,network,round,silo,start_ms\n");
+    for r in results {
+        for (k, row) in r.starts.iter().enumerate() {
+            for (i, t) in row.iter().enumerate() {
+                let _ = writeln!(s, "{},{},{k},{i},{t:.6}", r.overlay, r.network);
+            }
+        }
+    }
+    s
+}
+
+/// Statistics of the round durations of one replay, ms.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RoundStats {
+    /// Overlay name.
+    pub overlay: String,
+    /// Network model.
+    pub network: String,
+    /// Rounds replayed.
+    pub rounds: usize,
+    /// `max_i t_i(K) / K`, ms.
+    pub mean_ms: Ms,
+    /// Shortest round, ms.
+    pub min_ms: Ms,
+    /// Median round, ms.
+    pub median_ms: Ms,
+    /// 95th percentile (nearest rank), ms.
+    pub p95_ms: Ms,
+    /// Longest round, ms.
+    pub max_ms: Ms,
+    /// Steady-state slope over the second half, `(end(K) - end(K/2)) / (K - K/2)`, ms.
+    pub steady_ms: Ms,
+}
+
+/// Duration statistics of `r`'s rounds.
+pub fn round_stats(r: &ReplayResult) -> RoundStats {
+    let mut d = r.round_durations();
+    d.sort_by(f64::total_cmp);
+    let k = d.len();
+    let pick = |q: f64| {
+        if k == 0 {
+            0.0
+        } else {
+            d[((q * k as f64).ceil() as usize).clamp(1, k) - 1]
+        }
+    };
+    let half = k / 2;
+    let steady = if k > half {
+        (r.round_end(k) - r.round_end(half)) / (k - half) as f64
+    } else {
+        0.0
+    };
+    RoundStats {
+        overlay: r.overlay.clone(),
+        network: r.network.clone(),
+        rounds: k,
+        mean_ms: r.mean_round_ms(),
+        min_ms: d.first().copied().unwrap_or(0.0),
+        median_ms: pick(0.5),
+        p95_ms: pick(0.95),
+        max_ms: d.last().copied().unwrap_or(0.0),
+        steady_ms: steady,
+    }
+}
+
+/// `overlay,network,round,first_start_ms,end_ms,duration_ms`, round
+/// `k = 1..=K` ends when its last silo starts it.
+pub fn rounds_csv(results: &[ReplayResult]) -> String {
+    let mut s = String::from("overlay,network,round,first_start_ms,end_ms,duration_ms\n");
+    for r in results {
+        for k in 1..r.starts.len() {
+            let first = r.starts[k].iter().copied().fold(f64::INFINITY, f64::min);
+            let end = r.round_end(k);
+            let dur = end - r.round_end(k - 1);
+            let _ = writeln!(
+                s,
+                "{},{},{k},{first:.6},{end:.6},{dur:.6}",
+                r.overlay, r.network
+            );
+        }
+    }
+    s
+}
+
+/// Traffic carried by one link over a replay.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct LinkUsage {
+    /// `up`, `down` (silo access) or `core` (one direction of a core link).
+    pub kind: &'static str,
+    /// Silo label (access) or `A->B` router labels (core).
+    pub name: String,
+    /// Bits carried.
+    pub bits: f64,
+    /// Capacity, bit/s.
+    pub capacity_bps: BitsPerSec,
+    /// `bits / (capacity * makespan)`: mean utilisation over the run.
+    pub utilisation: f64,
+}
+
+/// Per-link traffic of `r`: every transfer carries `M` bits over the
+/// sender's uplink, each core link of its route (per direction) and the
+/// receiver's downlink. Links that carried nothing are left out.
+pub fn link_usage(r: &ReplayResult, model: &DelayModel, labels: &[String]) -> Vec<LinkUsage> {
+    let m = model.workload.model_bits;
+    let conn = &model.connectivity;
+    let mut up = BTreeMap::new();
+    let mut down = BTreeMap::new();
+    let mut core: BTreeMap<(usize, usize, usize), f64> = BTreeMap::new();
+    for &((i, j), count) in &r.arc_transfers {
+        let bits = m * count as f64;
+        *up.entry(i).or_insert(0.0) += bits;
+        *down.entry(j).or_insert(0.0) += bits;
+        let routers = conn.route_routers(i, j);
+        for (h, l) in conn.route(i, j).into_iter().enumerate() {
+            *core.entry((l, routers[h], routers[h + 1])).or_insert(0.0) += bits;
+        }
+    }
+    let secs = r.makespan_ms() / 1e3;
+    let util = |bits: f64, cap: f64| {
+        if secs > 0.0 && cap.is_finite() {
+            bits / (cap * secs)
+        } else {
+            0.0
+        }
+    };
+    let label = |i: usize| labels.get(i).cloned().unwrap_or_else(|| i.to_string());
+    let mut out = Vec::new();
+    for (i, bits) in up {
+        let cap = model.access.up[i];
+        out.push(LinkUsage {
+            kind: "up",
+            name: label(i),
+            bits,
+            capacity_bps: cap,
+            utilisation: util(bits, cap),
+        });
+    }
+    for (i, bits) in down {
+        let cap = model.access.down[i];
+        out.push(LinkUsage {
+            kind: "down",
+            name: label(i),
+            bits,
+            capacity_bps: cap,
+            utilisation: util(bits, cap),
+        });
+    }
+    for ((l, a, b), bits) in core {
+        let cap = conn.link_capacity_bps(l);
+        out.push(LinkUsage {
+            kind: "core",
+            name: format!("{}->{}", label(a), label(b)),
+            bits,
+            capacity_bps: cap,
+            utilisation: util(bits, cap),
+        });
+    }
+    out
+}
+
+/// `overlay,network,kind,link,bits,capacity_bps,utilisation` for every replay.
+pub fn links_csv(rows: &[(&ReplayResult, Vec<LinkUsage>)]) -> String {
+    let mut s = String::from("overlay,network,kind,link,bits,capacity_bps,utilisation\n");
+    for (r, usage) in rows {
+        for u in usage {
+            let _ = writeln!(
+                s,
+                "{},{},{},\"{}\",{},{},{:.6}",
+                r.overlay,
+                r.network,
+                u.kind,
+                u.name.replace('"', "'"),
+                u.bits,
+                u.capacity_bps,
+                u.utilisation
+            );
+        }
+    }
+    s
+}
+
+/// SVG plot: rounds completed (y) against wall-clock time in s (x), one
+/// line per replay.
+pub fn timeline_svg(results: &[ReplayResult], title: &str) -> Result<String, String> {
+    let mut svg = String::new();
+    {
+        let root = SVGBackend::with_string(&mut svg, (800, 500)).into_drawing_area();
+        root.fill(&WHITE).map_err(|e| e.to_string())?;
+        let x_max = results
+            .iter()
+            .map(|r| r.makespan_ms() / 1e3)
+            .fold(0.0, f64::max)
+            .max(1e-6);
+        let y_max = results
+            .iter()
+            .map(|r| r.starts.len() - 1)
+            .max()
+            .unwrap_or(1)
+            .max(1) as f64;
+        let mut chart = ChartBuilder::on(&root)
+            .caption(title, ("sans-serif", 20))
+            .margin(15)
+            .x_label_area_size(40)
+            .y_label_area_size(50)
+            .build_cartesian_2d(0.0..x_max * 1.02, 0.0..y_max * 1.02)
+            .map_err(|e| e.to_string())?;
+        chart
+            .configure_mesh()
+            .x_desc("wall-clock time (s)")
+            .y_desc("rounds completed")
+            .draw()
+            .map_err(|e| e.to_string())?;
+        for (idx, r) in results.iter().enumerate() {
+            let color = Palette99::pick(idx).to_rgba();
+            let pts: Vec<(f64, f64)> = (0..r.starts.len())
+                .map(|k| (if k == 0 { 0.0 } else { r.round_end(k) / 1e3 }, k as f64))
+                .collect();
+            chart
+                .draw_series(LineSeries::new(pts, color.stroke_width(2)))
+                .map_err(|e| e.to_string())?
+                .label(format!("{} ({})", r.overlay, r.network))
+                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], color));
+        }
+        chart
+            .configure_series_labels()
+            .background_style(WHITE.mix(0.8))
+            .border_style(BLACK)
+            .position(SeriesLabelPosition::UpperLeft)
+            .draw()
+            .map_err(|e| e.to_string())?;
+        root.present().map_err(|e| e.to_string())?;
+    }
+    Ok(svg)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::network::MaxPlusNetwork;
+    use crate::overlay::Overlay;
+    use crate::replay::{replay, ReplayOptions};
+    use crate::scenario::{load_underlay, NetworkSpec};
+    use crate::underlay::LoadOptions;
+
+    #[test]
+    fn csvs_stats_and_svg() {
+        let u = load_underlay(None, &LoadOptions::default()).unwrap();
+        let m = NetworkSpec::default().delay_model(&u);
+        let n = m.silo_count();
+        let tour: Vec<usize> = (0..n).collect();
+        let o = Overlay::directed_ring("r", n, &tour);
+        let opts = ReplayOptions {
+            rounds: 8,
+            ..ReplayOptions::default()
+        };
+        let r = replay(&o, &m, &mut MaxPlusNetwork::new(&m), &opts).unwrap();
+        let starts = starts_csv(std::slice::from_ref(&r));
+        assert_eq!(starts.lines().count(), 1 + 9 * n);
+        let rounds = rounds_csv(std::slice::from_ref(&r));
+        assert_eq!(rounds.lines().count(), 1 + 8);
+        let st = round_stats(&r);
+        assert!(st.min_ms <= st.median_ms && st.median_ms <= st.p95_ms && st.p95_ms <= st.max_ms);
+        assert!((st.mean_ms * 8.0 - r.makespan_ms()).abs() < 1e-9);
+        let usage = link_usage(&r, &m, &[]);
+        // Every silo sends 8 models and receives 8.
+        let ups: Vec<_> = usage.iter().filter(|u| u.kind == "up").collect();
+        assert_eq!(ups.len(), n);
+        assert!(ups.iter().all(|u| u.bits == 8.0 * m.workload.model_bits));
+        assert!(usage.iter().all(|u| (0.0..=1.0).contains(&u.utilisation)));
+        let svg = timeline_svg(std::slice::from_ref(&r), "t").unwrap();
+        assert!(svg.starts_with("<svg") && svg.contains("polyline"));
+    }
+}
