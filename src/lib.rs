@@ -34,6 +34,7 @@ pub mod maxplus;
 pub mod overlay;
 pub mod report;
 pub mod reproduce;
+pub mod reproduce_matcha;
 pub mod scenario;
 pub mod timing;
 pub mod underlay;
