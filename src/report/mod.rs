@@ -3,5 +3,5 @@
 mod compare;
 mod format;
 
-pub use compare::{compare_overlays, CompareRow, Comparison};
+pub use compare::{compare_overlays, CompareRow, Comparison, ScheduleStats};
 pub use format::{render_csv, render_json, render_table, OutputFormat};
