@@ -206,3 +206,6 @@ impl MatchaDesign {
         MatchaSchedule::new(Arc::new(self), seed)
     }
 }
+
+#[cfg(test)]
+mod tests;
