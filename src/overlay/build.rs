@@ -9,7 +9,9 @@ use thiserror::Error;
 
 use crate::delay::DelayModel;
 use crate::overlay::algo::RingSearch;
-use crate::overlay::matcha::{MatchaBase, MatchaDesign, MatchaError, MatchaOptions, MatchaSchedule};
+use crate::overlay::matcha::{
+    MatchaBase, MatchaDesign, MatchaError, MatchaOptions, MatchaSchedule,
+};
 use crate::overlay::{complete, mbst, mst, ring, star, Overlay};
 use crate::timing::TimingError;
 use crate::underlay::Underlay;

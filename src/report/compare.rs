@@ -5,8 +5,8 @@ use serde::Serialize;
 use crate::delay::DelayModel;
 use crate::overlay::build::{build_overlay, build_schedule, BuildOptions, OverlayKind};
 use crate::overlay::matcha::{cycle::maxplus_rate, round_estimate};
-use crate::overlay::OverlaySchedule;
 use crate::overlay::Overlay;
+use crate::overlay::OverlaySchedule;
 use crate::timing::{cycle_time, TimingError};
 use crate::underlay::Underlay;
 

@@ -15,7 +15,13 @@ fn gaia() -> Underlay {
 #[test]
 fn rounds_are_pure_functions_of_seed_and_round() {
     let u = gaia();
-    let d = MatchaDesign::on("matcha", &MatchaBase::Connectivity, &u, &MatchaOptions::default()).unwrap();
+    let d = MatchaDesign::on(
+        "matcha",
+        &MatchaBase::Connectivity,
+        &u,
+        &MatchaOptions::default(),
+    )
+    .unwrap();
     let s = d.schedule(42);
     let forward: Vec<_> = (0..50).map(|k| s.round_edges(k)).collect();
     let backward: Vec<_> = (0..50).rev().map(|k| s.round_edges(k)).collect();
@@ -50,14 +56,23 @@ fn activation_frequencies_match_probabilities() {
         let want = q / (1.0 - none);
         let f = count[j] as f64 / rounds as f64;
         let sd = (want * (1.0 - want) / rounds as f64).sqrt().max(1e-9);
-        assert!((f - want).abs() < 5.0 * sd + 1e-9, "matching {j}: {f} vs {want}");
+        assert!(
+            (f - want).abs() < 5.0 * sd + 1e-9,
+            "matching {j}: {f} vs {want}"
+        );
     }
 }
 
 #[test]
 fn mixing_matrices_are_symmetric_and_stochastic() {
     let u = gaia();
-    let d = MatchaDesign::on("m", &MatchaBase::Connectivity, &u, &MatchaOptions::default()).unwrap();
+    let d = MatchaDesign::on(
+        "m",
+        &MatchaBase::Connectivity,
+        &u,
+        &MatchaOptions::default(),
+    )
+    .unwrap();
     let s = d.schedule(3);
     let n = s.silo_count();
     for k in 0..20 {
@@ -107,7 +122,13 @@ fn maxplus_never_exceeds_the_round_estimate() {
     let u = load_underlay(Some("aws-north-america"), &LoadOptions::default()).unwrap();
     for steps in [1, 5] {
         let model = paper_model(&u, steps);
-        let d = MatchaDesign::on("m", &MatchaBase::Connectivity, &u, &MatchaOptions::default()).unwrap();
+        let d = MatchaDesign::on(
+            "m",
+            &MatchaBase::Connectivity,
+            &u,
+            &MatchaOptions::default(),
+        )
+        .unwrap();
         let s = d.schedule(9);
         for rounds in [2, 50, 300] {
             let est = round_estimate(&s, &model, rounds).unwrap();
@@ -132,16 +153,30 @@ fn errors_are_typed() {
         MatchaDesign::on("m", &MatchaBase::Connectivity, &u, &bad),
         Err(MatchaError::BadBudget(_))
     ));
-    let d = MatchaDesign::on("m", &MatchaBase::Connectivity, &u, &MatchaOptions::default()).unwrap();
+    let d = MatchaDesign::on(
+        "m",
+        &MatchaBase::Connectivity,
+        &u,
+        &MatchaOptions::default(),
+    )
+    .unwrap();
     let s = d.schedule(0);
-    assert!(matches!(round_estimate(&s, &model, 1), Err(MatchaError::BadSampling(_))));
+    assert!(matches!(
+        round_estimate(&s, &model, 1),
+        Err(MatchaError::BadSampling(_))
+    ));
     assert!(matches!(
         maxplus_growth(|x| s.with_seed(x), &model, 10, &[]),
         Err(MatchaError::BadSampling(_))
     ));
     let small = Overlay::from_edges("x", 3, &[(0, 1), (1, 2)]);
     assert!(matches!(
-        MatchaDesign::on("m", &MatchaBase::Overlay(small), &u, &MatchaOptions::default()),
+        MatchaDesign::on(
+            "m",
+            &MatchaBase::Overlay(small),
+            &u,
+            &MatchaOptions::default()
+        ),
         Err(MatchaError::SizeMismatch { .. })
     ));
     let disc = Overlay::from_edges("x", 4, &[(0, 1), (2, 3)]);
