@@ -18,7 +18,8 @@
 //! * [`connectivity`]: routes and the `paper` / `bottleneck` path models.
 //! * [`workload`]: model size (bit), compute time (ms), local steps.
 //! * [`delay`]: eq. (3), the delay of an overlay arc (ms).
-//! * [`overlay`]: STAR, MST, delta-MBST, RING, ring-opt, complete; export.
+//! * [`overlay`]: STAR, MST, delta-MBST, RING, ring-opt, complete, MATCHA schedules; export.
+//! * [`reproduce_matcha`]: the MATCHA columns of Tables 3, 6, 7 and Table 10.
 //! * [`maxplus`]: Karp and Howard maximum cycle mean, the recurrence.
 //! * [`timing`]: the cycle time of an overlay on a network.
 //! * [`scenario`]: the usual way to assemble all of the above.
@@ -42,6 +43,7 @@ pub mod overlay;
 pub mod replay;
 pub mod report;
 pub mod reproduce;
+pub mod reproduce_matcha;
 pub mod scenario;
 pub mod timing;
 pub mod train;

@@ -21,6 +21,20 @@ use crate::units::Ms;
 /// Why a cycle time could not be computed.
 #[derive(Debug, Error)]
 pub enum TimingError {
+    /// The overlay changes every round (MATCHA): use its schedule.
+    #[error("`{overlay}` changes every round: it has a schedule, not a single overlay")]
+    NotStatic {
+        /// Overlay name.
+        overlay: String,
+    },
+    /// MATCHA could not be built (the cause is the error's source).
+    #[error("building `{overlay}`")]
+    Matcha {
+        /// Overlay name.
+        overlay: String,
+        /// The cause.
+        source: crate::overlay::matcha::MatchaError,
+    },
     /// The overlay and the delay model disagree on the number of silos.
     #[error("the overlay has {overlay} silos but the network has {network}")]
     SizeMismatch {

@@ -217,3 +217,45 @@ fn simulate_writes_outputs_and_is_deterministic() {
     assert!(String::from_utf8_lossy(&bad.stderr).contains("sigma"));
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn compare_matcha_is_seeded() {
+    let run = |seed: &str| {
+        Command::new(env!("CARGO_BIN_EXE_fedtopo"))
+            .args([
+                "compare",
+                "aws-gaia",
+                "--overlays",
+                "ring,matcha,matcha+",
+                "--format",
+                "csv",
+                "--budget",
+                "0.3",
+                "--matcha-rounds",
+                "200",
+                "--seed",
+                seed,
+            ])
+            .output()
+            .expect("runs")
+    };
+    let (a, b, c) = (run("1"), run("1"), run("2"));
+    assert!(a.status.success(), "{}", String::from_utf8_lossy(&a.stderr));
+    assert_eq!(a.stdout, b.stdout);
+    assert_ne!(a.stdout, c.stdout);
+    let text = String::from_utf8(a.stdout).unwrap();
+    assert!(text.lines().any(|l| l.contains(",matcha+,")));
+    let bad = Command::new(env!("CARGO_BIN_EXE_fedtopo"))
+        .args([
+            "compare",
+            "aws-gaia",
+            "--overlays",
+            "matcha",
+            "--budget",
+            "0",
+        ])
+        .output()
+        .unwrap();
+    assert!(!bad.status.success());
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("budget"));
+}

@@ -7,6 +7,7 @@ use clap::{Args, ValueEnum};
 
 use fedtopo::overlay::build::{parse_overlay_list, BuildOptions};
 use fedtopo::overlay::export::ExportedOverlay;
+use fedtopo::overlay::matcha::MatchaOptions;
 use fedtopo::report::{compare_overlays, render_csv, render_json, render_table, OutputFormat};
 
 use super::args::{center_policy, NetworkArgs, UnderlayArgs};
@@ -63,6 +64,15 @@ pub struct CompareArgs {
     /// Format of the exported overlays.
     #[arg(long, value_enum, default_value_t = ExportFormat::Gml)]
     export_format: ExportFormat,
+    /// MATCHA communication budget Cb, in (0, 1].
+    #[arg(long, default_value_t = 0.5)]
+    budget: f64,
+    /// Seed of MATCHA's per-round activations.
+    #[arg(long, default_value_t = 0)]
+    seed: u64,
+    /// Rounds sampled for MATCHA's cycle time.
+    #[arg(long, default_value_t = 1000)]
+    matcha_rounds: u64,
 }
 
 /// Runs `fedtopo compare`.
@@ -72,6 +82,12 @@ pub fn run(a: CompareArgs) -> Result<()> {
     let kinds = parse_overlay_list(&a.overlays)?;
     let options = BuildOptions {
         center: center_policy(&a.center, &underlay)?,
+        matcha: MatchaOptions {
+            budget: a.budget,
+            seed: a.seed,
+            rounds: a.matcha_rounds,
+            ..MatchaOptions::default()
+        },
         ..BuildOptions::default()
     };
     let cmp = compare_overlays(&underlay, &model, &kinds, &options)?;
@@ -84,7 +100,9 @@ pub fn run(a: CompareArgs) -> Result<()> {
     if let Some(dir) = &a.export_dir {
         std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
         let labels: Vec<String> = underlay.routers.iter().map(|r| r.label.clone()).collect();
-        for (overlay, row) in cmp.overlays.iter().zip(&cmp.rows) {
+        // Schedules (MATCHA) have no single overlay to export.
+        let static_rows = cmp.rows.iter().filter(|r| r.schedule.is_none());
+        for (overlay, row) in cmp.overlays.iter().zip(static_rows) {
             let e = ExportedOverlay::new(overlay, &labels, Some(&model), Some(row.cycle_time_ms));
             let path = dir.join(format!("{}.{}", row.overlay, a.export_format.extension()));
             std::fs::write(&path, a.export_format.render(&e))

@@ -3,6 +3,7 @@
 mod args;
 mod compare;
 mod overlay;
+mod reproduce;
 mod run;
 mod simulate;
 #[cfg(feature = "train")]
@@ -37,6 +38,9 @@ enum Command {
     /// simulated wall-clock time (needs the `train` feature).
     #[cfg(feature = "train")]
     Train(Box<train::TrainArgs>),
+    /// Regenerate published MATCHA tables: ours vs published.
+    #[command(subcommand)]
+    Reproduce(reproduce::ReproduceCommand),
     /// Replay training rounds in wall-clock time (event engine).
     Simulate(simulate::SimulateArgs),
 }
@@ -53,5 +57,6 @@ pub fn run() -> Result<()> {
         #[cfg(feature = "train")]
         Command::Train(a) => train::run_train(*a),
         Command::Simulate(a) => simulate::run(a),
+        Command::Reproduce(c) => reproduce::run(c),
     }
 }

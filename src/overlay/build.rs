@@ -9,6 +9,9 @@ use thiserror::Error;
 
 use crate::delay::DelayModel;
 use crate::overlay::algo::RingSearch;
+use crate::overlay::matcha::{
+    MatchaBase, MatchaDesign, MatchaError, MatchaOptions, MatchaSchedule,
+};
 use crate::overlay::{complete, mbst, mst, ring, star, Overlay};
 use crate::timing::TimingError;
 use crate::underlay::Underlay;
@@ -29,6 +32,10 @@ pub enum OverlayKind {
     RingOpt,
     /// Every silo to every other.
     Complete,
+    /// MATCHA on the connectivity graph Gc (a schedule, not a static overlay).
+    Matcha,
+    /// MATCHA+ : MATCHA on the underlay Gu (a schedule).
+    MatchaPlus,
 }
 
 impl OverlayKind {
@@ -51,7 +58,14 @@ impl OverlayKind {
             OverlayKind::Ring => "ring",
             OverlayKind::RingOpt => "ring-opt",
             OverlayKind::Complete => "complete",
+            OverlayKind::Matcha => "matcha",
+            OverlayKind::MatchaPlus => "matcha+",
         }
+    }
+
+    /// True for the kinds that change every round ([`build_schedule`]).
+    pub fn is_schedule(self) -> bool {
+        matches!(self, OverlayKind::Matcha | OverlayKind::MatchaPlus)
     }
 }
 
@@ -63,7 +77,7 @@ impl fmt::Display for OverlayKind {
 
 /// An overlay name that fedtopo does not know.
 #[derive(Debug, Clone, Error)]
-#[error("unknown overlay `{0}`; expected one of: star, mst, delta-mbst (or mbst), ring, ring-opt, complete")]
+#[error("unknown overlay `{0}`; expected one of: star, mst, delta-mbst (or mbst), ring, ring-opt, complete, matcha, matcha+")]
 pub struct UnknownOverlay(pub String);
 
 impl FromStr for OverlayKind {
@@ -76,6 +90,8 @@ impl FromStr for OverlayKind {
             "ring" => OverlayKind::Ring,
             "ring-opt" | "ringopt" => OverlayKind::RingOpt,
             "complete" | "full" => OverlayKind::Complete,
+            "matcha" => OverlayKind::Matcha,
+            "matcha+" | "matcha-plus" | "matchaplus" => OverlayKind::MatchaPlus,
             _ => return Err(UnknownOverlay(s.to_string())),
         })
     }
@@ -131,6 +147,8 @@ pub struct BuildOptions {
     pub center: CenterPolicy,
     /// Local search of `ring-opt`.
     pub ring_search: RingSearch,
+    /// MATCHA budget, seed and rounds.
+    pub matcha: MatchaOptions,
 }
 
 /// Builds overlay `kind` for `model` on `underlay`.
@@ -148,7 +166,28 @@ pub fn build_overlay(
         OverlayKind::Ring => ring::ring(model),
         OverlayKind::RingOpt => ring::ring_opt(model, &options.ring_search),
         OverlayKind::Complete => complete(n),
+        OverlayKind::Matcha | OverlayKind::MatchaPlus => {
+            return Err(TimingError::NotStatic {
+                overlay: kind.name().to_string(),
+            })
+        }
     })
+}
+
+/// Builds the schedule of a kind that changes every round (MATCHA on Gc,
+/// MATCHA+ on Gu); `Ok(None)` for static kinds.
+pub fn build_schedule(
+    kind: OverlayKind,
+    underlay: &Underlay,
+    options: &BuildOptions,
+) -> Result<Option<MatchaSchedule>, MatchaError> {
+    let base = match kind {
+        OverlayKind::Matcha => MatchaBase::Connectivity,
+        OverlayKind::MatchaPlus => MatchaBase::Underlay,
+        _ => return Ok(None),
+    };
+    let d = MatchaDesign::on(kind.name(), &base, underlay, &options.matcha)?;
+    Ok(Some(d.schedule(options.matcha.seed)))
 }
 
 /// Parses a comma-separated list of overlay names (`all` = every kind).

@@ -3,8 +3,10 @@
 use serde::Serialize;
 
 use crate::delay::DelayModel;
-use crate::overlay::build::{build_overlay, BuildOptions, OverlayKind};
+use crate::overlay::build::{build_overlay, build_schedule, BuildOptions, OverlayKind};
+use crate::overlay::matcha::{cycle::maxplus_rate, round_estimate};
 use crate::overlay::Overlay;
+use crate::overlay::OverlaySchedule;
 use crate::timing::{cycle_time, TimingError};
 use crate::underlay::Underlay;
 
@@ -25,6 +27,41 @@ pub struct CompareRow {
     pub speedup_vs_star: Option<f64>,
     /// A critical circuit, as silo labels.
     pub critical_circuit: Vec<String>,
+    /// For schedules (MATCHA): how the cycle time was obtained.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub schedule: Option<ScheduleStats>,
+}
+
+/// Cycle time of an overlay that changes every round (MATCHA).
+///
+/// `cycle_time_ms` of the row is the paper's estimate (mean round duration,
+/// App. H.6); `maxplus_ms` is the exact max-plus growth rate of the same
+/// sampled sequence (never larger: silos only wait for their round's
+/// in-neighbours).
+#[derive(Debug, Clone, Serialize)]
+pub struct ScheduleStats {
+    /// Rounds sampled.
+    pub rounds: u64,
+    /// Activation seed.
+    pub seed: u64,
+    /// Mean round duration, ms.
+    pub mean_round_ms: f64,
+    /// Total of the rounds / (rounds - 1), the published convention, ms.
+    pub published_convention_ms: f64,
+    /// Exact max-plus growth rate `t(K)/K` of the same sequence, ms.
+    pub maxplus_ms: f64,
+    /// Number of matchings.
+    pub matchings: usize,
+    /// Communication budget Cb.
+    pub budget: f64,
+    /// Optimal algebraic connectivity found.
+    pub lambda2: f64,
+    /// Its certified relative optimality gap.
+    pub lambda2_rel_gap: f64,
+    /// Mixing parameter alpha (W = I - alpha L).
+    pub alpha: f64,
+    /// Spectral norm of E[W^T W] - J/n.
+    pub rho: f64,
 }
 
 /// A comparison: the rows plus the overlays themselves (for export).
@@ -52,6 +89,10 @@ pub fn compare_overlays(
     let mut rows = Vec::new();
     let mut overlays = Vec::new();
     for &kind in kinds {
+        if kind.is_schedule() {
+            rows.push(schedule_row(kind, underlay, model, options)?);
+            continue;
+        }
         let overlay = build_overlay(kind, underlay, model, options)?;
         let t = cycle_time(&overlay, model)?;
         rows.push(CompareRow {
@@ -66,6 +107,7 @@ pub fn compare_overlays(
                 .iter()
                 .map(|&i| labels[i].to_string())
                 .collect(),
+            schedule: None,
         });
         overlays.push(overlay);
     }
@@ -83,5 +125,54 @@ pub fn compare_overlays(
         silos: underlay.node_count(),
         rows,
         overlays,
+    })
+}
+
+fn schedule_row(
+    kind: OverlayKind,
+    underlay: &Underlay,
+    model: &DelayModel,
+    options: &BuildOptions,
+) -> Result<CompareRow, TimingError> {
+    let err = |source| TimingError::Matcha {
+        overlay: kind.name().to_string(),
+        source,
+    };
+    let sched = build_schedule(kind, underlay, options)
+        .map_err(err)?
+        .ok_or(TimingError::NotStatic {
+            overlay: kind.name().to_string(),
+        })?;
+    let rounds = options.matcha.rounds;
+    let est = round_estimate(&sched, model, rounds).map_err(err)?;
+    let maxplus_ms = maxplus_rate(&sched, model, rounds).map_err(err)?;
+    let (mut arcs, mut max_degree) = (0usize, 0usize);
+    for k in 0..rounds {
+        let o = sched.round(k);
+        arcs += o.arc_count();
+        max_degree = max_degree.max(o.max_degree());
+    }
+    let d = sched.design();
+    Ok(CompareRow {
+        overlay: kind.name().to_string(),
+        arcs: (arcs as f64 / rounds as f64).round() as usize,
+        max_degree,
+        cycle_time_ms: est.mean_ms,
+        rounds_per_s: 1e3 / est.mean_ms,
+        speedup_vs_star: None,
+        critical_circuit: Vec::new(),
+        schedule: Some(ScheduleStats {
+            rounds,
+            seed: sched.seed(),
+            mean_round_ms: est.mean_ms,
+            published_convention_ms: est.published_ms,
+            maxplus_ms,
+            matchings: d.matchings.len(),
+            budget: d.budget,
+            lambda2: d.activation.lambda2,
+            lambda2_rel_gap: d.activation.relative_gap(),
+            alpha: d.mixing.alpha,
+            rho: d.mixing.rho,
+        }),
     })
 }

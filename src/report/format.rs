@@ -56,7 +56,13 @@ pub fn render_table(c: &Comparison) -> String {
             format!("{:.1}", r.cycle_time_ms),
             format!("{:.3}", r.rounds_per_s),
             r.speedup_vs_star.map_or("-".into(), |s| format!("{s:.2}x")),
-            shorten(&r.critical_circuit),
+            match &r.schedule {
+                Some(st) => format!(
+                    "random ({} matchings, Cb {}); max-plus {:.1} ms",
+                    st.matchings, st.budget, st.maxplus_ms
+                ),
+                None => shorten(&r.critical_circuit),
+            },
         ]);
     }
     for col in 1..6 {

@@ -4,6 +4,6 @@ mod compare;
 mod format;
 pub mod plot;
 
-pub use compare::{compare_overlays, CompareRow, Comparison};
+pub use compare::{compare_overlays, CompareRow, Comparison, ScheduleStats};
 pub use format::{render_csv, render_json, render_table, OutputFormat};
 pub mod replay;

@@ -1,0 +1,183 @@
+//! Cycle time of an overlay schedule (MATCHA), two ways.
+//!
+//! * [`round_estimate`], the paper's estimate (App. H.6): rounds are
+//!   synchronous; round `k` lasts its largest arc delay (eq. 3, with round
+//!   `k`'s degrees); the cycle time is the mean over `R` sampled rounds. The
+//!   published numbers divide the total by `R - 1` (reported too).
+//! * [`maxplus_growth`], the exact value for the max-plus recurrence
+//!   `t_i(k) = max(t_i(k-1) + s Tc(i), max_{j -> i in G(k)} t_j(k-1) + d_k(j, i))`
+//!   with a different graph each round: `lim t(K)/K` (the top Lyapunov
+//!   exponent of the random max-plus product), estimated over several seeds
+//!   with a Student-t 95% confidence interval.
+//!
+//! The max-plus value is never larger than the round estimate: a silo waits
+//! only for its in-neighbours of the round, not for the slowest arc of the
+//! whole network, so delays of disjoint parts of the topology overlap.
+
+use serde::Serialize;
+
+use super::MatchaError;
+use crate::delay::DelayModel;
+use crate::overlay::{Overlay, OverlaySchedule};
+use crate::units::Ms;
+
+/// Duration of one synchronous round on `overlay`: its largest arc delay
+/// (eq. 3, with the overlay's degrees), or the largest compute time when it
+/// has no arc. ms.
+pub fn round_duration_ms(overlay: &Overlay, model: &DelayModel) -> Ms {
+    let compute = (0..overlay.silo_count())
+        .map(|i| model.compute_round_ms(i))
+        .fold(0.0, f64::max);
+    overlay
+        .arcs()
+        .iter()
+        .map(|&(i, j)| model.arc_delay(i, j, overlay.out_degree(i), overlay.in_degree(j)))
+        .fold(compute, f64::max)
+}
+
+/// The paper's cycle-time estimate over sampled rounds.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct RoundEstimate {
+    /// Rounds sampled.
+    pub rounds: u64,
+    /// Mean round duration, ms.
+    pub mean_ms: Ms,
+    /// Total duration / (rounds - 1), the published convention, ms.
+    pub published_ms: Ms,
+    /// Standard deviation of a round's duration, ms.
+    pub std_ms: Ms,
+}
+
+/// Mean round duration of rounds `0..rounds` of `schedule` (App. H.6).
+///
+/// # Errors
+/// [`MatchaError::BadSampling`] for fewer than 2 rounds, [`MatchaError::SizeMismatch`].
+pub fn round_estimate(
+    schedule: &dyn OverlaySchedule,
+    model: &DelayModel,
+    rounds: u64,
+) -> Result<RoundEstimate, MatchaError> {
+    check(schedule, model)?;
+    if rounds < 2 {
+        return Err(MatchaError::BadSampling(format!(
+            "need at least 2 rounds, got {rounds}"
+        )));
+    }
+    let d: Vec<f64> = (0..rounds)
+        .map(|k| round_duration_ms(&schedule.round(k), model))
+        .collect();
+    let total: f64 = d.iter().sum();
+    let mean = total / rounds as f64;
+    let var = d.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (rounds - 1) as f64;
+    Ok(RoundEstimate {
+        rounds,
+        mean_ms: mean,
+        published_ms: total / (rounds - 1) as f64,
+        std_ms: var.sqrt(),
+    })
+}
+
+fn check(schedule: &dyn OverlaySchedule, model: &DelayModel) -> Result<(), MatchaError> {
+    if schedule.silo_count() != model.silo_count() {
+        return Err(MatchaError::SizeMismatch {
+            base: schedule.silo_count(),
+            network: model.silo_count(),
+        });
+    }
+    Ok(())
+}
+
+/// `max_i t_i(K) / K` for the max-plus recurrence over rounds `0..K` of
+/// `schedule`, from `t(0) = 0`. ms per round.
+///
+/// # Errors
+/// [`MatchaError::BadSampling`] for `rounds == 0`, [`MatchaError::SizeMismatch`].
+pub fn maxplus_rate(
+    schedule: &dyn OverlaySchedule,
+    model: &DelayModel,
+    rounds: u64,
+) -> Result<Ms, MatchaError> {
+    check(schedule, model)?;
+    if rounds == 0 {
+        return Err(MatchaError::BadSampling("need at least 1 round".into()));
+    }
+    let n = schedule.silo_count();
+    let compute: Vec<f64> = (0..n).map(|i| model.compute_round_ms(i)).collect();
+    let mut t = vec![0.0; n];
+    let mut next = vec![0.0; n];
+    for k in 0..rounds {
+        let o = schedule.round(k);
+        for i in 0..n {
+            next[i] = t[i] + compute[i];
+        }
+        for &(j, i) in o.arcs() {
+            let v = t[j] + model.arc_delay(j, i, o.out_degree(j), o.in_degree(i));
+            if v > next[i] {
+                next[i] = v;
+            }
+        }
+        std::mem::swap(&mut t, &mut next);
+    }
+    Ok(t.iter().copied().fold(0.0, f64::max) / rounds as f64)
+}
+
+/// The max-plus growth rate over several seeds.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct MaxPlusEstimate {
+    /// Rounds per seed.
+    pub rounds: u64,
+    /// `t(K)/K` for every seed, ms.
+    pub per_seed_ms: Vec<Ms>,
+    /// Mean over seeds, ms.
+    pub mean_ms: Ms,
+    /// Half-width of the Student-t 95% confidence interval, ms (0 for one seed).
+    pub ci95_ms: Ms,
+}
+
+/// Student-t 0.975 quantile with `df` degrees of freedom.
+fn t975(df: usize) -> f64 {
+    const T: [f64; 30] = [
+        12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160,
+        2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056,
+        2.052, 2.048, 2.045, 2.042,
+    ];
+    match df {
+        0 => f64::NAN,
+        1..=30 => T[df - 1],
+        31..=60 => 2.00,
+        _ => 1.96,
+    }
+}
+
+/// [`maxplus_rate`] of `make(seed)` for every seed, with a 95% CI.
+///
+/// # Errors
+/// [`MatchaError::BadSampling`] for no seed or `rounds == 0`; [`MatchaError::SizeMismatch`].
+pub fn maxplus_growth<S: OverlaySchedule>(
+    make: impl Fn(u64) -> S,
+    model: &DelayModel,
+    rounds: u64,
+    seeds: &[u64],
+) -> Result<MaxPlusEstimate, MatchaError> {
+    if seeds.is_empty() {
+        return Err(MatchaError::BadSampling("need at least one seed".into()));
+    }
+    let per_seed_ms = seeds
+        .iter()
+        .map(|&s| maxplus_rate(&make(s), model, rounds))
+        .collect::<Result<Vec<_>, _>>()?;
+    let k = per_seed_ms.len();
+    let mean = per_seed_ms.iter().sum::<f64>() / k as f64;
+    let ci95_ms = if k > 1 {
+        let var = per_seed_ms.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (k - 1) as f64;
+        t975(k - 1) * (var / k as f64).sqrt()
+    } else {
+        0.0
+    };
+    Ok(MaxPlusEstimate {
+        rounds,
+        per_seed_ms,
+        mean_ms: mean,
+        ci95_ms,
+    })
+}

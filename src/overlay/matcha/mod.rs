@@ -1,0 +1,211 @@
+//! MATCHA (Wang et al. 2019), the randomised overlay the throughput paper
+//! compares against (Marfoq et al. 2020, App. G.3, H.6, Tables 3, 6, 7, 10).
+//!
+//! Pipeline, one file per stage:
+//! 1. [`coloring`]: split a base graph into matchings (Misra–Gries proper
+//!    edge colouring, at most max-degree + 1 colours).
+//! 2. [`optimize`]: activation probabilities maximising `lambda_2` under the
+//!    communication budget `Cb`, then the mixing parameter `alpha`; both with
+//!    certified optimality gaps.
+//! 3. [`schedule`]: [`MatchaSchedule`], an [`OverlaySchedule`] whose round `k`
+//!    is a pure function of `(seed, k)`, with mixing matrix `W = I - alpha L`.
+//! 4. [`cycle`]: the paper's cycle-time estimate (mean round duration) and the
+//!    exact max-plus growth rate of the random sequence.
+//!
+//! Base graphs ([`MatchaBase`]): **MATCHA** starts from the connectivity graph
+//! `Gc` (every pair of silos), **MATCHA+** from the underlay `Gu`, as in the
+//! paper's text and Table 3 (the authors' code swaps the two labels). MATCHA
+//! can start from any other overlay (Table 10: over delta-MBST, over RING).
+//!
+//! [`OverlaySchedule`]: crate::overlay::OverlaySchedule
+
+pub mod coloring;
+pub mod cycle;
+pub mod optimize;
+pub mod schedule;
+
+use std::sync::Arc;
+
+use serde::Serialize;
+use thiserror::Error;
+
+use crate::overlay::Overlay;
+use crate::underlay::Underlay;
+
+pub use coloring::{check_decomposition, matching_decomposition};
+pub use cycle::{
+    maxplus_growth, round_duration_ms, round_estimate, MaxPlusEstimate, RoundEstimate,
+};
+pub use optimize::{
+    activation_probabilities, mixing_parameter, ActivationSolution, MixingSolution, SolverOptions,
+};
+pub use schedule::MatchaSchedule;
+
+/// Why MATCHA could not be built.
+#[derive(Debug, Clone, PartialEq, Error)]
+pub enum MatchaError {
+    /// An edge is a self-loop or names a silo outside `0..n`.
+    #[error("edge ({a}, {b}) is a self-loop or names a silo outside 0..{n}")]
+    BadEdge {
+        /// One end.
+        a: usize,
+        /// The other end.
+        b: usize,
+        /// Number of silos.
+        n: usize,
+    },
+    /// The base graph has no edge.
+    #[error("the MATCHA base graph has no edge")]
+    NoEdges,
+    /// The base graph is disconnected, so `lambda_2 = 0` whatever the probabilities.
+    #[error(
+        "the MATCHA base graph is disconnected (lambda_2 = 0); use a connected underlay or overlay"
+    )]
+    Disconnected,
+    /// The communication budget is not in `(0, 1]`.
+    #[error("communication budget {0} must be in (0, 1]")]
+    BadBudget(f64),
+    /// The base overlay and the network have different silo counts.
+    #[error("the base graph has {base} silos but the network has {network}")]
+    SizeMismatch {
+        /// Silos of the base graph.
+        base: usize,
+        /// Silos of the network.
+        network: usize,
+    },
+    /// A cycle-time estimate needs at least two rounds (or one seed).
+    #[error("{0}")]
+    BadSampling(String),
+}
+
+/// The graph MATCHA decomposes into matchings.
+#[derive(Debug, Clone, PartialEq)]
+pub enum MatchaBase {
+    /// The connectivity graph `Gc`: every pair of silos (paper's MATCHA).
+    Connectivity,
+    /// The underlay `Gu`: the physical links between silos (paper's MATCHA+).
+    Underlay,
+    /// Any overlay, made undirected (Table 10: MATCHA over delta-MBST / RING).
+    Overlay(Overlay),
+}
+
+impl MatchaBase {
+    /// The base graph's undirected edges over the underlay's silos.
+    pub fn edges(&self, underlay: &Underlay) -> (usize, Vec<(usize, usize)>) {
+        let n = underlay.node_count();
+        let e = match self {
+            MatchaBase::Connectivity => (0..n)
+                .flat_map(|a| (a + 1..n).map(move |b| (a, b)))
+                .collect(),
+            MatchaBase::Underlay => underlay.links.iter().map(|l| (l.a, l.b)).collect(),
+            MatchaBase::Overlay(o) => {
+                return (
+                    o.silo_count(),
+                    o.arcs()
+                        .iter()
+                        .map(|&(a, b)| (a.min(b), a.max(b)))
+                        .collect(),
+                )
+            }
+        };
+        (n, e)
+    }
+}
+
+/// Options of MATCHA.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct MatchaOptions {
+    /// Communication budget `Cb` in `(0, 1]` (paper: 0.5).
+    pub budget: f64,
+    /// Seed of the per-round activations.
+    pub seed: u64,
+    /// Rounds sampled by the cycle-time estimates (paper: 1000).
+    pub rounds: u64,
+    /// Stopping rules of the activation-probability solver.
+    pub solver: SolverOptions,
+}
+
+impl Default for MatchaOptions {
+    fn default() -> Self {
+        MatchaOptions {
+            budget: 0.5,
+            seed: 0,
+            rounds: 1000,
+            solver: SolverOptions::default(),
+        }
+    }
+}
+
+/// A solved MATCHA instance: matchings, probabilities, mixing parameter.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct MatchaDesign {
+    /// Name shown in reports ("matcha", "matcha+", ...).
+    pub name: String,
+    /// Number of silos.
+    pub silos: usize,
+    /// Communication budget `Cb`.
+    pub budget: f64,
+    /// The matchings, edges `(a, b)` with `a < b`.
+    pub matchings: Vec<Vec<(usize, usize)>>,
+    /// Activation probabilities and their certificate.
+    pub activation: ActivationSolution,
+    /// Mixing parameter and its certificate.
+    pub mixing: MixingSolution,
+}
+
+impl MatchaDesign {
+    /// Decomposes `edges` and solves both optimisation problems.
+    ///
+    /// # Errors
+    /// See [`MatchaError`].
+    pub fn new(
+        name: &str,
+        n: usize,
+        edges: &[(usize, usize)],
+        budget: f64,
+        solver: &SolverOptions,
+    ) -> Result<Self, MatchaError> {
+        if !(budget > 0.0 && budget <= 1.0) {
+            return Err(MatchaError::BadBudget(budget));
+        }
+        let matchings = matching_decomposition(n, edges)?;
+        let activation = activation_probabilities(n, &matchings, budget, solver)?;
+        let mixing = mixing_parameter(n, &matchings, &activation.probabilities);
+        Ok(MatchaDesign {
+            name: name.to_string(),
+            silos: n,
+            budget,
+            matchings,
+            activation,
+            mixing,
+        })
+    }
+
+    /// MATCHA on `base` of `underlay`.
+    ///
+    /// # Errors
+    /// See [`MatchaError`].
+    pub fn on(
+        name: &str,
+        base: &MatchaBase,
+        underlay: &Underlay,
+        options: &MatchaOptions,
+    ) -> Result<Self, MatchaError> {
+        let (n, edges) = base.edges(underlay);
+        if n != underlay.node_count() {
+            return Err(MatchaError::SizeMismatch {
+                base: n,
+                network: underlay.node_count(),
+            });
+        }
+        Self::new(name, n, &edges, options.budget, &options.solver)
+    }
+
+    /// The schedule of this design with activation seed `seed`.
+    pub fn schedule(self, seed: u64) -> MatchaSchedule {
+        MatchaSchedule::new(Arc::new(self), seed)
+    }
+}
+
+#[cfg(test)]
+mod tests;
