@@ -13,7 +13,8 @@ pub struct Series {
     pub points: Vec<(f64, f64)>,
 }
 
-const PALETTE: [RGBColor; 8] = [
+/// Line colours shared by every fedtopo plot (the matplotlib tab10 colours).
+pub const PALETTE: [RGBColor; 8] = [
     RGBColor(31, 119, 180),
     RGBColor(255, 127, 14),
     RGBColor(44, 160, 44),

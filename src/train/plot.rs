@@ -7,16 +7,7 @@ use plotters::prelude::*;
 
 use super::report::RoundRecord;
 
-const COLORS: [RGBColor; 8] = [
-    RGBColor(31, 119, 180),
-    RGBColor(255, 127, 14),
-    RGBColor(44, 160, 44),
-    RGBColor(214, 39, 40),
-    RGBColor(148, 103, 189),
-    RGBColor(140, 86, 75),
-    RGBColor(227, 119, 194),
-    RGBColor(127, 127, 127),
-];
+use crate::report::plot::PALETTE as COLORS;
 
 /// Writes `path` (SVG) with the curves of every run.
 pub fn plot_runs(path: &Path, runs: &[(String, Vec<RoundRecord>)]) -> Result<(), String> {
