@@ -47,6 +47,31 @@ pub enum Straggler {
     },
 }
 
+impl std::str::FromStr for Straggler {
+    type Err = String;
+
+    /// Parses `none` or `lognormal:SIGMA` (finite `SIGMA > 0`).
+    fn from_str(s: &str) -> Result<Self, String> {
+        if s == "none" {
+            return Ok(Straggler::None);
+        }
+        if let Some(v) = s.strip_prefix("lognormal:") {
+            let sigma: f64 = v
+                .parse()
+                .map_err(|_| format!("straggler lognormal:SIGMA: `{v}` is not a number"))?;
+            if !(sigma.is_finite() && sigma > 0.0) {
+                return Err(format!(
+                    "straggler lognormal:SIGMA needs a finite sigma > 0, got {sigma}"
+                ));
+            }
+            return Ok(Straggler::LogNormal { sigma });
+        }
+        Err(format!(
+            "straggler `{s}`: expected none or lognormal:SIGMA (e.g. lognormal:0.3)"
+        ))
+    }
+}
+
 /// Replay options.
 #[derive(Debug, Clone)]
 pub struct ReplayOptions {

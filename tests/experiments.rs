@@ -174,3 +174,64 @@ fn bad_experiment_files_are_clear_errors() {
     let o = fedtopo(&["run", spec.to_str().unwrap(), "--shard", "3/3"]);
     assert_eq!(o.status.code(), Some(2));
 }
+
+const SIMULATE: &str = r#"
+name = "sim-sweep"
+kind = "simulate"
+[grid]
+underlay = ["aws-north-america"]
+overlay = ["star", "mst", "ring", "matcha"]
+access = ["1G"]
+network = ["maxplus", "flow"]
+rounds = [40]
+"#;
+
+/// `kind = "simulate"`: the maxplus replay of a tree converges to the
+/// max-plus cycle time, MATCHA (per-round) rows have no static cycle time,
+/// and the output does not depend on the thread count.
+#[test]
+fn simulate_kind_replays_every_point() {
+    let base = tmp("sim");
+    let spec = base.join("sim.toml");
+    std::fs::write(&spec, SIMULATE).unwrap();
+    let s = spec.to_str().unwrap();
+    let (one, two) = (tmp("sim-one"), tmp("sim-two"));
+    ok(&fedtopo(&["run", s, "--out", one.to_str().unwrap(), "--threads", "1"]));
+    ok(&fedtopo(&["run", s, "--out", two.to_str().unwrap(), "--threads", "2"]));
+    assert_eq!(read(&one, "results.csv"), read(&two, "results.csv"));
+    let csv = String::from_utf8(read(&one, "results.csv")).unwrap();
+    let mut lines = csv.lines();
+    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let col = |name: &str| header.iter().position(|h| *h == name).unwrap();
+    let rows: Vec<Vec<&str>> = lines.map(|l| l.split(',').collect()).collect();
+    assert_eq!(rows.len(), 8);
+    for r in &rows {
+        let (overlay, network) = (r[col("overlay")], r[col("network")]);
+        let tau = r[col("cycle_time_ms")];
+        if overlay == "matcha" {
+            assert_eq!(tau, "", "MATCHA has no static cycle time");
+            assert!(r[col("steady_round_ms")].parse::<f64>().unwrap() > 0.0);
+            continue;
+        }
+        let ratio: f64 = r[col("steady_over_cycle_time")].parse().unwrap();
+        if network == "maxplus" && overlay != "ring" {
+            assert!((ratio - 1.0).abs() < 1e-9, "{overlay}: {ratio}");
+        }
+        assert!(ratio > 0.5 && ratio < 5.0, "{overlay}/{network}: {ratio}");
+    }
+}
+
+#[test]
+fn kind_specific_axes_are_rejected_elsewhere() {
+    let base = tmp("badaxis");
+    let spec = base.join("bad.toml");
+    std::fs::write(
+        &spec,
+        "name='x'\nkind='compare'\n[grid]\nunderlay=['aws-gaia']\nnetwork=['flow']\n",
+    )
+    .unwrap();
+    let o = fedtopo(&["run", spec.to_str().unwrap()]);
+    assert!(!o.status.success());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("`network` applies only to kind = simulate"), "{err}");
+}

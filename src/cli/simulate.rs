@@ -48,19 +48,7 @@ pub struct SimulateArgs {
 }
 
 fn parse_straggler(s: &str) -> Result<Straggler> {
-    if s == "none" {
-        return Ok(Straggler::None);
-    }
-    if let Some(v) = s.strip_prefix("lognormal:") {
-        let sigma: f64 = v
-            .parse()
-            .with_context(|| format!("--straggler lognormal:SIGMA: `{v}` is not a number"))?;
-        if !(sigma.is_finite() && sigma > 0.0) {
-            bail!("--straggler lognormal:SIGMA needs a finite sigma > 0, got {sigma}");
-        }
-        return Ok(Straggler::LogNormal { sigma });
-    }
-    bail!("--straggler `{s}`: expected none or lognormal:SIGMA (e.g. lognormal:0.3)")
+    s.parse().map_err(|e: String| anyhow::anyhow!("--{e}"))
 }
 
 /// Runs `fedtopo simulate`.

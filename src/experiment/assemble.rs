@@ -16,70 +16,92 @@ use super::grid::Job;
 use super::spec::{ExperimentSpec, PlotSpec};
 use super::{store, ExperimentError};
 
-/// The result of one job (one overlay on one network configuration).
+/// One value of a result row.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ResultRow {
-    /// Underlay name.
-    pub underlay: String,
-    /// Overlay name.
-    pub overlay: String,
-    /// Access capacity of every silo, as written.
-    pub access: String,
-    /// Access capacity of the STAR centre's silo, as written.
-    pub center_access: String,
-    /// Local steps s.
-    pub local_steps: u32,
-    /// Workload preset.
-    pub workload: String,
-    /// Core capacity, as written.
-    pub core_capacity: String,
-    /// Path model.
-    pub connectivity: String,
-    /// Label of the STAR centre's silo.
-    pub center: String,
-    /// Number of silos.
-    pub silos: usize,
-    /// Arcs of the overlay.
-    pub arcs: usize,
-    /// Largest degree.
-    pub max_degree: usize,
-    /// Cycle time, ms.
-    pub cycle_time_ms: f64,
-    /// Rounds per second.
-    pub rounds_per_s: f64,
+#[serde(untagged)]
+pub enum Cell {
+    /// A count.
+    Int(i64),
+    /// A measurement (written with Rust's shortest round-trip format).
+    Float(f64),
+    /// Text (axis values as written, labels).
+    Text(String),
 }
 
-const AXES: [&str; 8] = [
-    "underlay",
-    "overlay",
-    "access",
-    "center_access",
-    "local_steps",
-    "workload",
-    "core_capacity",
-    "connectivity",
-];
+impl std::fmt::Display for Cell {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Cell::Int(v) => write!(f, "{v}"),
+            Cell::Float(v) => write!(f, "{v}"),
+            Cell::Text(v) => f.write_str(v),
+        }
+    }
+}
+
+impl From<&str> for Cell {
+    fn from(v: &str) -> Self {
+        Cell::Text(v.to_string())
+    }
+}
+impl From<String> for Cell {
+    fn from(v: String) -> Self {
+        Cell::Text(v)
+    }
+}
+impl From<f64> for Cell {
+    fn from(v: f64) -> Self {
+        Cell::Float(v)
+    }
+}
+impl From<usize> for Cell {
+    fn from(v: usize) -> Self {
+        Cell::Int(i64::try_from(v).unwrap_or(i64::MAX))
+    }
+}
+impl From<u64> for Cell {
+    fn from(v: u64) -> Self {
+        Cell::Int(i64::try_from(v).unwrap_or(i64::MAX))
+    }
+}
+
+/// The result of one job: named columns in a fixed order (the same for
+/// every job of an experiment kind), stored as JSON and joined into
+/// `results.csv`.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct ResultRow {
+    /// `(column, value)` in output order.
+    pub cells: Vec<(String, Cell)>,
+}
 
 impl ResultRow {
+    /// Appends column `name`.
+    pub fn push(&mut self, name: &str, value: impl Into<Cell>) -> &mut Self {
+        self.cells.push((name.to_string(), value.into()));
+        self
+    }
+
+    /// A column's value.
+    pub fn cell(&self, name: &str) -> Option<&Cell> {
+        self.cells.iter().find(|(c, _)| c == name).map(|(_, v)| v)
+    }
+
     /// A column's value as text (`None` for unknown columns).
     pub fn column(&self, name: &str) -> Option<String> {
-        Some(match name {
-            "underlay" => self.underlay.clone(),
-            "overlay" => self.overlay.clone(),
-            "access" => self.access.clone(),
-            "center_access" => self.center_access.clone(),
-            "local_steps" => self.local_steps.to_string(),
-            "workload" => self.workload.clone(),
-            "core_capacity" => self.core_capacity.clone(),
-            "connectivity" => self.connectivity.clone(),
-            "center" => self.center.clone(),
-            "silos" => self.silos.to_string(),
-            "arcs" => self.arcs.to_string(),
-            "max_degree" => self.max_degree.to_string(),
-            "cycle_time_ms" => self.cycle_time_ms.to_string(),
-            "rounds_per_s" => self.rounds_per_s.to_string(),
-            _ => return None,
-        })
+        self.cell(name).map(Cell::to_string)
+    }
+
+    /// A numeric column's value.
+    pub fn number(&self, name: &str) -> Option<f64> {
+        match self.cell(name)? {
+            Cell::Int(v) => Some(*v as f64),
+            Cell::Float(v) => Some(*v),
+            Cell::Text(t) => numeric(t),
+        }
+    }
+
+    /// Column names, in order.
+    pub fn names(&self) -> impl Iterator<Item = &str> {
+        self.cells.iter().map(|(c, _)| c.as_str())
     }
 }
 
@@ -89,7 +111,7 @@ struct Published {
     values: BTreeMap<Vec<String>, f64>,
 }
 
-fn read_published(path: &Path) -> Result<Published, ExperimentError> {
+fn read_published(path: &Path, axes: &[&str]) -> Result<Published, ExperimentError> {
     let text = std::fs::read_to_string(path).map_err(|source| ExperimentError::Io {
         path: path.display().to_string(),
         source,
@@ -107,7 +129,7 @@ fn read_published(path: &Path) -> Result<Published, ExperimentError> {
     let join: Vec<(usize, String)> = header
         .iter()
         .enumerate()
-        .filter(|(_, h)| AXES.contains(h))
+        .filter(|(_, h)| axes.contains(h))
         .map(|(i, h)| (i, h.to_string()))
         .collect();
     let mut values = BTreeMap::new();
@@ -160,8 +182,20 @@ pub fn assemble(
             dir: out.display().to_string(),
         });
     }
+    let metric = spec
+        .metric
+        .clone()
+        .unwrap_or_else(|| spec.kind.default_metric().to_string());
+    let columns = header(&rows);
+    if !rows.is_empty() && !columns.contains(&metric) {
+        return Err(ExperimentError::Invalid(format!(
+            "metric `{metric}` is not a result column; expected one of {}",
+            columns.join(", ")
+        )));
+    }
+    let axes: Vec<&str> = spec.grid.axes().iter().map(|(a, _)| *a).collect();
     let published = match &spec.published {
-        Some(p) => Some(read_published(&spec_dir.join(p))?),
+        Some(p) => Some(read_published(&spec_dir.join(p), &axes)?),
         None => None,
     };
     let pubs: Vec<Option<f64>> = rows
@@ -170,11 +204,11 @@ pub fn assemble(
         .collect();
     store::write_atomic(
         &out.join("results.csv"),
-        csv_text(&rows, &pubs, published.is_some()).as_bytes(),
+        csv_text(&columns, &rows, &pubs, published.is_some(), &metric).as_bytes(),
     )?;
     store::write_atomic(
         &out.join("results.md"),
-        markdown(spec, &rows, &pubs).as_bytes(),
+        markdown(spec, &rows, &pubs, &metric)?.as_bytes(),
     )?;
     for plot in &spec.plots {
         let svg = plot_svg(spec, plot, &rows)?;
@@ -183,80 +217,122 @@ pub fn assemble(
     Ok(rows)
 }
 
-fn csv_text(rows: &[ResultRow], pubs: &[Option<f64>], with_published: bool) -> String {
-    let mut w = csv::Writer::from_writer(Vec::new());
-    let mut header: Vec<&str> = AXES.to_vec();
-    header.extend([
-        "center",
-        "silos",
-        "arcs",
-        "max_degree",
-        "cycle_time_ms",
-        "rounds_per_s",
-    ]);
-    if with_published {
-        header.extend(["published_ms", "relative_error"]);
+/// The union of the rows' columns, in first-seen order.
+fn header(rows: &[ResultRow]) -> Vec<String> {
+    let mut cols: Vec<String> = Vec::new();
+    for r in rows {
+        for c in r.names() {
+            if !cols.iter().any(|x| x == c) {
+                cols.push(c.to_string());
+            }
+        }
     }
-    w.write_record(&header).expect("in-memory CSV");
+    cols
+}
+
+fn relative(ours: Option<f64>, published: f64) -> Option<f64> {
+    ours.map(|v| (v - published) / published)
+}
+
+fn csv_text(
+    columns: &[String],
+    rows: &[ResultRow],
+    pubs: &[Option<f64>],
+    with_published: bool,
+    metric: &str,
+) -> String {
+    let mut w = csv::Writer::from_writer(Vec::new());
+    let mut head: Vec<&str> = columns.iter().map(String::as_str).collect();
+    if with_published {
+        head.extend(["published_ms", "relative_error"]);
+    }
+    w.write_record(&head).expect("in-memory CSV");
     for (r, p) in rows.iter().zip(pubs) {
-        let mut rec: Vec<String> = header
+        let mut rec: Vec<String> = columns
             .iter()
-            .take(14)
             .map(|c| r.column(c).unwrap_or_default())
             .collect();
         if with_published {
             rec.push(p.map_or(String::new(), |v| v.to_string()));
-            rec.push(p.map_or(String::new(), |v| ((r.cycle_time_ms - v) / v).to_string()));
+            rec.push(
+                p.and_then(|v| relative(r.number(metric), v))
+                    .map_or(String::new(), |e| e.to_string()),
+            );
         }
         w.write_record(&rec).expect("in-memory CSV");
     }
     String::from_utf8(w.into_inner().expect("in-memory CSV")).expect("UTF-8")
 }
 
-fn markdown(spec: &ExperimentSpec, rows: &[ResultRow], pubs: &[Option<f64>]) -> String {
-    // Show the axes that vary, plus underlay and overlay.
-    let varying: Vec<&str> = AXES
-        .iter()
-        .copied()
-        .filter(|a| {
-            *a == "underlay"
-                || *a == "overlay"
-                || rows
-                    .iter()
-                    .map(|r| r.column(a))
-                    .collect::<std::collections::BTreeSet<_>>()
-                    .len()
-                    > 1
-        })
+/// A cell for a Markdown table: measurements with one decimal, ratios
+/// (columns containing `over`) with three.
+fn md_cell(column: &str, cell: Option<&Cell>) -> String {
+    match cell {
+        Some(Cell::Float(v)) if column.contains("over") => format!("{v:.3}"),
+        Some(Cell::Float(v)) => format!("{v:.1}"),
+        Some(c) => c.to_string(),
+        None => "-".into(),
+    }
+}
+
+fn markdown(
+    spec: &ExperimentSpec,
+    rows: &[ResultRow],
+    pubs: &[Option<f64>],
+    metric: &str,
+) -> Result<String, ExperimentError> {
+    // Show the axes with several values in the grid, plus underlay and overlay.
+    let varying: Vec<&str> = spec
+        .grid
+        .axes()
+        .into_iter()
+        .filter(|(a, values)| *a == "underlay" || *a == "overlay" || values.len() > 1)
+        .map(|(a, _)| a)
         .collect();
+    let table: Vec<String> = spec.table.clone().unwrap_or_else(|| {
+        spec.kind
+            .default_table()
+            .iter()
+            .map(|c| c.to_string())
+            .collect()
+    });
+    if let Some(r) = rows.first() {
+        if let Some(bad) = table.iter().find(|c| r.cell(c).is_none()) {
+            return Err(ExperimentError::Invalid(format!(
+                "table column `{bad}` is not a result column; expected one of {}",
+                r.names().collect::<Vec<_>>().join(", ")
+            )));
+        }
+    }
     let with_pub = pubs.iter().any(Option::is_some);
     let mut s = format!("# {}\n\n", spec.name);
     if !spec.description.is_empty() {
         let _ = writeln!(s, "{}\n", spec.description.trim());
     }
-    let mut header: Vec<&str> = varying.clone();
-    header.extend(["silos", "cycle time (ms)"]);
+    let mut head: Vec<String> = varying.iter().map(|a| a.to_string()).collect();
+    head.extend(table.iter().cloned());
     if with_pub {
-        header.extend(["published (ms)", "rel. error"]);
+        head.push(format!("published {metric}"));
+        head.push("rel. error".into());
     }
-    let _ = writeln!(s, "| {} |", header.join(" | "));
-    let _ = writeln!(s, "|{}", "---|".repeat(header.len()));
+    let _ = writeln!(s, "| {} |", head.join(" | "));
+    let _ = writeln!(s, "|{}", "---|".repeat(head.len()));
     for (r, p) in rows.iter().zip(pubs) {
         let mut cells: Vec<String> = varying
             .iter()
             .map(|a| r.column(a).unwrap_or_default())
             .collect();
-        cells.push(r.silos.to_string());
-        cells.push(format!("{:.1}", r.cycle_time_ms));
+        cells.extend(table.iter().map(|c| md_cell(c, r.cell(c))));
         if with_pub {
             cells.push(p.map_or("-".into(), |v| format!("{v}")));
-            cells.push(p.map_or("-".into(), |v| {
-                format!("{:+.2}%", 100.0 * (r.cycle_time_ms - v) / v)
-            }));
+            cells.push(
+                p.and_then(|v| relative(r.number(metric), v))
+                    .map_or("-".into(), |e| format!("{:+.2}%", 100.0 * e)),
+            );
         }
         let _ = writeln!(s, "| {} |", cells.join(" | "));
     }
-    s
+    Ok(s)
 }
 
 /// A numeric value of a column: a number, or a bandwidth such as `10G`.
@@ -287,9 +363,15 @@ fn plot_svg(
         let ys = r
             .column(&plot.y)
             .ok_or_else(|| bad(format!("unknown column `{}`", plot.y)))?;
-        let name = r
-            .column(&plot.series)
-            .ok_or_else(|| bad(format!("unknown column `{}`", plot.series)))?;
+        let name = plot
+            .series
+            .split(',')
+            .map(|c| {
+                r.column(c.trim())
+                    .ok_or_else(|| bad(format!("unknown column `{}`", c.trim())))
+            })
+            .collect::<Result<Vec<_>, _>>()?
+            .join(" / ");
         let x =
             numeric(&xs).ok_or_else(|| bad(format!("`{xs}` in `{}` is not numeric", plot.x)))?;
         let y =

@@ -1,50 +1,40 @@
 //! Expanding a grid into jobs, in a fixed order.
+//!
+//! A [`Job`] is one point of the grid: a value for every axis of the
+//! experiment's kind, kept as text exactly as written in the file, so that
+//! the same point always has the same key (and the same stored result)
+//! whatever the order of the file's other values.
 
 use serde::{Deserialize, Serialize};
 
 use super::spec::Grid;
 
-/// One point of the grid: every axis has one value.
+/// One point of the grid: every axis has one value (as written).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Job {
     /// Position in the grid order (0-based).
     pub index: usize,
-    /// Underlay spec as written in the file.
-    pub underlay: String,
-    /// Overlay name.
-    pub overlay: String,
-    /// Access capacity of every silo.
-    pub access: String,
-    /// Access capacity of the STAR centre's silo (`same` or a bandwidth).
-    pub center_access: String,
-    /// Local steps s.
-    pub local_steps: u32,
-    /// Workload preset.
-    pub workload: String,
-    /// Core capacity (`file` or a bandwidth).
-    pub core_capacity: String,
-    /// Path model.
-    pub connectivity: String,
-    /// STAR centre policy.
-    pub center: String,
+    /// `(axis, value)` in the key order of [`Grid::axes`].
+    pub params: Vec<(String, String)>,
 }
 
 impl Job {
+    /// The value of `axis` (`""` when the experiment has no such axis).
+    pub fn get(&self, axis: &str) -> &str {
+        self.params
+            .iter()
+            .find(|(a, _)| a == axis)
+            .map_or("", |(_, v)| v.as_str())
+    }
+
     /// A stable text key of the job's parameters (not its index), so that
-    /// results survive reordering of the grid.
+    /// results survive reordering of the grid: `axis=value|axis=value...`.
     pub fn key(&self) -> String {
-        format!(
-            "underlay={}|overlay={}|access={}|center_access={}|local_steps={}|workload={}|core_capacity={}|connectivity={}|center={}",
-            self.underlay,
-            self.overlay,
-            self.access,
-            self.center_access,
-            self.local_steps,
-            self.workload,
-            self.core_capacity,
-            self.connectivity,
-            self.center
-        )
+        self.params
+            .iter()
+            .map(|(a, v)| format!("{a}={v}"))
+            .collect::<Vec<_>>()
+            .join("|")
     }
 
     /// File-name-safe 64-bit FNV-1a hash of [`Job::key`], as 16 hex digits
@@ -59,38 +49,38 @@ impl Job {
     }
 }
 
-/// All jobs of `grid`, axes nested in declaration order (the last axis,
-/// `overlay`, varies fastest).
+/// All jobs of `grid`, axes nested in the order of [`Grid::axes`] except
+/// that `overlay` varies fastest (so the overlays of one network sit
+/// together in the results).
 pub fn expand(grid: &Grid) -> Vec<Job> {
-    let mut jobs = Vec::new();
-    for underlay in &grid.underlay {
-        for access in &grid.access {
-            for center_access in &grid.center_access {
-                for &local_steps in &grid.local_steps {
-                    for workload in &grid.workload {
-                        for core_capacity in &grid.core_capacity {
-                            for connectivity in &grid.connectivity {
-                                for center in &grid.center {
-                                    for overlay in &grid.overlay {
-                                        jobs.push(Job {
-                                            index: jobs.len(),
-                                            underlay: underlay.clone(),
-                                            overlay: overlay.clone(),
-                                            access: access.clone(),
-                                            center_access: center_access.clone(),
-                                            local_steps,
-                                            workload: workload.clone(),
-                                            core_capacity: core_capacity.clone(),
-                                            connectivity: connectivity.clone(),
-                                            center: center.clone(),
-                                        });
-                                    }
-                                }
-                            }
-                        }
-                    }
-                }
+    let axes = grid.axes();
+    // Nesting order: every axis but `overlay` in key order, then `overlay`.
+    let mut nest: Vec<usize> = (0..axes.len())
+        .filter(|&i| axes[i].0 != "overlay")
+        .collect();
+    nest.extend((0..axes.len()).filter(|&i| axes[i].0 == "overlay"));
+    if axes.iter().any(|(_, values)| values.is_empty()) {
+        return Vec::new();
+    }
+    let total: usize = axes.iter().map(|(_, v)| v.len()).product();
+    let mut digits = vec![0usize; axes.len()];
+    let mut jobs = Vec::with_capacity(total);
+    for index in 0..total {
+        jobs.push(Job {
+            index,
+            params: axes
+                .iter()
+                .zip(&digits)
+                .map(|((name, values), &d)| (name.to_string(), values[d].clone()))
+                .collect(),
+        });
+        // Odometer over `nest`, last position fastest.
+        for &a in nest.iter().rev() {
+            digits[a] += 1;
+            if digits[a] < axes[a].1.len() {
+                break;
             }
+            digits[a] = 0;
         }
     }
     jobs
@@ -129,5 +119,52 @@ impl Shard {
     /// Whether this shard runs `job`.
     pub fn contains(&self, job: &Job) -> bool {
         job.index % self.count == self.index
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::experiment::spec::ExperimentSpec;
+
+    fn grid(toml: &str) -> Grid {
+        ExperimentSpec::parse(toml, "t.toml").unwrap().grid
+    }
+
+    #[test]
+    fn overlay_varies_fastest_and_keys_are_stable() {
+        let g = grid(
+            "name='t'\nkind='compare'\n[grid]\nunderlay=['a','b']\noverlay=['star','ring']\naccess=['1G','10G']\n",
+        );
+        let jobs = expand(&g);
+        assert_eq!(jobs.len(), 8);
+        let order: Vec<(&str, &str, &str)> = jobs
+            .iter()
+            .map(|j| (j.get("underlay"), j.get("access"), j.get("overlay")))
+            .collect();
+        assert_eq!(order[0], ("a", "1G", "star"));
+        assert_eq!(order[1], ("a", "1G", "ring"));
+        assert_eq!(order[2], ("a", "10G", "star"));
+        assert_eq!(order[7], ("b", "10G", "ring"));
+        // The key is the pre-generic format, so stored results stay valid.
+        assert_eq!(
+            jobs[0].key(),
+            "underlay=a|overlay=star|access=1G|center_access=same|local_steps=1|workload=inaturalist|core_capacity=file|connectivity=paper|center=load"
+        );
+        let ids: std::collections::BTreeSet<String> = jobs.iter().map(Job::id).collect();
+        assert_eq!(ids.len(), 8);
+    }
+
+    #[test]
+    fn simulate_axes_extend_the_key() {
+        let g = grid(
+            "name='t'\nkind='simulate'\n[grid]\nunderlay=['a']\nnetwork=['maxplus','flow']\nrounds=[50]\n",
+        );
+        let jobs = expand(&g);
+        assert_eq!(jobs.len(), 2 * 5);
+        assert!(jobs[0]
+            .key()
+            .ends_with("|network=maxplus|rounds=50|straggler=none|seed=0"));
+        assert_eq!(jobs[5].get("network"), "flow");
     }
 }

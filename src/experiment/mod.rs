@@ -12,14 +12,16 @@
 
 pub mod assemble;
 pub mod grid;
+mod jobs;
 pub mod run;
 pub mod spec;
 mod store;
 
 use thiserror::Error;
 
-pub use assemble::{assemble, ResultRow};
+pub use assemble::{assemble, Cell, ResultRow};
 pub use grid::{expand, Job, Shard};
+pub use jobs::run_job;
 pub use run::{run_jobs, RunOptions, RunSummary};
 pub use spec::{ExperimentKind, ExperimentSpec, Grid, PlotSpec};
 pub use store::{import_jobs, job_path};

@@ -8,16 +8,11 @@ use indicatif::{ProgressBar, ProgressStyle};
 use rayon::prelude::*;
 
 use crate::builtin::builtin_underlay;
-use crate::connectivity::{ConnectivityOptions, PathModel};
-use crate::overlay::build::{build_overlay, BuildOptions, CenterPolicy, OverlayKind};
-use crate::scenario::{load_underlay, NetworkSpec};
-use crate::timing::cycle_time;
+use crate::scenario::load_underlay;
 use crate::underlay::{LoadOptions, Underlay};
-use crate::units::parse_bandwidth;
-use crate::workload::Workload;
 
-use super::assemble::ResultRow;
 use super::grid::{Job, Shard};
+use super::jobs::run_job;
 use super::spec::ExperimentSpec;
 use super::{store, ExperimentError};
 
@@ -107,7 +102,7 @@ pub fn run_jobs(
                 if failed.load(Ordering::Relaxed) {
                     return Ok(());
                 }
-                let r = run_job(job, &underlays[&job.underlay])
+                let r = run_job(spec.kind, job, &underlays[job.get("underlay")])
                     .and_then(|row| store::save(&opts.out, job, &row));
                 if r.is_err() {
                     failed.store(true, Ordering::Relaxed);
@@ -146,82 +141,13 @@ fn load_underlays(
 ) -> Result<BTreeMap<String, Underlay>, ExperimentError> {
     let mut map = BTreeMap::new();
     for job in jobs {
-        if !map.contains_key(&job.underlay) {
-            let resolved = resolve_underlay(&job.underlay, base_dir);
-            let u = load_underlay(Some(&resolved), &LoadOptions::default()).map_err(|e| {
-                ExperimentError::Invalid(format!("underlay `{}`: {e}", job.underlay))
-            })?;
-            map.insert(job.underlay.clone(), u);
+        let name = job.get("underlay");
+        if !map.contains_key(name) {
+            let resolved = resolve_underlay(name, base_dir);
+            let u = load_underlay(Some(&resolved), &LoadOptions::default())
+                .map_err(|e| ExperimentError::Invalid(format!("underlay `{name}`: {e}")))?;
+            map.insert(name.to_string(), u);
         }
     }
     Ok(map)
-}
-
-/// Computes one grid point: the overlay's cycle time on its network.
-pub fn run_job(job: &Job, underlay: &Underlay) -> Result<ResultRow, ExperimentError> {
-    let fail = |message: String| ExperimentError::Job {
-        index: job.index,
-        key: job.key(),
-        message,
-    };
-    let kind: OverlayKind = job.overlay.parse().map_err(|e| fail(format!("{e}")))?;
-    let access = parse_bandwidth(&job.access).map_err(|e| fail(e.to_string()))?;
-    let core = match job.core_capacity.as_str() {
-        "file" => None,
-        c => Some(parse_bandwidth(c).map_err(|e| fail(e.to_string()))?),
-    };
-    let model_kind = match job.connectivity.as_str() {
-        "paper" => PathModel::Paper,
-        "bottleneck" => PathModel::Bottleneck,
-        other => {
-            return Err(fail(format!(
-                "connectivity `{other}`: expected paper or bottleneck"
-            )))
-        }
-    };
-    let workload = Workload::preset(&job.workload, job.local_steps).ok_or_else(|| {
-        fail(format!(
-            "workload `{}`: expected shakespeare, femnist, sent140 or inaturalist",
-            job.workload
-        ))
-    })?;
-    let spec = NetworkSpec {
-        connectivity: ConnectivityOptions {
-            model: model_kind,
-            core_capacity_bps: core,
-            ..ConnectivityOptions::default()
-        },
-        access_bps: access,
-        workload,
-    };
-    let mut model = spec.delay_model(underlay);
-    let policy = CenterPolicy::parse(&job.center, underlay).map_err(fail)?;
-    let center = policy.resolve(underlay, &model);
-    if job.center_access != "same" {
-        let c = parse_bandwidth(&job.center_access).map_err(|e| fail(e.to_string()))?;
-        model.access.set(center, c, c);
-    }
-    let options = BuildOptions {
-        center: CenterPolicy::Silo(center),
-        ..BuildOptions::default()
-    };
-    let overlay =
-        build_overlay(kind, underlay, &model, &options).map_err(|e| fail(e.to_string()))?;
-    let t = cycle_time(&overlay, &model).map_err(|e| fail(e.to_string()))?;
-    Ok(ResultRow {
-        underlay: underlay.name.clone(),
-        overlay: kind.name().to_string(),
-        access: job.access.clone(),
-        center_access: job.center_access.clone(),
-        local_steps: job.local_steps,
-        workload: job.workload.clone(),
-        core_capacity: job.core_capacity.clone(),
-        connectivity: job.connectivity.clone(),
-        center: underlay.routers[center].label.clone(),
-        silos: underlay.node_count(),
-        arcs: overlay.arc_count(),
-        max_degree: overlay.max_degree(),
-        cycle_time_ms: t.cycle_time_ms,
-        rounds_per_s: t.rounds_per_second(),
-    })
 }

@@ -26,6 +26,13 @@
 //! filter = { center_access = "same" }
 //! ```
 //!
+//! `kind = "simulate"` replays every grid point in the event engine and adds
+//! the axes `network = ["maxplus", "paper", "flow"]`, `rounds = [100]`,
+//! `straggler = ["none", "lognormal:0.5"]` and `seed = [0]`; its results add
+//! round statistics (`steady_round_ms`, `p95_round_ms`, ...) to the max-plus
+//! `cycle_time_ms`. `metric` names the result column compared with a
+//! published CSV and `table` the columns shown in `results.md`.
+//!
 //! Underlays are paths relative to the experiment file, built-in names, or
 //! `shared:REL` for `$FEDTOPO_SHARED/underlays/REL` (default `../shared`
 //! beside the repository).
@@ -43,6 +50,34 @@ use super::ExperimentError;
 pub enum ExperimentKind {
     /// Build the overlay and compute its cycle time (max-plus).
     Compare,
+    /// Replay rounds in the event engine ([`crate::replay`]) with a network
+    /// model, next to the max-plus cycle time.
+    Simulate,
+}
+
+impl ExperimentKind {
+    /// The result column compared with published values and shown first in
+    /// `results.md` unless the file names one.
+    pub fn default_metric(self) -> &'static str {
+        match self {
+            ExperimentKind::Compare => "cycle_time_ms",
+            ExperimentKind::Simulate => "steady_round_ms",
+        }
+    }
+
+    /// The result columns shown in `results.md` unless the file names them.
+    pub fn default_table(self) -> &'static [&'static str] {
+        match self {
+            ExperimentKind::Compare => &["silos", "cycle_time_ms"],
+            ExperimentKind::Simulate => &[
+                "silos",
+                "cycle_time_ms",
+                "steady_round_ms",
+                "p95_round_ms",
+                "steady_over_cycle_time",
+            ],
+        }
+    }
 }
 
 /// A whole experiment file.
@@ -56,9 +91,17 @@ pub struct ExperimentSpec {
     pub description: String,
     /// What each grid point runs.
     pub kind: ExperimentKind,
-    /// CSV with published values to compare against (relative to the file).
+    /// CSV with published values to compare against (relative to the file):
+    /// join columns named like grid axes, and a `published_ms` column.
     #[serde(default)]
     pub published: Option<String>,
+    /// The result column compared with `published_ms` (default per kind:
+    /// `cycle_time_ms` for compare, `steady_round_ms` for simulate).
+    #[serde(default)]
+    pub metric: Option<String>,
+    /// Result columns shown in `results.md` (default per kind).
+    #[serde(default)]
+    pub table: Option<Vec<String>>,
     /// The parameter grid.
     pub grid: Grid,
     /// Plots to draw from the results.
@@ -74,6 +117,9 @@ fn one<T: From<&'static str>>(v: &'static str) -> Vec<T> {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Grid {
+    /// The experiment's kind (copied from the file's `kind`; not a TOML key).
+    #[serde(skip)]
+    pub kind: Option<ExperimentKind>,
     /// Underlays: paths, built-in names or `shared:REL`.
     pub underlay: Vec<String>,
     /// Overlay names (`fedtopo compare --overlays`).
@@ -100,6 +146,76 @@ pub struct Grid {
     /// STAR centre policy: `load`, `first`, `fastest` or a silo label.
     #[serde(default = "default_center")]
     pub center: Vec<String>,
+    /// Simulate: network model (`maxplus`, `paper`, `flow`); default `maxplus`.
+    #[serde(default)]
+    pub network: Option<Vec<String>>,
+    /// Simulate: rounds replayed; default 100.
+    #[serde(default)]
+    pub rounds: Option<Vec<u64>>,
+    /// Simulate: compute times, `none` or `lognormal:SIGMA`; default `none`.
+    #[serde(default)]
+    pub straggler: Option<Vec<String>>,
+    /// Simulate: seed of every random draw (stragglers, MATCHA); default 0.
+    #[serde(default)]
+    pub seed: Option<Vec<u64>>,
+}
+
+/// Axes that only some kinds have: `(axis, kinds that accept it)`.
+const KIND_AXES: [(&str, &[ExperimentKind]); 4] = [
+    ("network", &[ExperimentKind::Simulate]),
+    ("rounds", &[ExperimentKind::Simulate]),
+    ("straggler", &[ExperimentKind::Simulate]),
+    ("seed", &[ExperimentKind::Simulate]),
+];
+
+impl Grid {
+    /// Every axis of this grid with its values as text, in key order: the
+    /// network axes shared by all kinds, then the kind's own axes (present
+    /// only when the kind has them; missing ones get their defaults).
+    pub fn axes(&self) -> Vec<(&'static str, Vec<String>)> {
+        let text = |v: &[u32]| v.iter().map(u32::to_string).collect::<Vec<_>>();
+        let mut axes = vec![
+            ("underlay", self.underlay.clone()),
+            ("overlay", self.overlay.clone()),
+            ("access", self.access.clone()),
+            ("center_access", self.center_access.clone()),
+            ("local_steps", text(&self.local_steps)),
+            ("workload", self.workload.clone()),
+            ("core_capacity", self.core_capacity.clone()),
+            ("connectivity", self.connectivity.clone()),
+            ("center", self.center.clone()),
+        ];
+        if self.kind == Some(ExperimentKind::Simulate) {
+            let num = |v: &Option<Vec<u64>>, d: u64| {
+                v.clone()
+                    .unwrap_or_else(|| vec![d])
+                    .iter()
+                    .map(u64::to_string)
+                    .collect::<Vec<_>>()
+            };
+            axes.push((
+                "network",
+                self.network.clone().unwrap_or_else(|| one("maxplus")),
+            ));
+            axes.push(("rounds", num(&self.rounds, 100)));
+            axes.push((
+                "straggler",
+                self.straggler.clone().unwrap_or_else(|| one("none")),
+            ));
+            axes.push(("seed", num(&self.seed, 0)));
+        }
+        axes
+    }
+
+    fn given(&self, axis: &str) -> bool {
+        match axis {
+            "network" => self.network.is_some(),
+            "rounds" => self.rounds.is_some(),
+            "straggler" => self.straggler.is_some(),
+            "seed" => self.seed.is_some(),
+            _ => true,
+        }
+    }
 }
 
 fn default_overlays() -> Vec<String> {
@@ -139,7 +255,8 @@ pub struct PlotSpec {
     pub x: String,
     /// Column for the y axis (`cycle_time_ms`, `rounds_per_s`).
     pub y: String,
-    /// Column whose values make the lines (`overlay`).
+    /// Column whose values make the lines (`overlay`), or several separated
+    /// by commas (`overlay,network`).
     pub series: String,
     /// Title (default: the experiment's name).
     #[serde(default)]
@@ -176,25 +293,28 @@ impl ExperimentSpec {
                 message: e.message().to_string(),
             }
         })?;
+        let mut spec = spec;
+        spec.grid.kind = Some(spec.kind);
         spec.validate(source)?;
         Ok(spec)
     }
 
     fn validate(&self, source: &str) -> Result<(), ExperimentError> {
         let g = &self.grid;
-        let axes: [(&str, usize); 9] = [
-            ("underlay", g.underlay.len()),
-            ("overlay", g.overlay.len()),
-            ("access", g.access.len()),
-            ("center_access", g.center_access.len()),
-            ("local_steps", g.local_steps.len()),
-            ("workload", g.workload.len()),
-            ("core_capacity", g.core_capacity.len()),
-            ("connectivity", g.connectivity.len()),
-            ("center", g.center.len()),
-        ];
-        for (name, len) in axes {
-            if len == 0 {
+        for (axis, kinds) in KIND_AXES {
+            if g.given(axis) && !kinds.contains(&self.kind) {
+                let names: Vec<String> = kinds
+                    .iter()
+                    .map(|k| format!("{k:?}").to_lowercase())
+                    .collect();
+                return Err(ExperimentError::Invalid(format!(
+                    "{source}: grid axis `{axis}` applies only to kind = {}",
+                    names.join(" or ")
+                )));
+            }
+        }
+        for (name, values) in g.axes() {
+            if values.is_empty() {
                 return Err(ExperimentError::Invalid(format!(
                     "{source}: grid axis `{name}` is empty; give at least one value"
                 )));
