@@ -36,7 +36,8 @@ pub(crate) fn save(out: &Path, job: &Job, row: &ResultRow) -> Result<(), Experim
     write_atomic(&job_path(out, job), text.as_bytes())
 }
 
-/// The stored result of `job`, if any (a file for another key is ignored).
+/// The stored result of `job`, if any (a file for another key, or one that
+/// is not a result of this format, is ignored).
 pub(crate) fn load(out: &Path, job: &Job) -> Result<Option<ResultRow>, ExperimentError> {
     let path = job_path(out, job);
     let text = match std::fs::read_to_string(&path) {
@@ -44,9 +45,12 @@ pub(crate) fn load(out: &Path, job: &Job) -> Result<Option<ResultRow>, Experimen
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         Err(e) => return Err(io(&path, e)),
     };
-    let (key, row): (String, ResultRow) = serde_json::from_str(&text).map_err(|e| {
-        ExperimentError::Invalid(format!("{}: not a job result: {e}", path.display()))
-    })?;
+    // A file that does not parse (an older result format, or a file cut
+    // short outside fedtopo) counts as no result: `run` recomputes and
+    // overwrites it, `assemble` reports the job as missing.
+    let Ok((key, row)) = serde_json::from_str::<(String, ResultRow)>(&text) else {
+        return Ok(None);
+    };
     Ok((key == job.key()).then_some(row))
 }
 
