@@ -196,16 +196,30 @@ fn simulate_kind_replays_every_point() {
     std::fs::write(&spec, SIMULATE).unwrap();
     let s = spec.to_str().unwrap();
     let (one, two) = (tmp("sim-one"), tmp("sim-two"));
-    ok(&fedtopo(&["run", s, "--out", one.to_str().unwrap(), "--threads", "1"]));
-    ok(&fedtopo(&["run", s, "--out", two.to_str().unwrap(), "--threads", "2"]));
+    ok(&fedtopo(&[
+        "run",
+        s,
+        "--out",
+        one.to_str().unwrap(),
+        "--threads",
+        "1",
+    ]));
+    ok(&fedtopo(&[
+        "run",
+        s,
+        "--out",
+        two.to_str().unwrap(),
+        "--threads",
+        "2",
+    ]));
     assert_eq!(read(&one, "results.csv"), read(&two, "results.csv"));
-    let csv = String::from_utf8(read(&one, "results.csv")).unwrap();
-    let mut lines = csv.lines();
-    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
-    let col = |name: &str| header.iter().position(|h| *h == name).unwrap();
-    let rows: Vec<Vec<&str>> = lines.map(|l| l.split(',').collect()).collect();
-    assert_eq!(rows.len(), 8);
-    for r in &rows {
+    let mut rdr = csv::Reader::from_path(one.join("results.csv")).unwrap();
+    let header = rdr.headers().unwrap().clone();
+    let col = |name: &str| header.iter().position(|h| h == name).unwrap();
+    let records: Vec<csv::StringRecord> = rdr.records().map(Result::unwrap).collect();
+    assert_eq!(records.len(), 8);
+    for rec in &records {
+        let r: Vec<&str> = rec.iter().collect();
         let (overlay, network) = (r[col("overlay")], r[col("network")]);
         let tau = r[col("cycle_time_ms")];
         if overlay == "matcha" {
@@ -233,5 +247,8 @@ fn kind_specific_axes_are_rejected_elsewhere() {
     let o = fedtopo(&["run", spec.to_str().unwrap()]);
     assert!(!o.status.success());
     let err = String::from_utf8_lossy(&o.stderr);
-    assert!(err.contains("`network` applies only to kind = simulate"), "{err}");
+    assert!(
+        err.contains("`network` applies only to kind = simulate"),
+        "{err}"
+    );
 }

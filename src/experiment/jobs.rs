@@ -3,7 +3,9 @@
 //! Every kind starts from the same network point ([`NetworkPoint`]): the
 //! underlay with the job's access and core capacities, path model, workload
 //! and STAR centre. Then
-//! * `compare`: the overlay's max-plus cycle time ([`crate::timing`]);
+//! * `compare`: the overlay's max-plus cycle time ([`crate::timing`]); for
+//!   MATCHA kinds, the paper's round estimate (App. H.6: total duration of
+//!   1000 seeded rounds / 999, as published);
 //! * `simulate`: the same cycle time plus an event replay of `rounds` rounds
 //!   ([`crate::replay`]) with the job's network model and stragglers; MATCHA
 //!   kinds replay their seeded per-round schedule.
@@ -14,7 +16,7 @@ use crate::network::NetworkKind;
 use crate::overlay::build::{
     build_overlay, build_schedule, BuildOptions, CenterPolicy, OverlayKind,
 };
-use crate::overlay::matcha::MatchaOptions;
+use crate::overlay::matcha::{round_estimate, MatchaOptions};
 use crate::replay::{replay, ReplayOptions, Straggler};
 use crate::report::replay::round_stats;
 use crate::scenario::NetworkSpec;
@@ -147,7 +149,22 @@ fn build_options(center: usize, seed: u64) -> BuildOptions {
 /// `compare`: the overlay's max-plus cycle time.
 fn compare_job(job: &Job, underlay: &Underlay) -> Result<ResultRow, ExperimentError> {
     let p = network_point(job, underlay)?;
-    let overlay = build_overlay(p.kind, underlay, &p.model, &build_options(p.center, 0))
+    let options = build_options(p.center, 0);
+    let schedule =
+        build_schedule(p.kind, underlay, &options).map_err(|e| fail(job, e.to_string()))?;
+    if let Some(s) = schedule {
+        // MATCHA: the paper's round estimate (App. H.6, published convention).
+        let est = round_estimate(&s, &p.model, options.matcha.rounds)
+            .map_err(|e| fail(job, e.to_string()))?;
+        let mut row = axis_cells(job, underlay, &p, &[]);
+        row.push("silos", underlay.node_count())
+            .push("arcs", "")
+            .push("max_degree", "")
+            .push("cycle_time_ms", est.published_ms)
+            .push("rounds_per_s", 1000.0 / est.published_ms);
+        return Ok(row);
+    }
+    let overlay = build_overlay(p.kind, underlay, &p.model, &options)
         .map_err(|e| fail(job, e.to_string()))?;
     let t = cycle_time(&overlay, &p.model).map_err(|e| fail(job, e.to_string()))?;
     let mut row = axis_cells(job, underlay, &p, &[]);
