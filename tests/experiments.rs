@@ -40,6 +40,18 @@ fn read(dir: &Path, f: &str) -> Vec<u8> {
     std::fs::read(dir.join(f)).unwrap_or_else(|e| panic!("{}: {e}", dir.join(f).display()))
 }
 
+/// `fedtopo run SPEC --out OUT --threads N`, which must succeed.
+fn run_with_threads(spec: &str, out: &Path, threads: usize) {
+    ok(&fedtopo(&[
+        "run",
+        spec,
+        "--out",
+        out.to_str().unwrap(),
+        "--threads",
+        &threads.to_string(),
+    ]));
+}
+
 fn ok(o: &Output) {
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
 }
@@ -52,22 +64,8 @@ fn threads_shards_and_merge_give_identical_bytes() {
     let s = spec.to_str().unwrap();
     let one = tmp("one");
     let two = tmp("two");
-    ok(&fedtopo(&[
-        "run",
-        s,
-        "--out",
-        one.to_str().unwrap(),
-        "--threads",
-        "1",
-    ]));
-    ok(&fedtopo(&[
-        "run",
-        s,
-        "--out",
-        two.to_str().unwrap(),
-        "--threads",
-        "2",
-    ]));
+    run_with_threads(s, &one, 1);
+    run_with_threads(s, &two, 2);
     for f in ["results.csv", "results.md", "sweep.svg"] {
         assert_eq!(
             read(&one, f),
@@ -196,22 +194,8 @@ fn simulate_kind_replays_every_point() {
     std::fs::write(&spec, SIMULATE).unwrap();
     let s = spec.to_str().unwrap();
     let (one, two) = (tmp("sim-one"), tmp("sim-two"));
-    ok(&fedtopo(&[
-        "run",
-        s,
-        "--out",
-        one.to_str().unwrap(),
-        "--threads",
-        "1",
-    ]));
-    ok(&fedtopo(&[
-        "run",
-        s,
-        "--out",
-        two.to_str().unwrap(),
-        "--threads",
-        "2",
-    ]));
+    run_with_threads(s, &one, 1);
+    run_with_threads(s, &two, 2);
     assert_eq!(read(&one, "results.csv"), read(&two, "results.csv"));
     let mut rdr = csv::Reader::from_path(one.join("results.csv")).unwrap();
     let header = rdr.headers().unwrap().clone();
