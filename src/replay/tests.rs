@@ -327,3 +327,31 @@ fn all_models_run_every_overlay_kind() {
         }
     }
 }
+
+#[test]
+fn incremental_flow_replay_equals_full_recompute() {
+    // Contention everywhere: 3 out-neighbours per silo, 1 Gbit/s access.
+    let (_, m) = builtin(1e9);
+    let n = m.silo_count();
+    let o = Overlay::from_arcs(
+        "circulant",
+        n,
+        (0..n).flat_map(|i| [1, 2, 5].map(|s| (i, (i + s) % n))),
+    );
+    let inc = replay(&o, &m, &mut FlowNetwork::new(&m), &opts(20)).unwrap();
+    let full = replay(
+        &o,
+        &m,
+        &mut FlowNetwork::new(&m).with_full_recompute(),
+        &opts(20),
+    )
+    .unwrap();
+    for (a, b) in inc
+        .starts
+        .iter()
+        .flatten()
+        .zip(full.starts.iter().flatten())
+    {
+        assert!((a - b).abs() <= 1e-6 * b.abs().max(1.0), "{a} vs {b}");
+    }
+}
