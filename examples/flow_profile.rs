@@ -56,4 +56,5 @@ fn main() {
         r.makespan_ms(),
         net.stats()
     );
+    println!("allocator: {:?}", net.allocator_stats());
 }

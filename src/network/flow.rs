@@ -121,6 +121,11 @@ impl<'a> FlowNetwork<'a> {
         self
     }
 
+    /// Counters of the incremental max-min allocation.
+    pub fn allocator_stats(&self) -> super::maxmin::MaxMinStats {
+        self.alloc.stats()
+    }
+
     /// Current rate of every active flow, by (from, to), bit/s (for tests).
     pub fn rates(&self) -> Vec<((usize, usize), BitsPerSec)> {
         let mut v: Vec<_> = self

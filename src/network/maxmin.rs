@@ -43,6 +43,9 @@ struct FlowState {
     pos: Vec<u32>,
     /// Current rate, bit/s.
     rate: f64,
+    /// A bottleneck resource of the flow in the current allocation
+    /// (`u32::MAX`: none, e.g. an infinite rate).
+    bneck: u32,
     live: bool,
 }
 
@@ -80,6 +83,7 @@ pub struct MaxMin {
     s_list: Vec<u32>,
     r_list: Vec<u32>,
     new_rate: Vec<f64>,
+    new_bneck: Vec<u32>,
     frozen: Vec<bool>,
     residual: Vec<f64>,
     count: Vec<u32>,
@@ -138,6 +142,7 @@ impl MaxMin {
                 self.flow_mark.push(0);
                 self.flow_checked.push(0);
                 self.new_rate.push(0.0);
+                self.new_bneck.push(u32::MAX);
                 self.frozen.push(false);
                 (self.flows.len() - 1) as u32
             }
@@ -152,6 +157,7 @@ impl MaxMin {
             list.push(id);
         }
         f.rate = f64::NAN; // reported as changed by the next update
+        f.bneck = u32::MAX;
         f.live = true;
         self.dirty.extend_from_slice(res);
         id
@@ -241,9 +247,9 @@ impl MaxMin {
         self.dirty = dirty;
         self.dirty.clear();
         loop {
-            self.fill_s(epoch);
+            let repoch = self.fill_s(epoch);
             self.grow.clear();
-            self.check(epoch);
+            self.check(epoch, repoch);
             if self.grow.is_empty() {
                 break;
             }
@@ -261,6 +267,7 @@ impl MaxMin {
         }
         for &f in &self.s_list {
             let st = &mut self.flows[f as usize];
+            st.bneck = self.new_bneck[f as usize];
             let r = self.new_rate[f as usize];
             if r != st.rate {
                 st.rate = r;
@@ -272,7 +279,7 @@ impl MaxMin {
     }
 
     /// Step 2: progressive filling of `S` on the residual capacities of `R`.
-    fn fill_s(&mut self, epoch: u64) {
+    fn fill_s(&mut self, epoch: u64) -> u64 {
         self.stats.passes += 1;
         self.stats.flows_filled += self.s_list.len() as u64;
         // R and its residual capacities. `res_mark` uses its own epoch
@@ -282,6 +289,7 @@ impl MaxMin {
         for &f in &self.s_list {
             self.frozen[f as usize] = false;
             self.new_rate[f as usize] = f64::INFINITY;
+            self.new_bneck[f as usize] = u32::MAX;
             for &r in &self.flows[f as usize].res {
                 if self.res_mark[r as usize] != repoch {
                     self.res_mark[r as usize] = repoch;
@@ -322,6 +330,7 @@ impl MaxMin {
                 }
                 self.frozen[f as usize] = true;
                 self.new_rate[f as usize] = share;
+                self.new_bneck[f as usize] = r;
                 for &r2 in &self.flows[f as usize].res {
                     let k2 = self.res_local[r2 as usize] as usize;
                     self.residual[k2] = (self.residual[k2] - share).max(0.0);
@@ -339,11 +348,12 @@ impl MaxMin {
                 }
             }
         }
+        repoch
     }
 
     /// Step 3: bottleneck check on every flow of a resource of `R`; flows to
     /// add to `S` go to `self.grow`.
-    fn check(&mut self, epoch: u64) {
+    fn check(&mut self, epoch: u64, repoch: u64) {
         let cepoch = self.next_epoch();
         let rate_of = |s: &Self, g: u32| {
             if s.flow_mark[g as usize] == epoch {
@@ -379,9 +389,29 @@ impl MaxMin {
                 if x.is_infinite() {
                     continue; // only infinite resources: nothing to check
                 }
-                let mut has_bottleneck = false;
-                for k in 0..self.flows[g as usize].res.len() {
-                    let r2 = self.flows[g as usize].res[k];
+                let in_s = self.flow_mark[g as usize] == epoch;
+                let b = if in_s {
+                    self.new_bneck[g as usize]
+                } else {
+                    self.flows[g as usize].bneck
+                };
+                // A recorded bottleneck outside R is still one: neither its
+                // load nor its flows' rates changed.
+                if b != u32::MAX && self.res_mark[b as usize] != repoch {
+                    continue;
+                }
+                let mut found = u32::MAX;
+                let len = self.flows[g as usize].res.len();
+                // The recorded bottleneck first, then every resource.
+                for k in 0..=len {
+                    let r2 = if k == 0 {
+                        b
+                    } else {
+                        self.flows[g as usize].res[k - 1]
+                    };
+                    if r2 == u32::MAX || (k > 0 && r2 == b) {
+                        continue;
+                    }
                     let cap = self.cap[r2 as usize];
                     if !cap.is_finite() {
                         continue;
@@ -390,11 +420,16 @@ impl MaxMin {
                     let load = self.check_load[r2 as usize];
                     let max = self.check_max[r2 as usize];
                     if load >= cap * (1.0 - TOL) && x >= max * (1.0 - TOL) {
-                        has_bottleneck = true;
+                        found = r2;
                         break;
                     }
                 }
-                if has_bottleneck {
+                if found != u32::MAX {
+                    if in_s {
+                        self.new_bneck[g as usize] = found;
+                    } else {
+                        self.flows[g as usize].bneck = found;
+                    }
                     continue;
                 }
                 if self.flow_mark[g as usize] != epoch {
