@@ -355,3 +355,48 @@ fn incremental_flow_replay_equals_full_recompute() {
         assert!((a - b).abs() <= 1e-6 * b.abs().max(1.0), "{a} vs {b}");
     }
 }
+
+#[test]
+fn maxplus_replay_of_matcha_schedule_equals_time_varying_recurrence() {
+    // t_i(k+1) = max_{j in N_in(k) u {i}} t_j(k) + d_k(j,i), with
+    // d_k(i,i) = s*Tc(i) and d_k(j,i) = eq. (3) under round k's degrees.
+    use crate::overlay::build::build_schedule;
+    use crate::overlay::matcha::MatchaOptions;
+    let (u, mut m) = builtin(1e9);
+    let n = m.silo_count();
+    let mut rng = ChaCha8Rng::seed_from_u64(3);
+    m.compute_ms = Some((0..n).map(|_| rng.gen_range(0.0..200.0)).collect());
+    for kind in [OverlayKind::Matcha, OverlayKind::MatchaPlus] {
+        let options = BuildOptions {
+            matcha: MatchaOptions {
+                seed: 11,
+                ..MatchaOptions::default()
+            },
+            ..BuildOptions::default()
+        };
+        let sched = build_schedule(kind, &u, &options).unwrap().unwrap();
+        assert!(!sched.is_static());
+        let rounds = 80u64;
+        let r = replay(&sched, &m, &mut MaxPlusNetwork::new(&m), &opts(rounds)).unwrap();
+        let mut t = vec![0.0f64; n];
+        let mut varied = false;
+        for k in 0..rounds {
+            let o = sched.round(k);
+            varied |= o.arc_count() != sched.round(0).arc_count();
+            let mut next: Vec<f64> = (0..n).map(|i| t[i] + m.compute_round_ms(i)).collect();
+            for &(j, i) in o.arcs() {
+                let d = m.arc_delay(j, i, o.out_degree(j), o.in_degree(i));
+                next[i] = next[i].max(t[j] + d);
+            }
+            t = next;
+            for (i, (&got, &want)) in r.starts[k as usize + 1].iter().zip(&t).enumerate() {
+                assert!(
+                    (got - want).abs() <= 1e-9 * want.abs().max(1.0),
+                    "{kind}: t_{i}({}) = {got}, recurrence {want}",
+                    k + 1
+                );
+            }
+        }
+        assert!(varied, "{kind}: the schedule should change between rounds");
+    }
+}
