@@ -400,3 +400,56 @@ fn maxplus_replay_of_matcha_schedule_equals_time_varying_recurrence() {
         assert!(varied, "{kind}: the schedule should change between rounds");
     }
 }
+
+#[test]
+fn paper_model_hand_computed_queue_and_idle_downlink() {
+    // Receiver r (silo 0) and senders a, b, c (silos 1..3) on direct core
+    // links of 100, 1000 and 2000 km (10 Gbit/s): l = 0.0085 d + 4 =
+    // 4.85, 12.5, 21 ms. M = 1e7 bit, Cup = 1e9, Cdn(r) = 3e8 bit/s.
+    let g = "graph [ node [ id 1 label \"r\" ] node [ id 2 label \"a\" ]
+        node [ id 3 label \"b\" ] node [ id 4 label \"c\" ]
+        edge [ source 1 target 2 distance 100 capacity 1e10 ]
+        edge [ source 1 target 3 distance 1000 capacity 1e10 ]
+        edge [ source 1 target 4 distance 2000 capacity 1e10 ] ]";
+    let u = Underlay::from_gml_str(g, "star.gml", &LoadOptions::default()).unwrap();
+    let conn = Connectivity::new(&u, &ConnectivityOptions::default());
+    let mut access = AccessLinks::uniform(4, 1e9);
+    access.set(0, 1e9, 3e8);
+    let w = Workload {
+        name: "t".into(),
+        model_bits: 1e7,
+        compute_ms: 0.0,
+        local_steps: 1,
+    };
+    let mut m = DelayModel::new(conn, access, w);
+    // s*Tc: r 0, a 130, b 10, c 100 ms (a sends last but is closest).
+    m.compute_ms = Some(vec![0.0, 130.0, 10.0, 100.0]);
+    let o = Overlay::from_arcs("in-star", 4, [(1, 0), (2, 0), (3, 0), (0, 1)]);
+    let r = replay(&o, &m, &mut PaperNetwork::new(&m), &opts(1)).unwrap();
+    // Line 5 at r: rate min(1e9/1, 3e8/3, 1e10/1) = 1e8 -> 100 ms, so the
+    // arrivals are b 10+12.5+100 = 122.5, c 100+21+100 = 221,
+    // a 130+4.85+100 = 234.85. Each download then holds r's downlink for
+    // M/Cdn = 1e7/3e8 s = 33.333.. ms, in arrival order:
+    //   b: 122.5 + 33.333 = 155.8333 (downlink idle before),
+    //   c: max(155.8333, 221) + 33.333 = 254.3333 (idle gap),
+    //   a: max(254.3333, 234.85) + 33.333 = 287.6667 (queued behind c).
+    let want: f64 = 221.0 + 2.0 * 1e7 / 3e8 * 1e3;
+    assert!((want - 287.666_666_666_666_7).abs() < 1e-9);
+    assert!(
+        (r.starts[1][0] - want).abs() < 1e-9,
+        "t_r(1) = {} vs {want}",
+        r.starts[1][0]
+    );
+    // Without the serialised downloads (Algorithm 3's text) r would start
+    // at max(arrivals) = 234.85; the max-plus eq. (3) also gives 234.85.
+    let mp = replay(&o, &m, &mut MaxPlusNetwork::new(&m), &opts(1)).unwrap();
+    assert!(
+        (mp.starts[1][0] - 234.85).abs() < 1e-9,
+        "{}",
+        mp.starts[1][0]
+    );
+    // a receives r's model: 0 + 4.85 + 1e7/1e9 s = 14.85 ms, download
+    // 10 ms -> 24.85, before a's own computation ends (130 ms).
+    assert!((r.starts[1][1] - 130.0).abs() < 1e-9);
+    assert_eq!((r.starts[1][2], r.starts[1][3]), (10.0, 100.0));
+}

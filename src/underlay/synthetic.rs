@@ -30,7 +30,7 @@ pub fn random_geometric_gml(
     for i in 0..routers {
         let _ = writeln!(s, "  node [ id {i} label \"r{i}\" ]");
     }
-    let mut edge = |s: &mut String, a: usize, b: usize| {
+    let edge = |s: &mut String, a: usize, b: usize| {
         let _ = writeln!(
             s,
             "  edge [ source {a} target {b} distance {:.3} capacity {capacity_bps} ]",
