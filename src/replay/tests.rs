@@ -453,3 +453,42 @@ fn paper_model_hand_computed_queue_and_idle_downlink() {
     assert!((r.starts[1][1] - 130.0).abs() < 1e-9);
     assert_eq!((r.starts[1][2], r.starts[1][3]), (10.0, 100.0));
 }
+
+#[test]
+fn silos_on_one_router_use_access_links_only() {
+    // Two silos on router a of the line, one on c. Silos 0 and 1 exchange
+    // models over their access links only: l = 0, A = inf.
+    use crate::placement::SiloPlacement;
+    let p = SiloPlacement::explicit(vec![0, 0, 2], 3).unwrap();
+    let conn = Connectivity::with_placement(&line(), &ConnectivityOptions::default(), p);
+    let access = AccessLinks::uniform(3, 1e8);
+    let w = Workload {
+        name: "t".into(),
+        model_bits: 1e7,
+        compute_ms: 10.0,
+        local_steps: 1,
+    };
+    let m = DelayModel::new(conn, access, w);
+    assert_eq!(m.connectivity.latency_ms(0, 1), 0.0);
+    let o = Overlay::from_arcs("pair", 3, [(0, 1), (1, 0)]);
+    // 1e7 bit at 1e8 bit/s = 100 ms after 10 ms of computation.
+    for (net, want) in [
+        (NetworkKind::Maxplus, 110.0),
+        (NetworkKind::Flow, 110.0),
+        // Line 5 (100 ms) plus the serialised download (100 ms).
+        (NetworkKind::Paper, 210.0),
+    ] {
+        let mut model = net.build(&m);
+        let r = replay(&o, &m, model.as_mut(), &opts(3)).unwrap();
+        for k in 1..=3 {
+            let got = r.starts[k][0] - r.starts[k - 1][0];
+            assert!((got - want).abs() < 1e-9, "{net} round {k}: {got}");
+        }
+    }
+    // A cross-router silo pays the route: 2 -> 0 crosses both core links.
+    let o = Overlay::from_arcs("x", 3, [(2, 0), (0, 2)]);
+    let r = replay(&o, &m, &mut MaxPlusNetwork::new(&m), &opts(1)).unwrap();
+    let want = 10.0 + m.connectivity.latency_ms(2, 0) + 100.0;
+    assert!(m.connectivity.latency_ms(2, 0) > 4.0);
+    assert!((r.starts[1][0] - want).abs() < 1e-9);
+}
