@@ -5,6 +5,11 @@
 //! * `flow/*`: the max-min fair flow model on sprint (315 routers, one silo
 //!   each), 100 rounds, 1 Gbit/s core and 1 Gbit/s access: a ring (315 flows
 //!   per round) and a 3-out-neighbour circulant (945 flows per round).
+//! * `flow_rgg/*`: the flow model with 1000 silos spread over a seeded
+//!   random geometric underlay of 300 routers (4000 km square, links
+//!   within 400 km, 1 Gbit/s core and access), 100 rounds, on the RING
+//!   (Christofides, built once: ~16 s of setup) and on the MST (sparse,
+//!   1998 arcs). Needs no `../shared`.
 //! * `queue/*`: raw schedule + pop of the event queue.
 //!
 //! Needs `../shared/underlays/paper/sprint.gml` (skips sprint otherwise).
@@ -14,9 +19,12 @@ use criterion::{black_box, criterion_group, criterion_main, Criterion, Throughpu
 use fedtopo::delay::DelayModel;
 use fedtopo::engine::Scheduler;
 use fedtopo::network::{FlowNetwork, MaxPlusNetwork};
+use fedtopo::overlay::build::{build_overlay, BuildOptions, OverlayKind};
 use fedtopo::overlay::Overlay;
+use fedtopo::placement::SiloPlacement;
 use fedtopo::replay::{replay, ReplayOptions};
 use fedtopo::scenario::{load_underlay, NetworkSpec};
+use fedtopo::underlay::synthetic::random_geometric;
 use fedtopo::underlay::LoadOptions;
 
 fn model(spec: &str) -> Option<DelayModel> {
@@ -34,6 +42,35 @@ fn circulant(n: usize, strides: &[usize]) -> Overlay {
         n,
         (0..n).flat_map(|i| strides.iter().map(move |s| (i, (i + s) % n))),
     )
+}
+
+/// 1000 silos over a 300-router random geometric underlay, 1 Gbit/s.
+fn flow_rgg(c: &mut Criterion) {
+    let u = random_geometric(300, 4000.0, 400.0, 1e9, 1).expect("rgg");
+    let p = SiloPlacement::spread(1000, 300, 1).expect("placement");
+    let m = NetworkSpec {
+        access_bps: 1e9,
+        ..NetworkSpec::default()
+    }
+    .delay_model_placed(&u, p);
+    let opts = ReplayOptions {
+        rounds: 100,
+        ..ReplayOptions::default()
+    };
+    let mut g = c.benchmark_group("flow_rgg");
+    g.sample_size(10);
+    for kind in [OverlayKind::Ring, OverlayKind::Mst] {
+        let o = build_overlay(kind, &u, &m, &BuildOptions::default()).expect("overlay");
+        let events = replay(&o, &m, &mut FlowNetwork::new(&m), &opts)
+            .unwrap()
+            .events;
+        g.throughput(Throughput::Elements(events));
+        g.bench_function(
+            format!("1000_silos_300_routers_{}_100_rounds", kind.name()),
+            |b| b.iter(|| replay(&o, &m, &mut FlowNetwork::new(&m), &opts).unwrap()),
+        );
+    }
+    g.finish();
 }
 
 fn bench(c: &mut Criterion) {
@@ -104,5 +141,5 @@ fn bench(c: &mut Criterion) {
     }
 }
 
-criterion_group!(benches, bench);
+criterion_group!(benches, bench, flow_rgg);
 criterion_main!(benches);

@@ -12,6 +12,7 @@ use std::path::Path;
 use serde::Serialize;
 use thiserror::Error;
 
+use crate::placement::SiloPlacement;
 use crate::underlay::Underlay;
 use crate::units::{parse_bandwidth, BitsPerSec};
 
@@ -78,12 +79,25 @@ impl AccessLinks {
     /// Applies a per-silo CSV (`silo,up,down` or `silo,capacity`) on top of
     /// the current values. Returns the number of silos changed.
     pub fn apply_csv(&mut self, path: &Path, underlay: &Underlay) -> Result<usize, AccessError> {
+        self.apply_csv_at(path, underlay, None)
+    }
+
+    /// As [`AccessLinks::apply_csv`] with silos attached by `placement`
+    /// (`None`: one silo per router): the `silo` column names a router, and
+    /// its capacities go to every silo placed at that router. Returns the
+    /// number of silos changed.
+    pub fn apply_csv_at(
+        &mut self,
+        path: &Path,
+        underlay: &Underlay,
+        placement: Option<&SiloPlacement>,
+    ) -> Result<usize, AccessError> {
         let p = path.display().to_string();
         let text = std::fs::read_to_string(path).map_err(|source| AccessError::Io {
             path: p.clone(),
             source,
         })?;
-        self.apply_csv_str(&text, &p, underlay)
+        self.apply_csv_str_at(&text, &p, underlay, placement)
     }
 
     /// As [`AccessLinks::apply_csv`], from text; `source` names it in errors.
@@ -92,6 +106,17 @@ impl AccessLinks {
         text: &str,
         source: &str,
         underlay: &Underlay,
+    ) -> Result<usize, AccessError> {
+        self.apply_csv_str_at(text, source, underlay, None)
+    }
+
+    /// As [`AccessLinks::apply_csv_at`], from text; `source` names it in errors.
+    pub fn apply_csv_str_at(
+        &mut self,
+        text: &str,
+        source: &str,
+        underlay: &Underlay,
+        placement: Option<&SiloPlacement>,
     ) -> Result<usize, AccessError> {
         let rec_err = |line: u64, message: String| AccessError::Record {
             path: source.to_string(),
@@ -141,8 +166,18 @@ impl AccessLinks {
             let up = parse_bandwidth(field(up_col)).map_err(|e| rec_err(line, e.to_string()))?;
             let down =
                 parse_bandwidth(field(down_col)).map_err(|e| rec_err(line, e.to_string()))?;
-            self.set(i, up, down);
-            changed += 1;
+            match placement {
+                None => {
+                    self.set(i, up, down);
+                    changed += 1;
+                }
+                Some(p) => {
+                    for s in p.silos_at(i) {
+                        self.set(s, up, down);
+                        changed += 1;
+                    }
+                }
+            }
         }
         Ok(changed)
     }
@@ -193,5 +228,19 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("`silo` column"), "{e}");
+    }
+
+    #[test]
+    fn csv_with_placement_sets_every_silo_of_the_router() {
+        let u = gaia();
+        let p = SiloPlacement::per_router(2, u.node_count()).unwrap();
+        let mut a = AccessLinks::uniform(p.silo_count(), DEFAULT_ACCESS_BPS);
+        let n = a
+            .apply_csv_str_at("silo,up,down\nTokyo,100M,1G\n", "x.csv", &u, Some(&p))
+            .unwrap();
+        assert_eq!(n, 2);
+        assert_eq!((a.up[10], a.up[11], a.down[11]), (100e6, 100e6, 1e9));
+        assert_eq!(a.up[9], DEFAULT_ACCESS_BPS);
+        assert_eq!(a.up[12], DEFAULT_ACCESS_BPS);
     }
 }

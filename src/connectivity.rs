@@ -12,13 +12,19 @@
 //!   per path), `A = core capacity / hops`.
 //! * [`PathModel::Bottleneck`]: same latency, `A = min capacity along the route`.
 //!
-//! Every underlay router hosts exactly one silo, silo `i` on router `i`.
+//! By default every underlay router hosts exactly one silo, silo `i` on
+//! router `i`. [`Connectivity::with_placement`] attaches silos to routers
+//! through a [`SiloPlacement`] (several silos per router); silos on the same
+//! router have an empty route: `l = 0` ms and `A = inf` (see
+//! [`crate::placement`]). Routes and `(l, A)` are stored per router pair,
+//! so memory grows with the number of routers, not silos.
 
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
 
 use serde::Serialize;
 
+use crate::placement::SiloPlacement;
 use crate::underlay::Underlay;
 use crate::units::{BitsPerSec, Km, Ms};
 
@@ -60,7 +66,10 @@ impl Default for ConnectivityOptions {
 /// All-pairs routes with their latency (ms) and available bandwidth (bit/s).
 #[derive(Debug, Clone, Serialize)]
 pub struct Connectivity {
+    /// Number of routers; the matrices below are indexed by router.
     n: usize,
+    /// Router of every silo.
+    placement: SiloPlacement,
     /// `l(i,j)`, ms, row-major `i * n + j`.
     latency_ms: Vec<Ms>,
     /// `A(i,j)`, bit/s, row-major. Infinite on the diagonal.
@@ -103,9 +112,28 @@ impl PartialOrd for QueueItem {
 
 impl Connectivity {
     /// Builds the connectivity graph of `underlay` (which must be connected,
-    /// as [`Underlay`] guarantees).
+    /// as [`Underlay`] guarantees), one silo per router.
     pub fn new(underlay: &Underlay, options: &ConnectivityOptions) -> Connectivity {
+        Self::with_placement(
+            underlay,
+            options,
+            SiloPlacement::one_per_router(underlay.node_count()),
+        )
+    }
+
+    /// As [`Connectivity::new`], with silos attached to routers by
+    /// `placement` (whose router count must be the underlay's).
+    pub fn with_placement(
+        underlay: &Underlay,
+        options: &ConnectivityOptions,
+        placement: SiloPlacement,
+    ) -> Connectivity {
         let n = underlay.node_count();
+        assert_eq!(
+            placement.router_count(),
+            n,
+            "placement built for another underlay"
+        );
         let adjacency = underlay.neighbours();
         let link_ends: Vec<(usize, usize)> = underlay.links.iter().map(|l| (l.a, l.b)).collect();
         let link_capacity: Vec<f64> = underlay
@@ -115,6 +143,7 @@ impl Connectivity {
             .collect();
         let mut c = Connectivity {
             n,
+            placement,
             latency_ms: vec![0.0; n * n],
             bandwidth_bps: vec![f64::INFINITY; n * n],
             length_km: vec![f64::INFINITY; n * n],
@@ -179,7 +208,7 @@ impl Connectivity {
         self.bandwidth_bps[k] = match o.model {
             PathModel::Paper => {
                 let cap = self
-                    .route(i, j)
+                    .route_r(i, j)
                     .iter()
                     .map(|&l| self.link_capacity[l])
                     .fold(f64::INFINITY, f64::min);
@@ -188,7 +217,7 @@ impl Connectivity {
                 cap / self.hops[k] as f64
             }
             PathModel::Bottleneck => self
-                .route(i, j)
+                .route_r(i, j)
                 .iter()
                 .map(|&l| self.link_capacity[l])
                 .fold(f64::INFINITY, f64::min),
@@ -197,51 +226,75 @@ impl Connectivity {
 
     /// Number of silos.
     pub fn silo_count(&self) -> usize {
+        self.placement.silo_count()
+    }
+
+    /// Number of routers of the underlay.
+    pub fn router_count(&self) -> usize {
         self.n
     }
 
-    /// Latency `l(i,j)` of the route from silo `i` to silo `j`, ms (0 for `i == j`).
-    pub fn latency_ms(&self, i: usize, j: usize) -> Ms {
-        self.latency_ms[i * self.n + j]
+    /// Router of every silo.
+    pub fn placement(&self) -> &SiloPlacement {
+        &self.placement
     }
 
-    /// Available bandwidth `A(i,j)`, bit/s (infinite for `i == j`).
+    /// Row-major router-pair index of the silo pair `(i, j)`.
+    fn pair(&self, i: usize, j: usize) -> usize {
+        self.placement.router(i) * self.n + self.placement.router(j)
+    }
+
+    /// Latency `l(i,j)` of the route from silo `i` to silo `j`, ms (0 for
+    /// `i == j` and for silos on the same router).
+    pub fn latency_ms(&self, i: usize, j: usize) -> Ms {
+        self.latency_ms[self.pair(i, j)]
+    }
+
+    /// Available bandwidth `A(i,j)`, bit/s (infinite for `i == j` and for
+    /// silos on the same router).
     pub fn bandwidth_bps(&self, i: usize, j: usize) -> BitsPerSec {
-        self.bandwidth_bps[i * self.n + j]
+        self.bandwidth_bps[self.pair(i, j)]
     }
 
     /// Route length, km.
     pub fn length_km(&self, i: usize, j: usize) -> Km {
-        self.length_km[i * self.n + j]
+        self.length_km[self.pair(i, j)]
     }
 
     /// Number of core links on the route from `i` to `j`.
     pub fn hops(&self, i: usize, j: usize) -> u32 {
-        self.hops[i * self.n + j]
+        self.hops[self.pair(i, j)]
     }
 
-    /// Core links (indices into `Underlay::links`) of the route from `i` to
-    /// `j`, in order from `i`.
+    /// Core links (indices into `Underlay::links`) of the route from silo
+    /// `i` to silo `j`, in order from `i`.
     pub fn route(&self, i: usize, j: usize) -> Vec<usize> {
-        let mut links = Vec::with_capacity(self.hops(i, j) as usize);
-        let mut v = j;
-        while v != i {
-            let l = self.pred_link[i * self.n + v];
+        self.route_r(self.placement.router(i), self.placement.router(j))
+    }
+
+    /// Core links of the route between routers `a` and `b`.
+    fn route_r(&self, a: usize, b: usize) -> Vec<usize> {
+        let mut links = Vec::with_capacity(self.hops[a * self.n + b] as usize);
+        let mut v = b;
+        while v != a {
+            let l = self.pred_link[a * self.n + v];
             if l == u32::MAX {
                 break;
             }
             links.push(l as usize);
-            let (a, b) = self.link_ends[l as usize];
-            v = if a == v { b } else { a };
+            let (x, y) = self.link_ends[l as usize];
+            v = if x == v { y } else { x };
         }
         links.reverse();
         links
     }
 
-    /// Routers visited by the route from `i` to `j`, both ends included.
+    /// Routers visited by the route from silo `i` to silo `j`, both ends
+    /// included (router indices).
     pub fn route_routers(&self, i: usize, j: usize) -> Vec<usize> {
-        let mut nodes = vec![i];
-        let mut v = i;
+        let start = self.placement.router(i);
+        let mut nodes = vec![start];
+        let mut v = start;
         for l in self.route(i, j) {
             let (a, b) = self.link_ends[l];
             v = if a == v { b } else { a };
@@ -299,5 +352,28 @@ mod tests {
         let c = Connectivity::new(&triangle(), &opts);
         assert_eq!(c.bandwidth_bps(0, 2), 2e9);
         assert_eq!(c.link_capacity_bps(2), 2e9);
+    }
+
+    #[test]
+    fn placement_maps_silos_to_router_pairs() {
+        let u = triangle();
+        let base = Connectivity::new(&u, &ConnectivityOptions::default());
+        // Silos 0,1 on router 2; silo 2 on router 0; router 1 has none.
+        let p = SiloPlacement::explicit(vec![2, 2, 0], 3).unwrap();
+        let c = Connectivity::with_placement(&u, &ConnectivityOptions::default(), p);
+        assert_eq!((c.silo_count(), c.router_count()), (3, 3));
+        // Same router: access links only.
+        assert_eq!(c.latency_ms(0, 1), 0.0);
+        assert!(c.bandwidth_bps(1, 0).is_infinite());
+        assert!(c.route(0, 1).is_empty());
+        assert_eq!(c.route_routers(0, 1), vec![2]);
+        assert_eq!(c.hops(0, 1), 0);
+        // Different routers: the router pair's route.
+        for (si, sj, ri, rj) in [(0, 2, 2, 0), (2, 1, 0, 2)] {
+            assert_eq!(c.latency_ms(si, sj), base.latency_ms(ri, rj));
+            assert_eq!(c.bandwidth_bps(si, sj), base.bandwidth_bps(ri, rj));
+            assert_eq!(c.route(si, sj), base.route(ri, rj));
+            assert_eq!(c.route_routers(si, sj), base.route_routers(ri, rj));
+        }
     }
 }

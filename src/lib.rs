@@ -16,6 +16,7 @@
 //! * [`underlay`]: GML reader and the [`underlay::Underlay`] it builds.
 //! * [`access`]: silo access links (bit/s).
 //! * [`connectivity`]: routes and the `paper` / `bottleneck` path models.
+//! * [`placement`]: which router each silo is attached to (default: one per router).
 //! * [`workload`]: model size (bit), compute time (ms), local steps.
 //! * [`delay`]: eq. (3), the delay of an overlay arc (ms).
 //! * [`overlay`]: STAR, MST, delta-MBST, RING, ring-opt, complete, MATCHA schedules; export.
@@ -40,6 +41,7 @@ pub mod experiment;
 pub mod maxplus;
 pub mod network;
 pub mod overlay;
+pub mod placement;
 pub mod replay;
 pub mod report;
 pub mod reproduce;

@@ -9,6 +9,7 @@ use crate::access::{AccessError, AccessLinks, DEFAULT_ACCESS_BPS};
 use crate::builtin::{builtin_underlay, BUILTIN_UNDERLAYS, DEFAULT_UNDERLAY};
 use crate::connectivity::{Connectivity, ConnectivityOptions};
 use crate::delay::DelayModel;
+use crate::placement::SiloPlacement;
 use crate::underlay::{LoadOptions, Underlay, UnderlayError};
 use crate::units::BitsPerSec;
 use crate::workload::Workload;
@@ -82,8 +83,18 @@ impl Default for NetworkSpec {
 impl NetworkSpec {
     /// The delay model of `underlay` under this spec (one silo per router).
     pub fn delay_model(&self, underlay: &Underlay) -> DelayModel {
-        let conn = Connectivity::new(underlay, &self.connectivity);
-        let access = AccessLinks::uniform(underlay.node_count(), self.access_bps);
+        self.delay_model_placed(
+            underlay,
+            SiloPlacement::one_per_router(underlay.node_count()),
+        )
+    }
+
+    /// The delay model of `underlay` with silos attached by `placement`
+    /// (one access link of `access_bps` per silo).
+    pub fn delay_model_placed(&self, underlay: &Underlay, placement: SiloPlacement) -> DelayModel {
+        let silos = placement.silo_count();
+        let conn = Connectivity::with_placement(underlay, &self.connectivity, placement);
+        let access = AccessLinks::uniform(silos, self.access_bps);
         DelayModel::new(conn, access, self.workload.clone())
     }
 }

@@ -259,3 +259,46 @@ fn compare_matcha_is_seeded() {
     assert!(!bad.status.success());
     assert!(String::from_utf8_lossy(&bad.stderr).contains("budget"));
 }
+
+#[test]
+fn silo_placement_options() {
+    let o = fedtopo(&["compare", "aws-gaia", "--silos-per-router", "2"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert!(out.starts_with("aws-gaia (22 silos)"), "{out}");
+    assert!(out.contains("#1"), "silo labels name the router: {out}");
+    let args = [
+        "simulate",
+        "aws-gaia",
+        "--silos",
+        "15",
+        "--placement-seed",
+        "4",
+        "--overlays",
+        "ring",
+        "--network",
+        "flow",
+        "--rounds",
+        "5",
+    ];
+    let a = fedtopo(&args);
+    let b = fedtopo(&args);
+    assert!(a.status.success(), "{}", stderr(&a));
+    assert_eq!(a.stdout, b.stdout, "same seed, same bytes");
+    for (bad, msg) in [
+        (vec!["compare", "--silos-per-router", "0"], "at least 1"),
+        (vec!["compare", "--silos", "0"], "at least 1"),
+        (
+            vec!["compare", "--silos", "4", "--silos-per-router", "2"],
+            "cannot be used with",
+        ),
+        (
+            vec!["compare", "--silos", "30", "--overlays", "matcha"],
+            "one silo per router",
+        ),
+    ] {
+        let o = fedtopo(&bad);
+        assert!(!o.status.success(), "{bad:?} should fail");
+        assert!(stderr(&o).contains(msg), "{bad:?}: {}", stderr(&o));
+    }
+}

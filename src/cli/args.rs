@@ -9,6 +9,7 @@ use clap::{Args, ValueEnum};
 use fedtopo::connectivity::{ConnectivityOptions, PathModel};
 use fedtopo::delay::DelayModel;
 use fedtopo::overlay::build::CenterPolicy;
+use fedtopo::placement::SiloPlacement;
 use fedtopo::scenario::{load_underlay, NetworkSpec};
 use fedtopo::underlay::{Disconnected, LoadOptions, MissingCoordinates, Underlay};
 use fedtopo::units::{parse_bandwidth, parse_bits};
@@ -126,6 +127,18 @@ impl NetworkArgs {
 
     /// The delay model of `underlay` under these options.
     pub fn delay_model(&self, underlay: &Underlay) -> Result<DelayModel> {
+        self.delay_model_placed(
+            underlay,
+            SiloPlacement::one_per_router(underlay.node_count()),
+        )
+    }
+
+    /// The delay model of `underlay` with silos attached by `placement`.
+    pub fn delay_model_placed(
+        &self,
+        underlay: &Underlay,
+        placement: SiloPlacement,
+    ) -> Result<DelayModel> {
         let spec = NetworkSpec {
             connectivity: ConnectivityOptions {
                 model: self.connectivity,
@@ -135,9 +148,12 @@ impl NetworkArgs {
             access_bps: self.access,
             workload: self.workload()?,
         };
-        let mut model = spec.delay_model(underlay);
+        let mut model = spec.delay_model_placed(underlay, placement);
         if let Some(path) = &self.access_csv {
-            model.access.apply_csv(path, underlay)?;
+            let placement = model.connectivity.placement().clone();
+            model
+                .access
+                .apply_csv_at(path, underlay, Some(&placement))?;
         }
         Ok(model)
     }
@@ -146,4 +162,53 @@ impl NetworkArgs {
 /// Parses `--center`: `load`, `first`, `fastest`, or a silo label / GML id.
 pub fn center_policy(text: &str, underlay: &Underlay) -> Result<CenterPolicy> {
     CenterPolicy::parse(text, underlay).map_err(|e| anyhow::anyhow!("--{e}"))
+}
+
+/// Where silos sit on the underlay (`compare`, `simulate`).
+#[derive(Debug, Clone, Args)]
+pub struct PlacementArgs {
+    /// Silos attached to every router (default 1: silo i on router i).
+    /// Silos on one router talk over their access links only (no core
+    /// link, zero latency).
+    #[arg(long, conflicts_with = "silos")]
+    pub silos_per_router: Option<usize>,
+    /// Total number of silos, spread as evenly as possible over the routers,
+    /// the remainder on routers drawn with --placement-seed.
+    #[arg(long)]
+    pub silos: Option<usize>,
+    /// Seed of the random part of --silos.
+    #[arg(long, default_value_t = 0)]
+    pub placement_seed: u64,
+}
+
+impl PlacementArgs {
+    /// The placement these options describe on `underlay`.
+    pub fn placement(&self, underlay: &Underlay) -> Result<SiloPlacement> {
+        let routers = underlay.node_count();
+        Ok(match (self.silos_per_router, self.silos) {
+            (Some(0), _) => bail!("--silos-per-router must be at least 1"),
+            (_, Some(0)) => bail!("--silos must be at least 1"),
+            (Some(k), _) => SiloPlacement::per_router(k, routers)?,
+            (None, Some(n)) => SiloPlacement::spread(n, routers, self.placement_seed)?,
+            (None, None) => SiloPlacement::one_per_router(routers),
+        })
+    }
+}
+
+/// Parses `--center` under a silo placement: a router label / id names the
+/// first silo placed at that router.
+pub fn center_policy_at(
+    text: &str,
+    underlay: &Underlay,
+    placement: &SiloPlacement,
+) -> Result<CenterPolicy> {
+    Ok(match center_policy(text, underlay)? {
+        CenterPolicy::Silo(r) => CenterPolicy::Silo(
+            placement
+                .silos_at(r)
+                .next()
+                .with_context(|| format!("--center `{text}`: no silo is placed at that router"))?,
+        ),
+        other => other,
+    })
 }

@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use anyhow::{Context, Result};
+use anyhow::{bail, Context, Result};
 use clap::{Args, ValueEnum};
 
 use fedtopo::overlay::build::{parse_overlay_list, BuildOptions};
@@ -10,7 +10,7 @@ use fedtopo::overlay::export::ExportedOverlay;
 use fedtopo::overlay::matcha::MatchaOptions;
 use fedtopo::report::{compare_overlays, render_csv, render_json, render_table, OutputFormat};
 
-use super::args::{center_policy, NetworkArgs, UnderlayArgs};
+use super::args::{center_policy_at, NetworkArgs, PlacementArgs, UnderlayArgs};
 
 /// Format of exported overlay files.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -49,6 +49,8 @@ pub struct CompareArgs {
     underlay: UnderlayArgs,
     #[command(flatten)]
     network: NetworkArgs,
+    #[command(flatten)]
+    placement: PlacementArgs,
     /// Overlays to compare, comma-separated, or `all`.
     #[arg(long, default_value = "star,mst,delta-mbst,ring,ring-opt")]
     overlays: String,
@@ -78,10 +80,16 @@ pub struct CompareArgs {
 /// Runs `fedtopo compare`.
 pub fn run(a: CompareArgs) -> Result<()> {
     let underlay = a.underlay.load(false)?;
-    let model = a.network.delay_model(&underlay)?;
+    let placement = a.placement.placement(&underlay)?;
     let kinds = parse_overlay_list(&a.overlays)?;
+    if !placement.is_one_per_router() {
+        if let Some(k) = kinds.iter().find(|k| k.is_schedule()) {
+            bail!("--overlays {k}: MATCHA schedules need one silo per router (drop --silos / --silos-per-router)");
+        }
+    }
+    let model = a.network.delay_model_placed(&underlay, placement)?;
     let options = BuildOptions {
-        center: center_policy(&a.center, &underlay)?,
+        center: center_policy_at(&a.center, &underlay, model.connectivity.placement())?,
         matcha: MatchaOptions {
             budget: a.budget,
             seed: a.seed,
@@ -99,7 +107,7 @@ pub fn run(a: CompareArgs) -> Result<()> {
     print!("{text}");
     if let Some(dir) = &a.export_dir {
         std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
-        let labels: Vec<String> = underlay.routers.iter().map(|r| r.label.clone()).collect();
+        let labels = model.connectivity.placement().labels(&underlay);
         // Schedules (MATCHA) have no single overlay to export.
         let static_rows = cmp.rows.iter().filter(|r| r.schedule.is_none());
         for (overlay, row) in cmp.overlays.iter().zip(static_rows) {

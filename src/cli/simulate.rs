@@ -11,11 +11,11 @@ use fedtopo::network::NetworkKind;
 use fedtopo::overlay::build::{build_overlay, parse_overlay_list, BuildOptions};
 use fedtopo::replay::{replay_with_progress, ReplayOptions, Straggler};
 use fedtopo::report::replay::{
-    link_usage, links_csv, round_stats, rounds_csv, starts_csv, timeline_svg,
+    link_usage_labelled, links_csv, round_stats, rounds_csv, starts_csv, timeline_svg,
 };
 use fedtopo::timing::cycle_time;
 
-use super::args::{center_policy, NetworkArgs, UnderlayArgs};
+use super::args::{center_policy_at, NetworkArgs, PlacementArgs, UnderlayArgs};
 
 /// Options of `fedtopo simulate`.
 #[derive(Debug, Args)]
@@ -24,6 +24,8 @@ pub struct SimulateArgs {
     underlay: UnderlayArgs,
     #[command(flatten)]
     network: NetworkArgs,
+    #[command(flatten)]
+    placement: PlacementArgs,
     /// Overlays to replay, comma-separated, or `all`.
     #[arg(long, default_value = "star,mst,delta-mbst,ring")]
     overlays: String,
@@ -57,10 +59,16 @@ pub fn run(a: SimulateArgs) -> Result<()> {
         bail!("--rounds must be at least 1");
     }
     let underlay = a.underlay.load(false)?;
-    let model = a.network.delay_model(&underlay)?;
+    let placement = a.placement.placement(&underlay)?;
     let kinds = parse_overlay_list(&a.overlays)?;
+    if !placement.is_one_per_router() {
+        if let Some(k) = kinds.iter().find(|k| k.is_schedule()) {
+            bail!("--overlays {k}: MATCHA schedules need one silo per router (drop --silos / --silos-per-router)");
+        }
+    }
+    let model = a.network.delay_model_placed(&underlay, placement)?;
     let options = BuildOptions {
-        center: center_policy(&a.center, &underlay)?,
+        center: center_policy_at(&a.center, &underlay, model.connectivity.placement())?,
         ..BuildOptions::default()
     };
     let ropts = ReplayOptions {
@@ -68,7 +76,7 @@ pub fn run(a: SimulateArgs) -> Result<()> {
         straggler: parse_straggler(&a.straggler)?,
         seed: a.seed,
     };
-    let labels: Vec<String> = underlay.routers.iter().map(|r| r.label.clone()).collect();
+    let labels = model.connectivity.placement().labels(&underlay);
     let bar = ProgressBar::new(a.rounds * kinds.len() as u64);
     bar.set_style(
         ProgressStyle::with_template("{msg:>12} [{bar:40}] {pos}/{len} rounds ({eta})")
@@ -123,9 +131,10 @@ pub fn run(a: SimulateArgs) -> Result<()> {
         };
         write("starts.csv", starts_csv(&results))?;
         write("rounds.csv", rounds_csv(&results))?;
+        let router_labels: Vec<String> = underlay.routers.iter().map(|r| r.label.clone()).collect();
         let usage: Vec<_> = results
             .iter()
-            .map(|r| (r, link_usage(r, &model, &labels)))
+            .map(|r| (r, link_usage_labelled(r, &model, &labels, &router_labels)))
             .collect();
         write("links.csv", links_csv(&usage))?;
         let title = format!("{} — {} network", underlay.name, a.network_model);

@@ -14,6 +14,7 @@
 //! arrived at the receiver) into the `delivered` vector.
 
 pub mod flow;
+pub mod maxmin;
 pub mod maxplus;
 pub mod paper;
 
@@ -170,9 +171,6 @@ impl<T> Slab<T> {
         let t = self.slots[i].take().expect("live slab slot");
         self.free.push(i);
         t
-    }
-    pub(crate) fn get_mut(&mut self, i: usize) -> &mut T {
-        self.slots[i].as_mut().expect("live slab slot")
     }
     pub(crate) fn get(&self, i: usize) -> &T {
         self.slots[i].as_ref().expect("live slab slot")

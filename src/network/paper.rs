@@ -1,15 +1,26 @@
 //! The published time simulator (Marfoq et al. 2020, Appendix F, Algorithm 3).
 //!
-//! A transfer `j -> i` reaches the receiver after
-//! `l(j,i) + M / min(Cup(j)/outdeg(j), Cdn(i)/indeg(i), A(j,i))` ms (line 5).
-//! The published code then serialises downloads at the receiver: arrivals
-//! are taken in time order (ties: in the order they arrived, i.e. event
-//! order) and each occupies the receiver's downlink for `M/Cdn(i)` ms, so a
-//! message is delivered at `f_m = max(f_{m-1}, a_m) + M/Cdn(i)`.
+//! Algorithm 3, line by line (`j -> i` is an overlay arc, `N_i^-` the
+//! in-neighbours of `i`, `N_j^+` the out-neighbours of `j`):
 //!
-//! Algorithm 3 adds `s*Tc(i)` after the maximum (`t_i(k)` is the end of
-//! silo `i`'s computation); the replay computes at the start of a round, so
-//! its round-start times are Algorithm 3's times minus `s*Tc(i)`.
+//! * lines 1-3, `t_i(0) = 0`: the replay's initial round-start times
+//!   ([`crate::replay`]).
+//! * line 5, `t_i(k) = max_{j in N_i^-} ( t_j(k-1) + l(j,i) +
+//!   M / min(Cup(j)/|N_j^+|, Cdn(i)/|N_i^-|, A(j,i)) )`: the term inside the
+//!   max is the arrival of `j`'s model at `i`, [`PaperNetwork::path_ms`];
+//!   the max over in-neighbours is the replay waiting for every model.
+//! * line 6, `t_i(k) += s*Tc(i)`: the replay computes at the *start* of a
+//!   round, so its round-start times are Algorithm 3's times minus
+//!   `s*Tc(i)` (the same sequence shifted by one computation).
+//! * the **extra download term** (in the published code, not in the
+//!   algorithm's text; notes, "Time simulator"): arrivals at `i` are taken
+//!   in time order (ties: event order) and each occupies `i`'s downlink for
+//!   `M/Cdn(i)` ms, so the `m`-th arrival `a_m` is delivered at
+//!   `f_m = max(f_{m-1}, a_m) + M/Cdn(i)` ([`PaperNetwork`]'s `on_timer`,
+//!   `downlink_free`). `t_i(k)` then uses `f_m` instead of `a_m` in line 5.
+//!
+//! Checked against a hand-computed case with a queued and an idle download
+//! in `replay::tests::paper_model_hand_computed_queue_and_idle_downlink`.
 
 use super::{NetworkModel, Slab, Timers, Transfer};
 use crate::delay::DelayModel;
@@ -36,7 +47,9 @@ impl<'a> PaperNetwork<'a> {
         }
     }
 
-    /// Algorithm 3, line 5: time from send to arrival at the receiver, ms.
+    /// Algorithm 3, line 5 (the term inside the max, without `t_j(k-1)`):
+    /// time from send to arrival at the receiver,
+    /// `l(j,i) + M / min(Cup(j)/outdeg(j), Cdn(i)/indeg(i), A(j,i))`, ms.
     pub fn path_ms(&self, t: &Transfer) -> Ms {
         let d = self.delay;
         let (j, i) = (t.from, t.to);
@@ -61,12 +74,14 @@ impl NetworkModel for PaperNetwork<'_> {
     fn on_timer(&mut self, token: u64, timers: &mut dyn Timers, delivered: &mut Vec<Transfer>) {
         let slot = (token & !AT_RECEIVER) as usize;
         if token & AT_RECEIVER != 0 {
+            // Extra download term: f_m = max(f_{m-1}, a_m) + M/Cdn(i).
             let t = *self.in_flight.get(slot);
             let begin = self.downlink_free[t.to].max(timers.now());
             let end = begin + transfer_ms(t.bits, self.delay.access.down[t.to]);
             self.downlink_free[t.to] = end;
             timers.set(end, slot as u64);
         } else {
+            // Delivered at f_m: the receiver's line-5 max uses this time.
             delivered.push(self.in_flight.remove(slot));
         }
     }

@@ -131,7 +131,22 @@ impl CenterPolicy {
     pub fn resolve(&self, underlay: &Underlay, model: &DelayModel) -> usize {
         match self {
             CenterPolicy::Load => {
-                star::center_by_load(underlay, model.connectivity.options().ms_per_km)
+                let placement = model.connectivity.placement();
+                if placement.is_one_per_router() {
+                    star::center_by_load(underlay, model.connectivity.options().ms_per_km)
+                } else {
+                    // The first silo of the most loaded router that hosts one.
+                    let load =
+                        star::load_centrality(underlay, model.connectivity.options().ms_per_km);
+                    let mut best = 0;
+                    for (s, &r) in placement.routers().iter().enumerate() {
+                        let b = placement.router(best);
+                        if load[r] > load[b] + 1e-9 * load[b].abs().max(1.0) {
+                            best = s;
+                        }
+                    }
+                    best
+                }
             }
             CenterPolicy::First => 0,
             CenterPolicy::Fastest => star::center_fastest(model),

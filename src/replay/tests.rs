@@ -327,3 +327,168 @@ fn all_models_run_every_overlay_kind() {
         }
     }
 }
+
+#[test]
+fn incremental_flow_replay_equals_full_recompute() {
+    // Contention everywhere: 3 out-neighbours per silo, 1 Gbit/s access.
+    let (_, m) = builtin(1e9);
+    let n = m.silo_count();
+    let o = Overlay::from_arcs(
+        "circulant",
+        n,
+        (0..n).flat_map(|i| [1, 2, 5].map(|s| (i, (i + s) % n))),
+    );
+    let inc = replay(&o, &m, &mut FlowNetwork::new(&m), &opts(20)).unwrap();
+    let full = replay(
+        &o,
+        &m,
+        &mut FlowNetwork::new(&m).with_full_recompute(),
+        &opts(20),
+    )
+    .unwrap();
+    for (a, b) in inc
+        .starts
+        .iter()
+        .flatten()
+        .zip(full.starts.iter().flatten())
+    {
+        assert!((a - b).abs() <= 1e-6 * b.abs().max(1.0), "{a} vs {b}");
+    }
+}
+
+#[test]
+fn maxplus_replay_of_matcha_schedule_equals_time_varying_recurrence() {
+    // t_i(k+1) = max_{j in N_in(k) u {i}} t_j(k) + d_k(j,i), with
+    // d_k(i,i) = s*Tc(i) and d_k(j,i) = eq. (3) under round k's degrees.
+    use crate::overlay::build::build_schedule;
+    use crate::overlay::matcha::MatchaOptions;
+    let (u, mut m) = builtin(1e9);
+    let n = m.silo_count();
+    let mut rng = ChaCha8Rng::seed_from_u64(3);
+    m.compute_ms = Some((0..n).map(|_| rng.gen_range(0.0..200.0)).collect());
+    for kind in [OverlayKind::Matcha, OverlayKind::MatchaPlus] {
+        let options = BuildOptions {
+            matcha: MatchaOptions {
+                seed: 11,
+                ..MatchaOptions::default()
+            },
+            ..BuildOptions::default()
+        };
+        let sched = build_schedule(kind, &u, &options).unwrap().unwrap();
+        assert!(!sched.is_static());
+        let rounds = 80u64;
+        let r = replay(&sched, &m, &mut MaxPlusNetwork::new(&m), &opts(rounds)).unwrap();
+        let mut t = vec![0.0f64; n];
+        let mut varied = false;
+        for k in 0..rounds {
+            let o = sched.round(k);
+            varied |= o.arc_count() != sched.round(0).arc_count();
+            let mut next: Vec<f64> = (0..n).map(|i| t[i] + m.compute_round_ms(i)).collect();
+            for &(j, i) in o.arcs() {
+                let d = m.arc_delay(j, i, o.out_degree(j), o.in_degree(i));
+                next[i] = next[i].max(t[j] + d);
+            }
+            t = next;
+            for (i, (&got, &want)) in r.starts[k as usize + 1].iter().zip(&t).enumerate() {
+                assert!(
+                    (got - want).abs() <= 1e-9 * want.abs().max(1.0),
+                    "{kind}: t_{i}({}) = {got}, recurrence {want}",
+                    k + 1
+                );
+            }
+        }
+        assert!(varied, "{kind}: the schedule should change between rounds");
+    }
+}
+
+#[test]
+fn paper_model_hand_computed_queue_and_idle_downlink() {
+    // Receiver r (silo 0) and senders a, b, c (silos 1..3) on direct core
+    // links of 100, 1000 and 2000 km (10 Gbit/s): l = 0.0085 d + 4 =
+    // 4.85, 12.5, 21 ms. M = 1e7 bit, Cup = 1e9, Cdn(r) = 3e8 bit/s.
+    let g = "graph [ node [ id 1 label \"r\" ] node [ id 2 label \"a\" ]
+        node [ id 3 label \"b\" ] node [ id 4 label \"c\" ]
+        edge [ source 1 target 2 distance 100 capacity 1e10 ]
+        edge [ source 1 target 3 distance 1000 capacity 1e10 ]
+        edge [ source 1 target 4 distance 2000 capacity 1e10 ] ]";
+    let u = Underlay::from_gml_str(g, "star.gml", &LoadOptions::default()).unwrap();
+    let conn = Connectivity::new(&u, &ConnectivityOptions::default());
+    let mut access = AccessLinks::uniform(4, 1e9);
+    access.set(0, 1e9, 3e8);
+    let w = Workload {
+        name: "t".into(),
+        model_bits: 1e7,
+        compute_ms: 0.0,
+        local_steps: 1,
+    };
+    let mut m = DelayModel::new(conn, access, w);
+    // s*Tc: r 0, a 130, b 10, c 100 ms (a sends last but is closest).
+    m.compute_ms = Some(vec![0.0, 130.0, 10.0, 100.0]);
+    let o = Overlay::from_arcs("in-star", 4, [(1, 0), (2, 0), (3, 0), (0, 1)]);
+    let r = replay(&o, &m, &mut PaperNetwork::new(&m), &opts(1)).unwrap();
+    // Line 5 at r: rate min(1e9/1, 3e8/3, 1e10/1) = 1e8 -> 100 ms, so the
+    // arrivals are b 10+12.5+100 = 122.5, c 100+21+100 = 221,
+    // a 130+4.85+100 = 234.85. Each download then holds r's downlink for
+    // M/Cdn = 1e7/3e8 s = 33.333.. ms, in arrival order:
+    //   b: 122.5 + 33.333 = 155.8333 (downlink idle before),
+    //   c: max(155.8333, 221) + 33.333 = 254.3333 (idle gap),
+    //   a: max(254.3333, 234.85) + 33.333 = 287.6667 (queued behind c).
+    let want: f64 = 221.0 + 2.0 * 1e7 / 3e8 * 1e3;
+    assert!((want - 287.666_666_666_666_7).abs() < 1e-9);
+    assert!(
+        (r.starts[1][0] - want).abs() < 1e-9,
+        "t_r(1) = {} vs {want}",
+        r.starts[1][0]
+    );
+    // Without the serialised downloads (Algorithm 3's text) r would start
+    // at max(arrivals) = 234.85; the max-plus eq. (3) also gives 234.85.
+    let mp = replay(&o, &m, &mut MaxPlusNetwork::new(&m), &opts(1)).unwrap();
+    assert!(
+        (mp.starts[1][0] - 234.85).abs() < 1e-9,
+        "{}",
+        mp.starts[1][0]
+    );
+    // a receives r's model: 0 + 4.85 + 1e7/1e9 s = 14.85 ms, download
+    // 10 ms -> 24.85, before a's own computation ends (130 ms).
+    assert!((r.starts[1][1] - 130.0).abs() < 1e-9);
+    assert_eq!((r.starts[1][2], r.starts[1][3]), (10.0, 100.0));
+}
+
+#[test]
+fn silos_on_one_router_use_access_links_only() {
+    // Two silos on router a of the line, one on c. Silos 0 and 1 exchange
+    // models over their access links only: l = 0, A = inf.
+    use crate::placement::SiloPlacement;
+    let p = SiloPlacement::explicit(vec![0, 0, 2], 3).unwrap();
+    let conn = Connectivity::with_placement(&line(), &ConnectivityOptions::default(), p);
+    let access = AccessLinks::uniform(3, 1e8);
+    let w = Workload {
+        name: "t".into(),
+        model_bits: 1e7,
+        compute_ms: 10.0,
+        local_steps: 1,
+    };
+    let m = DelayModel::new(conn, access, w);
+    assert_eq!(m.connectivity.latency_ms(0, 1), 0.0);
+    let o = Overlay::from_arcs("pair", 3, [(0, 1), (1, 0)]);
+    // 1e7 bit at 1e8 bit/s = 100 ms after 10 ms of computation.
+    for (net, want) in [
+        (NetworkKind::Maxplus, 110.0),
+        (NetworkKind::Flow, 110.0),
+        // Line 5 (100 ms) plus the serialised download (100 ms).
+        (NetworkKind::Paper, 210.0),
+    ] {
+        let mut model = net.build(&m);
+        let r = replay(&o, &m, model.as_mut(), &opts(3)).unwrap();
+        for k in 1..=3 {
+            let got = r.starts[k][0] - r.starts[k - 1][0];
+            assert!((got - want).abs() < 1e-9, "{net} round {k}: {got}");
+        }
+    }
+    // A cross-router silo pays the route: 2 -> 0 crosses both core links.
+    let o = Overlay::from_arcs("x", 3, [(2, 0), (0, 2)]);
+    let r = replay(&o, &m, &mut MaxPlusNetwork::new(&m), &opts(1)).unwrap();
+    let want = 10.0 + m.connectivity.latency_ms(2, 0) + 100.0;
+    assert!(m.connectivity.latency_ms(2, 0) > 4.0);
+    assert!((r.starts[1][0] - want).abs() < 1e-9);
+}

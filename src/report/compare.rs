@@ -85,7 +85,7 @@ pub fn compare_overlays(
     kinds: &[OverlayKind],
     options: &BuildOptions,
 ) -> Result<Comparison, TimingError> {
-    let labels: Vec<&str> = underlay.routers.iter().map(|r| r.label.as_str()).collect();
+    let labels = model.connectivity.placement().labels(underlay);
     let mut rows = Vec::new();
     let mut overlays = Vec::new();
     for &kind in kinds {
@@ -122,7 +122,7 @@ pub fn compare_overlays(
     }
     Ok(Comparison {
         underlay: underlay.name.clone(),
-        silos: underlay.node_count(),
+        silos: model.silo_count(),
         rows,
         overlays,
     })

@@ -116,6 +116,17 @@ pub struct LinkUsage {
 /// sender's uplink, each core link of its route (per direction) and the
 /// receiver's downlink. Links that carried nothing are left out.
 pub fn link_usage(r: &ReplayResult, model: &DelayModel, labels: &[String]) -> Vec<LinkUsage> {
+    link_usage_labelled(r, model, labels, labels)
+}
+
+/// As [`link_usage`], with separate silo labels (access links) and router
+/// labels (core links), for silo placements other than one per router.
+pub fn link_usage_labelled(
+    r: &ReplayResult,
+    model: &DelayModel,
+    labels: &[String],
+    router_labels: &[String],
+) -> Vec<LinkUsage> {
     let m = model.workload.model_bits;
     let conn = &model.connectivity;
     let mut up = BTreeMap::new();
@@ -139,6 +150,12 @@ pub fn link_usage(r: &ReplayResult, model: &DelayModel, labels: &[String]) -> Ve
         }
     };
     let label = |i: usize| labels.get(i).cloned().unwrap_or_else(|| i.to_string());
+    let router_label = |i: usize| {
+        router_labels
+            .get(i)
+            .cloned()
+            .unwrap_or_else(|| i.to_string())
+    };
     let mut out = Vec::new();
     for (i, bits) in up {
         let cap = model.access.up[i];
@@ -164,7 +181,7 @@ pub fn link_usage(r: &ReplayResult, model: &DelayModel, labels: &[String]) -> Ve
         let cap = conn.link_capacity_bps(l);
         out.push(LinkUsage {
             kind: "core",
-            name: format!("{}->{}", label(a), label(b)),
+            name: format!("{}->{}", router_label(a), router_label(b)),
             bits,
             capacity_bps: cap,
             utilisation: util(bits, cap),

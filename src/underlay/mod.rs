@@ -8,6 +8,7 @@
 mod build;
 pub mod geodesy;
 pub mod gml;
+pub mod synthetic;
 
 #[cfg(test)]
 mod corpus_tests;

@@ -1,0 +1,99 @@
+//! Times one flow-model replay and prints the model's counters; for
+//! profiling (`perf record`, `valgrind --tool=callgrind`).
+//!
+//! `cargo run --release --example flow_profile -- [UNDERLAY] [OVERLAY] [ROUNDS]`
+//!
+//! * `UNDERLAY`: a GML path (one silo per router, default
+//!   `../shared/underlays/paper/sprint.gml`) or `rgg:ROUTERS:SILOS` (the
+//!   seeded random geometric underlay of the `flow` bench, silos spread by
+//!   [`fedtopo::placement::SiloPlacement::spread`]).
+//! * `OVERLAY`: comma-separated circulant strides (`1` = directed ring over
+//!   the silo order, `1,2,5` = 3 out-neighbours), or an overlay name
+//!   (`ring`, `mst`, ...). Default `1`.
+//!
+//! Access and core links 1 Gbit/s. Set `FULL=1` for the from-scratch
+//! reference allocation.
+
+use std::time::Instant;
+
+use fedtopo::delay::DelayModel;
+use fedtopo::network::{FlowNetwork, NetworkModel};
+use fedtopo::overlay::build::{build_overlay, BuildOptions, OverlayKind};
+use fedtopo::overlay::Overlay;
+use fedtopo::placement::SiloPlacement;
+use fedtopo::replay::{replay, ReplayOptions};
+use fedtopo::scenario::{load_underlay, NetworkSpec};
+use fedtopo::underlay::synthetic::random_geometric;
+use fedtopo::underlay::{LoadOptions, Underlay};
+
+/// The `flow` bench's synthetic scenario: `routers` routers in a 4000 km
+/// square (links within 400 km, 1 Gbit/s), `silos` silos spread over them.
+pub fn rgg_model(routers: usize, silos: usize) -> (Underlay, DelayModel) {
+    let u = random_geometric(routers, 4000.0, 400.0, 1e9, 1).expect("rgg");
+    let p = SiloPlacement::spread(silos, routers, 1).expect("placement");
+    let m = NetworkSpec {
+        access_bps: 1e9,
+        ..NetworkSpec::default()
+    }
+    .delay_model_placed(&u, p);
+    (u, m)
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let spec = args
+        .get(1)
+        .map_or("../shared/underlays/paper/sprint.gml", String::as_str);
+    let overlay = args.get(2).map_or("1", String::as_str);
+    let rounds: u64 = args.get(3).map_or(100, |s| s.parse().expect("rounds"));
+    let (u, m) = if let Some(rest) = spec.strip_prefix("rgg:") {
+        let (r, s) = rest.split_once(':').expect("rgg:ROUTERS:SILOS");
+        rgg_model(r.parse().expect("routers"), s.parse().expect("silos"))
+    } else {
+        let u = load_underlay(Some(spec), &LoadOptions::default()).expect("underlay");
+        let m = NetworkSpec {
+            access_bps: 1e9,
+            ..NetworkSpec::default()
+        }
+        .delay_model(&u);
+        (u, m)
+    };
+    let n = m.silo_count();
+    let t = Instant::now();
+    let o = if overlay.starts_with(|c: char| c.is_ascii_digit()) {
+        let strides: Vec<usize> = overlay
+            .split(',')
+            .map(|s| s.parse().expect("stride"))
+            .collect();
+        Overlay::from_arcs(
+            "circulant",
+            n,
+            (0..n).flat_map(|i| strides.iter().map(move |s| (i, (i + s) % n))),
+        )
+    } else {
+        let kind: OverlayKind = overlay.parse().expect("overlay");
+        build_overlay(kind, &u, &m, &BuildOptions::default()).expect("overlay")
+    };
+    let build = t.elapsed().as_secs_f64();
+    let opts = ReplayOptions {
+        rounds,
+        ..ReplayOptions::default()
+    };
+    let full = std::env::var_os("FULL").is_some();
+    let t = Instant::now();
+    let mut net = FlowNetwork::new(&m);
+    if full {
+        net = net.with_full_recompute();
+    }
+    let r = replay(&o, &m, &mut net, &opts).expect("replay");
+    let secs = t.elapsed().as_secs_f64();
+    println!(
+        "{spec} ({n} silos) {overlay} ({} arcs, built in {build:.2} s) rounds {rounds}{}: {secs:.3} s, {} events, makespan {:.3} ms, {:?}",
+        o.arc_count(),
+        if full { " (full recompute)" } else { "" },
+        r.events,
+        r.makespan_ms(),
+        net.stats()
+    );
+    println!("allocator: {:?}", net.allocator_stats());
+}

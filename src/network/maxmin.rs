@@ -1,0 +1,728 @@
+//! Incremental max-min fair rate allocation (the core of
+//! [`super::flow::FlowNetwork`]).
+//!
+//! Flows cross resources of fixed capacity (bit/s). The max-min fair
+//! allocation is the unique feasible allocation in which **every flow has a
+//! bottleneck**: a saturated resource on which no other flow has a larger
+//! rate (Bertsekas & Gallager, "Data Networks", Sec. 6.5.2). From scratch it
+//! is computed by progressive filling ([`progressive_filling`]).
+//!
+//! [`MaxMin::update`] recomputes it incrementally after flows were added or
+//! removed:
+//!
+//! 1. `S` = the flows on the resources the changes touched; `R` = the
+//!    resources of `S`.
+//! 2. Progressive filling on `S` alone, with every resource of `R` reduced
+//!    by the (unchanged) rates of the flows outside `S`.
+//! 3. Check the bottleneck condition for every flow on a resource of `R`
+//!    (the only resources whose load changed). A flow outside `S` without a
+//!    bottleneck joins `S`; for a flow of `S` without one, the outside flows
+//!    on its resources with a larger rate join `S`. Repeat from 2 until the
+//!    check passes (then the allocation is max-min fair by the
+//!    characterisation above) or `S` stops growing (`S` is then a union of
+//!    components, where step 2 is exact progressive filling).
+//!
+//! Progressive filling keeps the fair share `residual / unfrozen flows` of
+//! every resource of `R` in an indexed binary min-heap (positions in an
+//! array, decrease/increase-key in place), so each freeze costs
+//! `O(route length * log |R|)` with no stale entries and no allocation:
+//! all scratch space is reused between updates.
+
+use std::collections::HashMap;
+
+use crate::units::BitsPerSec;
+
+/// Relative tolerance of the bottleneck check.
+const TOL: f64 = 1e-9;
+
+#[derive(Debug, Clone, Default)]
+struct FlowState {
+    /// Resources crossed.
+    res: Vec<u32>,
+    /// Position of this flow in `on[res[k]]`.
+    pos: Vec<u32>,
+    /// Current rate, bit/s.
+    rate: f64,
+    /// A bottleneck resource of the flow in the current allocation
+    /// (`u32::MAX`: none, e.g. an infinite rate).
+    bneck: u32,
+    live: bool,
+}
+
+/// Counters of the incremental allocation.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct MaxMinStats {
+    /// Calls to [`MaxMin::update`] that had changes to process.
+    pub updates: u64,
+    /// Progressive-filling passes (more than one when `S` had to grow).
+    pub passes: u64,
+    /// Flows re-allocated, summed over passes.
+    pub flows_filled: u64,
+    /// Flows whose rate changed, summed over updates.
+    pub flows_changed: u64,
+}
+
+/// Max-min fair rates of a changing set of flows over fixed resources.
+#[derive(Debug, Default)]
+pub struct MaxMin {
+    cap: Vec<BitsPerSec>,
+    /// Live flows on every resource.
+    on: Vec<Vec<u32>>,
+    flows: Vec<FlowState>,
+    free: Vec<u32>,
+    /// Resources touched since the last update.
+    dirty: Vec<u32>,
+    stats: MaxMinStats,
+    // Scratch, indexed by flow / resource id, reused across updates.
+    epoch: u64,
+    flow_mark: Vec<u64>,
+    flow_checked: Vec<u64>,
+    res_mark: Vec<u64>,
+    /// Resource -> local index in `r_list` (valid when `res_mark == epoch`).
+    res_local: Vec<u32>,
+    s_list: Vec<u32>,
+    r_list: Vec<u32>,
+    new_rate: Vec<f64>,
+    new_bneck: Vec<u32>,
+    frozen: Vec<bool>,
+    residual: Vec<f64>,
+    count: Vec<u32>,
+    heap: IndexedHeap,
+    changed: Vec<u32>,
+    check_epoch: Vec<u64>,
+    check_load: Vec<f64>,
+    check_max: Vec<f64>,
+    grow: Vec<u32>,
+    /// Re-fill every live flow at each update (reference mode).
+    full: bool,
+}
+
+impl MaxMin {
+    /// An allocator with no resources.
+    pub fn new() -> Self {
+        MaxMin::default()
+    }
+
+    /// Reference mode: when `full`, every update re-fills all live flows
+    /// from scratch instead of the affected ones (for cross-checks).
+    pub fn set_full_recompute(&mut self, full: bool) {
+        self.full = full;
+    }
+
+    /// Adds a resource of capacity `cap` (bit/s, may be infinite); returns its id.
+    pub fn add_resource(&mut self, cap: BitsPerSec) -> u32 {
+        self.cap.push(cap);
+        self.on.push(Vec::new());
+        self.res_mark.push(0);
+        self.res_local.push(0);
+        self.check_epoch.push(0);
+        self.check_load.push(0.0);
+        self.check_max.push(0.0);
+        (self.cap.len() - 1) as u32
+    }
+
+    /// Number of resources.
+    pub fn resource_count(&self) -> usize {
+        self.cap.len()
+    }
+
+    /// Capacity of resource `r`, bit/s.
+    pub fn capacity(&self, r: u32) -> BitsPerSec {
+        self.cap[r as usize]
+    }
+
+    /// Adds a flow over `res` (distinct resource ids); its rate is set by
+    /// the next [`MaxMin::update`]. Returns its id (ids of removed flows
+    /// are reused).
+    pub fn add(&mut self, res: &[u32]) -> u32 {
+        let id = match self.free.pop() {
+            Some(id) => id,
+            None => {
+                self.flows.push(FlowState::default());
+                self.flow_mark.push(0);
+                self.flow_checked.push(0);
+                self.new_rate.push(0.0);
+                self.new_bneck.push(u32::MAX);
+                self.frozen.push(false);
+                (self.flows.len() - 1) as u32
+            }
+        };
+        let f = &mut self.flows[id as usize];
+        f.res.clear();
+        f.res.extend_from_slice(res);
+        f.pos.clear();
+        for &r in res {
+            let list = &mut self.on[r as usize];
+            f.pos.push(list.len() as u32);
+            list.push(id);
+        }
+        f.rate = f64::NAN; // reported as changed by the next update
+        f.bneck = u32::MAX;
+        f.live = true;
+        self.dirty.extend_from_slice(res);
+        id
+    }
+
+    /// Removes flow `f` (its resources are re-allocated at the next update).
+    pub fn remove(&mut self, f: u32) {
+        let state = std::mem::take(&mut self.flows[f as usize]);
+        assert!(state.live, "removing a dead flow");
+        for (&r, &p) in state.res.iter().zip(&state.pos) {
+            let list = &mut self.on[r as usize];
+            list.swap_remove(p as usize);
+            if let Some(&moved) = list.get(p as usize) {
+                let m = &mut self.flows[moved as usize];
+                let k = m
+                    .res
+                    .iter()
+                    .position(|&x| x == r)
+                    .expect("moved flow uses r");
+                m.pos[k] = p;
+            }
+        }
+        self.dirty.extend_from_slice(&state.res);
+        // Keep the vectors' allocations for reuse.
+        let mut state = state;
+        state.live = false;
+        state.rate = 0.0;
+        self.flows[f as usize] = state;
+        self.free.push(f);
+    }
+
+    /// Current rate of flow `f`, bit/s (infinite when it crosses only
+    /// infinite-capacity resources).
+    pub fn rate(&self, f: u32) -> BitsPerSec {
+        self.flows[f as usize].rate
+    }
+
+    /// Resources of flow `f`.
+    pub fn resources(&self, f: u32) -> &[u32] {
+        &self.flows[f as usize].res
+    }
+
+    /// Live flows on resource `r`.
+    pub fn flows_on(&self, r: u32) -> &[u32] {
+        &self.on[r as usize]
+    }
+
+    /// True when flow id `f` is live.
+    pub fn is_live(&self, f: u32) -> bool {
+        self.flows.get(f as usize).is_some_and(|s| s.live)
+    }
+
+    /// Counters.
+    pub fn stats(&self) -> MaxMinStats {
+        self.stats
+    }
+
+    /// A fresh mark value (64-bit: never wraps in practice).
+    fn next_epoch(&mut self) -> u64 {
+        self.epoch += 1;
+        self.epoch
+    }
+
+    /// Re-allocates after the changes since the last call; returns the
+    /// flows whose rate changed (new flows included), in no set order.
+    pub fn update(&mut self) -> &[u32] {
+        self.changed.clear();
+        if self.dirty.is_empty() {
+            return &self.changed;
+        }
+        self.stats.updates += 1;
+        let epoch = self.next_epoch();
+        self.s_list.clear();
+        let mut dirty = std::mem::take(&mut self.dirty);
+        if self.full {
+            dirty.clear();
+            dirty.extend(0..self.cap.len() as u32);
+        }
+        for &r in &dirty {
+            for &f in &self.on[r as usize] {
+                if self.flow_mark[f as usize] != epoch {
+                    self.flow_mark[f as usize] = epoch;
+                    self.s_list.push(f);
+                }
+            }
+        }
+        self.dirty = dirty;
+        self.dirty.clear();
+        loop {
+            let repoch = self.fill_s(epoch);
+            self.grow.clear();
+            self.check(epoch, repoch);
+            if self.grow.is_empty() {
+                break;
+            }
+            let before = self.s_list.len();
+            for k in 0..self.grow.len() {
+                let f = self.grow[k];
+                if self.flow_mark[f as usize] != epoch {
+                    self.flow_mark[f as usize] = epoch;
+                    self.s_list.push(f);
+                }
+            }
+            if self.s_list.len() == before {
+                break;
+            }
+        }
+        for &f in &self.s_list {
+            let st = &mut self.flows[f as usize];
+            st.bneck = self.new_bneck[f as usize];
+            let r = self.new_rate[f as usize];
+            if r != st.rate {
+                st.rate = r;
+                self.changed.push(f);
+            }
+        }
+        self.stats.flows_changed += self.changed.len() as u64;
+        &self.changed
+    }
+
+    /// Step 2: progressive filling of `S` on the residual capacities of `R`.
+    fn fill_s(&mut self, epoch: u64) -> u64 {
+        self.stats.passes += 1;
+        self.stats.flows_filled += self.s_list.len() as u64;
+        // R and its residual capacities. `res_mark` uses its own epoch
+        // space: a fresh one per pass.
+        let repoch = self.next_epoch();
+        self.r_list.clear();
+        for &f in &self.s_list {
+            self.frozen[f as usize] = false;
+            self.new_rate[f as usize] = f64::INFINITY;
+            self.new_bneck[f as usize] = u32::MAX;
+            for &r in &self.flows[f as usize].res {
+                if self.res_mark[r as usize] != repoch {
+                    self.res_mark[r as usize] = repoch;
+                    self.res_local[r as usize] = self.r_list.len() as u32;
+                    self.r_list.push(r);
+                }
+            }
+        }
+        let nr = self.r_list.len();
+        self.residual.clear();
+        self.count.clear();
+        for &r in &self.r_list {
+            let mut rem = self.cap[r as usize];
+            let mut cnt = 0u32;
+            for &g in &self.on[r as usize] {
+                if self.flow_mark[g as usize] == epoch {
+                    cnt += 1;
+                } else {
+                    rem -= self.flows[g as usize].rate;
+                }
+            }
+            self.residual.push(rem.max(0.0));
+            self.count.push(cnt);
+        }
+        self.heap.reset(nr);
+        for k in 0..nr {
+            if self.count[k] > 0 && self.residual[k].is_finite() {
+                self.heap
+                    .set(k as u32, self.residual[k] / f64::from(self.count[k]));
+            }
+        }
+        while let Some((k, share)) = self.heap.pop() {
+            let r = self.r_list[k as usize];
+            for idx in 0..self.on[r as usize].len() {
+                let f = self.on[r as usize][idx];
+                if self.flow_mark[f as usize] != epoch || self.frozen[f as usize] {
+                    continue;
+                }
+                self.frozen[f as usize] = true;
+                self.new_rate[f as usize] = share;
+                self.new_bneck[f as usize] = r;
+                for &r2 in &self.flows[f as usize].res {
+                    let k2 = self.res_local[r2 as usize] as usize;
+                    self.residual[k2] = (self.residual[k2] - share).max(0.0);
+                    self.count[k2] -= 1;
+                    if k2 as u32 != k {
+                        if self.count[k2] > 0 {
+                            if self.residual[k2].is_finite() {
+                                self.heap
+                                    .set(k2 as u32, self.residual[k2] / f64::from(self.count[k2]));
+                            }
+                        } else {
+                            self.heap.remove(k2 as u32);
+                        }
+                    }
+                }
+            }
+        }
+        repoch
+    }
+
+    /// Step 3: bottleneck check on every flow of a resource of `R`; flows to
+    /// add to `S` go to `self.grow`.
+    fn check(&mut self, epoch: u64, repoch: u64) {
+        let cepoch = self.next_epoch();
+        let rate_of = |s: &Self, g: u32| {
+            if s.flow_mark[g as usize] == epoch {
+                s.new_rate[g as usize]
+            } else {
+                s.flows[g as usize].rate
+            }
+        };
+        // Load and largest rate of a resource, cached per check.
+        fn stats_of(s: &mut MaxMin, r: u32, cepoch: u64, rate_of: &dyn Fn(&MaxMin, u32) -> f64) {
+            if s.check_epoch[r as usize] == cepoch {
+                return;
+            }
+            let (mut load, mut max) = (0.0f64, 0.0f64);
+            for &g in &s.on[r as usize] {
+                let x = rate_of(s, g);
+                load += x;
+                max = max.max(x);
+            }
+            s.check_epoch[r as usize] = cepoch;
+            s.check_load[r as usize] = load;
+            s.check_max[r as usize] = max;
+        }
+        for ri in 0..self.r_list.len() {
+            let r = self.r_list[ri];
+            for gi in 0..self.on[r as usize].len() {
+                let g = self.on[r as usize][gi];
+                if self.flow_checked[g as usize] == cepoch {
+                    continue;
+                }
+                self.flow_checked[g as usize] = cepoch;
+                let x = rate_of(self, g);
+                if x.is_infinite() {
+                    continue; // only infinite resources: nothing to check
+                }
+                let in_s = self.flow_mark[g as usize] == epoch;
+                let b = if in_s {
+                    self.new_bneck[g as usize]
+                } else {
+                    self.flows[g as usize].bneck
+                };
+                // A recorded bottleneck outside R is still one: neither its
+                // load nor its flows' rates changed.
+                if b != u32::MAX && self.res_mark[b as usize] != repoch {
+                    continue;
+                }
+                let mut found = u32::MAX;
+                let len = self.flows[g as usize].res.len();
+                // The recorded bottleneck first, then every resource.
+                for k in 0..=len {
+                    let r2 = if k == 0 {
+                        b
+                    } else {
+                        self.flows[g as usize].res[k - 1]
+                    };
+                    if r2 == u32::MAX || (k > 0 && r2 == b) {
+                        continue;
+                    }
+                    let cap = self.cap[r2 as usize];
+                    if !cap.is_finite() {
+                        continue;
+                    }
+                    stats_of(self, r2, cepoch, &rate_of);
+                    let load = self.check_load[r2 as usize];
+                    let max = self.check_max[r2 as usize];
+                    if load >= cap * (1.0 - TOL) && x >= max * (1.0 - TOL) {
+                        found = r2;
+                        break;
+                    }
+                }
+                if found != u32::MAX {
+                    if in_s {
+                        self.new_bneck[g as usize] = found;
+                    } else {
+                        self.flows[g as usize].bneck = found;
+                    }
+                    continue;
+                }
+                if self.flow_mark[g as usize] != epoch {
+                    self.grow.push(g);
+                } else {
+                    for k in 0..self.flows[g as usize].res.len() {
+                        let r2 = self.flows[g as usize].res[k];
+                        for &h in &self.on[r2 as usize] {
+                            if self.flow_mark[h as usize] != epoch
+                                && self.flows[h as usize].rate > x
+                            {
+                                self.grow.push(h);
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Indexed binary min-heap over keys `0..n` with `f64` priorities
+/// (ties: smaller key first): set (insert or change), remove and pop in
+/// `O(log n)`, positions kept in an array.
+#[derive(Debug, Default)]
+struct IndexedHeap {
+    /// Heap of (priority, key).
+    heap: Vec<(f64, u32)>,
+    /// Position of each key in `heap`, `u32::MAX` when absent.
+    pos: Vec<u32>,
+}
+
+impl IndexedHeap {
+    fn reset(&mut self, n: usize) {
+        self.heap.clear();
+        self.pos.clear();
+        self.pos.resize(n, u32::MAX);
+    }
+
+    fn less(a: (f64, u32), b: (f64, u32)) -> bool {
+        a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)).is_lt()
+    }
+
+    fn set(&mut self, key: u32, prio: f64) {
+        let p = self.pos[key as usize];
+        if p == u32::MAX {
+            self.heap.push((prio, key));
+            let i = self.heap.len() - 1;
+            self.pos[key as usize] = i as u32;
+            self.up(i);
+        } else {
+            let i = p as usize;
+            let old = self.heap[i].0;
+            self.heap[i].0 = prio;
+            if prio < old {
+                self.up(i);
+            } else {
+                self.down(i);
+            }
+        }
+    }
+
+    fn remove(&mut self, key: u32) {
+        let p = self.pos[key as usize];
+        if p == u32::MAX {
+            return;
+        }
+        let i = p as usize;
+        let last = self.heap.len() - 1;
+        self.swap(i, last);
+        self.heap.pop();
+        self.pos[key as usize] = u32::MAX;
+        if i < self.heap.len() {
+            self.up(i);
+            self.down(i);
+        }
+    }
+
+    fn pop(&mut self) -> Option<(u32, f64)> {
+        let &(prio, key) = self.heap.first()?;
+        self.remove(key);
+        Some((key, prio))
+    }
+
+    fn swap(&mut self, i: usize, j: usize) {
+        self.heap.swap(i, j);
+        self.pos[self.heap[i].1 as usize] = i as u32;
+        self.pos[self.heap[j].1 as usize] = j as u32;
+    }
+
+    fn up(&mut self, mut i: usize) {
+        while i > 0 {
+            let parent = (i - 1) / 2;
+            if Self::less(self.heap[i], self.heap[parent]) {
+                self.swap(i, parent);
+                i = parent;
+            } else {
+                break;
+            }
+        }
+    }
+
+    fn down(&mut self, mut i: usize) {
+        let n = self.heap.len();
+        loop {
+            let (l, r) = (2 * i + 1, 2 * i + 2);
+            let mut m = i;
+            if l < n && Self::less(self.heap[l], self.heap[m]) {
+                m = l;
+            }
+            if r < n && Self::less(self.heap[r], self.heap[m]) {
+                m = r;
+            }
+            if m == i {
+                break;
+            }
+            self.swap(i, m);
+            i = m;
+        }
+    }
+}
+
+/// Max-min fair rates (bit/s) of `flows` over `resources` by progressive
+/// filling from scratch (the reference the incremental [`MaxMin`] is
+/// tested against); `on(r)` lists the flows on resource `r` (all in
+/// `flows`), `uses(f)` the resources of flow `f` (all in `resources`).
+/// Flows that only cross infinite-capacity resources get an infinite rate.
+/// Simple `O(R)` scan per bottleneck level.
+pub fn progressive_filling<'s>(
+    resources: &[u32],
+    flows: &[u32],
+    capacity: impl Fn(u32) -> f64,
+    on: impl Fn(u32) -> &'s [u32],
+    uses: impl Fn(u32) -> &'s [u32],
+) -> Vec<f64> {
+    let pos_r: HashMap<u32, usize> = resources.iter().enumerate().map(|(k, &r)| (r, k)).collect();
+    let pos_f: HashMap<u32, usize> = flows.iter().enumerate().map(|(k, &f)| (f, k)).collect();
+    let mut rem: Vec<f64> = resources.iter().map(|&r| capacity(r)).collect();
+    let mut cnt: Vec<usize> = resources.iter().map(|&r| on(r).len()).collect();
+    let mut rate = vec![f64::INFINITY; flows.len()];
+    let mut frozen = vec![false; flows.len()];
+    loop {
+        // The resource with the smallest fair share (ties: lowest position).
+        let mut best: Option<(f64, usize)> = None;
+        for k in 0..resources.len() {
+            if cnt[k] > 0 && rem[k].is_finite() {
+                let s = rem[k].max(0.0) / cnt[k] as f64;
+                if best.is_none_or(|(b, _)| s < b) {
+                    best = Some((s, k));
+                }
+            }
+        }
+        let Some((share, k)) = best else { break };
+        for &f in on(resources[k]) {
+            let fk = pos_f[&f];
+            if frozen[fk] {
+                continue;
+            }
+            frozen[fk] = true;
+            rate[fk] = share;
+            for &r2 in uses(f) {
+                let k2 = pos_r[&r2];
+                rem[k2] -= share;
+                cnt[k2] -= 1;
+            }
+        }
+    }
+    rate
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+    use rand::{Rng, SeedableRng};
+    use rand_chacha::ChaCha8Rng;
+
+    /// From-scratch rates of every live flow of `m`.
+    fn reference(m: &MaxMin) -> Vec<(u32, f64)> {
+        let flows: Vec<u32> = (0..m.flows.len() as u32)
+            .filter(|&f| m.is_live(f))
+            .collect();
+        let resources: Vec<u32> = (0..m.resource_count() as u32).collect();
+        let rates = progressive_filling(
+            &resources,
+            &flows,
+            |r| m.capacity(r),
+            |r| m.flows_on(r),
+            |f| m.resources(f),
+        );
+        flows.into_iter().zip(rates).collect()
+    }
+
+    fn assert_matches(m: &MaxMin) {
+        for (f, want) in reference(m) {
+            let got = m.rate(f);
+            if want.is_infinite() {
+                assert!(got.is_infinite(), "flow {f}: {got} vs inf");
+            } else {
+                assert!(
+                    (got - want).abs() <= 1e-9 * want.abs().max(1.0),
+                    "flow {f} on {:?}: incremental {got} vs scratch {want}",
+                    m.resources(f)
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn classic_example_incremental() {
+        // Bertsekas & Gallager: r0 (cap 1) carries flows 0,1,2; r1 (cap 1)
+        // flows 2,3; r2 (cap 2) flow 3. Max-min: 1/3, 1/3, 1/3, 2/3.
+        let mut m = MaxMin::new();
+        for c in [1.0, 1.0, 2.0] {
+            m.add_resource(c);
+        }
+        let f: Vec<u32> = [&[0][..], &[0], &[0, 1], &[1, 2]]
+            .iter()
+            .map(|r| m.add(r))
+            .collect();
+        let changed = m.update().len();
+        assert_eq!(changed, 4);
+        let want = [1.0 / 3.0, 1.0 / 3.0, 1.0 / 3.0, 2.0 / 3.0];
+        for (&f, w) in f.iter().zip(want) {
+            assert!((m.rate(f) - w).abs() < 1e-12);
+        }
+        // Flow 0 leaves: 1 and 2 get 1/2 on r0, flow 3 gets 1/2 on r1.
+        m.remove(f[0]);
+        m.update();
+        for (&f, w) in f[1..].iter().zip([0.5, 0.5, 0.5]) {
+            assert!((m.rate(f) - w).abs() < 1e-12, "{}", m.rate(f));
+        }
+        // Nothing changed: no flow reported.
+        assert!(m.update().is_empty());
+    }
+
+    /// Random resources and random add/remove sequences; after every batch
+    /// the incremental allocation equals progressive filling from scratch.
+    fn random_run(seed: u64) {
+        let mut rng = ChaCha8Rng::seed_from_u64(seed);
+        let mut m = MaxMin::new();
+        let nr = rng.gen_range(1..25);
+        for _ in 0..nr {
+            let c = match rng.gen_range(0..10) {
+                0 => f64::INFINITY,
+                1 => 0.0,
+                // Few distinct values: many ties between fair shares.
+                2..=4 => [1.0, 2.0, 3.0][rng.gen_range(0..3)],
+                _ => rng.gen_range(0.1..10.0),
+            };
+            m.add_resource(c);
+        }
+        let mut live: Vec<u32> = Vec::new();
+        for _ in 0..rng.gen_range(1..40) {
+            for _ in 0..rng.gen_range(1..5) {
+                if !live.is_empty() && rng.gen_bool(0.4) {
+                    let k = rng.gen_range(0..live.len());
+                    m.remove(live.swap_remove(k));
+                } else {
+                    let len = rng.gen_range(1..=nr.min(5));
+                    let mut res: Vec<u32> = (0..nr as u32).collect();
+                    for i in 0..len {
+                        let j = rng.gen_range(i..res.len());
+                        res.swap(i, j);
+                    }
+                    res.truncate(len);
+                    live.push(m.add(&res));
+                }
+            }
+            m.update();
+            assert_matches(&m);
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(400))]
+        #[test]
+        fn incremental_equals_scratch(seed in any::<u64>()) {
+            random_run(seed);
+        }
+    }
+
+    #[test]
+    fn indexed_heap_orders_and_updates() {
+        let mut h = IndexedHeap::default();
+        h.reset(5);
+        for (k, p) in [(0, 5.0), (1, 3.0), (2, 4.0), (3, 1.0), (4, 2.0)] {
+            h.set(k, p);
+        }
+        h.set(3, 6.0); // increase
+        h.set(2, 0.5); // decrease
+        h.remove(4);
+        let order: Vec<u32> = std::iter::from_fn(|| h.pop().map(|x| x.0)).collect();
+        assert_eq!(order, vec![2, 1, 0, 3]);
+    }
+}
