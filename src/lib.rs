@@ -40,6 +40,7 @@ pub mod experiment;
 pub mod maxplus;
 pub mod network;
 pub mod overlay;
+pub mod program;
 pub mod replay;
 pub mod report;
 pub mod reproduce;
