@@ -214,22 +214,47 @@ pub fn iid_cost(labels: &LabelCounts, groups: &[Vec<usize>]) -> f64 {
         / groups.len() as f64
 }
 
-/// CLUSTER of Algorithm 3 (k-medoids on label distributions), seeded.
+/// How CLUSTER assigns a node to a group (Algorithm 3 leaves it open:
+/// `COST_A(i,k) = EMD(D^{k,i}, D^k)` names the group's data `D^k`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub enum ClusterAssign {
+    /// Nearest medoid (classical k-medoids) [derived].
+    Medoid,
+    /// Nearest pooled group distribution of the previous assignment
+    /// (`EMD(D^i, D^k)` literally; the first assignment uses the medoids).
+    Pooled,
+}
+
+/// CLUSTER of Algorithm 3 (k-medoids on label distributions), seeded, with
+/// nearest-medoid assignment; see [`cluster_with`].
 pub fn cluster(
     labels: &LabelCounts,
     g: usize,
     rng: &mut impl Rng,
 ) -> Result<Grouping, GroupingError> {
+    cluster_with(labels, g, ClusterAssign::Medoid, rng)
+}
+
+/// CLUSTER of Algorithm 3 with the given assignment rule: random medoids,
+/// assignment, then repeat {medoid of k <- member nearest the pooled
+/// distribution of k; reassign} until the assignment repeats or the cost
+/// stops decreasing (the best assignment seen is returned), at most
+/// [`MAX_ITERATIONS`] times.
+pub fn cluster_with(
+    labels: &LabelCounts,
+    g: usize,
+    rule: ClusterAssign,
+    rng: &mut impl Rng,
+) -> Result<Grouping, GroupingError> {
     let n = labels.len();
     check_groups(n, g)?;
     let mut medoids: Vec<usize> = sample(rng, n, g).into_vec();
-    let assign = |medoids: &[usize]| -> Vec<usize> {
+    let nearest = |centres: &[Vec<f64>], medoids: &[usize]| -> Vec<usize> {
         let mut z: Vec<usize> = (0..n)
             .map(|i| {
                 (0..g)
                     .min_by(|&a, &b| {
-                        emd(labels.row(i), labels.row(medoids[a]))
-                            .total_cmp(&emd(labels.row(i), labels.row(medoids[b])))
+                        emd(labels.row(i), &centres[a]).total_cmp(&emd(labels.row(i), &centres[b]))
                     })
                     .expect("g >= 1")
             })
@@ -239,32 +264,43 @@ pub fn cluster(
         }
         z
     };
-    let mut z = assign(&medoids);
+    let medoid_rows =
+        |m: &[usize]| -> Vec<Vec<f64>> { m.iter().map(|&i| labels.row(i).to_vec()).collect() };
+    let mut z = nearest(&medoid_rows(&medoids), &medoids);
     let initial_cost = cluster_cost(labels, &to_groups(&z, g));
+    let mut best = (initial_cost, z.clone());
     let mut iterations = 0;
     while iterations < MAX_ITERATIONS {
         iterations += 1;
         let groups = to_groups(&z, g);
+        let pooled: Vec<Vec<f64>> = groups.iter().map(|grp| labels.pooled(grp)).collect();
         medoids = groups
             .iter()
-            .map(|grp| {
-                let pooled = labels.pooled(grp);
+            .zip(&pooled)
+            .map(|(grp, p)| {
                 *grp.iter()
-                    .min_by(|&&a, &&b| {
-                        emd(labels.row(a), &pooled).total_cmp(&emd(labels.row(b), &pooled))
-                    })
+                    .min_by(|&&a, &&b| emd(labels.row(a), p).total_cmp(&emd(labels.row(b), p)))
                     .expect("groups are non-empty")
             })
             .collect();
-        let next = assign(&medoids);
+        let next = match rule {
+            ClusterAssign::Medoid => nearest(&medoid_rows(&medoids), &medoids),
+            ClusterAssign::Pooled => nearest(&pooled, &medoids),
+        };
         if next == z {
             break;
         }
         z = next;
+        let c = cluster_cost(labels, &to_groups(&z, g));
+        if c < best.0 {
+            best = (c, z.clone());
+        } else {
+            break;
+        }
     }
-    let groups = to_groups(&z, g);
+    let groups = to_groups(&best.1, g);
     Ok(Grouping {
-        final_cost: cluster_cost(labels, &groups),
+        final_cost: best.0,
         groups,
         initial_cost,
         iterations,

@@ -29,6 +29,7 @@
 
 pub mod grouping;
 pub mod method;
+pub mod reproduce;
 pub mod sim;
 pub mod spec;
 
