@@ -23,6 +23,38 @@ pub enum TornadoCommand {
     Time(Box<TimeArgs>),
     /// Table 3: clustering-cost reduction of CLUSTER, ours vs published.
     Clustering(ClusteringArgs),
+    /// Train softmax regression (pure-Rust reference learner) under every
+    /// program on label-skewed synthetic data; with an underlay, also the
+    /// bytes and wall-clock to a target accuracy.
+    Learn(Box<LearnArgs>),
+}
+
+/// Options of `fedtopo tornado learn`.
+#[derive(Debug, Args)]
+pub struct LearnArgs {
+    #[command(flatten)]
+    time: TimeArgs,
+    /// Train on this many nodes without timing (no underlay needed).
+    #[arg(long)]
+    nodes: Option<usize>,
+    /// Target test accuracy for bytes / wall-clock to target.
+    #[arg(long, default_value_t = 0.7)]
+    target: f64,
+    /// SGD learning rate.
+    #[arg(long, default_value_t = 0.03)]
+    lr: f64,
+    /// Mini-batch size.
+    #[arg(long, default_value_t = 10)]
+    batch: usize,
+    /// Feature dimension of the synthetic data.
+    #[arg(long, default_value_t = 20)]
+    dim: usize,
+    /// Class-mean separation of the synthetic data.
+    #[arg(long, default_value_t = 1.0)]
+    separation: f64,
+    /// Evaluate every this many steps.
+    #[arg(long, default_value_t = 100)]
+    eval_every: u64,
 }
 
 /// Synthetic label partition used for grouping.
@@ -89,6 +121,7 @@ pub fn run(c: TornadoCommand) -> Result<()> {
     match c {
         TornadoCommand::Time(a) => time(*a),
         TornadoCommand::Clustering(a) => clustering(a),
+        TornadoCommand::Learn(a) => learn(*a),
     }
 }
 
@@ -249,6 +282,134 @@ fn time(a: TimeArgs) -> Result<()> {
             let p = dir.join(name);
             std::fs::write(&p, text).with_context(|| format!("writing {}", p.display()))?;
         }
+    }
+    Ok(())
+}
+
+fn learn(a: LearnArgs) -> Result<()> {
+    use fedtopo::program::learn::{train, Dataset, LearnOptions};
+    let t = &a.time;
+    if t.steps == 0 || a.eval_every == 0 || a.batch == 0 {
+        bail!("--steps, --eval-every and --batch must be at least 1");
+    }
+    if !(a.lr.is_finite() && a.lr > 0.0) || !(a.separation.is_finite() && a.separation > 0.0) {
+        bail!("--lr and --separation must be finite and > 0");
+    }
+    let timed = if a.nodes.is_none() {
+        let underlay = t.underlay.load(true)?;
+        let model = t.network.delay_model(&underlay)?;
+        Some((underlay, model))
+    } else {
+        None
+    };
+    let n = match (&timed, a.nodes) {
+        (Some((_, m)), _) => m.silo_count(),
+        (None, Some(n)) if n >= 2 => n,
+        _ => bail!("--nodes must be at least 2"),
+    };
+    let server = match &timed {
+        Some((u, m)) => center_policy(&t.server, u)?.resolve(u, m),
+        None => 0,
+    };
+    let data = labels(t.partition, n, t.seed)?;
+    let o = LearnOptions {
+        dim: a.dim,
+        separation: a.separation,
+        lr: a.lr,
+        batch: a.batch,
+        steps: t.steps,
+        eval_every: a.eval_every,
+        seed: t.seed,
+        ..LearnOptions::default()
+    };
+    let ds = Dataset::synthetic(&data, &o);
+    let mut table = Table::new();
+    table.load_style(UTF8_BORDERS_ONLY);
+    table.set_header(vec![
+        "method".to_string(),
+        "final acc".into(),
+        "best acc".into(),
+        format!("steps to {:.0}%", 100.0 * a.target),
+        "GB to target".into(),
+        "wall-clock to target (s)".into(),
+        "GB total".into(),
+        "wall-clock total (s)".into(),
+    ]);
+    let mut curves = String::from("method,step,accuracy,gb_sent,wall_clock_s\n");
+    for m in Method::parse_list(&t.methods)? {
+        let mut p = m.defaults();
+        if let Some(g) = t.groups {
+            p.groups = g;
+        }
+        p.groups = p.groups.min(n);
+        let spec = p
+            .build(&data, server, t.seed)
+            .with_context(|| format!("building {m}"))?;
+        let evals = train(&spec, &data, &ds, &o);
+        let program = spec.program(t.steps);
+        let mut cum_bits = Vec::with_capacity(program.steps.len());
+        let mut acc_bits = 0.0;
+        for s in &program.steps {
+            acc_bits += s.messages().len() as f64;
+            cum_bits.push(acc_bits);
+        }
+        let (bits, ends) = match &timed {
+            Some((u, model)) => {
+                let mut net = t.network_model.build(model);
+                let r = simulate(&program, model, net.as_mut(), u.links.len())?;
+                let b = model.workload.model_bits;
+                (
+                    cum_bits.iter().map(|c| c * b).collect::<Vec<_>>(),
+                    Some(r.step_ends),
+                )
+            }
+            None => (cum_bits.iter().map(|c| c * 7850.0 * 32.0).collect(), None),
+        };
+        let gb = |b: f64| b / 8e9;
+        for e in &evals {
+            let k = e.t as usize - 1;
+            curves.push_str(&format!(
+                "{m},{},{:.4},{:.4},{}\n",
+                e.t,
+                e.accuracy,
+                gb(bits[k]),
+                ends.as_ref()
+                    .map_or(String::new(), |w| format!("{:.3}", w[k] / 1e3))
+            ));
+        }
+        let best = evals.iter().map(|e| e.accuracy).fold(0.0, f64::max);
+        let hit = evals.iter().find(|e| e.accuracy >= a.target);
+        let last = program.steps.len() - 1;
+        let wall = |k: usize| {
+            ends.as_ref()
+                .map_or("-".to_string(), |w| format!("{:.1}", w[k] / 1e3))
+        };
+        table.add_row(vec![
+            m.name().to_string(),
+            format!("{:.3}", evals.last().map_or(0.0, |e| e.accuracy)),
+            format!("{best:.3}"),
+            hit.map_or("not reached".into(), |e| e.t.to_string()),
+            hit.map_or("-".into(), |e| format!("{:.2}", gb(bits[e.t as usize - 1]))),
+            hit.map_or("-".into(), |e| wall(e.t as usize - 1)),
+            format!("{:.2}", gb(bits[last])),
+            wall(last),
+        ]);
+    }
+    match &timed {
+        Some((u, model)) => println!(
+            "{}: {n} silos, server {server} ({}), {} network, {} steps, M = {} bit, Tc = {} ms, partition {:?}, seed {}",
+            u.name, u.routers[server].label, t.network_model, t.steps, model.workload.model_bits, model.workload.compute_ms, t.partition, t.seed
+        ),
+        None => println!(
+            "{n} nodes (no timing; GB at M = 7850 x 32 bit), {} steps, partition {:?}, seed {}",
+            t.steps, t.partition, t.seed
+        ),
+    }
+    println!("{table}");
+    if let Some(dir) = &t.out {
+        std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+        let p = dir.join("curves.csv");
+        std::fs::write(&p, curves).with_context(|| format!("writing {}", p.display()))?;
     }
     Ok(())
 }

@@ -28,6 +28,7 @@
 //!   wall-clock per step, bytes and messages per node and per core link.
 
 pub mod grouping;
+pub mod learn;
 pub mod method;
 pub mod reproduce;
 pub mod sim;
