@@ -292,7 +292,7 @@ fn learn(a: LearnArgs) -> Result<()> {
     if t.steps == 0 || a.eval_every == 0 || a.batch == 0 {
         bail!("--steps, --eval-every and --batch must be at least 1");
     }
-    if !(a.lr.is_finite() && a.lr > 0.0) || !(a.separation.is_finite() && a.separation > 0.0) {
+    if !(a.lr.is_finite() && a.lr > 0.0 && a.separation.is_finite() && a.separation > 0.0) {
         bail!("--lr and --separation must be finite and > 0");
     }
     let timed = if a.nodes.is_none() {

@@ -211,7 +211,7 @@ pub fn train(
         }
         step.apply(&mut models);
         let next = spec.step(t + 1);
-        if o.eval_every > 0 && t % o.eval_every == 0 {
+        if o.eval_every > 0 && t.is_multiple_of(o.eval_every) {
             let mut cache: Vec<(usize, Vec<f64>)> = Vec::new();
             let mut acc_of = |i: usize| -> Vec<f64> {
                 if let Some((_, a)) = cache.iter().find(|(j, _)| models[*j] == models[i]) {

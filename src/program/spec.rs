@@ -421,8 +421,8 @@ impl ProgramSpec {
     pub fn step(&self, t: u64) -> Step {
         assert!(t >= 1, "steps are numbered from 1");
         let period = self.tau1 * self.tau2;
-        let barrier = !matches!(self.inter, Inter::None) && t % period == 0;
-        let sync = t % self.tau1 == 0;
+        let barrier = !matches!(self.inter, Inter::None) && t.is_multiple_of(period);
+        let sync = t.is_multiple_of(self.tau1);
         let groups = self.active_groups(t);
         let mut active = Vec::new();
         for &k in &groups {

@@ -551,3 +551,27 @@ fn engine_matches_longest_path_for_all_methods() {
         simulate(&p, &d, paper.as_mut(), u.links.len()).unwrap();
     }
 }
+
+/// The learner beats chance under every program and is deterministic.
+#[test]
+fn learner_learns_and_is_seeded() {
+    use super::learn::{train, Dataset, LearnOptions};
+    let labels = mnist_like(20, 4);
+    let o = LearnOptions {
+        steps: 200,
+        eval_every: 100,
+        test_per_class: 50,
+        ..LearnOptions::default()
+    };
+    let ds = Dataset::synthetic(&labels, &o);
+    for m in Method::ALL {
+        let mut p = m.defaults();
+        p.groups = p.groups.min(5);
+        p.chains = p.chains.min(p.groups);
+        let s = p.build(&labels, 0, 1).unwrap();
+        let a = train(&s, &labels, &ds, &o);
+        assert_eq!(a.len(), 2);
+        assert!(a[1].accuracy > 0.2, "{m}: {:?}", a);
+        assert_eq!(a, train(&s, &labels, &ds, &o), "{m}");
+    }
+}
