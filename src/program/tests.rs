@@ -575,3 +575,34 @@ fn learner_learns_and_is_seeded() {
         assert_eq!(a, train(&s, &labels, &ds, &o), "{m}");
     }
 }
+
+/// Flow network: with slow access links the server's downlink (uploads)
+/// and uplink (broadcasts) are the bottleneck of a FedAvg aggregation, so
+/// the aggregation step takes about `2 (n-1) M / C` plus latencies.
+#[test]
+fn flow_fedavg_server_access_is_the_bottleneck() {
+    let u = load_underlay(None, &LoadOptions::default()).unwrap();
+    let d = NetworkSpec {
+        access_bps: 1e8,
+        ..NetworkSpec::default()
+    }
+    .delay_model(&u);
+    let n = d.silo_count();
+    let mut s = spec(vec![(0..n).collect()], Architecture::Star, 1, 1, 1);
+    s.leaders = vec![0];
+    let p = s.program(1);
+    let mut net = FlowNetwork::new(&d);
+    let r = simulate(&p, &d, &mut net, u.links.len()).unwrap();
+    let mc = d.workload.model_bits / 1e8 * 1e3;
+    let lower = d.workload.compute_ms + 2.0 * (n - 1) as f64 * mc;
+    let lat = (0..n)
+        .map(|j| d.connectivity.latency_ms(0, j))
+        .fold(0.0, f64::max);
+    let t = r.makespan_ms();
+    assert!(t >= lower - 1e-6, "{t} < {lower}");
+    assert!(t <= lower + 2.0 * lat + 2.0 * mc + 1e-6, "{t} vs {lower}");
+    assert_eq!(
+        r.counters.sent_bits[0],
+        (n - 1) as f64 * d.workload.model_bits
+    );
+}
