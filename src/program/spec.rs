@@ -148,6 +148,42 @@ impl Step {
         out
     }
 
+    /// The step's operations as a row-stochastic `n x n` mixing matrix
+    /// `A` with `w_new[i] = sum_j A[i][j] w[j]` (identity rows for nodes no
+    /// operation writes): every operation is linear, and snapshot semantics
+    /// is exactly "multiply by `A` once". The bridge to consensus-matrix
+    /// trainers (`train::consensus::ConsensusMatrix::from_rows`).
+    pub fn mixing_rows(&self, n: usize) -> Vec<Vec<f64>> {
+        let mut rows: Vec<Vec<f64>> = (0..n)
+            .map(|i| {
+                let mut r = vec![0.0; n];
+                r[i] = 1.0;
+                r
+            })
+            .collect();
+        for op in &self.ops {
+            match op {
+                Op::Hop { from, to } => {
+                    rows[*to] = vec![0.0; n];
+                    rows[*to][*from] = 1.0;
+                }
+                Op::Aggregate {
+                    members, targets, ..
+                } => {
+                    let total: f64 = members.iter().map(|m| m.1).sum();
+                    let mut r = vec![0.0; n];
+                    for &(m, w) in members {
+                        r[m] += w / total;
+                    }
+                    for &j in targets {
+                        rows[j] = r.clone();
+                    }
+                }
+            }
+        }
+        rows
+    }
+
     /// Applies the operations to `models` (one parameter vector per node)
     /// with snapshot semantics: all results are computed from the models as
     /// they are on entry, then assigned. The reference semantics the trainer

@@ -606,3 +606,40 @@ fn flow_fedavg_server_access_is_the_bottleneck() {
         (n - 1) as f64 * d.workload.model_bits
     );
 }
+
+/// `mixing_rows` is row-stochastic and multiplying by it equals `apply`
+/// (snapshot semantics) for every step of every Table 4 method.
+#[test]
+fn mixing_matrix_equals_snapshot_apply() {
+    let labels = mnist_like(30, 9);
+    for m in Method::ALL {
+        let mut p = m.defaults();
+        p.tau1 = p.tau1.min(3);
+        p.tau2 = p.tau2.min(2);
+        let s = p.build(&labels, 1, 4).unwrap();
+        let mut models: Vec<Vec<f64>> = (0..30).map(|i| vec![i as f64, (i * i) as f64]).collect();
+        for step in s.program(12).steps {
+            let a = step.mixing_rows(30);
+            for r in &a {
+                assert!((r.iter().sum::<f64>() - 1.0).abs() < 1e-12);
+            }
+            let mixed: Vec<Vec<f64>> = (0..30)
+                .map(|i| {
+                    (0..2)
+                        .map(|d| (0..30).map(|j| a[i][j] * models[j][d]).sum())
+                        .collect()
+                })
+                .collect();
+            step.apply(&mut models);
+            for (x, y) in mixed.iter().zip(&models) {
+                for (u, v) in x.iter().zip(y) {
+                    assert!(
+                        (u - v).abs() < 1e-9 * v.abs().max(1.0),
+                        "{m} step {}",
+                        step.t
+                    );
+                }
+            }
+        }
+    }
+}
