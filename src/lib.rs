@@ -25,6 +25,8 @@
 //! * [`timing`]: the cycle time of an overlay on a network.
 //! * [`scenario`]: the usual way to assemble all of the above.
 //! * [`report`]: comparison tables as text, CSV and JSON; SVG plots.
+//! * [`program`]: round programs of hierarchical / ring-based FL (TornadoAggregate
+//!   and Table 4 of Lee et al. 2021), grouping, timing in the event engine.
 //! * [`experiment`]: declarative experiment files, parallel and sharded sweeps.
 //! * [`reproduce`]: the paper's tables, ours vs published.
 //! * [`train`]: DPASGD training coupled to the simulator (models need the
@@ -42,6 +44,7 @@ pub mod maxplus;
 pub mod network;
 pub mod overlay;
 pub mod placement;
+pub mod program;
 pub mod replay;
 pub mod report;
 pub mod reproduce;

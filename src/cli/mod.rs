@@ -6,6 +6,7 @@ mod overlay;
 mod reproduce;
 mod run;
 mod simulate;
+mod tornado;
 #[cfg(feature = "train")]
 mod train;
 mod underlay;
@@ -43,6 +44,10 @@ enum Command {
     Reproduce(reproduce::ReproduceCommand),
     /// Replay training rounds in wall-clock time (event engine).
     Simulate(simulate::SimulateArgs),
+    /// TornadoAggregate and ring-based hierarchies (Lee et al. 2021): round
+    /// programs timed on an underlay, clustering cost (Table 3).
+    #[command(subcommand)]
+    Tornado(tornado::TornadoCommand),
 }
 
 /// Parses the command line and runs the command.
@@ -58,5 +63,6 @@ pub fn run() -> Result<()> {
         Command::Train(a) => train::run_train(*a),
         Command::Simulate(a) => simulate::run(a),
         Command::Reproduce(c) => reproduce::run(c),
+        Command::Tornado(c) => tornado::run(c),
     }
 }

@@ -1,0 +1,461 @@
+//! Grouping nodes by their label distributions (paper Algorithm 3).
+//!
+//! * [`emd`]: eq. (32), `EMD(D1, D2) = sum_class |P(y|D1) - P(y|D2)|`.
+//! * [`cluster`] (CLUSTER): k-medoids. Random medoids; every node joins the
+//!   group whose medoid is nearest (EMD); every group's new medoid is the
+//!   member nearest to the group's pooled distribution (`COST_U(i,k) =
+//!   EMD(D^{k,i}, D^k)`); repeat until the assignment is steady (at most
+//!   [`MAX_ITERATIONS`]). Cost: mean over nodes of `EMD(D^{k,i}, D^k)`
+//!   (`COST_A`), the quantity of the paper's Table 3.
+//! * [`group_by_iid`] (GROUP_BY_IID): random medoids seed the groups; the
+//!   other nodes, in a seeded random order, join the group (below the size
+//!   cap `ceil(N/G)` [derived]) whose pooled distribution including the node
+//!   is nearest the global one (`COST_A(i,k) = EMD(D^k, D)`); the new
+//!   medoid of a group is its member nearest the global distribution
+//!   (`COST_U`); repeat until steady. Cost: mean over groups of `EMD(D^k, D)`.
+//! * [`random_groups`]: a seeded shuffle cut into near-equal groups.
+//!
+//! Synthetic label-skewed data for the reproduction: [`two_class_partition`]
+//! (MNIST as in FedML: two digits per device, power-law sizes) and
+//! [`near_iid_partition`] (FedShakespeare-like: every node close to a
+//! Zipf global distribution).
+
+use rand::seq::{index::sample, SliceRandom};
+use rand::Rng;
+use rand::SeedableRng;
+use rand_chacha::ChaCha8Rng;
+use rand_distr::{Distribution, Gamma, Pareto};
+use serde::Serialize;
+use thiserror::Error;
+
+/// Iteration cap of the k-medoids loops.
+pub const MAX_ITERATIONS: usize = 100;
+
+/// Why a grouping could not be computed.
+#[derive(Debug, Clone, Error, PartialEq)]
+pub enum GroupingError {
+    /// More groups than nodes, or none.
+    #[error("cannot make {groups} groups of {nodes} nodes (need 1 <= groups <= nodes)")]
+    BadGroupCount {
+        /// Groups asked for.
+        groups: usize,
+        /// Nodes.
+        nodes: usize,
+    },
+    /// Ragged or invalid label counts.
+    #[error("label counts: {0}")]
+    BadCounts(String),
+    /// A node has no data.
+    #[error("every node needs at least one example")]
+    EmptyNode,
+}
+
+/// Per-node label counts: `counts[i][c]` examples of class `c` on node `i`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct LabelCounts {
+    counts: Vec<Vec<f64>>,
+}
+
+impl LabelCounts {
+    /// Checks that rows have the same length, entries are finite and `>= 0`
+    /// and every node has data.
+    pub fn new(counts: Vec<Vec<f64>>) -> Result<LabelCounts, GroupingError> {
+        let c = counts.first().map_or(0, Vec::len);
+        if counts.is_empty() || c == 0 {
+            return Err(GroupingError::BadCounts("no nodes or no classes".into()));
+        }
+        for (i, row) in counts.iter().enumerate() {
+            if row.len() != c {
+                return Err(GroupingError::BadCounts(format!(
+                    "node {i} has {} classes, node 0 has {c}",
+                    row.len()
+                )));
+            }
+            if row.iter().any(|x| !(x.is_finite() && *x >= 0.0)) {
+                return Err(GroupingError::BadCounts(format!(
+                    "node {i} has a negative or non-finite count"
+                )));
+            }
+            if row.iter().sum::<f64>() <= 0.0 {
+                return Err(GroupingError::EmptyNode);
+            }
+        }
+        Ok(LabelCounts { counts })
+    }
+
+    /// Number of nodes.
+    pub fn len(&self) -> usize {
+        self.counts.len()
+    }
+
+    /// True when there are no nodes (never, after [`LabelCounts::new`]).
+    pub fn is_empty(&self) -> bool {
+        self.counts.is_empty()
+    }
+
+    /// Number of classes.
+    pub fn classes(&self) -> usize {
+        self.counts[0].len()
+    }
+
+    /// Counts of node `i`.
+    pub fn row(&self, i: usize) -> &[f64] {
+        &self.counts[i]
+    }
+
+    /// `|D^i|` of every node.
+    pub fn sizes(&self) -> Vec<f64> {
+        self.counts.iter().map(|r| r.iter().sum()).collect()
+    }
+
+    /// Summed counts of `members`.
+    pub fn pooled(&self, members: &[usize]) -> Vec<f64> {
+        let mut s = vec![0.0; self.classes()];
+        for &i in members {
+            for (a, x) in s.iter_mut().zip(&self.counts[i]) {
+                *a += x;
+            }
+        }
+        s
+    }
+
+    /// Summed counts of all nodes.
+    pub fn global(&self) -> Vec<f64> {
+        self.pooled(&(0..self.len()).collect::<Vec<_>>())
+    }
+}
+
+/// Eq. (32) between two count vectors (each normalised to a distribution):
+/// `sum_c |p_c - q_c|`, in `[0, 2]`.
+pub fn emd(a: &[f64], b: &[f64]) -> f64 {
+    let sa: f64 = a.iter().sum();
+    let sb: f64 = b.iter().sum();
+    a.iter().zip(b).map(|(x, y)| (x / sa - y / sb).abs()).sum()
+}
+
+/// A grouping and its cost before and after the k-medoids iterations.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Grouping {
+    /// The groups (each sorted), all non-empty.
+    pub groups: Vec<Vec<usize>>,
+    /// Cost after the first assignment (Algorithm 3 line 13).
+    pub initial_cost: f64,
+    /// Cost at the end.
+    pub final_cost: f64,
+    /// Medoid updates performed.
+    pub iterations: usize,
+}
+
+impl Grouping {
+    /// `1 - final/initial` (0 when the initial cost is 0).
+    pub fn reduction(&self) -> f64 {
+        if self.initial_cost > 0.0 {
+            1.0 - self.final_cost / self.initial_cost
+        } else {
+            0.0
+        }
+    }
+}
+
+fn check_groups(nodes: usize, groups: usize) -> Result<(), GroupingError> {
+    if groups == 0 || groups > nodes {
+        return Err(GroupingError::BadGroupCount { groups, nodes });
+    }
+    Ok(())
+}
+
+fn to_groups(z: &[usize], g: usize) -> Vec<Vec<usize>> {
+    let mut out = vec![Vec::new(); g];
+    for (i, &k) in z.iter().enumerate() {
+        out[k].push(i);
+    }
+    out
+}
+
+/// Random near-equal groups (sizes differ by at most one).
+pub fn random_groups(
+    n: usize,
+    g: usize,
+    rng: &mut impl Rng,
+) -> Result<Vec<Vec<usize>>, GroupingError> {
+    check_groups(n, g)?;
+    let mut perm: Vec<usize> = (0..n).collect();
+    perm.shuffle(rng);
+    let mut out = vec![Vec::new(); g];
+    for (p, i) in perm.into_iter().enumerate() {
+        out[p % g].push(i);
+    }
+    for grp in &mut out {
+        grp.sort_unstable();
+    }
+    Ok(out)
+}
+
+/// CLUSTER cost: mean over nodes of `EMD(D^{k,i}, D^k)`.
+pub fn cluster_cost(labels: &LabelCounts, groups: &[Vec<usize>]) -> f64 {
+    let mut total = 0.0;
+    for grp in groups {
+        let pooled = labels.pooled(grp);
+        total += grp
+            .iter()
+            .map(|&i| emd(labels.row(i), &pooled))
+            .sum::<f64>();
+    }
+    total / labels.len() as f64
+}
+
+/// GROUP_BY_IID cost: mean over groups of `EMD(D^k, D)`.
+pub fn iid_cost(labels: &LabelCounts, groups: &[Vec<usize>]) -> f64 {
+    let global = labels.global();
+    groups
+        .iter()
+        .map(|g| emd(&labels.pooled(g), &global))
+        .sum::<f64>()
+        / groups.len() as f64
+}
+
+/// How CLUSTER assigns a node to a group (Algorithm 3 leaves it open:
+/// `COST_A(i,k) = EMD(D^{k,i}, D^k)` names the group's data `D^k`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub enum ClusterAssign {
+    /// Nearest medoid (classical k-medoids) [derived].
+    Medoid,
+    /// Nearest pooled group distribution of the previous assignment
+    /// (`EMD(D^i, D^k)` literally; the first assignment uses the medoids).
+    Pooled,
+}
+
+/// CLUSTER of Algorithm 3 (k-medoids on label distributions), seeded, with
+/// nearest-medoid assignment; see [`cluster_with`].
+pub fn cluster(
+    labels: &LabelCounts,
+    g: usize,
+    rng: &mut impl Rng,
+) -> Result<Grouping, GroupingError> {
+    cluster_with(labels, g, ClusterAssign::Medoid, rng)
+}
+
+/// CLUSTER of Algorithm 3 with the given assignment rule: random medoids,
+/// assignment, then repeat {medoid of k <- member nearest the pooled
+/// distribution of k; reassign} until the assignment repeats or the cost
+/// stops decreasing (the best assignment seen is returned), at most
+/// [`MAX_ITERATIONS`] times.
+pub fn cluster_with(
+    labels: &LabelCounts,
+    g: usize,
+    rule: ClusterAssign,
+    rng: &mut impl Rng,
+) -> Result<Grouping, GroupingError> {
+    let n = labels.len();
+    check_groups(n, g)?;
+    let mut medoids: Vec<usize> = sample(rng, n, g).into_vec();
+    let nearest = |centres: &[Vec<f64>], medoids: &[usize]| -> Vec<usize> {
+        let mut z: Vec<usize> = (0..n)
+            .map(|i| {
+                (0..g)
+                    .min_by(|&a, &b| {
+                        emd(labels.row(i), &centres[a]).total_cmp(&emd(labels.row(i), &centres[b]))
+                    })
+                    .expect("g >= 1")
+            })
+            .collect();
+        for (k, &m) in medoids.iter().enumerate() {
+            z[m] = k;
+        }
+        z
+    };
+    let medoid_rows =
+        |m: &[usize]| -> Vec<Vec<f64>> { m.iter().map(|&i| labels.row(i).to_vec()).collect() };
+    let mut z = nearest(&medoid_rows(&medoids), &medoids);
+    let initial_cost = cluster_cost(labels, &to_groups(&z, g));
+    let mut best = (initial_cost, z.clone());
+    let mut iterations = 0;
+    while iterations < MAX_ITERATIONS {
+        iterations += 1;
+        let groups = to_groups(&z, g);
+        let pooled: Vec<Vec<f64>> = groups.iter().map(|grp| labels.pooled(grp)).collect();
+        medoids = groups
+            .iter()
+            .zip(&pooled)
+            .map(|(grp, p)| {
+                *grp.iter()
+                    .min_by(|&&a, &&b| emd(labels.row(a), p).total_cmp(&emd(labels.row(b), p)))
+                    .expect("groups are non-empty")
+            })
+            .collect();
+        let next = match rule {
+            ClusterAssign::Medoid => nearest(&medoid_rows(&medoids), &medoids),
+            ClusterAssign::Pooled => nearest(&pooled, &medoids),
+        };
+        if next == z {
+            break;
+        }
+        z = next;
+        let c = cluster_cost(labels, &to_groups(&z, g));
+        if c < best.0 {
+            best = (c, z.clone());
+        } else {
+            break;
+        }
+    }
+    let groups = to_groups(&best.1, g);
+    Ok(Grouping {
+        final_cost: best.0,
+        groups,
+        initial_cost,
+        iterations,
+    })
+}
+
+/// GROUP_BY_IID of Algorithm 3, seeded (see the module docs).
+pub fn group_by_iid(
+    labels: &LabelCounts,
+    g: usize,
+    rng: &mut impl Rng,
+) -> Result<Grouping, GroupingError> {
+    let n = labels.len();
+    check_groups(n, g)?;
+    let global = labels.global();
+    let cap = n.div_ceil(g);
+    let mut order: Vec<usize> = (0..n).collect();
+    order.shuffle(rng);
+    let mut medoids: Vec<usize> = sample(rng, n, g).into_vec();
+    let assign = |medoids: &[usize]| -> Vec<usize> {
+        let mut z = vec![usize::MAX; n];
+        let mut sums: Vec<Vec<f64>> = medoids.iter().map(|&m| labels.row(m).to_vec()).collect();
+        let mut size = vec![1usize; g];
+        for (k, &m) in medoids.iter().enumerate() {
+            z[m] = k;
+        }
+        for &i in &order {
+            if z[i] != usize::MAX {
+                continue;
+            }
+            let mut best = (f64::INFINITY, 0);
+            for k in 0..g {
+                if size[k] >= cap {
+                    continue;
+                }
+                let with: Vec<f64> = sums[k]
+                    .iter()
+                    .zip(labels.row(i))
+                    .map(|(a, b)| a + b)
+                    .collect();
+                let c = emd(&with, &global);
+                if c < best.0 {
+                    best = (c, k);
+                }
+            }
+            let k = best.1;
+            z[i] = k;
+            size[k] += 1;
+            for (a, b) in sums[k].iter_mut().zip(labels.row(i)) {
+                *a += b;
+            }
+        }
+        z
+    };
+    let mut z = assign(&medoids);
+    let initial_cost = iid_cost(labels, &to_groups(&z, g));
+    let mut iterations = 0;
+    while iterations < MAX_ITERATIONS {
+        iterations += 1;
+        medoids = to_groups(&z, g)
+            .iter()
+            .map(|grp| {
+                *grp.iter()
+                    .min_by(|&&a, &&b| {
+                        emd(labels.row(a), &global).total_cmp(&emd(labels.row(b), &global))
+                    })
+                    .expect("groups are non-empty")
+            })
+            .collect();
+        let next = assign(&medoids);
+        if next == z {
+            break;
+        }
+        z = next;
+    }
+    let groups = to_groups(&z, g);
+    Ok(Grouping {
+        final_cost: iid_cost(labels, &groups),
+        groups,
+        initial_cost,
+        iterations,
+    })
+}
+
+/// Power-law example counts: Pareto(scale 20, shape 1.5), capped at 2000.
+fn power_law_size(rng: &mut impl Rng) -> f64 {
+    let p: Pareto<f64> = Pareto::new(20.0, 1.5).expect("valid Pareto");
+    p.sample(rng).min(2000.0).floor()
+}
+
+/// MNIST as in FedML [derived]: `n` nodes, `classes` classes, each node holds
+/// `per_node` distinct random classes with power-law size, split between
+/// them by uniform random fractions (normalised), seeded.
+pub fn two_class_partition(
+    n: usize,
+    classes: usize,
+    per_node: usize,
+    seed: u64,
+) -> Result<LabelCounts, GroupingError> {
+    if per_node == 0 || per_node > classes {
+        return Err(GroupingError::BadCounts(format!(
+            "need 1 <= classes per node ({per_node}) <= classes ({classes})"
+        )));
+    }
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let mut counts = Vec::with_capacity(n);
+    for _ in 0..n {
+        let size = power_law_size(&mut rng);
+        let cls = sample(&mut rng, classes, per_node).into_vec();
+        let fr: Vec<f64> = (0..per_node).map(|_| rng.gen_range(0.25..0.75)).collect();
+        let tot: f64 = fr.iter().sum();
+        let mut row = vec![0.0; classes];
+        for (c, f) in cls.iter().zip(&fr) {
+            row[*c] = (size * f / tot).round().max(1.0);
+        }
+        counts.push(row);
+    }
+    LabelCounts::new(counts)
+}
+
+/// FedShakespeare-like data [derived]: a Zipf(1) global distribution over
+/// `classes` classes; node `i` draws `p_i ~ Dirichlet(concentration * global)`
+/// and power-law many examples, counts `round(size * p_i)` (at least one
+/// example in total), seeded.
+pub fn near_iid_partition(
+    n: usize,
+    classes: usize,
+    concentration: f64,
+    seed: u64,
+) -> Result<LabelCounts, GroupingError> {
+    if classes == 0 || !(concentration.is_finite() && concentration > 0.0) {
+        return Err(GroupingError::BadCounts(format!(
+            "need classes >= 1 and a finite concentration > 0, got {classes}, {concentration}"
+        )));
+    }
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let zipf: Vec<f64> = (1..=classes).map(|r| 1.0 / r as f64).collect();
+    let z: f64 = zipf.iter().sum();
+    let mut counts = Vec::with_capacity(n);
+    for _ in 0..n {
+        let size = power_law_size(&mut rng);
+        let draws: Vec<f64> = zipf
+            .iter()
+            .map(|p| {
+                Gamma::new(concentration * p / z, 1.0)
+                    .expect("valid Gamma")
+                    .sample(&mut rng)
+            })
+            .collect();
+        let s: f64 = draws.iter().sum();
+        let mut row: Vec<f64> = draws.iter().map(|d| (size * d / s).round()).collect();
+        if row.iter().sum::<f64>() <= 0.0 {
+            row[0] = 1.0;
+        }
+        counts.push(row);
+    }
+    LabelCounts::new(counts)
+}
