@@ -21,8 +21,8 @@ fn tmp(name: &str) -> PathBuf {
 const OVERLAYS: [&str; 3] = ["star", "ring", "matcha"];
 
 /// A small run on AWS North America (22 silos, 100 Mbit/s access) with the
-/// flow network timing STAR, RING and MATCHA.
-fn train(out: &Path, rounds: u64, extra: &[&str]) -> Output {
+/// event engine timing STAR, RING and MATCHA over `network`.
+fn train(out: &Path, rounds: u64, network: &str, extra: &[&str]) -> Output {
     let rounds = rounds.to_string();
     let mut args = vec![
         "train",
@@ -32,7 +32,7 @@ fn train(out: &Path, rounds: u64, extra: &[&str]) -> Output {
         "--overlays",
         "star,ring,matcha",
         "--network",
-        "flow",
+        network,
         "--model",
         "logreg",
         "--rounds",
@@ -74,9 +74,9 @@ fn files(dir: &Path) -> Vec<(String, Vec<u8>)> {
 #[test]
 fn same_seed_same_bytes_and_resume_equals_straight_run() {
     let (a, b, c) = (tmp("a"), tmp("b"), tmp("c"));
-    let first = train(&a, 6, &[]);
+    let first = train(&a, 6, "flow", &[]);
     ok(&first);
-    ok(&train(&b, 6, &[]));
+    ok(&train(&b, 6, "flow", &[]));
     let fa = files(&a);
     assert_eq!(fa, files(&b), "two runs with the same seed differ");
     // Every overlay got 4 records (rounds 0, 2, 4, 6) and increasing times.
@@ -90,11 +90,11 @@ fn same_seed_same_bytes_and_resume_equals_straight_run() {
     }
     // Run 4 rounds (checkpoint every 2), then continue the same directory to
     // 6 rounds: the same bytes as the straight 6-round run.
-    ok(&train(&c, 4, &["--checkpoint-every", "2"]));
-    ok(&train(&c, 6, &["--checkpoint-every", "2"]));
+    ok(&train(&c, 4, "flow", &["--checkpoint-every", "2"]));
+    ok(&train(&c, 6, "flow", &["--checkpoint-every", "2"]));
     assert_eq!(fa, files(&c), "resumed run differs from the straight run");
     // A checkpoint made with another network model is not resumed silently.
-    let other = train(&c, 8, &["--network", "maxplus"]);
+    let other = train(&c, 8, "maxplus", &[]);
     assert!(!other.status.success());
     assert!(String::from_utf8_lossy(&other.stderr).contains("other settings"));
     for d in [a, b, c] {
@@ -109,14 +109,17 @@ fn bad_input_is_a_clear_error_not_a_panic() {
         (&["--dataset", "nope"], "unknown dataset"),
         (&["--target-acc", "1.5"], "--target-acc"),
         (&["--target-acc", "abc"], "--target-acc"),
-        (&["--network", "ether"], "--network"),
+        (&["--lr=-1"], "learning rate"),
     ];
     for (extra, want) in cases {
-        let o = train(&d, 2, extra);
+        let o = train(&d, 2, "flow", extra);
         let err = String::from_utf8_lossy(&o.stderr);
         assert!(!o.status.success(), "{extra:?} succeeded");
         assert!(err.contains(want), "{extra:?}: {err}");
         assert!(!err.contains("panicked"), "{extra:?}: {err}");
     }
+    let o = train(&d, 2, "ether", &[]);
+    assert!(!o.status.success());
+    assert!(String::from_utf8_lossy(&o.stderr).contains("ether"));
     std::fs::remove_dir_all(d).ok();
 }
