@@ -198,10 +198,36 @@ struct RoundInfo {
     compute: Vec<Ms>,
 }
 
+/// The network a simulation drives: borrowed ([`replay`]) or owned
+/// ([`RoundStepper`]).
+enum Net<'a> {
+    Borrowed(&'a mut dyn NetworkModel),
+    Owned(Box<dyn NetworkModel + 'a>),
+}
+
+impl<'a> std::ops::Deref for Net<'a> {
+    type Target = dyn NetworkModel + 'a;
+    fn deref(&self) -> &Self::Target {
+        match self {
+            Net::Borrowed(n) => &**n,
+            Net::Owned(n) => &**n,
+        }
+    }
+}
+
+impl std::ops::DerefMut for Net<'_> {
+    fn deref_mut(&mut self) -> &mut Self::Target {
+        match self {
+            Net::Borrowed(n) => &mut **n,
+            Net::Owned(n) => &mut **n,
+        }
+    }
+}
+
 struct Sim<'a> {
     schedule: &'a dyn OverlaySchedule,
     delay: &'a DelayModel,
-    net: &'a mut dyn NetworkModel,
+    net: Net<'a>,
     rounds: u64,
     straggler: Option<(LogNormal, ChaCha8Rng)>,
     info: HashMap<u64, RoundInfo>,
@@ -217,7 +243,7 @@ struct Sim<'a> {
     star_center: Option<usize>,
     /// Silos that reached each round.
     reached: Vec<u32>,
-    on_round: &'a mut dyn FnMut(u64),
+    on_round: Option<&'a mut dyn FnMut(u64)>,
 }
 
 impl Sim<'_> {
@@ -257,10 +283,17 @@ impl Sim<'_> {
     /// Silo `i` starts round `k` at `now`.
     fn start_round(&mut self, i: usize, k: u64, now: Ms, q: &mut Scheduler<Ev>) {
         self.round[i] = k;
+        if self.starts.len() <= k as usize {
+            // Unbounded runs (RoundStepper) grow the tables round by round.
+            self.starts.push(vec![f64::NAN; self.round.len()]);
+            self.reached.push(0);
+        }
         self.starts[k as usize][i] = now;
         self.reached[k as usize] += 1;
         if self.reached[k as usize] as usize == self.round.len() {
-            (self.on_round)(k);
+            if let Some(f) = self.on_round.as_mut() {
+                f(k);
+            }
         }
         self.compute_done[i] = false;
         if k < self.rounds {
@@ -448,7 +481,7 @@ pub fn replay_with_progress(
     let mut sim = Sim {
         schedule,
         delay,
-        net: network,
+        net: Net::Borrowed(network),
         rounds: k_max,
         straggler,
         info: HashMap::new(),
@@ -462,7 +495,7 @@ pub fn replay_with_progress(
         arc_transfers: HashMap::new(),
         star_center,
         reached: vec![0; k_max as usize + 1],
-        on_round,
+        on_round: Some(on_round),
     };
     if schedule.is_static() {
         sim.static_info = Some(sim.make_info(0));
@@ -490,6 +523,9 @@ pub fn replay_with_progress(
         network_stats: sim.net.stats(),
     })
 }
+
+mod stepper;
+pub use stepper::RoundStepper;
 
 #[cfg(test)]
 mod tests;

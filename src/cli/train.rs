@@ -7,10 +7,12 @@ use anyhow::{bail, Context, Result};
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
 
-use fedtopo::overlay::build::{build_overlay, parse_overlay_list, BuildOptions};
-use fedtopo::overlay::Protocol;
+use fedtopo::network::NetworkKind;
+use fedtopo::overlay::build::{build_overlay, build_schedule, parse_overlay_list, BuildOptions};
+use fedtopo::overlay::matcha::MatchaOptions;
+use fedtopo::overlay::{OverlaySchedule, Protocol};
 use fedtopo::train::checkpoint::{run, RunOptions};
-use fedtopo::train::clock::MaxPlusClock;
+use fedtopo::train::clock::EngineClock;
 use fedtopo::train::consensus::ConsensusRule;
 use fedtopo::train::data::partition::Partition;
 use fedtopo::train::data::synthetic::{generate, SyntheticSpec};
@@ -30,9 +32,17 @@ pub struct TrainArgs {
     underlay: UnderlayArgs,
     #[command(flatten)]
     network: NetworkArgs,
-    /// Overlays to train on, comma-separated (star, mst, delta-mbst, ring, ring-opt, complete).
+    /// Overlays to train on, comma-separated (star, mst, delta-mbst, ring,
+    /// ring-opt, complete, matcha, matcha+).
     #[arg(long, default_value = "star,mst,ring")]
     overlays: String,
+    /// Network model timing the rounds in the event engine: maxplus (eq. 3),
+    /// paper (Appendix F), flow (max-min fair sharing).
+    #[arg(long = "network", value_enum, default_value_t = NetworkKind::Maxplus)]
+    network_model: NetworkKind,
+    /// MATCHA communication budget Cb, in (0, 1] (activations drawn from --seed).
+    #[arg(long, default_value_t = 0.5)]
+    budget: f64,
     /// STAR centre: load, first, fastest, or a silo label/id.
     #[arg(long, default_value = "first")]
     center: String,
@@ -187,9 +197,20 @@ pub fn run_train(a: TrainArgs) -> Result<()> {
     let kinds = parse_overlay_list(&a.overlays)?;
     let options = BuildOptions {
         center: center_policy(&a.center, &underlay)?,
+        matcha: MatchaOptions {
+            budget: a.budget,
+            seed: a.seed,
+            ..MatchaOptions::default()
+        },
         ..BuildOptions::default()
     };
     let target = match (a.target_acc, a.target_loss) {
+        (Some(x), None) if !(0.0..=1.0).contains(&x) => {
+            bail!("--target-acc {x}: expected an accuracy between 0 and 1")
+        }
+        (None, Some(l)) if !(l.is_finite() && l > 0.0) => {
+            bail!("--target-loss {l}: expected a finite loss > 0")
+        }
         (Some(x), None) => Target::TestAccuracy(x),
         (None, Some(l)) => Target::TrainLoss(l),
         (None, None) => Target::TestAccuracy(0.0),
@@ -203,23 +224,52 @@ pub fn run_train(a: TrainArgs) -> Result<()> {
     std::fs::create_dir_all(&a.out).with_context(|| format!("creating {}", a.out.display()))?;
     let mut runs = Vec::new();
     for kind in kinds {
-        let overlay = build_overlay(kind, &underlay, &model, &options)?;
+        // Static overlays, or MATCHA's per-round schedule with its own
+        // consensus `I - alpha L` (unless --consensus says otherwise).
+        let mut cfg = cfg.clone();
+        let (schedule, shape): (Box<dyn OverlaySchedule>, String) =
+            match build_schedule(kind, &underlay, &options)? {
+                Some(s) => {
+                    if cfg.consensus == ConsensusRule::Auto {
+                        cfg.consensus = ConsensusRule::Matcha { alpha: s.alpha() };
+                    }
+                    let d = s.design();
+                    let shape = format!(
+                        "{}|{:?}|{:?}|{}|{}",
+                        d.name,
+                        d.matchings,
+                        d.activation.probabilities,
+                        s.alpha(),
+                        s.seed()
+                    );
+                    (Box::new(s), shape)
+                }
+                None => {
+                    let o = build_overlay(kind, &underlay, &model, &options)?;
+                    let shape = format!(
+                        "{}|{:?}|{:?}",
+                        o.name,
+                        o.arcs(),
+                        o.protocol == Protocol::Gossip
+                    );
+                    (Box::new(o), shape)
+                }
+            };
         let dir = a.out.join(kind.name());
         if a.fresh && dir.exists() {
             std::fs::remove_dir_all(&dir).with_context(|| format!("removing {}", dir.display()))?;
         }
         let fingerprint = format!(
-            "{}|{}|{}|{}|{:?}|{:?}|{}",
+            "{}|{}|{}|{}|{}|{}",
             cfg.fingerprint(),
             data.name,
             a.partition,
-            overlay.name,
-            overlay.arcs(),
-            overlay.protocol == Protocol::Gossip,
-            model.workload.model_bits
+            shape,
+            model.workload.model_bits,
+            a.network_model
         );
         let mut trainer = Trainer::new(cfg.clone(), &data)?;
-        let mut clock = MaxPlusClock::new(model.clone());
+        let mut clock = EngineClock::new(schedule.as_ref(), &model, a.network_model)?;
         let bar = if a.quiet {
             ProgressBar::hidden()
         } else {
@@ -242,7 +292,7 @@ pub fn run_train(a: TrainArgs) -> Result<()> {
         };
         let recs = run(
             &mut trainer,
-            &overlay,
+            schedule.as_ref(),
             &mut clock,
             &opts,
             &fingerprint,

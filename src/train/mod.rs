@@ -6,7 +6,8 @@
 //! * [`consensus`]: consensus matrices of an overlay (local-degree,
 //!   Metropolis–Hastings, 1/2 for rings, MATCHA's `I - alpha L`, exact
 //!   averaging, user matrix).
-//! * [`clock`]: the [`clock::RoundClock`] seam and the exact max-plus clock.
+//! * [`clock`]: the [`clock::RoundClock`] seam, the closed-form max-plus
+//!   clock and the event-engine clock (`maxplus | paper | flow` networks).
 //! * [`data`]: synthetic data, MNIST / CIFAR-10 loaders, partitions.
 //! * [`report`]: per-round CSV, time-to-target summaries.
 //!

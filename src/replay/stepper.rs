@@ -1,0 +1,257 @@
+//! Incremental round replay: the same simulation as [`super::replay`], but
+//! without a last round, advanced on demand until every silo has started a
+//! given round.
+//!
+//! [`super::replay`] stops the protocol after `K` rounds (silos in round `K`
+//! neither compute nor send), so on a network where transfers interfere
+//! (`paper`, `flow`) its last start times depend on `K`. The stepper never
+//! stops the protocol: `t(k)` is the start time of round `k` in an endless
+//! run, the same whatever round the caller asks for next. Events are handled
+//! in the engine's order (time, then FIFO), and the stepper only pauses
+//! between two events, so stepping to round 3 and then to round 7 handles
+//! exactly the events that stepping to round 7 at once handles. This is
+//! what a training clock needs (round by round, deterministic, rebuildable
+//! by replaying from round 0, see `train::clock::EngineClock`).
+
+use std::collections::{HashMap, VecDeque};
+
+use rand::SeedableRng;
+use rand_chacha::ChaCha8Rng;
+use statrs::distribution::LogNormal;
+
+use super::{Ev, Net, ReplayError, Sim, Straggler};
+use crate::delay::DelayModel;
+use crate::engine::{Handler, Scheduler};
+use crate::network::NetworkModel;
+use crate::overlay::{OverlaySchedule, Protocol};
+use crate::units::Ms;
+
+/// A round replay advanced on demand (see the module docs).
+pub struct RoundStepper<'a> {
+    sim: Sim<'a>,
+    q: Scheduler<Ev>,
+    events: u64,
+}
+
+impl std::fmt::Debug for RoundStepper<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RoundStepper")
+            .field("network", &self.sim.net.name())
+            .field("rounds_started", &self.rounds_started())
+            .field("events", &self.events)
+            .finish()
+    }
+}
+
+impl<'a> RoundStepper<'a> {
+    /// A stepper for `schedule` on `delay` through `network`, every silo
+    /// starting round 0 at time 0 ms. `straggler` and `seed` as in
+    /// [`super::ReplayOptions`]. The protocol (gossip or two-phase STAR) is
+    /// that of round 0's overlay.
+    ///
+    /// # Errors
+    /// [`ReplayError::SizeMismatch`] or [`ReplayError::BadSigma`].
+    pub fn new(
+        schedule: &'a dyn OverlaySchedule,
+        delay: &'a DelayModel,
+        network: Box<dyn NetworkModel + 'a>,
+        straggler: Straggler,
+        seed: u64,
+    ) -> Result<Self, ReplayError> {
+        let n = schedule.silo_count();
+        if n != delay.silo_count() {
+            return Err(ReplayError::SizeMismatch {
+                overlay: n,
+                network: delay.silo_count(),
+            });
+        }
+        let straggler = match straggler {
+            Straggler::None => None,
+            Straggler::LogNormal { sigma } => {
+                let d = LogNormal::new(0.0, sigma).map_err(|_| ReplayError::BadSigma(sigma))?;
+                Some((d, ChaCha8Rng::seed_from_u64(seed)))
+            }
+        };
+        let star_center = match schedule.round(0).protocol {
+            Protocol::ServerClient { center } => Some(center),
+            Protocol::Gossip => None,
+        };
+        let mut sim = Sim {
+            schedule,
+            delay,
+            net: Net::Owned(network),
+            rounds: u64::MAX,
+            straggler,
+            info: HashMap::new(),
+            static_info: None,
+            round: vec![0; n],
+            compute_done: vec![false; n],
+            received: vec![VecDeque::new(); n],
+            starts: Vec::new(),
+            delivered: Vec::new(),
+            transfers: 0,
+            arc_transfers: HashMap::new(),
+            star_center,
+            reached: Vec::new(),
+            on_round: None,
+        };
+        if schedule.is_static() {
+            sim.static_info = Some(sim.make_info(0));
+        }
+        let mut q = Scheduler::new();
+        for i in 0..n {
+            sim.start_round(i, 0, 0.0, &mut q);
+        }
+        Ok(RoundStepper { sim, q, events: 0 })
+    }
+
+    /// Number of rounds `k` whose start times `t(k)` are complete (every
+    /// silo has started them).
+    pub fn rounds_started(&self) -> u64 {
+        let n = self.sim.round.len() as u32;
+        self.sim.reached.iter().take_while(|&&r| r == n).count() as u64
+    }
+
+    /// Handles events until every silo has started round `k`, then returns
+    /// `t(k)`: the time (ms) at which each silo started round `k`.
+    ///
+    /// # Errors
+    /// [`ReplayError::Deadlock`] when the event queue runs dry first (a
+    /// round's overlay is not strongly connected enough to let every silo
+    /// through).
+    pub fn advance_to(&mut self, k: u64) -> Result<&[Ms], ReplayError> {
+        let n = self.sim.round.len() as u32;
+        let ku = k as usize;
+        while self.sim.reached.get(ku).copied().unwrap_or(0) < n {
+            let Some((now, _, ev)) = self.q.pop() else {
+                let (silo, &round) = self
+                    .sim
+                    .round
+                    .iter()
+                    .enumerate()
+                    .min_by_key(|&(_, r)| *r)
+                    .expect("at least one silo");
+                return Err(ReplayError::Deadlock { silo, round });
+            };
+            self.sim.handle(now, ev, &mut self.q);
+            self.events += 1;
+        }
+        // Rounds every silo has left are never looked at again.
+        let lowest = self.sim.round.iter().copied().min().unwrap_or(0);
+        self.sim.info.retain(|&r, _| r >= lowest);
+        Ok(&self.sim.starts[ku])
+    }
+
+    /// `t(k)` if every silo has already started round `k`.
+    pub fn starts(&self, k: u64) -> Option<&[Ms]> {
+        (k < self.rounds_started()).then(|| self.sim.starts[k as usize].as_slice())
+    }
+
+    /// Events handled so far.
+    pub fn events(&self) -> u64 {
+        self.events
+    }
+
+    /// Transfers started so far.
+    pub fn transfers(&self) -> u64 {
+        self.sim.transfers
+    }
+
+    /// The network model's name.
+    pub fn network_name(&self) -> &'static str {
+        self.sim.net.name()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::network::NetworkKind;
+    use crate::overlay::build::{build_overlay, build_schedule, BuildOptions, OverlayKind};
+    use crate::replay::{replay, ReplayOptions};
+    use crate::scenario::{load_underlay, NetworkSpec};
+    use crate::underlay::LoadOptions;
+
+    /// Stepping round by round gives exactly (bit for bit) the start times
+    /// of a batch replay of many more rounds, on every network model.
+    #[test]
+    fn stepper_equals_longer_batch_replay() {
+        let u = load_underlay(Some("aws-north-america"), &LoadOptions::default()).unwrap();
+        let spec = NetworkSpec {
+            access_bps: 1e8,
+            ..NetworkSpec::default()
+        };
+        let m = spec.delay_model(&u);
+        let mut scheds: Vec<Box<dyn OverlaySchedule>> = Vec::new();
+        for kind in [OverlayKind::Star, OverlayKind::Ring, OverlayKind::Mst] {
+            scheds.push(Box::new(
+                build_overlay(kind, &u, &m, &BuildOptions::default()).unwrap(),
+            ));
+        }
+        let mut opts = BuildOptions::default();
+        opts.matcha.rounds = 50;
+        scheds.push(Box::new(
+            build_schedule(OverlayKind::Matcha, &u, &opts)
+                .unwrap()
+                .unwrap(),
+        ));
+        let k = 12;
+        for s in &scheds {
+            for kind in [NetworkKind::Maxplus, NetworkKind::Paper, NetworkKind::Flow] {
+                let batch = replay(
+                    s.as_ref(),
+                    &m,
+                    kind.build(&m).as_mut(),
+                    &ReplayOptions {
+                        rounds: k + 40,
+                        ..ReplayOptions::default()
+                    },
+                )
+                .unwrap();
+                let mut st =
+                    RoundStepper::new(s.as_ref(), &m, kind.build(&m), Straggler::None, 0).unwrap();
+                for r in 0..=k {
+                    let t = st.advance_to(r).unwrap().to_vec();
+                    assert_eq!(t, batch.starts[r as usize], "{kind} round {r}");
+                }
+                assert!(st.starts(k).is_some() && st.starts(k + 5).is_none());
+                // Asking again for an old round handles no event.
+                let ev = st.events();
+                assert_eq!(st.advance_to(3).unwrap(), batch.starts[3].as_slice());
+                assert_eq!(st.events(), ev);
+            }
+        }
+    }
+
+    #[test]
+    fn stragglers_follow_the_seed_like_replay() {
+        let u = load_underlay(Some("aws-north-america"), &LoadOptions::default()).unwrap();
+        let m = NetworkSpec::default().delay_model(&u);
+        let o = build_overlay(OverlayKind::Ring, &u, &m, &BuildOptions::default()).unwrap();
+        let straggler = Straggler::LogNormal { sigma: 0.5 };
+        let batch = replay(
+            &o,
+            &m,
+            NetworkKind::Maxplus.build(&m).as_mut(),
+            &ReplayOptions {
+                rounds: 60,
+                straggler,
+                seed: 9,
+            },
+        )
+        .unwrap();
+        let mut st =
+            RoundStepper::new(&o, &m, NetworkKind::Maxplus.build(&m), straggler, 9).unwrap();
+        assert_eq!(st.advance_to(20).unwrap(), batch.starts[20].as_slice());
+        assert!(matches!(
+            RoundStepper::new(
+                &o,
+                &m,
+                NetworkKind::Maxplus.build(&m),
+                Straggler::LogNormal { sigma: -1.0 },
+                0
+            ),
+            Err(ReplayError::BadSigma(_))
+        ));
+    }
+}

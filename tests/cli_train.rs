@@ -1,0 +1,125 @@
+//! `fedtopo train` end to end (feature `train`; run with
+//! `scripts/libtorch.sh cargo test --features train --test cli_train`).
+#![cfg(feature = "train")]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn fedtopo(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_fedtopo"))
+        .args(args)
+        .output()
+        .expect("run fedtopo")
+}
+
+fn tmp(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("fedtopo-cli-train-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    d
+}
+
+const OVERLAYS: [&str; 3] = ["star", "ring", "matcha"];
+
+/// A small run on AWS North America (22 silos, 100 Mbit/s access) with the
+/// event engine timing STAR, RING and MATCHA over `network`.
+fn train(out: &Path, rounds: u64, network: &str, extra: &[&str]) -> Output {
+    let rounds = rounds.to_string();
+    let mut args = vec![
+        "train",
+        "aws-north-america",
+        "--access",
+        "100M",
+        "--overlays",
+        "star,ring,matcha",
+        "--network",
+        network,
+        "--model",
+        "logreg",
+        "--rounds",
+        &rounds,
+        "--eval-every",
+        "2",
+        "--eval-samples",
+        "300",
+        "--seed",
+        "7",
+        "--quiet",
+        "--out",
+        out.to_str().unwrap(),
+    ];
+    args.extend_from_slice(extra);
+    fedtopo(&args)
+}
+
+fn ok(o: &Output) {
+    assert!(
+        o.status.success(),
+        "fedtopo failed: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+}
+
+fn files(dir: &Path) -> Vec<(String, Vec<u8>)> {
+    let mut v = vec![(
+        "summary.csv".to_string(),
+        std::fs::read(dir.join("summary.csv")).unwrap(),
+    )];
+    for o in OVERLAYS {
+        let p = dir.join(o).join("metrics.csv");
+        v.push((format!("{o}/metrics.csv"), std::fs::read(&p).unwrap()));
+    }
+    v
+}
+
+#[test]
+fn same_seed_same_bytes_and_resume_equals_straight_run() {
+    let (a, b, c) = (tmp("a"), tmp("b"), tmp("c"));
+    let first = train(&a, 6, "flow", &[]);
+    ok(&first);
+    ok(&train(&b, 6, "flow", &[]));
+    let fa = files(&a);
+    assert_eq!(fa, files(&b), "two runs with the same seed differ");
+    // Every overlay got 4 records (rounds 0, 2, 4, 6) and increasing times.
+    for (name, bytes) in &fa[1..] {
+        let text = String::from_utf8(bytes.clone()).unwrap();
+        assert_eq!(text.lines().count(), 5, "{name}:\n{text}");
+    }
+    let summary = String::from_utf8(fa[0].1.clone()).unwrap();
+    for o in OVERLAYS {
+        assert!(summary.contains(o), "{summary}");
+    }
+    // Run 4 rounds (checkpoint every 2), then continue the same directory to
+    // 6 rounds: the same bytes as the straight 6-round run.
+    ok(&train(&c, 4, "flow", &["--checkpoint-every", "2"]));
+    ok(&train(&c, 6, "flow", &["--checkpoint-every", "2"]));
+    assert_eq!(fa, files(&c), "resumed run differs from the straight run");
+    // A checkpoint made with another network model is not resumed silently.
+    let other = train(&c, 8, "maxplus", &[]);
+    assert!(!other.status.success());
+    assert!(String::from_utf8_lossy(&other.stderr).contains("other settings"));
+    for d in [a, b, c] {
+        std::fs::remove_dir_all(d).ok();
+    }
+}
+
+#[test]
+fn bad_input_is_a_clear_error_not_a_panic() {
+    let d = tmp("bad");
+    let cases: [(&[&str], &str); 4] = [
+        (&["--dataset", "nope"], "unknown dataset"),
+        (&["--target-acc", "1.5"], "--target-acc"),
+        (&["--target-acc", "abc"], "--target-acc"),
+        (&["--lr=-1"], "learning rate"),
+    ];
+    for (extra, want) in cases {
+        let o = train(&d, 2, "flow", extra);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(!o.status.success(), "{extra:?} succeeded");
+        assert!(err.contains(want), "{extra:?}: {err}");
+        assert!(!err.contains("panicked"), "{extra:?}: {err}");
+    }
+    let o = train(&d, 2, "ether", &[]);
+    assert!(!o.status.success());
+    assert!(String::from_utf8_lossy(&o.stderr).contains("ether"));
+    std::fs::remove_dir_all(d).ok();
+}
