@@ -73,6 +73,7 @@ pub fn run(a: SimulateArgs) -> Result<()> {
     let kinds = parse_overlay_list(&a.overlays)?;
     let options = BuildOptions {
         center: center_policy(&a.center, &underlay)?,
+        seed: a.seed,
         ..BuildOptions::default()
     };
     let ropts = ReplayOptions {
@@ -91,7 +92,7 @@ pub fn run(a: SimulateArgs) -> Result<()> {
     for kind in kinds {
         let overlay = build_overlay(kind, &underlay, &model, &options)?;
         taus.push(cycle_time(&overlay, &model)?.cycle_time_ms);
-        bar.set_message(kind.name());
+        bar.set_message(kind.to_string());
         let mut net = a.network_model.build(&model);
         let r = replay_with_progress(&overlay, &model, net.as_mut(), &ropts, &mut |k| {
             if k > 0 {

@@ -210,7 +210,7 @@ pub fn run_job(job: &Job, underlay: &Underlay) -> Result<ResultRow, ExperimentEr
     let t = cycle_time(&overlay, &model).map_err(|e| fail(e.to_string()))?;
     Ok(ResultRow {
         underlay: underlay.name.clone(),
-        overlay: kind.name().to_string(),
+        overlay: kind.to_string(),
         access: job.access.clone(),
         center_access: job.center_access.clone(),
         local_steps: job.local_steps,

@@ -16,6 +16,7 @@ pub mod export;
 pub mod matcha;
 pub mod mbst;
 pub mod mst;
+pub mod random;
 pub mod ring;
 pub mod star;
 
