@@ -19,6 +19,7 @@ pub mod mst;
 pub mod random;
 pub mod ring;
 pub mod star;
+pub mod stationary;
 
 use std::borrow::Cow;
 use std::collections::BTreeSet;
