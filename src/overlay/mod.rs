@@ -13,6 +13,7 @@
 pub mod algo;
 pub mod build;
 pub mod export;
+pub mod failures;
 pub mod matcha;
 pub mod mbst;
 pub mod mst;
