@@ -7,14 +7,14 @@
 pub fn torus_shape(n: usize, rows: Option<usize>) -> Result<(usize, usize), String> {
     let r = match rows {
         Some(r) => {
-            if r == 0 || n % r != 0 {
+            if r == 0 || !n.is_multiple_of(r) {
                 return Err(format!("rows = {r} does not divide n = {n}"));
             }
             r
         }
         None => (1..=n)
             .take_while(|r| r * r <= n)
-            .filter(|r| n % r == 0)
+            .filter(|r| n.is_multiple_of(*r))
             .last()
             .unwrap_or(1),
     };
