@@ -39,6 +39,9 @@ use fedtopo::train::model::ModelKind;
 use fedtopo::train::optim::{LrSchedule, OptimizerKind};
 use fedtopo::train::trainer::{ExecMode, TrainConfig, Trainer};
 
+/// `(round, mean test loss)` points of one run.
+type Curve = Vec<(u64, f64)>;
+
 struct Opts {
     sizes: Vec<usize>,
     gains: Vec<String>,
@@ -60,7 +63,9 @@ struct Opts {
 fn parse_args() -> Result<Opts> {
     let mut o = Opts {
         sizes: vec![8, 16, 32, 64],
-        gains: ["coordinated", "none", "sqrt-n", "pi"].map(String::from).to_vec(),
+        gains: ["coordinated", "none", "sqrt-n", "pi"]
+            .map(String::from)
+            .to_vec(),
         seeds: 1,
         rounds: 60,
         eval_every: 2,
@@ -76,12 +81,16 @@ fn parse_args() -> Result<Opts> {
         out: PathBuf::from("experiments/init-gain/train"),
     };
     let args: Vec<String> = std::env::args().skip(1).collect();
-    if args.len() % 2 != 0 {
+    if !args.len().is_multiple_of(2) {
         bail!("options come in pairs --key value");
     }
     for kv in args.chunks(2) {
         let v = kv[1].as_str();
-        let list = |v: &str| v.split(',').map(|s| s.trim().to_string()).collect::<Vec<_>>();
+        let list = |v: &str| {
+            v.split(',')
+                .map(|s| s.trim().to_string())
+                .collect::<Vec<_>>()
+        };
         let key = kv[0].trim_start_matches("--");
         let ctx = || format!("--{key} {v}");
         match key {
@@ -133,7 +142,9 @@ fn data(n: usize, items: usize, seed: u64) -> Result<FederatedData> {
     };
     // One generator silo = one teacher: an iid pool, then an iid split.
     let pool = generate(&spec, 1, seed)?;
-    let train = pool.train.select(&(0..(items * n).min(pool.train.len())).collect::<Vec<_>>());
+    let train = pool
+        .train
+        .select(&(0..(items * n).min(pool.train.len())).collect::<Vec<_>>());
     let silos = Partition::Iid.split(&train, n, None, seed)?;
     Ok(FederatedData {
         name: "synthetic-iid".into(),
@@ -165,9 +176,10 @@ fn main() -> Result<()> {
     let model = ModelKind::parse(&o.model).context("--model")?;
     let failures = FailureSpec::parse_optional(&o.failures)?;
     std::fs::create_dir_all(&o.out)?;
-    let mut curves_csv = String::from("n,gain,g,seed,round,test_loss_mean,train_loss_mean,test_acc_mean\n");
+    let mut curves_csv =
+        String::from("n,gain,g,seed,round,test_loss_mean,train_loss_mean,test_acc_mean\n");
     // (n, gain) -> per-seed curves
-    let mut curves: BTreeMap<(usize, String), Vec<Vec<(u64, f64)>>> = BTreeMap::new();
+    let mut curves: BTreeMap<(usize, String), Vec<Curve>> = BTreeMap::new();
     for &n in &o.sizes {
         for seed in 0..o.seeds {
             let fd = data(n, o.items, seed)?;
@@ -257,7 +269,10 @@ fn main() -> Result<()> {
             } else {
                 let fd_sizes = vec![o.items as f64; n];
                 let b = overlay(&o.topology, n, 0)?;
-                format!("{:.2}", gname.parse::<InitGain>()?.gain(&b, Some(&fd_sizes))?)
+                format!(
+                    "{:.2}",
+                    gname.parse::<InitGain>()?.gain(&b, Some(&fd_sizes))?
+                )
             };
             write!(md, "| {gname} | {n} | {g} | {:.3} | ", mean_at(0))?;
             for (ti, &l) in o.thresholds.iter().enumerate() {
@@ -276,7 +291,11 @@ fn main() -> Result<()> {
             if pts[ti].len() >= 2 {
                 let (x, y): (Vec<f64>, Vec<f64>) = pts[ti].iter().copied().unzip();
                 let (b, _) = slope(&x, &y);
-                writeln!(fits, "- {gname}: rounds to loss {l} ~ n^{b:.2} (sizes reaching it: {})", pts[ti].len())?;
+                writeln!(
+                    fits,
+                    "- {gname}: rounds to loss {l} ~ n^{b:.2} (sizes reaching it: {})",
+                    pts[ti].len()
+                )?;
             }
         }
     }
@@ -291,7 +310,12 @@ fn main() -> Result<()> {
         .map(|((n, g), cs)| {
             let len = cs[0].len();
             let pts = (0..len)
-                .map(|j| (cs[0][j].0 as f64, cs.iter().map(|c| c[j].1).sum::<f64>() / cs.len() as f64))
+                .map(|j| {
+                    (
+                        cs[0][j].0 as f64,
+                        cs.iter().map(|c| c[j].1).sum::<f64>() / cs.len() as f64,
+                    )
+                })
                 .collect();
             Series {
                 name: format!("{g} n={n}"),
@@ -310,6 +334,9 @@ fn main() -> Result<()> {
     )
     .map_err(anyhow::Error::msg)?;
     std::fs::write(o.out.join("curves.svg"), svg)?;
-    eprintln!("wrote {}/{{curves.csv,results.md,curves.svg}}", o.out.display());
+    eprintln!(
+        "wrote {}/{{curves.csv,results.md,curves.svg}}",
+        o.out.display()
+    );
     Ok(())
 }

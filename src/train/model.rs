@@ -223,7 +223,7 @@ impl BatchedModel {
         let n = self.n;
         tch::no_grad(|| {
             for s in 0..n {
-                let mut rng = ChaCha8Rng::seed_from_u64(seed ^ 0x6865_5f75_6e69_66);
+                let mut rng = ChaCha8Rng::seed_from_u64(seed ^ 0x0068_655f_756e_6966);
                 rng.set_stream((first_silo + s) as u64);
                 for l in &mut self.layers {
                     let (w, b) = match l {
