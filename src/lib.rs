@@ -48,6 +48,7 @@ pub mod program;
 pub mod replay;
 pub mod report;
 pub mod reproduce;
+pub mod reproduce_init_gain;
 pub mod reproduce_matcha;
 pub mod scenario;
 pub mod timing;

@@ -51,6 +51,9 @@ pub enum TimingError {
         /// The cause.
         source: MaxPlusError,
     },
+    /// A random overlay (Erdos-Renyi, ...) could not be built.
+    #[error(transparent)]
+    Random(#[from] crate::overlay::random::RandomGraphError),
 }
 
 /// Cycle time with the algorithm that produced it.

@@ -96,6 +96,7 @@ pub fn run(a: CompareArgs) -> Result<()> {
             rounds: a.matcha_rounds,
             ..MatchaOptions::default()
         },
+        seed: a.seed,
         ..BuildOptions::default()
     };
     let cmp = compare_overlays(&underlay, &model, &kinds, &options)?;

@@ -15,7 +15,8 @@ use super::compare::ExportFormat;
 /// Options of `fedtopo overlay`.
 #[derive(Debug, Args)]
 pub struct OverlayArgs {
-    /// Overlay: star, mst, delta-mbst, ring, ring-opt, complete.
+    /// Overlay: star, mst, delta-mbst, ring, ring-opt, complete, or a random
+    /// graph (er:p=P|k=K, ba:m=M, regular:k=K, chung-lu:gamma=G,k=K, torus).
     kind: OverlayKind,
     #[command(flatten)]
     underlay: UnderlayArgs,
@@ -30,6 +31,9 @@ pub struct OverlayArgs {
     /// Output file (default: standard output).
     #[arg(long, short = 'o')]
     output: Option<PathBuf>,
+    /// Seed of random overlays (er, ba, regular, chung-lu).
+    #[arg(long, default_value_t = 0)]
+    seed: u64,
 }
 
 /// Runs `fedtopo overlay`.
@@ -38,6 +42,7 @@ pub fn run(a: OverlayArgs) -> Result<()> {
     let model = a.network.delay_model(&underlay)?;
     let options = BuildOptions {
         center: center_policy(&a.center, &underlay)?,
+        seed: a.seed,
         ..BuildOptions::default()
     };
     let overlay = build_overlay(a.kind, &underlay, &model, &options)?;

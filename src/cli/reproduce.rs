@@ -10,6 +10,29 @@ use clap::{Args, Subcommand};
 pub enum ReproduceCommand {
     /// MATCHA / MATCHA+ columns of Tables 3, 6, 7 and the budget sweep of Table 10.
     MatchaTables(MatchaTablesArgs),
+    /// Scaling exponents of ||pi|| with n on random graphs (Badie-Modiri et al. Fig. 5).
+    InitGainExponents(InitGainExponentsArgs),
+}
+
+/// Options of `fedtopo reproduce init-gain-exponents`.
+#[derive(Debug, Args)]
+pub struct InitGainExponentsArgs {
+    /// Graph sizes, comma-separated.
+    #[arg(
+        long,
+        default_value = "128,256,512,1024,2048,4096,8192",
+        value_delimiter = ','
+    )]
+    sizes: Vec<usize>,
+    /// Seeds 0..N per size.
+    #[arg(long, default_value_t = 10)]
+    seeds: u64,
+    /// Expected mean degree of every family (BA: m = k/2).
+    #[arg(long, default_value_t = 8)]
+    mean_degree: usize,
+    /// Where to write exponents.csv, points.csv and exponents.md.
+    #[arg(long, default_value = "experiments/init-gain")]
+    out: PathBuf,
 }
 
 /// Options of `fedtopo reproduce matcha-tables`.
@@ -38,8 +61,45 @@ pub struct MatchaTablesArgs {
 /// Runs a reproduce command. (Tables 3, 6, 7 for STAR, MST, delta-MBST and
 /// RING are an experiment file: `fedtopo run experiments/throughput-tables/experiment.toml`.)
 pub fn run(c: ReproduceCommand) -> Result<()> {
-    let ReproduceCommand::MatchaTables(a) = c;
-    run_matcha(a)
+    match c {
+        ReproduceCommand::MatchaTables(a) => run_matcha(a),
+        ReproduceCommand::InitGainExponents(a) => run_init_gain(a),
+    }
+}
+
+fn run_init_gain(a: InitGainExponentsArgs) -> Result<()> {
+    use fedtopo::reproduce_init_gain::{exponents, exponents_markdown, ExponentOptions};
+    if a.mean_degree == 0 {
+        anyhow::bail!("--mean-degree must be at least 1");
+    }
+    let rows = exponents(&ExponentOptions {
+        sizes: a.sizes.clone(),
+        seeds: a.seeds,
+        mean_degree: a.mean_degree,
+    })?;
+    std::fs::create_dir_all(&a.out).with_context(|| format!("creating {}", a.out.display()))?;
+    let mut w = csv::Writer::from_writer(Vec::new());
+    for r in &rows {
+        w.serialize(r)?;
+    }
+    std::fs::write(a.out.join("exponents.csv"), w.into_inner()?)?;
+    let mut p = String::from("family,n,mean_pi_norm,mean_component_size\n");
+    for r in &rows {
+        for (n, norm, m) in &r.points {
+            p += &format!("{},{n},{norm:.6e},{m:.1}\n", r.family);
+        }
+    }
+    std::fs::write(a.out.join("points.csv"), p)?;
+    let md = format!(
+        "## ||pi|| ~ n^-alpha (sizes {:?}, {} seeds, mean degree {})\n\n{}",
+        a.sizes,
+        a.seeds,
+        a.mean_degree,
+        exponents_markdown(&rows)
+    );
+    std::fs::write(a.out.join("exponents.md"), &md)?;
+    print!("{md}");
+    Ok(())
 }
 
 fn run_matcha(a: MatchaTablesArgs) -> Result<()> {

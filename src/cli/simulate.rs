@@ -9,6 +9,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 
 use fedtopo::network::NetworkKind;
 use fedtopo::overlay::build::{build_overlay, parse_overlay_list, BuildOptions};
+use fedtopo::overlay::failures::{FailureSpec, Failures};
 use fedtopo::replay::{replay_with_progress, ReplayOptions, Straggler};
 use fedtopo::report::replay::{
     link_usage_labelled, links_csv, round_stats, rounds_csv, starts_csv, timeline_svg,
@@ -44,6 +45,10 @@ pub struct SimulateArgs {
     /// Random compute times: `none` or `lognormal:SIGMA`.
     #[arg(long, default_value = "none")]
     straggler: String,
+    /// Random failures: `none`, `node:P` or `link:P` (each node / directed
+    /// link active in a round with probability P, seeded by --seed).
+    #[arg(long, default_value = "none")]
+    failures: String,
     /// Directory for starts.csv, rounds.csv, links.csv and timeline.svg.
     #[arg(long)]
     out: Option<PathBuf>,
@@ -66,9 +71,11 @@ pub fn run(a: SimulateArgs) -> Result<()> {
             bail!("--overlays {k}: MATCHA schedules need one silo per router (drop --silos / --silos-per-router)");
         }
     }
+    let failures = FailureSpec::parse_optional(&a.failures)?;
     let model = a.network.delay_model_placed(&underlay, placement)?;
     let options = BuildOptions {
         center: center_policy_at(&a.center, &underlay, model.connectivity.placement())?,
+        seed: a.seed,
         ..BuildOptions::default()
     };
     let ropts = ReplayOptions {
@@ -87,13 +94,20 @@ pub fn run(a: SimulateArgs) -> Result<()> {
     for kind in kinds {
         let overlay = build_overlay(kind, &underlay, &model, &options)?;
         taus.push(cycle_time(&overlay, &model)?.cycle_time_ms);
-        bar.set_message(kind.name());
+        bar.set_message(kind.to_string());
         let mut net = a.network_model.build(&model);
-        let r = replay_with_progress(&overlay, &model, net.as_mut(), &ropts, &mut |k| {
+        let mut tick = |k| {
             if k > 0 {
                 bar.inc(1)
             }
-        })?;
+        };
+        let r = match failures {
+            None => replay_with_progress(&overlay, &model, net.as_mut(), &ropts, &mut tick)?,
+            Some(f) => {
+                let sched = Failures::new(overlay, f, a.seed)?;
+                replay_with_progress(&sched, &model, net.as_mut(), &ropts, &mut tick)?
+            }
+        };
         results.push(r);
     }
     bar.finish_and_clear();

@@ -197,6 +197,7 @@ pub fn run_train(a: TrainArgs) -> Result<()> {
     let kinds = parse_overlay_list(&a.overlays)?;
     let options = BuildOptions {
         center: center_policy(&a.center, &underlay)?,
+        seed: a.seed,
         matcha: MatchaOptions {
             budget: a.budget,
             seed: a.seed,
@@ -255,7 +256,7 @@ pub fn run_train(a: TrainArgs) -> Result<()> {
                     (Box::new(o), shape)
                 }
             };
-        let dir = a.out.join(kind.name());
+        let dir = a.out.join(kind.to_string());
         if a.fresh && dir.exists() {
             std::fs::remove_dir_all(&dir).with_context(|| format!("removing {}", dir.display()))?;
         }
@@ -282,7 +283,7 @@ pub fn run_train(a: TrainArgs) -> Result<()> {
             .expect("valid template")
             .progress_chars("=> "),
         );
-        bar.set_prefix(kind.name());
+        bar.set_prefix(kind.to_string());
         let opts = RunOptions {
             rounds: a.rounds,
             eval_every: a.eval_every,
@@ -309,7 +310,7 @@ pub fn run_train(a: TrainArgs) -> Result<()> {
             },
         )?;
         bar.finish_and_clear();
-        runs.push((kind.name().to_string(), recs));
+        runs.push((kind.to_string(), recs));
     }
     let rows = summarize(&runs, target, None);
     let summary = render_summary_csv(&rows, target);

@@ -105,7 +105,7 @@ fn network_point(job: &Job, underlay: &Underlay) -> Result<NetworkPoint, Experim
 fn axis_cells(job: &Job, underlay: &Underlay, p: &NetworkPoint, extra: &[&str]) -> ResultRow {
     let mut row = ResultRow::default();
     row.push("underlay", underlay.name.as_str())
-        .push("overlay", p.kind.name());
+        .push("overlay", p.kind.to_string());
     for a in [
         "access",
         "center_access",
@@ -138,6 +138,7 @@ pub fn run_job(
 fn build_options(center: usize, seed: u64) -> BuildOptions {
     BuildOptions {
         center: CenterPolicy::Silo(center),
+        seed,
         matcha: MatchaOptions {
             seed,
             ..MatchaOptions::default()
@@ -249,3 +250,4 @@ fn simulate_job(job: &Job, underlay: &Underlay) -> Result<ResultRow, ExperimentE
         .push("max_active_flows", result.network_stats.max_active_flows);
     Ok(row)
 }
+

@@ -12,6 +12,7 @@ use crate::overlay::algo::RingSearch;
 use crate::overlay::matcha::{
     MatchaBase, MatchaDesign, MatchaError, MatchaOptions, MatchaSchedule,
 };
+use crate::overlay::random::{random_overlay, RandomSpec, RandomSpecError};
 use crate::overlay::{complete, mbst, mst, ring, star, Overlay};
 use crate::timing::TimingError;
 use crate::underlay::Underlay;
@@ -20,6 +21,9 @@ use crate::underlay::Underlay;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, PartialOrd, Ord)]
 #[serde(rename_all = "kebab-case")]
 pub enum OverlayKind {
+    /// A seeded random graph (`er:p=0.1`, `ba:m=2`, `regular:k=4`,
+    /// `chung-lu:gamma=3,k=8`, `torus`), redrawn until connected.
+    Random(RandomSpec),
     /// Server-client (Sec. 3).
     Star,
     /// Minimum spanning tree (Prop. 3.1).
@@ -49,9 +53,11 @@ impl OverlayKind {
         OverlayKind::Complete,
     ];
 
-    /// The name used on the command line and in reports.
+    /// The name used on the command line and in reports (for random
+    /// overlays the family only; `to_string()` gives the full spec).
     pub fn name(self) -> &'static str {
         match self {
+            OverlayKind::Random(r) => r.graph.family(),
             OverlayKind::Star => "star",
             OverlayKind::Mst => "mst",
             OverlayKind::DeltaMbst => "delta-mbst",
@@ -71,18 +77,35 @@ impl OverlayKind {
 
 impl fmt::Display for OverlayKind {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
+        match self {
+            OverlayKind::Random(r) => write!(f, "{r}"),
+            _ => f.write_str(self.name()),
+        }
     }
 }
 
 /// An overlay name that fedtopo does not know.
 #[derive(Debug, Clone, Error)]
-#[error("unknown overlay `{0}`; expected one of: star, mst, delta-mbst (or mbst), ring, ring-opt, complete, matcha, matcha+")]
+#[error("unknown overlay `{0}`; expected one of: star, mst, delta-mbst (or mbst), ring, ring-opt, complete, matcha, matcha+, or a random graph er:p=P|k=K, ba:m=M, regular:k=K, chung-lu:gamma=G,k=K, torus[:rows=R]")]
 pub struct UnknownOverlay(pub String);
 
+/// An overlay name that does not parse.
+#[derive(Debug, Clone, Error)]
+pub enum OverlayParseError {
+    /// Not a known family.
+    #[error(transparent)]
+    Unknown(#[from] UnknownOverlay),
+    /// A random-graph spec with bad parameters.
+    #[error(transparent)]
+    Random(#[from] RandomSpecError),
+}
+
 impl FromStr for OverlayKind {
-    type Err = UnknownOverlay;
+    type Err = OverlayParseError;
     fn from_str(s: &str) -> Result<Self, Self::Err> {
+        if RandomSpec::is_random_name(s) {
+            return Ok(OverlayKind::Random(s.parse()?));
+        }
         Ok(match s.trim().to_ascii_lowercase().as_str() {
             "star" | "server-client" => OverlayKind::Star,
             "mst" => OverlayKind::Mst,
@@ -92,7 +115,7 @@ impl FromStr for OverlayKind {
             "complete" | "full" => OverlayKind::Complete,
             "matcha" => OverlayKind::Matcha,
             "matcha+" | "matcha-plus" | "matchaplus" => OverlayKind::MatchaPlus,
-            _ => return Err(UnknownOverlay(s.to_string())),
+            _ => return Err(UnknownOverlay(s.to_string()).into()),
         })
     }
 }
@@ -164,6 +187,8 @@ pub struct BuildOptions {
     pub ring_search: RingSearch,
     /// MATCHA budget, seed and rounds.
     pub matcha: MatchaOptions,
+    /// Seed of random overlays (`er`, `ba`, ...) that give none of their own.
+    pub seed: u64,
 }
 
 /// Builds overlay `kind` for `model` on `underlay`.
@@ -181,6 +206,7 @@ pub fn build_overlay(
         OverlayKind::Ring => ring::ring(model),
         OverlayKind::RingOpt => ring::ring_opt(model, &options.ring_search),
         OverlayKind::Complete => complete(n),
+        OverlayKind::Random(spec) => random_overlay(&spec, n, options.seed)?,
         OverlayKind::Matcha | OverlayKind::MatchaPlus => {
             return Err(TimingError::NotStatic {
                 overlay: kind.name().to_string(),
@@ -206,12 +232,22 @@ pub fn build_schedule(
 }
 
 /// Parses a comma-separated list of overlay names (`all` = every kind).
-pub fn parse_overlay_list(list: &str) -> Result<Vec<OverlayKind>, UnknownOverlay> {
+///
+/// Random specs hold commas of their own (`chung-lu:gamma=3,k=8`): an item
+/// `KEY=VALUE` continues the random spec before it.
+pub fn parse_overlay_list(list: &str) -> Result<Vec<OverlayKind>, OverlayParseError> {
     if list.trim().eq_ignore_ascii_case("all") {
         return Ok(OverlayKind::ALL.to_vec());
     }
-    list.split(',')
-        .filter(|s| !s.trim().is_empty())
-        .map(str::parse)
-        .collect()
+    let mut items: Vec<String> = Vec::new();
+    for part in list.split(',').filter(|s| !s.trim().is_empty()) {
+        match items.last_mut() {
+            Some(last) if part.contains('=') && !part.contains(':') => {
+                last.push(',');
+                last.push_str(part);
+            }
+            _ => items.push(part.to_string()),
+        }
+    }
+    items.iter().map(|s| s.parse()).collect()
 }

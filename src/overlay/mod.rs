@@ -13,11 +13,14 @@
 pub mod algo;
 pub mod build;
 pub mod export;
+pub mod failures;
 pub mod matcha;
 pub mod mbst;
 pub mod mst;
+pub mod random;
 pub mod ring;
 pub mod star;
+pub mod stationary;
 
 use std::borrow::Cow;
 use std::collections::BTreeSet;

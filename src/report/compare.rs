@@ -96,7 +96,7 @@ pub fn compare_overlays(
         let overlay = build_overlay(kind, underlay, model, options)?;
         let t = cycle_time(&overlay, model)?;
         rows.push(CompareRow {
-            overlay: kind.name().to_string(),
+            overlay: kind.to_string(),
             arcs: overlay.arc_count(),
             max_degree: overlay.max_degree(),
             cycle_time_ms: t.cycle_time_ms,

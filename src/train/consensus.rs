@@ -239,13 +239,21 @@ pub enum ConsensusRule {
         /// Step `alpha` (MATCHA picks it by an SDP on the schedule).
         alpha: f64,
     },
+    /// DecAvg (Badie-Modiri et al. eq. 2): `A_ij = s_j / (s_i + sum_{l ->
+    /// i} s_l)` over the silo and the models it receives, `s` the data
+    /// sizes (`None`: equal, `1 / (indeg(i) + 1)`). Only the round's arcs
+    /// count, so failed links and nodes drop out and the weights renormalise.
+    DecAvg {
+        /// Training examples per silo.
+        sizes: Option<Vec<f64>>,
+    },
     /// The user's matrix (checked against each round's arcs).
     Custom(ConsensusMatrix),
 }
 
 impl ConsensusRule {
     /// Parses `auto`, `local-degree`, `mh`/`metropolis-hastings`, `half`,
-    /// `average`, `matcha:ALPHA`, or `file:PATH`.
+    /// `average`, `matcha:ALPHA`, `decavg`, or `file:PATH`.
     pub fn parse(text: &str) -> Result<Self, ConsensusError> {
         let t = text.trim();
         Ok(match t.to_ascii_lowercase().as_str() {
@@ -254,6 +262,7 @@ impl ConsensusRule {
             "mh" | "metropolis-hastings" | "metropolis" => ConsensusRule::MetropolisHastings,
             "half" | "ring" => ConsensusRule::Half,
             "average" | "star" => ConsensusRule::Average,
+            "decavg" | "dec-avg" => ConsensusRule::DecAvg { sizes: None },
             s if s.starts_with("matcha:") => {
                 let a = &t["matcha:".len()..];
                 let alpha: f64 = a.parse().map_err(|_| ConsensusError::File {
@@ -269,7 +278,7 @@ impl ConsensusRule {
                 return Err(ConsensusError::File {
                     path: text.into(),
                     message: "unknown rule; expected auto, local-degree, mh, half, average, \
-                              matcha:ALPHA or file:PATH"
+                              matcha:ALPHA, decavg or file:PATH"
                         .into(),
                 })
             }
@@ -292,6 +301,20 @@ impl ConsensusRule {
             ConsensusRule::Half => half(overlay),
             ConsensusRule::Average => Ok(ConsensusMatrix::average(n)),
             ConsensusRule::Matcha { alpha } => Ok(matcha(overlay, *alpha)),
+            ConsensusRule::DecAvg { sizes } => {
+                let rows = crate::overlay::stationary::decavg_rows(overlay, sizes.as_deref())
+                    .map_err(|e| ConsensusError::File {
+                        path: "decavg".into(),
+                        message: e.to_string(),
+                    })?;
+                let mut data = vec![0.0; n * n];
+                for (i, row) in rows.iter().enumerate() {
+                    for &(j, w) in row {
+                        data[i * n + j] = w;
+                    }
+                }
+                Ok(ConsensusMatrix { n, data })
+            }
             ConsensusRule::Custom(m) => {
                 m.check_support(overlay)?;
                 Ok(m.clone())
@@ -478,5 +501,52 @@ mod tests {
             ConsensusRule::parse("matcha:0.2").unwrap(),
             ConsensusRule::Matcha { alpha: 0.2 }
         );
+    }
+
+    #[test]
+    fn decavg_weights_data_sizes_over_active_neighbours() {
+        use crate::overlay::failures::{FailureSpec, Failures};
+        use crate::overlay::OverlaySchedule;
+        let o = Overlay::from_edges("p", 3, &[(0, 1), (1, 2)]);
+        let rule = ConsensusRule::parse("decavg").unwrap();
+        let a = rule.matrix(&o).unwrap();
+        assert!((a.get(1, 0) - 1.0 / 3.0).abs() < 1e-15 && a.get(0, 2) == 0.0);
+        assert!((a.get(0, 0) - 0.5).abs() < 1e-15);
+        let sized = ConsensusRule::DecAvg {
+            sizes: Some(vec![1.0, 2.0, 5.0]),
+        };
+        let a = sized.matrix(&o).unwrap();
+        // Row 1: (s0, s1, s2) / 8.
+        assert_eq!(
+            (a.get(1, 0), a.get(1, 1), a.get(1, 2)),
+            (0.125, 0.25, 0.625)
+        );
+        assert!(a.row_sum_error() < 1e-15);
+        a.check_support(&o).unwrap();
+        // Failures: isolated silos keep their own model.
+        let f = Failures::new(
+            crate::overlay::complete(6),
+            FailureSpec::parse_optional("node:0.5").unwrap().unwrap(),
+            2,
+        )
+        .unwrap();
+        for k in 0..20 {
+            let r = f.round(k);
+            let a = rule.matrix(&r).unwrap();
+            a.check_support(&r).unwrap();
+            for i in 0..6 {
+                if r.in_degree(i) == 0 {
+                    assert_eq!(a.get(i, i), 1.0);
+                }
+            }
+        }
+        let bad = ConsensusRule::DecAvg {
+            sizes: Some(vec![1.0]),
+        };
+        assert!(bad
+            .matrix(&o)
+            .unwrap_err()
+            .to_string()
+            .contains("1 data size(s) for 3 silos"));
     }
 }

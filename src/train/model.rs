@@ -23,6 +23,12 @@ pub enum ModelKind {
         /// Hidden units.
         hidden: usize,
     },
+    /// Three hidden ReLU layers, `dim -> h0 -> h1 -> h2 -> classes` (the
+    /// MLP of Badie-Modiri et al. is `mlp:512-256-128` on MNIST).
+    DeepMlp {
+        /// Hidden units of the three layers.
+        hidden: [usize; 3],
+    },
     /// LeNet-5 style CNN for images: conv5x5(6, pad 2) relu pool2,
     /// conv5x5(16) relu pool2, fc 120, fc 84, fc classes.
     LeNet,
@@ -33,7 +39,7 @@ pub enum ModelKind {
 }
 
 impl ModelKind {
-    /// Parses `logreg`, `mlp[:HIDDEN]`, `lenet`, `gn-lenet`.
+    /// Parses `logreg`, `mlp[:HIDDEN]`, `mlp:H0-H1-H2`, `lenet`, `gn-lenet`.
     pub fn parse(text: &str) -> Option<Self> {
         let t = text.trim().to_ascii_lowercase();
         Some(match t.as_str() {
@@ -42,8 +48,20 @@ impl ModelKind {
             "lenet" | "cnn" => ModelKind::LeNet,
             "gn-lenet" | "gnlenet" => ModelKind::GnLeNet,
             s => {
-                let h = s.strip_prefix("mlp:")?.parse().ok()?;
-                ModelKind::Mlp { hidden: h }
+                let h = s.strip_prefix("mlp:")?;
+                if h.contains('-') {
+                    let v: Vec<usize> = h
+                        .split('-')
+                        .map(|x| x.trim().parse().ok().filter(|&u: &usize| u > 0))
+                        .collect::<Option<_>>()?;
+                    ModelKind::DeepMlp {
+                        hidden: v.try_into().ok()?,
+                    }
+                } else {
+                    ModelKind::Mlp {
+                        hidden: h.parse().ok()?,
+                    }
+                }
             }
         })
     }
@@ -53,6 +71,7 @@ impl ModelKind {
         match self {
             ModelKind::LogReg => "logreg".into(),
             ModelKind::Mlp { hidden } => format!("mlp:{hidden}"),
+            ModelKind::DeepMlp { hidden: [a, b, c] } => format!("mlp:{a}-{b}-{c}"),
             ModelKind::LeNet => "lenet".into(),
             ModelKind::GnLeNet => "gn-lenet".into(),
         }
@@ -143,6 +162,14 @@ impl BatchedModel {
                 layers.push(dense(&mut rng, input.dim, hidden));
                 layers.push(dense(&mut rng, hidden, c));
             }
+            ModelKind::DeepMlp {
+                hidden: [h0, h1, h2],
+            } => {
+                layers.push(dense(&mut rng, input.dim, h0));
+                layers.push(dense(&mut rng, h0, h1));
+                layers.push(dense(&mut rng, h1, h2));
+                layers.push(dense(&mut rng, h2, c));
+            }
             ModelKind::LeNet | ModelKind::GnLeNet => {
                 let (ch, h, w) = input.image.ok_or_else(|| {
                     format!("{} needs image data (MNIST or CIFAR-10)", kind.name())
@@ -182,6 +209,45 @@ impl BatchedModel {
             input,
             layers,
         })
+    }
+
+    /// Uncoordinated initialisation (Badie-Modiri et al., Algorithm 1):
+    /// every silo draws its own weights, He-uniform scaled by `gain`,
+    /// `U(-g sqrt(6 / fan_in), +g sqrt(6 / fan_in))`, and biases
+    /// `U(-g / sqrt(fan_in), +g / sqrt(fan_in))` (PyTorch's default bias
+    /// scaled by the same gain); group-norm affine parameters stay 1 and 0.
+    /// Silo `first_silo + s` (`s` the local index) draws from ChaCha8 stream
+    /// `first_silo + s` of `seed`, so a batched model and per-silo models get
+    /// the same numbers.
+    pub fn reinit_he_uniform(&mut self, gain: f64, seed: u64, first_silo: usize) {
+        let n = self.n;
+        tch::no_grad(|| {
+            for s in 0..n {
+                let mut rng = ChaCha8Rng::seed_from_u64(seed ^ 0x0068_655f_756e_6966);
+                rng.set_stream((first_silo + s) as u64);
+                for l in &mut self.layers {
+                    let (w, b) = match l {
+                        Layer::Dense { w, b } | Layer::Conv { w, b, .. } => (w, b),
+                        Layer::GroupNorm { .. } => continue,
+                    };
+                    let shape = w.size();
+                    let fan_in = if shape.len() == 3 {
+                        shape[1]
+                    } else {
+                        shape[2..].iter().product()
+                    } as f64;
+                    let per: i64 = shape[1..].iter().product();
+                    let vals = uniform(&mut rng, per as usize, gain * (6.0 / fan_in).sqrt());
+                    w.get(s as i64)
+                        .copy_(&Tensor::from_slice(&vals).reshape(&shape[1..]));
+                    let bshape = b.size();
+                    let bper: i64 = bshape[1..].iter().product();
+                    let bvals = uniform(&mut rng, bper as usize, gain / fan_in.sqrt());
+                    b.get(s as i64)
+                        .copy_(&Tensor::from_slice(&bvals).reshape(&bshape[1..]));
+                }
+            }
+        });
     }
 
     /// Number of silos.
@@ -228,7 +294,7 @@ impl BatchedModel {
         let n = self.n as i64;
         let b = x.size()[1];
         match self.kind {
-            ModelKind::LogReg | ModelKind::Mlp { .. } => {
+            ModelKind::LogReg | ModelKind::Mlp { .. } | ModelKind::DeepMlp { .. } => {
                 let mut h = x.shallow_clone();
                 let last = self.layers.len() - 1;
                 for (k, l) in self.layers.iter().enumerate() {

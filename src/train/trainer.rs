@@ -216,6 +216,33 @@ impl Trainer {
         })
     }
 
+    /// Replaces every silo's parameters by its own He-uniform draw scaled
+    /// by `gain` (uncoordinated initialisation, Badie-Modiri et al.
+    /// Algorithm 1; see [`BatchedModel::reinit_he_uniform`]), seeded by the
+    /// configuration's seed, and resets the optimiser state. Call before
+    /// the first round.
+    pub fn reinitialise_uncoordinated(&mut self, gain: f64) -> Result<(), TrainError> {
+        if !(gain.is_finite() && gain > 0.0) {
+            return Err(TrainError::Config(format!(
+                "initialisation gain {gain} must be finite and > 0"
+            )));
+        }
+        let seed = self.cfg.seed;
+        let per_part = self.n / self.parts.len();
+        for (k, p) in self.parts.iter_mut().enumerate() {
+            p.model.reinit_he_uniform(gain, seed, k * per_part);
+        }
+        self.reset_optimizer();
+        Ok(())
+    }
+
+    /// Fresh optimiser state (DecAvg re-creates it after every averaging).
+    pub fn reset_optimizer(&mut self) {
+        for p in &mut self.parts {
+            p.opt = Optimizer::new(self.cfg.optimizer, &p.model.parameters());
+        }
+    }
+
     /// Rounds completed.
     pub fn round(&self) -> u64 {
         self.round
