@@ -175,6 +175,43 @@ pub fn render_edge_table(rows: &[TableRow]) -> String {
     s
 }
 
+/// CSV of [`edge_table`] rows (empty published cells when not given).
+pub fn edge_table_csv(rows: &[TableRow]) -> String {
+    let f = |v: Option<f64>| v.map_or(String::new(), |x| format!("{x}"));
+    let mut s = String::from(
+        "nodes,topology,edges,intra_edges,edges_per_node,max_degree,paper_messages_per_node,real_messages_per_node,published_edges_per_node,published_messages_per_node\n",
+    );
+    for r in rows {
+        let c = &r.counts;
+        s.push_str(&format!(
+            "{},{},{},{},{},{},{},{},{},{}\n",
+            c.nodes,
+            c.topology,
+            c.edges,
+            c.intra_edges,
+            c.edges_per_node,
+            c.max_degree,
+            c.paper_messages_per_node,
+            c.real_messages_per_node,
+            f(r.published_edges_per_node),
+            f(r.published_messages_per_node)
+        ));
+    }
+    s
+}
+
+/// CSV of [`skew_stats`].
+pub fn skew_stats_csv(stats: &[SkewStats]) -> String {
+    let mut s = String::from("steps,mean,min,max,below_0_1\n");
+    for st in stats {
+        s.push_str(&format!(
+            "{},{},{},{},{}\n",
+            st.steps, st.mean, st.min, st.max, st.below_0_1
+        ));
+    }
+    s
+}
+
 /// Markdown table of [`skew_stats`].
 pub fn render_skew_table(stats: &[SkewStats]) -> String {
     let mut s = String::from(
