@@ -73,6 +73,8 @@ pub struct CompareArgs {
     /// Rounds sampled for MATCHA's cycle time.
     #[arg(long, default_value_t = 1000)]
     matcha_rounds: u64,
+    #[command(flatten)]
+    dcliques: super::dcliques::DCliquesArgs,
 }
 
 /// Runs `fedtopo compare`.
@@ -88,6 +90,7 @@ pub fn run(a: CompareArgs) -> Result<()> {
             rounds: a.matcha_rounds,
             ..MatchaOptions::default()
         },
+        dcliques: a.dcliques.build()?,
         ..BuildOptions::default()
     };
     let cmp = compare_overlays(&underlay, &model, &kinds, &options)?;

@@ -25,7 +25,8 @@ pub struct EdgeCounts {
     /// Largest degree.
     pub max_degree: usize,
     /// Messages per node and round as the paper counts them with Clique
-    /// Averaging: `2 x edges_per_node` (model + gradient per edge).
+    /// Averaging: `2 x edges_per_node` (model + gradient per edge); without
+    /// cliques (baselines), one model per edge: `edges_per_node`.
     pub paper_messages_per_node: f64,
     /// Messages per node and round as they flow: models to every
     /// neighbour, gradients to clique neighbours, `(2 E + 2 E_intra) / n`.
@@ -45,7 +46,7 @@ pub fn edge_counts(t: &CliqueTopology) -> EdgeCounts {
         intra_edges: intra,
         edges_per_node: per,
         max_degree: t.degrees().into_iter().max().unwrap_or(0),
-        paper_messages_per_node: 2.0 * per,
+        paper_messages_per_node: if intra > 0 { 2.0 * per } else { per },
         real_messages_per_node: (2 * e + 2 * intra) as f64 / n,
     }
 }

@@ -21,6 +21,7 @@ pub mod count;
 pub mod greedy;
 pub mod inter;
 pub mod labels;
+pub mod placement;
 pub mod table;
 pub mod timing;
 pub mod weights;

@@ -89,12 +89,7 @@ pub fn edge_table(sizes: &[usize], seed: u64) -> Result<Vec<TableRow>, DCliquesE
         };
         for (kind, pe, pm) in rows_for(n) {
             let t = build_topology(kind, &labels, &options)?;
-            let mut counts = edge_counts(&t);
-            // Without cliques (fully connected, random graph) there is no
-            // gradient message: the paper counts one message per edge.
-            if t.intra_edges().is_empty() {
-                counts.paper_messages_per_node = counts.edges_per_node;
-            }
+            let counts = edge_counts(&t);
             out.push(TableRow {
                 counts,
                 published_edges_per_node: pe,

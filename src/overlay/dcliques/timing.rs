@@ -129,9 +129,27 @@ pub struct CliqueReplay {
     pub model_messages: u64,
     /// Events handled.
     pub events: u64,
+    /// Messages (gradients and models) per ordered silo pair, sorted.
+    pub arc_transfers: Vec<((usize, usize), u64)>,
+    /// Network counters.
+    pub network_stats: crate::network::NetworkStats,
 }
 
 impl CliqueReplay {
+    /// As a [`crate::replay::ReplayResult`] (for the replay reports);
+    /// `transfers` counts gradient and model messages.
+    pub fn into_replay_result(self) -> crate::replay::ReplayResult {
+        crate::replay::ReplayResult {
+            overlay: self.topology,
+            network: self.network,
+            starts: self.starts,
+            events: self.events,
+            transfers: self.gradient_messages + self.model_messages,
+            arc_transfers: self.arc_transfers,
+            network_stats: self.network_stats,
+        }
+    }
+
     /// Mean round duration, `max_i t_i(K) / K`, ms.
     pub fn mean_round_ms(&self) -> Ms {
         let k = self.starts.len() - 1;
@@ -177,6 +195,7 @@ struct Sim<'a> {
     starts: Vec<Vec<Ms>>,
     gradient_messages: u64,
     model_messages: u64,
+    arc_transfers: HashMap<(usize, usize), u64>,
 }
 
 impl Sim<'_> {
@@ -200,6 +219,7 @@ impl Sim<'_> {
             out_deg: o.out_degree(from),
             in_deg: o.in_degree(to),
         };
+        *self.arc_transfers.entry((from, to)).or_insert(0) += 1;
         if o_is_grad {
             self.gradient_messages += 1;
         } else {
@@ -305,6 +325,7 @@ pub fn replay_clique_averaging(
         starts: vec![vec![f64::NAN; n]; rounds as usize + 1],
         gradient_messages: 0,
         model_messages: 0,
+        arc_transfers: HashMap::new(),
     };
     let mut q = Scheduler::new();
     for i in 0..n {
@@ -317,7 +338,11 @@ pub fn replay_clique_averaging(
             round: sim.round[i],
         });
     }
+    let mut arc_transfers: Vec<_> = sim.arc_transfers.into_iter().collect();
+    arc_transfers.sort_unstable();
     Ok(CliqueReplay {
+        arc_transfers,
+        network_stats: sim.net.stats(),
         topology: t.name.clone(),
         network: sim.net.name().to_string(),
         starts: sim.starts,
