@@ -12,6 +12,9 @@ pub enum ReproduceCommand {
     MatchaTables(MatchaTablesArgs),
     /// D-Cliques edge/message table (n = 100, 1000) and Greedy Swap skew.
     DcliquesTable(DcliquesTableArgs),
+    /// D-Cliques convergence on label-skewed data (needs the `train` feature).
+    #[cfg(feature = "train")]
+    DcliquesConvergence(super::dcliques::ConvergenceArgs),
 }
 
 /// Options of `fedtopo reproduce dcliques-table`.
@@ -57,6 +60,8 @@ pub fn run(c: ReproduceCommand) -> Result<()> {
     match c {
         ReproduceCommand::MatchaTables(a) => run_matcha(a),
         ReproduceCommand::DcliquesTable(a) => run_dcliques(a),
+        #[cfg(feature = "train")]
+        ReproduceCommand::DcliquesConvergence(a) => super::dcliques::run_convergence(a),
     }
 }
 

@@ -97,6 +97,8 @@ pub struct TrainArgs {
     /// No progress bars.
     #[arg(long)]
     quiet: bool,
+    #[command(flatten)]
+    dcliques: super::dcliques::DCliquesArgs,
 }
 
 fn load_data(a: &TrainArgs, n: usize, positions: Option<&[(f64, f64)]>) -> Result<FederatedData> {
@@ -187,6 +189,8 @@ pub fn run_train(a: TrainArgs) -> Result<()> {
     let kinds = parse_overlay_list(&a.overlays)?;
     let options = BuildOptions {
         center: center_policy(&a.center, &underlay)?,
+        // D-Cliques are built from the silos' real label counts.
+        dcliques: super::dcliques::with_data_labels(a.dcliques.build()?, &data),
         ..BuildOptions::default()
     };
     let target = match (a.target_acc, a.target_loss) {
@@ -220,6 +224,12 @@ pub fn run_train(a: TrainArgs) -> Result<()> {
         );
         let mut trainer = Trainer::new(cfg.clone(), &data)?;
         let mut clock = MaxPlusClock::new(model.clone());
+        // D-Cliques `+ca`: gradients averaged in cliques, two-phase clock.
+        let mut ca_clock = super::dcliques::clique_averaging(kind, &options, &model, &mut trainer)?;
+        let clock: &mut dyn fedtopo::train::clock::RoundClock = match ca_clock.as_mut() {
+            Some(c) => c,
+            None => &mut clock,
+        };
         let bar = if a.quiet {
             ProgressBar::hidden()
         } else {
@@ -243,7 +253,7 @@ pub fn run_train(a: TrainArgs) -> Result<()> {
         let recs = run(
             &mut trainer,
             &overlay,
-            &mut clock,
+            clock,
             &opts,
             &fingerprint,
             |r, recs| {

@@ -102,6 +102,9 @@ pub enum LabelSource {
         /// Number of labels.
         classes: usize,
     },
+    /// Given label counts per node (`counts[i][y]`), e.g. of a real data
+    /// partition; the number of nodes must match.
+    Counts(Vec<Vec<usize>>),
 }
 
 impl Default for LabelSource {
@@ -127,6 +130,15 @@ impl LabelSource {
             }
             LabelSource::OneClass { classes } => {
                 LabelDistributions::one_class_per_node(n, *classes)
+            }
+            LabelSource::Counts(counts) => {
+                if counts.len() != n {
+                    return Err(DCliquesError::Invalid(format!(
+                        "label counts for {} nodes, the network has {n} silos",
+                        counts.len()
+                    )));
+                }
+                LabelDistributions::from_counts(counts)
             }
         }
     }
