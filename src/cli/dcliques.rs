@@ -156,7 +156,7 @@ pub fn run_convergence(a: ConvergenceArgs) -> Result<()> {
     let mut md = format!(
         "Setup: {} nodes, Gaussian mixture ({} classes, dim {}, spread {}), partition {}, \
          logistic regression, lr {}, batch {}, momentum {}, {} rounds, seed {}, Metropolis-Hastings weights.\n\n\
-         | topology | edges | mean clique skew | final test acc mean | min | max | first round with mean >= 0.95 x best final mean |\n|---|---|---|---|---|---|---|\n",
+         | topology | edges | mean clique skew | test acc mean (min) @5 | @10 | @20 | final mean | final min | final max | first round with mean >= 0.95 x best final mean |\n|---|---|---|---|---|---|---|---|---|---|\n",
         setup.nodes, setup.classes, setup.dim, setup.spread, setup.partition, setup.lr, setup.batch_size, setup.momentum,
         setup.rounds, setup.seed
     );
@@ -187,9 +187,26 @@ pub fn run_convergence(a: ConvergenceArgs) -> Result<()> {
             .iter()
             .find(|x| x.test_acc.mean >= 0.95 * best)
             .map_or("-".to_string(), |x| format!("{}", x.wall_clock_ms as u64));
+        let at = |round: u64| {
+            r.records
+                .iter()
+                .find(|x| x.wall_clock_ms as u64 == round)
+                .map_or("-".to_string(), |x| {
+                    format!("{:.4} ({:.4})", x.test_acc.mean, x.test_acc.min)
+                })
+        };
         md.push_str(&format!(
-            "| {} | {} | {:.3} | {:.4} | {:.4} | {:.4} | {} |\n",
-            r.name, r.edges, r.mean_clique_skew, last.test_acc.mean, last.test_acc.min, last.test_acc.max, reach
+            "| {} | {} | {:.3} | {} | {} | {} | {:.4} | {:.4} | {:.4} | {} |\n",
+            r.name,
+            r.edges,
+            r.mean_clique_skew,
+            at(5),
+            at(10),
+            at(20),
+            last.test_acc.mean,
+            last.test_acc.min,
+            last.test_acc.max,
+            reach
         ));
         series.push(Series {
             name: r.name.clone(),
@@ -260,5 +277,8 @@ pub fn clique_averaging(
     }
     let t = options.dcliques.topology(d, model.silo_count())?;
     trainer.set_clique_averaging(Some(&gradient_matrix(&t.averaging_groups())?))?;
-    Ok(Some(CliqueAveragingClock::new(model.clone(), t.gradient_overlay())))
+    Ok(Some(CliqueAveragingClock::new(
+        model.clone(),
+        t.gradient_overlay(),
+    )))
 }

@@ -246,13 +246,13 @@ pub mod convergence {
     use crate::overlay::dcliques::{
         build_topology, DCliquesOptions, LabelDistributions, TopologyKind,
     };
+    use crate::train::consensus::ConsensusRule;
     use crate::train::data::partition::Partition;
     use crate::train::data::FederatedData;
     use crate::train::model::ModelKind;
     use crate::train::optim::{LrSchedule, OptimizerKind};
     use crate::train::report::RoundRecord;
     use crate::train::trainer::{ExecMode, TrainConfig, TrainError, Trainer};
-    use crate::train::consensus::ConsensusRule;
 
     /// The test bed: class-conditional Gaussians split with a label-skewed
     /// partition (2 shards per node, or one class per node), logistic
@@ -347,7 +347,8 @@ pub mod convergence {
                 c
             })
             .collect();
-        let labels = LabelDistributions::from_counts(&counts).map_err(|e| cfg_err(e.to_string()))?;
+        let labels =
+            LabelDistributions::from_counts(&counts).map_err(|e| cfg_err(e.to_string()))?;
         let data = FederatedData {
             name: format!("gaussian-mixture({},{})", setup.classes, setup.dim),
             train,
@@ -378,7 +379,8 @@ pub mod convergence {
             let w = model_matrix(&t)?;
             let mut trainer = Trainer::new(cfg.clone(), &data)?;
             if ca {
-                let g = gradient_matrix(&t.averaging_groups()).map_err(|e| cfg_err(e.to_string()))?;
+                let g =
+                    gradient_matrix(&t.averaging_groups()).map_err(|e| cfg_err(e.to_string()))?;
                 trainer.set_clique_averaging(Some(&g))?;
             }
             let mut records = vec![trainer.evaluate(0.0)];
@@ -388,7 +390,8 @@ pub mod convergence {
                     records.push(trainer.evaluate(r as f64));
                 }
             }
-            let skew = t.cliques.iter().map(|c| labels.skew(c)).sum::<f64>() / t.cliques.len() as f64;
+            let skew =
+                t.cliques.iter().map(|c| labels.skew(c)).sum::<f64>() / t.cliques.len() as f64;
             let mut name = t.name.clone();
             if ca {
                 name.push_str("+ca");
