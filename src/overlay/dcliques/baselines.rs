@@ -34,7 +34,7 @@ fn circulant(order: &[usize], d: usize) -> BTreeSet<(usize, usize)> {
 /// Degree-preserving random double-edge swaps: `{a,b},{c,d} -> {a,d},{c,b}`
 /// when it creates neither a loop nor a duplicate and `accept` agrees.
 fn double_edge_swaps(
-    edges: &mut Vec<(usize, usize)>,
+    edges: &mut [(usize, usize)],
     swaps: usize,
     rng: &mut ChaCha8Rng,
     mut accept: impl FnMut(&BTreeSet<(usize, usize)>) -> bool,

@@ -71,10 +71,10 @@ pub fn greedy_swap(
         }
         if let Some(&(pi, pj)) = swaps.choose(rng) {
             let (i, j) = (cliques[a][pi], cliques[b][pj]);
-            for y in 0..l {
-                let d = labels.node(j)[y] - labels.node(i)[y];
-                sums[a][y] += d;
-                sums[b][y] -= d;
+            let (pi_row, pj_row) = (labels.node(i), labels.node(j));
+            for (y, (vi, vj)) in pi_row.iter().zip(pj_row).enumerate() {
+                sums[a][y] += vj - vi;
+                sums[b][y] -= vj - vi;
             }
             cliques[a][pi] = j;
             cliques[b][pj] = i;
