@@ -35,6 +35,14 @@ pub enum TimingError {
         /// The cause.
         source: crate::overlay::matcha::MatchaError,
     },
+    /// A D-Cliques topology could not be built.
+    #[error("building `{overlay}`")]
+    DCliques {
+        /// Overlay name.
+        overlay: String,
+        /// The cause.
+        source: crate::overlay::dcliques::DCliquesError,
+    },
     /// The overlay and the delay model disagree on the number of silos.
     #[error("the overlay has {overlay} silos but the network has {network}")]
     SizeMismatch {

@@ -75,6 +75,8 @@ pub struct CompareArgs {
     /// Rounds sampled for MATCHA's cycle time.
     #[arg(long, default_value_t = 1000)]
     matcha_rounds: u64,
+    #[command(flatten)]
+    dcliques: super::dcliques::DCliquesArgs,
 }
 
 /// Runs `fedtopo compare`.
@@ -97,6 +99,7 @@ pub fn run(a: CompareArgs) -> Result<()> {
             ..MatchaOptions::default()
         },
         seed: a.seed,
+        dcliques: a.dcliques.build()?,
         ..BuildOptions::default()
     };
     let cmp = compare_overlays(&underlay, &model, &kinds, &options)?;

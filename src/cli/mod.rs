@@ -2,6 +2,7 @@
 
 mod args;
 mod compare;
+mod dcliques;
 mod overlay;
 mod reproduce;
 mod run;

@@ -2,12 +2,12 @@
 
 use std::path::PathBuf;
 
-use anyhow::{Context, Result};
+use anyhow::{bail, Context, Result};
 use clap::Args;
 
-use fedtopo::overlay::build::{build_overlay, BuildOptions, OverlayKind};
+use fedtopo::overlay::build::{build_overlay, overlay_cycle_time, BuildOptions, OverlayKind};
+use fedtopo::overlay::dcliques::count::edge_counts;
 use fedtopo::overlay::export::ExportedOverlay;
-use fedtopo::timing::cycle_time;
 
 use super::args::{center_policy, NetworkArgs, UnderlayArgs};
 use super::compare::ExportFormat;
@@ -15,8 +15,10 @@ use super::compare::ExportFormat;
 /// Options of `fedtopo overlay`.
 #[derive(Debug, Args)]
 pub struct OverlayArgs {
-    /// Overlay: star, mst, delta-mbst, ring, ring-opt, complete, or a random
-    /// graph (er:p=P|k=K, ba:m=M, regular:k=K, chung-lu:gamma=G,k=K, torus).
+    /// Overlay: star, mst, delta-mbst, ring, ring-opt, complete, a random
+    /// graph (er:p=P|k=K, ba:m=M, regular:k=K, chung-lu:gamma=G,k=K, torus),
+    /// dcliques[-greedy|-random|-oneclass][-ring|-fractal|-smallworld|-full][+ca],
+    /// dc-random-regular10, dc-diverse-random10, dc-node-ring, dc-grid, dc-fully-connected.
     kind: OverlayKind,
     #[command(flatten)]
     underlay: UnderlayArgs,
@@ -34,19 +36,73 @@ pub struct OverlayArgs {
     /// Seed of random overlays (er, ba, regular, chung-lu).
     #[arg(long, default_value_t = 0)]
     seed: u64,
+    /// D-Cliques overlays only: build the topology over this many abstract
+    /// nodes instead of the underlay's silos (no timing).
+    #[arg(long)]
+    nodes: Option<usize>,
+    #[command(flatten)]
+    dcliques: super::dcliques::DCliquesArgs,
+}
+
+/// Writes `text` to `output` or standard output.
+fn emit(output: &Option<PathBuf>, text: &str) -> Result<()> {
+    match output {
+        Some(path) => {
+            std::fs::write(path, text).with_context(|| format!("writing {}", path.display()))
+        }
+        None => {
+            print!("{text}");
+            Ok(())
+        }
+    }
+}
+
+/// `fedtopo overlay dcliques... --nodes N`: the abstract topology.
+fn run_abstract(a: &OverlayArgs, n: usize) -> Result<()> {
+    let OverlayKind::DCliques(d) = a.kind else {
+        bail!(
+            "--nodes is only for D-Cliques overlays (dcliques..., dc-...), not `{}`",
+            a.kind
+        );
+    };
+    if n == 0 {
+        bail!("--nodes must be at least 1");
+    }
+    let t = a.dcliques.build()?.topology(d, n)?;
+    let c = edge_counts(&t);
+    let labels: Vec<String> = (0..n).map(|i| i.to_string()).collect();
+    let e = ExportedOverlay::new(&t.overlay(), &labels, None, None);
+    emit(&a.output, &a.format.render(&e))?;
+    eprintln!(
+        "{}: {} nodes, {} cliques, {} edges ({} intra), {:.2} edges/node, messages/node/round: \
+         {:.2} (paper's count), {:.2} (real flow)",
+        t.name,
+        n,
+        t.cliques.len(),
+        c.edges,
+        c.intra_edges,
+        c.edges_per_node,
+        c.paper_messages_per_node,
+        c.real_messages_per_node
+    );
+    Ok(())
 }
 
 /// Runs `fedtopo overlay`.
 pub fn run(a: OverlayArgs) -> Result<()> {
+    if let Some(n) = a.nodes {
+        return run_abstract(&a, n);
+    }
     let underlay = a.underlay.load(false)?;
     let model = a.network.delay_model(&underlay)?;
     let options = BuildOptions {
         center: center_policy(&a.center, &underlay)?,
         seed: a.seed,
+        dcliques: a.dcliques.build()?,
         ..BuildOptions::default()
     };
     let overlay = build_overlay(a.kind, &underlay, &model, &options)?;
-    let t = cycle_time(&overlay, &model)?;
+    let t = overlay_cycle_time(a.kind, &overlay, &model, &options)?;
     let labels: Vec<String> = underlay.routers.iter().map(|r| r.label.clone()).collect();
     let e = ExportedOverlay::new(&overlay, &labels, Some(&model), Some(t.cycle_time_ms));
     let text = a.format.render(&e);

@@ -12,6 +12,11 @@ pub enum ReproduceCommand {
     MatchaTables(MatchaTablesArgs),
     /// Scaling exponents of ||pi|| with n on random graphs (Badie-Modiri et al. Fig. 5).
     InitGainExponents(InitGainExponentsArgs),
+    /// D-Cliques edge/message table (n = 100, 1000) and Greedy Swap skew.
+    DcliquesTable(DcliquesTableArgs),
+    /// D-Cliques convergence on label-skewed data (needs the `train` feature).
+    #[cfg(feature = "train")]
+    DcliquesConvergence(super::dcliques::ConvergenceArgs),
 }
 
 /// Options of `fedtopo reproduce init-gain-exponents`.
@@ -33,6 +38,20 @@ pub struct InitGainExponentsArgs {
     /// Where to write exponents.csv, points.csv and exponents.md.
     #[arg(long, default_value = "experiments/init-gain")]
     out: PathBuf,
+}
+
+/// Options of `fedtopo reproduce dcliques-table`.
+#[derive(Debug, Args)]
+pub struct DcliquesTableArgs {
+    /// Where to write edges.csv, skew.csv and results.md.
+    #[arg(long, default_value = "experiments/dcliques")]
+    out: PathBuf,
+    /// Seed of the partition and of the topologies.
+    #[arg(long, default_value_t = 0)]
+    seed: u64,
+    /// Experiments (seeds) for the skew statistics.
+    #[arg(long, default_value_t = 100)]
+    experiments: u64,
 }
 
 /// Options of `fedtopo reproduce matcha-tables`.
@@ -64,6 +83,9 @@ pub fn run(c: ReproduceCommand) -> Result<()> {
     match c {
         ReproduceCommand::MatchaTables(a) => run_matcha(a),
         ReproduceCommand::InitGainExponents(a) => run_init_gain(a),
+        ReproduceCommand::DcliquesTable(a) => run_dcliques(a),
+        #[cfg(feature = "train")]
+        ReproduceCommand::DcliquesConvergence(a) => super::dcliques::run_convergence(a),
     }
 }
 
@@ -98,6 +120,30 @@ fn run_init_gain(a: InitGainExponentsArgs) -> Result<()> {
         exponents_markdown(&rows)
     );
     std::fs::write(a.out.join("exponents.md"), &md)?;
+    print!("{md}");
+    Ok(())
+}
+
+fn run_dcliques(a: DcliquesTableArgs) -> Result<()> {
+    use fedtopo::overlay::dcliques::table::{
+        edge_table, edge_table_csv, render_edge_table, render_skew_table, skew_stats,
+        skew_stats_csv,
+    };
+    let rows = edge_table(&[100, 1000], a.seed)?;
+    let skew = skew_stats(100, &[0, 100, 200, 400, 1000], a.experiments.max(1), a.seed)?;
+    std::fs::create_dir_all(&a.out).with_context(|| format!("creating {}", a.out.display()))?;
+    std::fs::write(a.out.join("edges.csv"), edge_table_csv(&rows))?;
+    std::fs::write(a.out.join("skew.csv"), skew_stats_csv(&skew))?;
+    let md = format!(
+        "## Edges and messages per node (M = 10, Greedy Swap K = 1000, MNIST shards, seed {})\n\n{}\n\
+         ## Average clique skew, n = 100, M = 10, {} experiments (seeds {}..)\n\n{}",
+        a.seed,
+        render_edge_table(&rows),
+        a.experiments.max(1),
+        a.seed,
+        render_skew_table(&skew)
+    );
+    std::fs::write(a.out.join("results.md"), &md)?;
     print!("{md}");
     Ok(())
 }

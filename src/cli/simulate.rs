@@ -8,13 +8,15 @@ use comfy_table::{presets::UTF8_BORDERS_ONLY, Table};
 use indicatif::{ProgressBar, ProgressStyle};
 
 use fedtopo::network::NetworkKind;
-use fedtopo::overlay::build::{build_overlay, parse_overlay_list, BuildOptions};
+use fedtopo::overlay::build::{
+    build_overlay, overlay_cycle_time, parse_overlay_list, BuildOptions, OverlayKind,
+};
+use fedtopo::overlay::dcliques::timing::replay_clique_averaging;
 use fedtopo::overlay::failures::{FailureSpec, Failures};
 use fedtopo::replay::{replay_with_progress, ReplayOptions, Straggler};
 use fedtopo::report::replay::{
     link_usage_labelled, links_csv, round_stats, rounds_csv, starts_csv, timeline_svg,
 };
-use fedtopo::timing::cycle_time;
 
 use super::args::{center_policy_at, NetworkArgs, PlacementArgs, UnderlayArgs};
 
@@ -52,6 +54,8 @@ pub struct SimulateArgs {
     /// Directory for starts.csv, rounds.csv, links.csv and timeline.svg.
     #[arg(long)]
     out: Option<PathBuf>,
+    #[command(flatten)]
+    dcliques: super::dcliques::DCliquesArgs,
 }
 
 fn parse_straggler(s: &str) -> Result<Straggler> {
@@ -76,6 +80,7 @@ pub fn run(a: SimulateArgs) -> Result<()> {
     let options = BuildOptions {
         center: center_policy_at(&a.center, &underlay, model.connectivity.placement())?,
         seed: a.seed,
+        dcliques: a.dcliques.build()?,
         ..BuildOptions::default()
     };
     let ropts = ReplayOptions {
@@ -93,9 +98,25 @@ pub fn run(a: SimulateArgs) -> Result<()> {
     let mut taus = Vec::new();
     for kind in kinds {
         let overlay = build_overlay(kind, &underlay, &model, &options)?;
-        taus.push(cycle_time(&overlay, &model)?.cycle_time_ms);
+        taus.push(overlay_cycle_time(kind, &overlay, &model, &options)?.cycle_time_ms);
         bar.set_message(kind.to_string());
         let mut net = a.network_model.build(&model);
+        if let OverlayKind::DCliques(d) = kind {
+            if d.clique_averaging {
+                // Two phases per round: gradients inside cliques, then models.
+                if ropts.straggler != Straggler::None {
+                    bail!("{kind}: --straggler is not supported for Clique Averaging replays");
+                }
+                if failures.is_some() {
+                    bail!("{kind}: --failures is not supported for Clique Averaging replays");
+                }
+                let t = options.dcliques.topology(d, model.silo_count())?;
+                let r = replay_clique_averaging(&t, &model, net.as_mut(), a.rounds)?;
+                bar.inc(a.rounds);
+                results.push(r.into_replay_result());
+                continue;
+            }
+        }
         let mut tick = |k| {
             if k > 0 {
                 bar.inc(1)

@@ -107,6 +107,8 @@ pub struct TrainArgs {
     /// No progress bars.
     #[arg(long)]
     quiet: bool,
+    #[command(flatten)]
+    dcliques: super::dcliques::DCliquesArgs,
 }
 
 fn load_data(a: &TrainArgs, n: usize, positions: Option<&[(f64, f64)]>) -> Result<FederatedData> {
@@ -203,6 +205,8 @@ pub fn run_train(a: TrainArgs) -> Result<()> {
             seed: a.seed,
             ..MatchaOptions::default()
         },
+        // D-Cliques are built from the silos' real label counts.
+        dcliques: super::dcliques::with_data_labels(a.dcliques.build()?, &data),
         ..BuildOptions::default()
     };
     let target = match (a.target_acc, a.target_loss) {
@@ -270,7 +274,13 @@ pub fn run_train(a: TrainArgs) -> Result<()> {
             a.network_model
         );
         let mut trainer = Trainer::new(cfg.clone(), &data)?;
-        let mut clock = EngineClock::new(schedule.as_ref(), &model, a.network_model)?;
+        let mut engine_clock = EngineClock::new(schedule.as_ref(), &model, a.network_model)?;
+        // D-Cliques `+ca`: gradients averaged in cliques, two-phase clock.
+        let mut ca_clock = super::dcliques::clique_averaging(kind, &options, &model, &mut trainer)?;
+        let clock: &mut dyn fedtopo::train::clock::RoundClock = match ca_clock.as_mut() {
+            Some(c) => c,
+            None => &mut engine_clock,
+        };
         let bar = if a.quiet {
             ProgressBar::hidden()
         } else {
@@ -294,7 +304,7 @@ pub fn run_train(a: TrainArgs) -> Result<()> {
         let recs = run(
             &mut trainer,
             schedule.as_ref(),
-            &mut clock,
+            clock,
             &opts,
             &fingerprint,
             |r, recs| {

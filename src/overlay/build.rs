@@ -9,12 +9,13 @@ use thiserror::Error;
 
 use crate::delay::DelayModel;
 use crate::overlay::algo::RingSearch;
+use crate::overlay::dcliques::placement::{DCliquesBuild, DCliquesOverlay};
 use crate::overlay::matcha::{
     MatchaBase, MatchaDesign, MatchaError, MatchaOptions, MatchaSchedule,
 };
 use crate::overlay::random::{random_overlay, RandomSpec, RandomSpecError};
 use crate::overlay::{complete, mbst, mst, ring, star, Overlay};
-use crate::timing::TimingError;
+use crate::timing::{cycle_time, Timing, TimingError};
 use crate::underlay::Underlay;
 
 /// The overlay families fedtopo can build.
@@ -40,6 +41,9 @@ pub enum OverlayKind {
     Matcha,
     /// MATCHA+ : MATCHA on the underlay Gu (a schedule).
     MatchaPlus,
+    /// D-Cliques topologies and their baselines (Bellet et al. 2021), with
+    /// or without Clique Averaging (`+ca`).
+    DCliques(DCliquesOverlay),
 }
 
 impl OverlayKind {
@@ -66,6 +70,7 @@ impl OverlayKind {
             OverlayKind::Complete => "complete",
             OverlayKind::Matcha => "matcha",
             OverlayKind::MatchaPlus => "matcha+",
+            OverlayKind::DCliques(d) => d.name(),
         }
     }
 
@@ -86,7 +91,7 @@ impl fmt::Display for OverlayKind {
 
 /// An overlay name that fedtopo does not know.
 #[derive(Debug, Clone, Error)]
-#[error("unknown overlay `{0}`; expected one of: star, mst, delta-mbst (or mbst), ring, ring-opt, complete, matcha, matcha+, or a random graph er:p=P|k=K, ba:m=M, regular:k=K, chung-lu:gamma=G,k=K, torus[:rows=R]")]
+#[error("unknown overlay `{0}`; expected one of: star, mst, delta-mbst (or mbst), ring, ring-opt, complete, matcha, matcha+, dcliques[-ring|-fractal|-smallworld|-full][+ca], dc-random-regular10, dc-diverse-random10, dc-node-ring, dc-grid, or a random graph er:p=P|k=K, ba:m=M, regular:k=K, chung-lu:gamma=G,k=K, torus[:rows=R]")]
 pub struct UnknownOverlay(pub String);
 
 /// An overlay name that does not parse.
@@ -105,6 +110,12 @@ impl FromStr for OverlayKind {
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         if RandomSpec::is_random_name(s) {
             return Ok(OverlayKind::Random(s.parse()?));
+        }
+        if DCliquesOverlay::claims(s) {
+            return s
+                .parse()
+                .map(OverlayKind::DCliques)
+                .map_err(|_| OverlayParseError::Unknown(UnknownOverlay(s.to_string())));
         }
         Ok(match s.trim().to_ascii_lowercase().as_str() {
             "star" | "server-client" => OverlayKind::Star,
@@ -189,6 +200,8 @@ pub struct BuildOptions {
     pub matcha: MatchaOptions,
     /// Seed of random overlays (`er`, `ba`, ...) that give none of their own.
     pub seed: u64,
+    /// D-Cliques construction and silo labels.
+    pub dcliques: DCliquesBuild,
 }
 
 /// Builds overlay `kind` for `model` on `underlay`.
@@ -207,12 +220,36 @@ pub fn build_overlay(
         OverlayKind::RingOpt => ring::ring_opt(model, &options.ring_search),
         OverlayKind::Complete => complete(n),
         OverlayKind::Random(spec) => random_overlay(&spec, n, options.seed)?,
+        OverlayKind::DCliques(d) => {
+            options
+                .dcliques
+                .overlay(d, n)
+                .map_err(|source| TimingError::DCliques {
+                    overlay: kind.name().to_string(),
+                    source,
+                })?
+        }
         OverlayKind::Matcha | OverlayKind::MatchaPlus => {
             return Err(TimingError::NotStatic {
                 overlay: kind.name().to_string(),
             })
         }
     })
+}
+
+/// Cycle time of `overlay`, built as `kind`: the max-plus cycle time, except
+/// for D-Cliques with Clique Averaging (two phases per round,
+/// [`crate::overlay::dcliques::timing`]).
+pub fn overlay_cycle_time(
+    kind: OverlayKind,
+    overlay: &Overlay,
+    model: &DelayModel,
+    options: &BuildOptions,
+) -> Result<Timing, TimingError> {
+    match kind {
+        OverlayKind::DCliques(d) if d.clique_averaging => options.dcliques.cycle_time(d, model),
+        _ => cycle_time(overlay, model),
+    }
 }
 
 /// Builds the schedule of a kind that changes every round (MATCHA on Gc,

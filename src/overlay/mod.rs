@@ -12,6 +12,7 @@
 
 pub mod algo;
 pub mod build;
+pub mod dcliques;
 pub mod export;
 pub mod failures;
 pub mod matcha;

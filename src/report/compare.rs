@@ -3,11 +3,13 @@
 use serde::Serialize;
 
 use crate::delay::DelayModel;
-use crate::overlay::build::{build_overlay, build_schedule, BuildOptions, OverlayKind};
+use crate::overlay::build::{
+    build_overlay, build_schedule, overlay_cycle_time, BuildOptions, OverlayKind,
+};
 use crate::overlay::matcha::{cycle::maxplus_rate, round_estimate};
 use crate::overlay::Overlay;
 use crate::overlay::OverlaySchedule;
-use crate::timing::{cycle_time, TimingError};
+use crate::timing::TimingError;
 use crate::underlay::Underlay;
 
 /// One overlay's line in a comparison.
@@ -94,7 +96,7 @@ pub fn compare_overlays(
             continue;
         }
         let overlay = build_overlay(kind, underlay, model, options)?;
-        let t = cycle_time(&overlay, model)?;
+        let t = overlay_cycle_time(kind, &overlay, model, options)?;
         rows.push(CompareRow {
             overlay: kind.to_string(),
             arcs: overlay.arc_count(),

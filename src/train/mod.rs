@@ -18,6 +18,7 @@
 //! * [`checkpoint`]: resumable runs with atomic outputs.
 //! * [`plot`]: SVG curves.
 
+pub mod clique_averaging;
 pub mod clock;
 pub mod consensus;
 pub mod data;

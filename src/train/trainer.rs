@@ -142,6 +142,8 @@ pub struct Trainer {
     /// Batched: one entry with `N` silos; per-silo: `N` entries with one.
     parts: Vec<Silo>,
     round: u64,
+    /// Clique Averaging gradient matrix `G` (`[N, N]`, float), if enabled.
+    grad_mix: Option<Tensor>,
 }
 
 fn tensors(x: &[f32], y: &[i64], dim: usize) -> (Tensor, Tensor) {
@@ -212,6 +214,7 @@ impl Trainer {
             n,
             parts,
             round: 0,
+            grad_mix: None,
             cfg,
         })
     }
@@ -289,6 +292,37 @@ impl Trainer {
         out
     }
 
+    /// Enables Clique Averaging (D-Cliques, notes Sec. 2) with gradient
+    /// matrix `g` (e.g. [`crate::train::clique_averaging::gradient_matrix`]):
+    /// at every local step each silo's gradient is replaced by
+    /// `sum_j G_ij grad_j` before the optimiser step (momentum buffers stay
+    /// local). `None` disables it. Needs the batched mode.
+    pub fn set_clique_averaging(&mut self, g: Option<&ConsensusMatrix>) -> Result<(), TrainError> {
+        let Some(g) = g else {
+            self.grad_mix = None;
+            return Ok(());
+        };
+        if g.n() != self.n {
+            return Err(TrainError::Config(format!(
+                "clique averaging matrix for {} silos, data has {}",
+                g.n(),
+                self.n
+            )));
+        }
+        if self.parts.len() != 1 {
+            return Err(TrainError::Config(
+                "clique averaging needs the batched execution mode".into(),
+            ));
+        }
+        let n = self.n as i64;
+        self.grad_mix = Some(
+            Tensor::from_slice(g.as_slice())
+                .reshape([n, n])
+                .to_kind(Kind::Float),
+        );
+        Ok(())
+    }
+
     /// Runs round `k` (the next one) with consensus matrix `a`: local steps then averaging.
     pub fn train_round(&mut self, a: &ConsensusMatrix) -> Result<(), TrainError> {
         if a.n() != self.n {
@@ -310,6 +344,15 @@ impl Trainer {
                 let p = &mut self.parts[0];
                 let (loss, _) = BatchedModel::loss_and_correct(&p.model.forward(&x), &y);
                 loss.sum(Kind::Float).backward();
+                if let Some(g) = &self.grad_mix {
+                    tch::no_grad(|| {
+                        for q in p.model.parameters() {
+                            let mut grad = q.grad();
+                            let mixed = g.mm(&grad.reshape([n, -1])).reshape(grad.size());
+                            grad.copy_(&mixed);
+                        }
+                    });
+                }
                 p.opt.step(&mut p.model.parameters_mut(), lr);
             } else {
                 for (i, p) in self.parts.iter_mut().enumerate() {

@@ -1,0 +1,284 @@
+//! D-Cliques options shared by `overlay`, `compare`, `simulate` and `train`.
+
+use anyhow::{bail, Result};
+use clap::{Args, ValueEnum};
+
+use fedtopo::overlay::dcliques::labels::MNIST_TRAIN_COUNTS;
+use fedtopo::overlay::dcliques::placement::{DCliquesBuild, LabelSource};
+use fedtopo::overlay::dcliques::DCliquesOptions;
+
+/// Label distributions of the D-Cliques nodes (one node per silo).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum LabelsArg {
+    /// MNIST label counts, sorted and cut into 2 shards per node (HAL Sec. 4.1).
+    Shards,
+    /// One class per node (node i holds class i mod --classes).
+    OneClass,
+}
+
+/// D-Cliques construction options (for `dcliques...` and `dc-...` overlays).
+#[derive(Debug, Clone, Args)]
+pub struct DCliquesArgs {
+    /// D-Cliques: maximum clique size M.
+    #[arg(long = "dc-clique-size", default_value_t = 10)]
+    pub dc_clique_size: usize,
+    /// D-Cliques: Greedy Swap steps K.
+    #[arg(long = "dc-steps", default_value_t = 1000)]
+    pub dc_steps: usize,
+    /// D-Cliques: intra-clique edges removed per clique.
+    #[arg(long = "dc-remove-intra", default_value_t = 0)]
+    pub dc_remove_intra: usize,
+    /// D-Cliques: seed of the label partition and of the topology.
+    #[arg(long = "dc-seed", default_value_t = 0)]
+    pub dc_seed: u64,
+    /// D-Cliques: label distributions of the nodes.
+    #[arg(long = "dc-labels", value_enum, default_value_t = LabelsArg::Shards)]
+    pub dc_labels: LabelsArg,
+    /// D-Cliques: number of classes for --dc-labels one-class.
+    #[arg(long = "dc-classes", default_value_t = 10)]
+    pub dc_classes: usize,
+}
+
+impl DCliquesArgs {
+    /// The library options.
+    pub fn build(&self) -> Result<DCliquesBuild> {
+        if self.dc_clique_size == 0 {
+            bail!("--dc-clique-size must be at least 1");
+        }
+        if self.dc_classes == 0 {
+            bail!("--dc-classes must be at least 1");
+        }
+        Ok(DCliquesBuild {
+            options: DCliquesOptions {
+                max_size: self.dc_clique_size,
+                steps: self.dc_steps,
+                remove_intra: self.dc_remove_intra,
+                seed: self.dc_seed,
+            },
+            labels: match self.dc_labels {
+                LabelsArg::Shards => LabelSource::Shards {
+                    class_counts: MNIST_TRAIN_COUNTS.to_vec(),
+                    shards_per_node: 2,
+                },
+                LabelsArg::OneClass => LabelSource::OneClass {
+                    classes: self.dc_classes,
+                },
+            },
+        })
+    }
+}
+
+/// Options of `fedtopo reproduce dcliques-convergence`.
+#[cfg(feature = "train")]
+#[derive(Debug, Clone, Args)]
+pub struct ConvergenceArgs {
+    /// Where to write convergence.csv, convergence.md and convergence.svg.
+    #[arg(long, default_value = "experiments/dcliques")]
+    out: std::path::PathBuf,
+    /// Topologies, comma-separated: TOPOLOGY[+ca] (e.g. dcliques-full+ca,
+    /// fully-connected, random-regular10).
+    #[arg(
+        long,
+        default_value = "dcliques-full+ca,dcliques-full,fully-connected,random-regular10,dcliques-random-full+ca"
+    )]
+    topologies: String,
+    /// Nodes.
+    #[arg(long, default_value_t = 100)]
+    nodes: usize,
+    /// Rounds.
+    #[arg(long, default_value_t = 300)]
+    rounds: u64,
+    /// Evaluate every this many rounds.
+    #[arg(long, default_value_t = 10)]
+    eval_every: u64,
+    /// Learning rate.
+    #[arg(long, default_value_t = 0.1)]
+    lr: f64,
+    /// SGD momentum (0 = none).
+    #[arg(long, default_value_t = 0.0)]
+    momentum: f64,
+    /// Mini-batch per node and step.
+    #[arg(long, default_value_t = 16)]
+    batch_size: usize,
+    /// Input dimension of the Gaussian mixture.
+    #[arg(long, default_value_t = 20)]
+    dim: usize,
+    /// Spread of the class means (larger = easier).
+    #[arg(long, default_value_t = 0.5)]
+    spread: f64,
+    /// Seed.
+    #[arg(long, default_value_t = 0)]
+    seed: u64,
+    /// Partition: shards:2 or one-class.
+    #[arg(long, default_value = "shards:2")]
+    partition: String,
+}
+
+/// Runs `fedtopo reproduce dcliques-convergence`.
+#[cfg(feature = "train")]
+pub fn run_convergence(a: ConvergenceArgs) -> Result<()> {
+    use anyhow::Context;
+    use fedtopo::overlay::dcliques::TopologyKind;
+    use fedtopo::report::plot::{line_plot, Axes, Series};
+    use fedtopo::train::clique_averaging::convergence::{run, Setup};
+
+    let mut variants = Vec::new();
+    for t in a.topologies.split(',').filter(|t| !t.trim().is_empty()) {
+        let t = t.trim();
+        let (name, ca) = match t.strip_suffix("+ca") {
+            Some(n) => (n, true),
+            None => (t, false),
+        };
+        let kind: TopologyKind = name.parse()?;
+        variants.push((kind, ca));
+    }
+    if variants.is_empty() {
+        bail!("--topologies is empty");
+    }
+    let setup = Setup {
+        nodes: a.nodes,
+        rounds: a.rounds,
+        eval_every: a.eval_every,
+        lr: a.lr,
+        momentum: a.momentum,
+        batch_size: a.batch_size,
+        dim: a.dim,
+        spread: a.spread,
+        seed: a.seed,
+        partition: a.partition.clone(),
+        ..Setup::default()
+    };
+    let runs = run(&setup, &variants)?;
+    std::fs::create_dir_all(&a.out).with_context(|| format!("creating {}", a.out.display()))?;
+    let mut csv = String::from(
+        "topology,edges,mean_clique_skew,round,test_acc_mean,test_acc_min,test_acc_max,train_loss_mean,consensus_distance\n",
+    );
+    let mut md = format!(
+        "Setup: {} nodes, Gaussian mixture ({} classes, dim {}, spread {}), partition {}, \
+         logistic regression, lr {}, batch {}, momentum {}, {} rounds, seed {}, Metropolis-Hastings weights.\n\n\
+         | topology | edges | mean clique skew | test acc mean (min) @5 | @10 | @20 | final mean | final min | final max | first round with mean >= 0.95 x best final mean |\n|---|---|---|---|---|---|---|---|---|---|\n",
+        setup.nodes, setup.classes, setup.dim, setup.spread, setup.partition, setup.lr, setup.batch_size, setup.momentum,
+        setup.rounds, setup.seed
+    );
+    let best = runs
+        .iter()
+        .filter_map(|r| r.records.last())
+        .map(|l| l.test_acc.mean)
+        .fold(0.0, f64::max);
+    let mut series = Vec::new();
+    for r in &runs {
+        for rec in &r.records {
+            csv.push_str(&format!(
+                "{},{},{:.6},{},{:.6},{:.6},{:.6},{:.6},{:.6e}\n",
+                r.name,
+                r.edges,
+                r.mean_clique_skew,
+                rec.wall_clock_ms as u64,
+                rec.test_acc.mean,
+                rec.test_acc.min,
+                rec.test_acc.max,
+                rec.train_loss.mean,
+                rec.consensus_distance
+            ));
+        }
+        let last = r.records.last().expect("at least the initial record");
+        let reach = r
+            .records
+            .iter()
+            .find(|x| x.test_acc.mean >= 0.95 * best)
+            .map_or("-".to_string(), |x| format!("{}", x.wall_clock_ms as u64));
+        let at = |round: u64| {
+            r.records
+                .iter()
+                .find(|x| x.wall_clock_ms as u64 == round)
+                .map_or("-".to_string(), |x| {
+                    format!("{:.4} ({:.4})", x.test_acc.mean, x.test_acc.min)
+                })
+        };
+        md.push_str(&format!(
+            "| {} | {} | {:.3} | {} | {} | {} | {:.4} | {:.4} | {:.4} | {} |\n",
+            r.name,
+            r.edges,
+            r.mean_clique_skew,
+            at(5),
+            at(10),
+            at(20),
+            last.test_acc.mean,
+            last.test_acc.min,
+            last.test_acc.max,
+            reach
+        ));
+        series.push(Series {
+            name: r.name.clone(),
+            points: r
+                .records
+                .iter()
+                .map(|x| (x.wall_clock_ms, x.test_acc.mean))
+                .collect(),
+        });
+    }
+    let svg = line_plot(
+        "D-Cliques convergence (mean test accuracy over nodes)",
+        &Axes {
+            x_label: "round".into(),
+            y_label: "test accuracy".into(),
+            ..Axes::default()
+        },
+        &series,
+    )
+    .map_err(anyhow::Error::msg)?;
+    std::fs::write(a.out.join("convergence.csv"), csv)?;
+    std::fs::write(a.out.join("convergence.md"), &md)?;
+    std::fs::write(a.out.join("convergence.svg"), svg)?;
+    print!("{md}");
+    Ok(())
+}
+
+/// `build` with the label counts of the silos of `data`.
+#[cfg(feature = "train")]
+pub fn with_data_labels(
+    mut build: DCliquesBuild,
+    data: &fedtopo::train::data::FederatedData,
+) -> DCliquesBuild {
+    let counts = data
+        .silos
+        .iter()
+        .map(|s| {
+            let mut c = vec![0; data.train.classes];
+            for &k in s {
+                c[data.train.labels[k] as usize] += 1;
+            }
+            c
+        })
+        .collect();
+    build.labels = LabelSource::Counts(counts);
+    build
+}
+
+/// For a `+ca` D-Cliques kind: enables Clique Averaging in `trainer` and
+/// returns the two-phase clock; `None` for every other kind.
+#[cfg(feature = "train")]
+pub fn clique_averaging(
+    kind: fedtopo::overlay::build::OverlayKind,
+    options: &fedtopo::overlay::build::BuildOptions,
+    model: &fedtopo::delay::DelayModel,
+    trainer: &mut fedtopo::train::trainer::Trainer,
+) -> Result<Option<fedtopo::train::clique_averaging::CliqueAveragingClock>> {
+    use fedtopo::overlay::build::OverlayKind;
+    use fedtopo::train::clique_averaging::{gradient_matrix, CliqueAveragingClock};
+    let OverlayKind::DCliques(d) = kind else {
+        return Ok(None);
+    };
+    if !d.clique_averaging {
+        return Ok(None);
+    }
+    if trainer.config().local_steps != 1 {
+        bail!("{kind}: Clique Averaging exchanges gradients every step; use --local-steps 1");
+    }
+    let t = options.dcliques.topology(d, model.silo_count())?;
+    trainer.set_clique_averaging(Some(&gradient_matrix(&t.averaging_groups())?))?;
+    Ok(Some(CliqueAveragingClock::new(
+        model.clone(),
+        t.gradient_overlay(),
+    )))
+}
