@@ -236,3 +236,70 @@ fn kind_specific_axes_are_rejected_elsewhere() {
         "{err}"
     );
 }
+
+const TRAIN: &str = r#"
+name = "train-sweep"
+kind = "train"
+[grid]
+underlay = ["aws-gaia"]
+overlay = ["star", "ring"]
+access = ["1G"]
+rounds = [6]
+eval_every = [2]
+target = ["loss:5"]
+[[plot]]
+file = "curves.svg"
+per_round = true
+x = "wall_clock_ms"
+y = "train_loss_mean"
+series = "overlay"
+"#;
+
+/// `kind = "train"`: every grid point trains through the library session;
+/// results (and the per-round curves) do not depend on the thread count.
+#[cfg(feature = "train")]
+#[test]
+fn train_kind_is_deterministic_across_threads() {
+    let base = tmp("train");
+    let spec = base.join("train.toml");
+    std::fs::write(&spec, TRAIN).unwrap();
+    let s = spec.to_str().unwrap();
+    let (one, two) = (tmp("train-one"), tmp("train-two"));
+    run_with_threads(s, &one, 1);
+    run_with_threads(s, &two, 2);
+    for f in ["results.csv", "results.md", "curves.svg"] {
+        assert_eq!(
+            read(&one, f),
+            read(&two, f),
+            "{f} differs with thread count"
+        );
+    }
+    let mut rdr = csv::Reader::from_path(one.join("results.csv")).unwrap();
+    let header = rdr.headers().unwrap().clone();
+    let col = |name: &str| header.iter().position(|h| h == name).unwrap();
+    for rec in rdr.records().map(Result::unwrap) {
+        // Loss 5 is above the initial loss: reached at the first evaluation.
+        assert_eq!(&rec[col("rounds_to_target")], "0", "{rec:?}");
+        assert!(rec[col("ms_per_round")].parse::<f64>().unwrap() > 0.0);
+    }
+}
+
+#[cfg(not(feature = "train"))]
+#[test]
+fn train_kind_without_the_feature_is_a_clear_error() {
+    let base = tmp("train-nofeature");
+    let spec = base.join("train.toml");
+    std::fs::write(&spec, TRAIN).unwrap();
+    let o = fedtopo(&[
+        "run",
+        spec.to_str().unwrap(),
+        "--out",
+        base.to_str().unwrap(),
+    ]);
+    assert!(!o.status.success());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("needs fedtopo built with `--features train`"),
+        "{err}"
+    );
+}

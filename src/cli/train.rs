@@ -8,19 +8,16 @@ use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
 
 use fedtopo::network::NetworkKind;
-use fedtopo::overlay::build::{build_overlay, build_schedule, parse_overlay_list, BuildOptions};
+use fedtopo::overlay::build::{parse_overlay_list, BuildOptions};
 use fedtopo::overlay::matcha::MatchaOptions;
-use fedtopo::overlay::{OverlaySchedule, Protocol};
-use fedtopo::train::checkpoint::{run, RunOptions};
-use fedtopo::train::clock::EngineClock;
+use fedtopo::train::checkpoint::RunOptions;
 use fedtopo::train::consensus::ConsensusRule;
-use fedtopo::train::data::partition::Partition;
-use fedtopo::train::data::synthetic::{generate, SyntheticSpec};
-use fedtopo::train::data::{cifar, mnist, FederatedData};
+use fedtopo::train::data::FederatedData;
 use fedtopo::train::model::ModelKind;
 use fedtopo::train::optim::{LrSchedule, OptimizerKind};
 use fedtopo::train::plot::plot_runs;
 use fedtopo::train::report::{render_summary_csv, summarize, write_atomic, Target};
+use fedtopo::train::session::{load_dataset, with_data_labels, Session};
 use fedtopo::train::trainer::{ExecMode, TrainConfig, Trainer};
 
 use super::args::{center_policy, NetworkArgs, UnderlayArgs};
@@ -112,43 +109,13 @@ pub struct TrainArgs {
 }
 
 fn load_data(a: &TrainArgs, n: usize, positions: Option<&[(f64, f64)]>) -> Result<FederatedData> {
-    let (kind, arg) = a
-        .dataset
-        .split_once(':')
-        .unwrap_or((a.dataset.as_str(), ""));
-    match kind {
-        "synthetic" => {
-            let mut spec = SyntheticSpec::default();
-            if !arg.is_empty() {
-                let (al, be) = arg
-                    .split_once(',')
-                    .context("--dataset synthetic:ALPHA,BETA")?;
-                spec.alpha = al.trim().parse().context("synthetic ALPHA")?;
-                spec.beta = be.trim().parse().context("synthetic BETA")?;
-            }
-            Ok(generate(&spec, n, a.seed)?)
-        }
-        "mnist" | "cifar10" | "cifar" => {
-            if arg.is_empty() {
-                bail!("--dataset {kind}:DIR needs the directory of the data files");
-            }
-            let dir = std::path::Path::new(arg);
-            let (train, test) = if kind == "mnist" {
-                mnist::load(dir)?
-            } else {
-                cifar::load(dir)?
-            };
-            let part = Partition::parse(&a.partition)?;
-            let silos = part.split(&train, n, positions, a.seed)?;
-            Ok(FederatedData {
-                name: kind.to_string(),
-                train,
-                test,
-                silos,
-            })
-        }
-        other => bail!("unknown dataset `{other}`; expected synthetic, mnist:DIR or cifar10:DIR"),
-    }
+    Ok(load_dataset(
+        &a.dataset,
+        &a.partition,
+        n,
+        positions,
+        a.seed,
+    )?)
 }
 
 fn config(a: &TrainArgs) -> Result<TrainConfig> {
@@ -206,7 +173,7 @@ pub fn run_train(a: TrainArgs) -> Result<()> {
             ..MatchaOptions::default()
         },
         // D-Cliques are built from the silos' real label counts.
-        dcliques: super::dcliques::with_data_labels(a.dcliques.build()?, &data),
+        dcliques: with_data_labels(a.dcliques.build()?, &data),
         ..BuildOptions::default()
     };
     let target = match (a.target_acc, a.target_loss) {
@@ -228,59 +195,20 @@ pub fn run_train(a: TrainArgs) -> Result<()> {
     }
     std::fs::create_dir_all(&a.out).with_context(|| format!("creating {}", a.out.display()))?;
     let mut runs = Vec::new();
+    let session = Session {
+        underlay: &underlay,
+        model: &model,
+        options: &options,
+        config: &cfg,
+        data: &data,
+        partition: &a.partition,
+        network: a.network_model,
+    };
     for kind in kinds {
-        // Static overlays, or MATCHA's per-round schedule with its own
-        // consensus `I - alpha L` (unless --consensus says otherwise).
-        let mut cfg = cfg.clone();
-        let (schedule, shape): (Box<dyn OverlaySchedule>, String) =
-            match build_schedule(kind, &underlay, &options)? {
-                Some(s) => {
-                    if cfg.consensus == ConsensusRule::Auto {
-                        cfg.consensus = ConsensusRule::Matcha { alpha: s.alpha() };
-                    }
-                    let d = s.design();
-                    let shape = format!(
-                        "{}|{:?}|{:?}|{}|{}",
-                        d.name,
-                        d.matchings,
-                        d.activation.probabilities,
-                        s.alpha(),
-                        s.seed()
-                    );
-                    (Box::new(s), shape)
-                }
-                None => {
-                    let o = build_overlay(kind, &underlay, &model, &options)?;
-                    let shape = format!(
-                        "{}|{:?}|{:?}",
-                        o.name,
-                        o.arcs(),
-                        o.protocol == Protocol::Gossip
-                    );
-                    (Box::new(o), shape)
-                }
-            };
         let dir = a.out.join(kind.to_string());
         if a.fresh && dir.exists() {
             std::fs::remove_dir_all(&dir).with_context(|| format!("removing {}", dir.display()))?;
         }
-        let fingerprint = format!(
-            "{}|{}|{}|{}|{}|{}",
-            cfg.fingerprint(),
-            data.name,
-            a.partition,
-            shape,
-            model.workload.model_bits,
-            a.network_model
-        );
-        let mut trainer = Trainer::new(cfg.clone(), &data)?;
-        let mut engine_clock = EngineClock::new(schedule.as_ref(), &model, a.network_model)?;
-        // D-Cliques `+ca`: gradients averaged in cliques, two-phase clock.
-        let mut ca_clock = super::dcliques::clique_averaging(kind, &options, &model, &mut trainer)?;
-        let clock: &mut dyn fedtopo::train::clock::RoundClock = match ca_clock.as_mut() {
-            Some(c) => c,
-            None => &mut engine_clock,
-        };
         let bar = if a.quiet {
             ProgressBar::hidden()
         } else {
@@ -301,24 +229,17 @@ pub fn run_train(a: TrainArgs) -> Result<()> {
             dir: Some(dir.clone()),
             stop_after: None,
         };
-        let recs = run(
-            &mut trainer,
-            schedule.as_ref(),
-            clock,
-            &opts,
-            &fingerprint,
-            |r, recs| {
-                bar.set_position(r);
-                if let Some(l) = recs.last() {
-                    bar.set_message(format!(
-                        "loss {:.4} acc {:.3} t={:.1}s",
-                        l.train_loss.mean,
-                        l.test_acc.mean,
-                        l.wall_clock_ms / 1e3
-                    ));
-                }
-            },
-        )?;
+        let recs = session.train(kind, &opts, |r, recs| {
+            bar.set_position(r);
+            if let Some(l) = recs.last() {
+                bar.set_message(format!(
+                    "loss {:.4} acc {:.3} t={:.1}s",
+                    l.train_loss.mean,
+                    l.test_acc.mean,
+                    l.wall_clock_ms / 1e3
+                ));
+            }
+        })?;
         bar.finish_and_clear();
         runs.push((kind.to_string(), recs));
     }

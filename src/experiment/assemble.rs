@@ -211,7 +211,12 @@ pub fn assemble(
         markdown(spec, &rows, &pubs, &metric)?.as_bytes(),
     )?;
     for plot in &spec.plots {
-        let svg = plot_svg(spec, plot, &rows)?;
+        let svg = if plot.per_round {
+            let dirs: Vec<_> = jobs.iter().map(|j| store::run_dir(out, j)).collect();
+            per_round_svg(spec, plot, &rows, &dirs)?
+        } else {
+            plot_svg(spec, plot, &rows)?
+        };
         store::write_atomic(&out.join(&plot.file), svg.as_bytes())?;
     }
     Ok(rows)
@@ -265,10 +270,12 @@ fn csv_text(
 }
 
 /// A cell for a Markdown table: measurements with one decimal, ratios
-/// (columns containing `over`) with three.
+/// (columns containing `over`), losses and accuracies with three.
 fn md_cell(column: &str, cell: Option<&Cell>) -> String {
     match cell {
-        Some(Cell::Float(v)) if column.contains("over") => format!("{v:.3}"),
+        Some(Cell::Float(v)) if ["over", "loss", "acc"].iter().any(|k| column.contains(k)) => {
+            format!("{v:.3}")
+        }
         Some(Cell::Float(v)) => format!("{v:.1}"),
         Some(c) => c.to_string(),
         None => "-".into(),
@@ -342,6 +349,87 @@ fn numeric(text: &str) -> Option<f64> {
         .or_else(|| parse_bandwidth(text).ok())
 }
 
+/// The line name of `row` in `plot`: its `series` columns joined by ` / `.
+fn series_name(plot: &PlotSpec, row: &ResultRow) -> Result<String, ExperimentError> {
+    plot.series
+        .split(',')
+        .map(|c| {
+            row.column(c.trim()).ok_or_else(|| {
+                ExperimentError::Invalid(format!(
+                    "plot `{}`: unknown column `{}`",
+                    plot.file,
+                    c.trim()
+                ))
+            })
+        })
+        .collect::<Result<Vec<_>, _>>()
+        .map(|v| v.join(" / "))
+}
+
+fn keeps(plot: &PlotSpec, row: &ResultRow) -> bool {
+    plot.filter
+        .iter()
+        .all(|(k, v)| row.column(k).as_deref() == Some(v.as_str()))
+}
+
+/// One line per job from its `metrics.csv` (`dirs[i]` is row `i`'s run
+/// directory).
+fn per_round_svg(
+    spec: &ExperimentSpec,
+    plot: &PlotSpec,
+    rows: &[ResultRow],
+    dirs: &[std::path::PathBuf],
+) -> Result<String, ExperimentError> {
+    let bad = |m: String| ExperimentError::Invalid(format!("plot `{}`: {m}", plot.file));
+    let mut series = Vec::new();
+    for (r, dir) in rows.iter().zip(dirs) {
+        if !keeps(plot, r) {
+            continue;
+        }
+        let path = dir.join("metrics.csv");
+        let mut rdr = csv::Reader::from_path(&path).map_err(|e| {
+            bad(format!(
+                "{}: {e} (per_round plots need kind = \"train\")",
+                path.display()
+            ))
+        })?;
+        let header = rdr.headers().map_err(|e| bad(e.to_string()))?.clone();
+        let col = |c: &str| {
+            header
+                .iter()
+                .position(|h| h == c)
+                .ok_or_else(|| bad(format!("`{c}` is not a column of {}", path.display())))
+        };
+        let (xi, yi) = (col(&plot.x)?, col(&plot.y)?);
+        let mut points = Vec::new();
+        for rec in rdr.records() {
+            let rec = rec.map_err(|e| bad(format!("{}: {e}", path.display())))?;
+            let num = |i: usize| {
+                rec[i]
+                    .parse::<f64>()
+                    .map_err(|_| bad(format!("{}: `{}` is not a number", path.display(), &rec[i])))
+            };
+            points.push((num(xi)?, num(yi)?));
+        }
+        series.push(Series {
+            name: series_name(plot, r)?,
+            points,
+        });
+    }
+    if series.is_empty() {
+        return Err(bad("no rows match its filter".into()));
+    }
+    let title = plot.title.clone().unwrap_or_else(|| spec.name.clone());
+    let axes = Axes {
+        x_label: plot.x.clone(),
+        y_label: plot.y.clone(),
+        log_x: plot.log_x,
+        log_y: plot.log_y,
+        x_bandwidth: false,
+    };
+    line_plot(&title, &axes, &series).map_err(bad)
+}
+
 fn plot_svg(
     spec: &ExperimentSpec,
     plot: &PlotSpec,
@@ -350,11 +438,7 @@ fn plot_svg(
     let bad = |m: String| ExperimentError::Invalid(format!("plot `{}`: {m}", plot.file));
     let mut series: Vec<Series> = Vec::new();
     for r in rows {
-        let keep = plot
-            .filter
-            .iter()
-            .all(|(k, v)| r.column(k).as_deref() == Some(v.as_str()));
-        if !keep {
+        if !keeps(plot, r) {
             continue;
         }
         let xs = r
@@ -363,15 +447,7 @@ fn plot_svg(
         let ys = r
             .column(&plot.y)
             .ok_or_else(|| bad(format!("unknown column `{}`", plot.y)))?;
-        let name = plot
-            .series
-            .split(',')
-            .map(|c| {
-                r.column(c.trim())
-                    .ok_or_else(|| bad(format!("unknown column `{}`", c.trim())))
-            })
-            .collect::<Result<Vec<_>, _>>()?
-            .join(" / ");
+        let name = series_name(plot, r)?;
         let x =
             numeric(&xs).ok_or_else(|| bad(format!("`{xs}` in `{}` is not numeric", plot.x)))?;
         let y =

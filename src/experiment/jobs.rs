@@ -10,6 +10,8 @@
 //!   ([`crate::replay`]) with the job's network model and stragglers; MATCHA
 //!   kinds replay their seeded per-round schedule.
 
+use std::path::Path;
+
 use crate::connectivity::{ConnectivityOptions, PathModel};
 use crate::delay::DelayModel;
 use crate::network::NetworkKind;
@@ -123,15 +125,19 @@ fn axis_cells(job: &Job, underlay: &Underlay, p: &NetworkPoint, extra: &[&str]) 
     row
 }
 
-/// Computes one grid point of an experiment of `kind`.
+/// Computes one grid point of an experiment of `kind`. `run_dir` is the
+/// job's own directory (training runs keep their per-round `metrics.csv`
+/// and checkpoints there, so an interrupted job resumes).
 pub fn run_job(
     kind: ExperimentKind,
     job: &Job,
     underlay: &Underlay,
+    run_dir: &Path,
 ) -> Result<ResultRow, ExperimentError> {
     match kind {
         ExperimentKind::Compare => compare_job(job, underlay),
         ExperimentKind::Simulate => simulate_job(job, underlay),
+        ExperimentKind::Train => train_job(job, underlay, run_dir),
     }
 }
 
@@ -182,22 +188,12 @@ fn simulate_job(job: &Job, underlay: &Underlay) -> Result<ResultRow, ExperimentE
     let p = network_point(job, underlay)?;
     let f = |m: String| fail(job, m);
     let network: NetworkKind = job.get("network").parse().map_err(|e| f(format!("{e}")))?;
-    let rounds: u64 = job
-        .get("rounds")
-        .parse()
-        .ok()
-        .filter(|&r| r > 0)
-        .ok_or_else(|| {
-            f(format!(
-                "rounds `{}`: expected a whole number >= 1",
-                job.get("rounds")
-            ))
-        })?;
+    let rounds: u64 = parse_axis(job, "rounds", "a whole number >= 1")?;
+    if rounds == 0 {
+        return Err(f("rounds must be at least 1".into()));
+    }
     let straggler: Straggler = job.get("straggler").parse().map_err(f)?;
-    let seed: u64 = job
-        .get("seed")
-        .parse()
-        .map_err(|_| f(format!("seed `{}` is not a whole number", job.get("seed"))))?;
+    let seed: u64 = parse_axis(job, "seed", "a whole number")?;
     let options = build_options(p.center, seed);
     let ropts = ReplayOptions {
         rounds,
@@ -251,3 +247,140 @@ fn simulate_job(job: &Job, underlay: &Underlay) -> Result<ResultRow, ExperimentE
     Ok(row)
 }
 
+fn parse_axis<T: std::str::FromStr>(
+    job: &Job,
+    axis: &str,
+    what: &str,
+) -> Result<T, ExperimentError> {
+    job.get(axis)
+        .parse()
+        .map_err(|_| fail(job, format!("{axis} `{}`: expected {what}", job.get(axis))))
+}
+
+/// `train`: DPASGD on the overlay, every round timed by the event engine
+/// ([`crate::train::session`]); the row summarises the run against the
+/// job's target, the per-round records are `RUN_DIR/metrics.csv`.
+#[cfg(feature = "train")]
+fn train_job(job: &Job, underlay: &Underlay, run_dir: &Path) -> Result<ResultRow, ExperimentError> {
+    use crate::overlay::dcliques::placement::DCliquesBuild;
+    use crate::train::checkpoint::RunOptions;
+    use crate::train::consensus::ConsensusRule;
+    use crate::train::model::ModelKind;
+    use crate::train::optim::LrSchedule;
+    use crate::train::report::summarize;
+    use crate::train::session::{
+        load_dataset, parse_optimizer, parse_target, with_data_labels, Session,
+    };
+    use crate::train::trainer::{ExecMode, TrainConfig};
+
+    let p = network_point(job, underlay)?;
+    let f = |m: String| fail(job, m);
+    let network: NetworkKind = job.get("network").parse().map_err(|e| f(format!("{e}")))?;
+    let rounds: u64 = parse_axis(job, "rounds", "a whole number >= 1")?;
+    let seed: u64 = parse_axis(job, "seed", "a whole number")?;
+    let lr: f64 = parse_axis(job, "lr", "a number")?;
+    let batch_size: usize = parse_axis(job, "batch_size", "a whole number >= 1")?;
+    let eval_every: u64 = parse_axis(job, "eval_every", "a whole number >= 1")?;
+    if rounds == 0 || batch_size == 0 || eval_every == 0 || !(lr.is_finite() && lr > 0.0) {
+        return Err(f(
+            "rounds, batch_size and eval_every must be >= 1 and lr a number > 0".into(),
+        ));
+    }
+    let target = parse_target(job.get("target")).map_err(|e| f(e.to_string()))?;
+    let positions: Option<Vec<(f64, f64)>> = underlay.routers.iter().map(|r| r.lat_lon).collect();
+    let data = load_dataset(
+        job.get("dataset"),
+        job.get("partition"),
+        p.model.silo_count(),
+        positions.as_deref(),
+        seed,
+    )
+    .map_err(|e| f(e.to_string()))?;
+    let config = TrainConfig {
+        model: ModelKind::parse(job.get("model")).ok_or_else(|| {
+            f(format!(
+                "model `{}`: expected logreg, mlp[:H], lenet or gn-lenet",
+                job.get("model")
+            ))
+        })?,
+        optimizer: parse_optimizer(job.get("optimizer")).map_err(|e| f(e.to_string()))?,
+        lr,
+        lr_schedule: LrSchedule::Constant,
+        local_steps: p.model.workload.local_steps,
+        batch_size,
+        consensus: ConsensusRule::parse(job.get("consensus")).map_err(|e| f(e.to_string()))?,
+        eval_samples: 4000,
+        seed,
+        mode: ExecMode::Batched,
+    };
+    let mut options = build_options(p.center, seed);
+    options.dcliques = with_data_labels(DCliquesBuild::default(), &data);
+    let session = Session {
+        underlay,
+        model: &p.model,
+        options: &options,
+        config: &config,
+        data: &data,
+        partition: job.get("partition"),
+        network,
+    };
+    let opts = RunOptions {
+        rounds,
+        eval_every,
+        checkpoint_every: 20,
+        dir: Some(run_dir.to_path_buf()),
+        stop_after: None,
+    };
+    let records = session
+        .train(p.kind, &opts, |_, _| {})
+        .map_err(|e| f(e.to_string()))?;
+    let name = p.kind.to_string();
+    let s = summarize(&[(name, records)], target, None)
+        .pop()
+        .ok_or_else(|| f("no rounds were trained".into()))?;
+    let mut row = axis_cells(
+        job,
+        underlay,
+        &p,
+        &[
+            "network",
+            "rounds",
+            "seed",
+            "dataset",
+            "partition",
+            "model",
+            "optimizer",
+            "lr",
+            "batch_size",
+            "consensus",
+            "target",
+            "eval_every",
+        ],
+    );
+    let opt_f = |v: Option<f64>| v.map_or(Cell::from(""), Cell::from);
+    row.push("silos", p.model.silo_count())
+        .push("ms_per_round", s.ms_per_round)
+        .push("final_wall_clock_ms", s.final_wall_clock_ms)
+        .push(
+            "rounds_to_target",
+            s.rounds_to_target.map_or(Cell::from(""), Cell::from),
+        )
+        .push("time_to_target_ms", opt_f(s.time_to_target_ms))
+        .push("final_train_loss", s.final_train_loss)
+        .push("final_test_acc", s.final_test_acc);
+    Ok(row)
+}
+
+/// `train`: without the `train` feature there is no trainer to run.
+#[cfg(not(feature = "train"))]
+fn train_job(
+    job: &Job,
+    _underlay: &Underlay,
+    _run_dir: &Path,
+) -> Result<ResultRow, ExperimentError> {
+    Err(fail(
+        job,
+        "kind = \"train\" needs fedtopo built with `--features train` (libtorch: scripts/libtorch.sh)"
+            .into(),
+    ))
+}

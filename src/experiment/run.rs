@@ -102,8 +102,13 @@ pub fn run_jobs(
                 if failed.load(Ordering::Relaxed) {
                     return Ok(());
                 }
-                let r = run_job(spec.kind, job, &underlays[job.get("underlay")])
-                    .and_then(|row| store::save(&opts.out, job, &row));
+                let r = run_job(
+                    spec.kind,
+                    job,
+                    &underlays[job.get("underlay")],
+                    &store::run_dir(&opts.out, job),
+                )
+                .and_then(|row| store::save(&opts.out, job, &row));
                 if r.is_err() {
                     failed.store(true, Ordering::Relaxed);
                 }

@@ -53,6 +53,9 @@ pub enum ExperimentKind {
     /// Replay rounds in the event engine ([`crate::replay`]) with a network
     /// model, next to the max-plus cycle time.
     Simulate,
+    /// Train a model with DPASGD on the overlay, timed by the event engine
+    /// (needs the `train` feature).
+    Train,
 }
 
 impl ExperimentKind {
@@ -62,6 +65,7 @@ impl ExperimentKind {
         match self {
             ExperimentKind::Compare => "cycle_time_ms",
             ExperimentKind::Simulate => "steady_round_ms",
+            ExperimentKind::Train => "time_to_target_ms",
         }
     }
 
@@ -75,6 +79,13 @@ impl ExperimentKind {
                 "steady_round_ms",
                 "p95_round_ms",
                 "steady_over_cycle_time",
+            ],
+            ExperimentKind::Train => &[
+                "ms_per_round",
+                "rounds_to_target",
+                "time_to_target_ms",
+                "final_train_loss",
+                "final_test_acc",
             ],
         }
     }
@@ -146,26 +157,89 @@ pub struct Grid {
     /// STAR centre policy: `load`, `first`, `fastest` or a silo label.
     #[serde(default = "default_center")]
     pub center: Vec<String>,
-    /// Simulate: network model (`maxplus`, `paper`, `flow`); default `maxplus`.
+    /// Simulate, train: network model (`maxplus`, `paper`, `flow`).
     #[serde(default)]
-    pub network: Option<Vec<String>>,
-    /// Simulate: rounds replayed; default 100.
+    pub network: Option<Vec<Scalar>>,
+    /// Simulate, train: rounds replayed or trained.
     #[serde(default)]
-    pub rounds: Option<Vec<u64>>,
-    /// Simulate: compute times, `none` or `lognormal:SIGMA`; default `none`.
+    pub rounds: Option<Vec<Scalar>>,
+    /// Simulate: compute times, `none` or `lognormal:SIGMA`.
     #[serde(default)]
-    pub straggler: Option<Vec<String>>,
-    /// Simulate: seed of every random draw (stragglers, MATCHA); default 0.
+    pub straggler: Option<Vec<Scalar>>,
+    /// Simulate, train: seed of every random draw (stragglers, MATCHA, data,
+    /// initialisation).
     #[serde(default)]
-    pub seed: Option<Vec<u64>>,
+    pub seed: Option<Vec<Scalar>>,
+    /// Train: `synthetic`, `synthetic:ALPHA,BETA`, `mnist:DIR`, `cifar10:DIR`.
+    #[serde(default)]
+    pub dataset: Option<Vec<Scalar>>,
+    /// Train: partition of a real dataset (`iid`, `shards:2`, `dirichlet:0.5`, ...).
+    #[serde(default)]
+    pub partition: Option<Vec<Scalar>>,
+    /// Train: model (`logreg`, `mlp:200`, `lenet`, `gn-lenet`).
+    #[serde(default)]
+    pub model: Option<Vec<Scalar>>,
+    /// Train: optimiser, `sgd`, `sgd:MOMENTUM` or `adam`.
+    #[serde(default)]
+    pub optimizer: Option<Vec<Scalar>>,
+    /// Train: learning rate.
+    #[serde(default)]
+    pub lr: Option<Vec<Scalar>>,
+    /// Train: mini-batch size.
+    #[serde(default)]
+    pub batch_size: Option<Vec<Scalar>>,
+    /// Train: consensus rule (`auto`, `local-degree`, `mh`, ...).
+    #[serde(default)]
+    pub consensus: Option<Vec<Scalar>>,
+    /// Train: target of the time-to-target summary, `acc:X` (test accuracy)
+    /// or `loss:X` (train loss).
+    #[serde(default)]
+    pub target: Option<Vec<Scalar>>,
+    /// Train: evaluate every this many rounds.
+    #[serde(default)]
+    pub eval_every: Option<Vec<Scalar>>,
 }
 
-/// Axes that only some kinds have: `(axis, kinds that accept it)`.
-const KIND_AXES: [(&str, &[ExperimentKind]); 4] = [
-    ("network", &[ExperimentKind::Simulate]),
-    ("rounds", &[ExperimentKind::Simulate]),
-    ("straggler", &[ExperimentKind::Simulate]),
-    ("seed", &[ExperimentKind::Simulate]),
+/// A grid value: text or a number, kept as written.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum Scalar {
+    /// A whole number.
+    Int(i64),
+    /// A number with a fraction.
+    Float(f64),
+    /// Text.
+    Text(String),
+}
+
+impl std::fmt::Display for Scalar {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Scalar::Int(v) => write!(f, "{v}"),
+            Scalar::Float(v) => write!(f, "{v}"),
+            Scalar::Text(v) => f.write_str(v),
+        }
+    }
+}
+
+use ExperimentKind::{Simulate, Train};
+
+/// Axes that only some kinds have, in key order: `(axis, kinds that accept
+/// it, default value)`.
+pub const KIND_AXES: [(&str, &[ExperimentKind], &str); 13] = [
+    ("network", &[Simulate, Train], "maxplus"),
+    ("rounds", &[Simulate, Train], "100"),
+    ("straggler", &[Simulate], "none"),
+    ("seed", &[Simulate, Train], "0"),
+    ("dataset", &[Train], "synthetic"),
+    ("partition", &[Train], "shards:2"),
+    ("model", &[Train], "logreg"),
+    ("optimizer", &[Train], "sgd"),
+    ("lr", &[Train], "0.05"),
+    ("batch_size", &[Train], "32"),
+    ("consensus", &[Train], "auto"),
+    ("target", &[Train], "acc:0"),
+    ("eval_every", &[Train], "5"),
 ];
 
 impl Grid {
@@ -185,35 +259,38 @@ impl Grid {
             ("connectivity", self.connectivity.clone()),
             ("center", self.center.clone()),
         ];
-        if self.kind == Some(ExperimentKind::Simulate) {
-            let num = |v: &Option<Vec<u64>>, d: u64| {
-                v.clone()
-                    .unwrap_or_else(|| vec![d])
-                    .iter()
-                    .map(u64::to_string)
-                    .collect::<Vec<_>>()
-            };
-            axes.push((
-                "network",
-                self.network.clone().unwrap_or_else(|| one("maxplus")),
-            ));
-            axes.push(("rounds", num(&self.rounds, 100)));
-            axes.push((
-                "straggler",
-                self.straggler.clone().unwrap_or_else(|| one("none")),
-            ));
-            axes.push(("seed", num(&self.seed, 0)));
+        let Some(kind) = self.kind else {
+            return axes;
+        };
+        for (axis, kinds, default) in KIND_AXES {
+            if kinds.contains(&kind) {
+                let values = match self.values(axis) {
+                    Some(v) => v.iter().map(Scalar::to_string).collect(),
+                    None => vec![default.to_string()],
+                };
+                axes.push((axis, values));
+            }
         }
         axes
     }
 
-    fn given(&self, axis: &str) -> bool {
+    /// The values given for a kind-specific axis (`None` when absent).
+    fn values(&self, axis: &str) -> Option<&Vec<Scalar>> {
         match axis {
-            "network" => self.network.is_some(),
-            "rounds" => self.rounds.is_some(),
-            "straggler" => self.straggler.is_some(),
-            "seed" => self.seed.is_some(),
-            _ => true,
+            "network" => self.network.as_ref(),
+            "rounds" => self.rounds.as_ref(),
+            "straggler" => self.straggler.as_ref(),
+            "seed" => self.seed.as_ref(),
+            "dataset" => self.dataset.as_ref(),
+            "partition" => self.partition.as_ref(),
+            "model" => self.model.as_ref(),
+            "optimizer" => self.optimizer.as_ref(),
+            "lr" => self.lr.as_ref(),
+            "batch_size" => self.batch_size.as_ref(),
+            "consensus" => self.consensus.as_ref(),
+            "target" => self.target.as_ref(),
+            "eval_every" => self.eval_every.as_ref(),
+            _ => None,
         }
     }
 }
@@ -270,6 +347,11 @@ pub struct PlotSpec {
     /// Only rows whose columns have these values.
     #[serde(default)]
     pub filter: BTreeMap<String, String>,
+    /// Train experiments: draw every job's per-round curve (`x`, `y` are
+    /// columns of its `metrics.csv`, e.g. `wall_clock_ms`, `train_loss_mean`)
+    /// instead of one point per job.
+    #[serde(default)]
+    pub per_round: bool,
 }
 
 impl ExperimentSpec {
@@ -301,8 +383,8 @@ impl ExperimentSpec {
 
     fn validate(&self, source: &str) -> Result<(), ExperimentError> {
         let g = &self.grid;
-        for (axis, kinds) in KIND_AXES {
-            if g.given(axis) && !kinds.contains(&self.kind) {
+        for (axis, kinds, _) in KIND_AXES {
+            if g.values(axis).is_some() && !kinds.contains(&self.kind) {
                 let names: Vec<String> = kinds
                     .iter()
                     .map(|k| format!("{k:?}").to_lowercase())

@@ -12,6 +12,12 @@ pub fn job_path(out: &Path, job: &Job) -> PathBuf {
     out.join("jobs").join(format!("{}.json", job.id()))
 }
 
+/// The working directory of `job` under `out` (training runs keep their
+/// per-round metrics and checkpoints there).
+pub fn run_dir(out: &Path, job: &Job) -> PathBuf {
+    out.join("jobs").join(job.id())
+}
+
 fn io(path: &Path, source: std::io::Error) -> ExperimentError {
     ExperimentError::Io {
         path: path.display().to_string(),
@@ -60,6 +66,12 @@ pub fn import_jobs(jobs: &[Job], from: &Path, out: &Path) -> Result<usize, Exper
     let mut copied = 0;
     for job in jobs {
         if let Some(row) = load(from, job)? {
+            // A training job's per-round metrics travel with its result.
+            let metrics = run_dir(from, job).join("metrics.csv");
+            if metrics.is_file() {
+                let bytes = std::fs::read(&metrics).map_err(|e| io(&metrics, e))?;
+                write_atomic(&run_dir(out, job).join("metrics.csv"), &bytes)?;
+            }
             save(out, job, &row)?;
             copied += 1;
         }

@@ -17,6 +17,8 @@
 //! * [`trainer`]: DPASGD (eq. 2) on all silos as one tensor program.
 //! * [`checkpoint`]: resumable runs with atomic outputs.
 //! * [`plot`]: SVG curves.
+//! * [`session`]: one overlay's run on a network (shared by the CLI and
+//!   experiment files).
 
 pub mod clique_averaging;
 pub mod clock;
@@ -32,5 +34,7 @@ pub mod model;
 pub mod optim;
 #[cfg(feature = "train")]
 pub mod plot;
+#[cfg(feature = "train")]
+pub mod session;
 #[cfg(feature = "train")]
 pub mod trainer;

@@ -1,0 +1,316 @@
+//! One training run of one overlay on a simulated network: the core shared
+//! by `fedtopo train` and experiment files of `kind = "train"`.
+//!
+//! A [`Session`] holds what every overlay of a comparison shares (underlay,
+//! delay model, data, trainer configuration, network model);
+//! [`Session::train`] builds the overlay (or MATCHA's per-round schedule,
+//! whose consensus is `I - alpha L(k)` under the `auto` rule), times every
+//! round with the event engine ([`EngineClock`]) and trains with
+//! checkpoints ([`checkpoint::run`]). D-Cliques with Clique Averaging
+//! (`+ca`) average gradients inside cliques and use the two-phase clock.
+
+use crate::delay::DelayModel;
+use crate::network::NetworkKind;
+use crate::overlay::build::{build_overlay, build_schedule, BuildOptions, OverlayKind};
+use crate::overlay::{OverlaySchedule, Protocol};
+use crate::underlay::Underlay;
+
+use crate::overlay::dcliques::placement::{DCliquesBuild, LabelSource};
+
+use super::checkpoint::{self, RunOptions};
+use super::clique_averaging::{gradient_matrix, CliqueAveragingClock};
+use super::clock::{EngineClock, RoundClock};
+use super::consensus::ConsensusRule;
+use super::data::partition::Partition;
+use super::data::synthetic::{generate, SyntheticSpec};
+use super::data::{cifar, mnist, FederatedData};
+use super::optim::OptimizerKind;
+use super::report::{RoundRecord, Target};
+use super::trainer::{TrainConfig, TrainError, Trainer};
+
+/// What the overlays of one comparison share.
+#[derive(Debug, Clone, Copy)]
+pub struct Session<'a> {
+    /// The underlay (overlays are built on it).
+    pub underlay: &'a Underlay,
+    /// Delays of the network (eq. 3) and what the network models time.
+    pub model: &'a DelayModel,
+    /// Overlay construction options (centre, seeds, MATCHA budget).
+    pub options: &'a BuildOptions,
+    /// The trainer's configuration.
+    pub config: &'a TrainConfig,
+    /// The federated data.
+    pub data: &'a FederatedData,
+    /// How the data was partitioned (part of the resume fingerprint).
+    pub partition: &'a str,
+    /// Network model of the event engine clock.
+    pub network: NetworkKind,
+}
+
+impl Session<'_> {
+    /// Trains overlay `kind` for `opts.rounds` rounds, resuming from
+    /// `opts.dir` when it holds a run with the same settings. `progress` is
+    /// called after every round with the records so far.
+    pub fn train(
+        &self,
+        kind: OverlayKind,
+        opts: &RunOptions,
+        progress: impl FnMut(u64, &[RoundRecord]),
+    ) -> Result<Vec<RoundRecord>, TrainError> {
+        let mut cfg = self.config.clone();
+        let build = |e: &dyn std::fmt::Display| TrainError::Config(format!("overlay {kind}: {e}"));
+        // Static overlays, or MATCHA's per-round schedule with its own
+        // consensus `I - alpha L` (unless the rule says otherwise).
+        let (schedule, shape): (Box<dyn OverlaySchedule>, String) =
+            match build_schedule(kind, self.underlay, self.options).map_err(|e| build(&e))? {
+                Some(s) => {
+                    if cfg.consensus == ConsensusRule::Auto {
+                        cfg.consensus = ConsensusRule::Matcha { alpha: s.alpha() };
+                    }
+                    let d = s.design();
+                    let shape = format!(
+                        "{}|{:?}|{:?}|{}|{}",
+                        d.name,
+                        d.matchings,
+                        d.activation.probabilities,
+                        s.alpha(),
+                        s.seed()
+                    );
+                    (Box::new(s), shape)
+                }
+                None => {
+                    let o = build_overlay(kind, self.underlay, self.model, self.options)
+                        .map_err(|e| build(&e))?;
+                    let shape = format!(
+                        "{}|{:?}|{:?}",
+                        o.name,
+                        o.arcs(),
+                        o.protocol == Protocol::Gossip
+                    );
+                    (Box::new(o), shape)
+                }
+            };
+        let fingerprint = format!(
+            "{}|{}|{}|{}|{}|{}",
+            cfg.fingerprint(),
+            self.data.name,
+            self.partition,
+            shape,
+            self.model.workload.model_bits,
+            self.network
+        );
+        let mut trainer = Trainer::new(cfg, self.data)?;
+        let mut engine_clock = EngineClock::new(schedule.as_ref(), self.model, self.network)?;
+        // D-Cliques `+ca`: gradients averaged in cliques, two-phase clock.
+        let mut ca_clock = self.clique_averaging(kind, &mut trainer)?;
+        let clock: &mut dyn RoundClock = match ca_clock.as_mut() {
+            Some(c) => c,
+            None => &mut engine_clock,
+        };
+        checkpoint::run(
+            &mut trainer,
+            schedule.as_ref(),
+            clock,
+            opts,
+            &fingerprint,
+            progress,
+        )
+    }
+
+    /// For a `+ca` D-Cliques kind: enables Clique Averaging in `trainer`
+    /// (gradients averaged inside each clique at every step) and returns the
+    /// two-phase clock (max-plus: gradients, then models); `None` for every
+    /// other kind.
+    fn clique_averaging(
+        &self,
+        kind: OverlayKind,
+        trainer: &mut Trainer,
+    ) -> Result<Option<CliqueAveragingClock>, TrainError> {
+        let OverlayKind::DCliques(d) = kind else {
+            return Ok(None);
+        };
+        if !d.clique_averaging {
+            return Ok(None);
+        }
+        let bad = |m: String| TrainError::Config(format!("{kind}: {m}"));
+        if trainer.config().local_steps != 1 {
+            return Err(bad(
+                "Clique Averaging exchanges gradients every step; use 1 local step".into(),
+            ));
+        }
+        if self.network != NetworkKind::Maxplus {
+            return Err(bad(format!(
+                "the Clique Averaging clock is the two-phase max-plus recurrence; \
+                 network `{}` is not supported (use maxplus)",
+                self.network
+            )));
+        }
+        let t = self
+            .options
+            .dcliques
+            .topology(d, self.model.silo_count())
+            .map_err(|e| bad(e.to_string()))?;
+        let g = gradient_matrix(&t.averaging_groups()).map_err(|e| bad(e.to_string()))?;
+        trainer.set_clique_averaging(Some(&g))?;
+        Ok(Some(CliqueAveragingClock::new(
+            self.model.clone(),
+            t.gradient_overlay(),
+        )))
+    }
+}
+
+/// D-Cliques built from the silos' real label counts in `data`.
+pub fn with_data_labels(mut build: DCliquesBuild, data: &FederatedData) -> DCliquesBuild {
+    let counts = data
+        .silos
+        .iter()
+        .map(|s| {
+            let mut c = vec![0; data.train.classes];
+            for &k in s {
+                c[data.train.labels[k] as usize] += 1;
+            }
+            c
+        })
+        .collect();
+    build.labels = LabelSource::Counts(counts);
+    build
+}
+
+/// Loads a federated dataset for `silos` silos: `synthetic` (LEAF
+/// Synthetic(1, 1)), `synthetic:ALPHA,BETA`, `mnist:DIR` or `cifar10:DIR`
+/// (split by `partition`, e.g. `shards:2`; `positions` are the silos'
+/// (lat, lon) for the geographic partition). Everything drawn from `seed`.
+pub fn load_dataset(
+    dataset: &str,
+    partition: &str,
+    silos: usize,
+    positions: Option<&[(f64, f64)]>,
+    seed: u64,
+) -> Result<FederatedData, TrainError> {
+    let bad = |m: String| TrainError::Config(m);
+    let (kind, arg) = dataset.split_once(':').unwrap_or((dataset, ""));
+    match kind {
+        "synthetic" => {
+            let mut spec = SyntheticSpec::default();
+            if !arg.is_empty() {
+                let parse = |v: &str| {
+                    v.trim().parse::<f64>().map_err(|_| {
+                        bad(format!(
+                            "dataset synthetic:ALPHA,BETA: `{v}` is not a number"
+                        ))
+                    })
+                };
+                let (al, be) = arg.split_once(',').ok_or_else(|| {
+                    bad(format!(
+                        "dataset `{dataset}`: expected synthetic:ALPHA,BETA"
+                    ))
+                })?;
+                spec.alpha = parse(al)?;
+                spec.beta = parse(be)?;
+            }
+            generate(&spec, silos, seed).map_err(|e| bad(e.to_string()))
+        }
+        "mnist" | "cifar10" | "cifar" => {
+            if arg.is_empty() {
+                return Err(bad(format!(
+                    "dataset {kind}:DIR needs the directory of the data files"
+                )));
+            }
+            let dir = std::path::Path::new(arg);
+            let (train, test) = if kind == "mnist" {
+                mnist::load(dir)
+            } else {
+                cifar::load(dir)
+            }
+            .map_err(|e| bad(e.to_string()))?;
+            let part = Partition::parse(partition).map_err(|e| bad(e.to_string()))?;
+            let silos = part
+                .split(&train, silos, positions, seed)
+                .map_err(|e| bad(e.to_string()))?;
+            Ok(FederatedData {
+                name: kind.to_string(),
+                train,
+                test,
+                silos,
+            })
+        }
+        other => Err(bad(format!(
+            "unknown dataset `{other}`; expected synthetic, mnist:DIR or cifar10:DIR"
+        ))),
+    }
+}
+
+/// Parses an optimiser: `sgd`, `sgd:MOMENTUM` or `adam` (beta1 0.9,
+/// beta2 0.999, eps 1e-8).
+pub fn parse_optimizer(text: &str) -> Result<OptimizerKind, TrainError> {
+    let lower = text.to_ascii_lowercase();
+    let (name, arg) = lower.split_once(':').unwrap_or((lower.as_str(), ""));
+    match (name, arg) {
+        ("sgd", "") => Ok(OptimizerKind::Sgd { momentum: 0.0 }),
+        ("sgd", m) => match m.parse::<f64>() {
+            Ok(momentum) if (0.0..1.0).contains(&momentum) => Ok(OptimizerKind::Sgd { momentum }),
+            _ => Err(TrainError::Config(format!(
+                "optimizer `{text}`: momentum must be a number in [0, 1)"
+            ))),
+        },
+        ("adam", "") => Ok(OptimizerKind::Adam {
+            beta1: 0.9,
+            beta2: 0.999,
+            eps: 1e-8,
+        }),
+        _ => Err(TrainError::Config(format!(
+            "unknown optimizer `{text}`; expected sgd, sgd:MOMENTUM or adam"
+        ))),
+    }
+}
+
+/// Parses a target: `acc:X` (mean test accuracy >= X, X in [0, 1]) or
+/// `loss:X` (mean training loss <= X, finite X > 0).
+pub fn parse_target(text: &str) -> Result<Target, TrainError> {
+    let bad = || {
+        TrainError::Config(format!(
+            "target `{text}`: expected acc:X (X in [0, 1]) or loss:X (X > 0)"
+        ))
+    };
+    let (kind, v) = text.split_once(':').ok_or_else(bad)?;
+    let x: f64 = v.trim().parse().map_err(|_| bad())?;
+    match kind {
+        "acc" if (0.0..=1.0).contains(&x) => Ok(Target::TestAccuracy(x)),
+        "loss" if x.is_finite() && x > 0.0 => Ok(Target::TrainLoss(x)),
+        _ => Err(bad()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parsers_accept_documented_forms_and_reject_others() {
+        assert_eq!(
+            parse_optimizer("sgd:0.9").unwrap(),
+            OptimizerKind::Sgd { momentum: 0.9 }
+        );
+        assert!(matches!(
+            parse_optimizer("adam"),
+            Ok(OptimizerKind::Adam { .. })
+        ));
+        assert!(parse_optimizer("sgd:1.5").is_err());
+        assert!(parse_optimizer("rmsprop").is_err());
+        assert_eq!(parse_target("acc:0.8").unwrap(), Target::TestAccuracy(0.8));
+        assert_eq!(parse_target("loss:1.2").unwrap(), Target::TrainLoss(1.2));
+        for bad in ["acc:1.5", "loss:-1", "0.8", "acc:x", "f1:0.5"] {
+            assert!(parse_target(bad).is_err(), "{bad}");
+        }
+        assert!(load_dataset("imagenet", "iid", 4, None, 0).is_err());
+        assert!(load_dataset("mnist", "iid", 4, None, 0).is_err());
+        assert!(load_dataset("synthetic:1", "iid", 4, None, 0).is_err());
+        assert_eq!(
+            load_dataset("synthetic", "iid", 4, None, 0)
+                .unwrap()
+                .silos
+                .len(),
+            4
+        );
+    }
+}
