@@ -9,6 +9,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 
 use fedtopo::network::NetworkKind;
 use fedtopo::overlay::build::{parse_overlay_list, BuildOptions};
+use fedtopo::overlay::failures::FailureSpec;
 use fedtopo::overlay::matcha::MatchaOptions;
 use fedtopo::train::checkpoint::RunOptions;
 use fedtopo::train::consensus::ConsensusRule;
@@ -104,6 +105,15 @@ pub struct TrainArgs {
     /// No progress bars.
     #[arg(long)]
     quiet: bool,
+    /// Initialisation: `coordinated` (every silo starts from the same model)
+    /// or uncoordinated He-uniform per silo scaled by a gain: `none` (g = 1),
+    /// `sqrt-n`, `pi` (g = 1/||pi|| of the DecAvg walk; Badie-Modiri et al.).
+    #[arg(long, default_value = "coordinated")]
+    init_gain: String,
+    /// Random failures: `none`, `node:P` or `link:P` (each node / directed
+    /// link active in a round with probability P, seeded by --seed).
+    #[arg(long, default_value = "none")]
+    failures: String,
     #[command(flatten)]
     dcliques: super::dcliques::DCliquesArgs,
 }
@@ -203,6 +213,13 @@ pub fn run_train(a: TrainArgs) -> Result<()> {
         data: &data,
         partition: &a.partition,
         network: a.network_model,
+        init: match a.init_gain.as_str() {
+            "coordinated" => None,
+            g => Some(g.parse().with_context(|| {
+                format!("--init-gain `{g}`: expected coordinated, none, sqrt-n or pi")
+            })?),
+        },
+        failures: FailureSpec::parse_optional(&a.failures)?,
     };
     for kind in kinds {
         let dir = a.out.join(kind.to_string());

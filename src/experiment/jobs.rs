@@ -323,6 +323,8 @@ fn train_job(job: &Job, underlay: &Underlay, run_dir: &Path) -> Result<ResultRow
         data: &data,
         partition: job.get("partition"),
         network,
+        init: None,
+        failures: None,
     };
     let opts = RunOptions {
         rounds,

@@ -200,6 +200,20 @@ impl OverlaySchedule for Overlay {
     }
 }
 
+/// A boxed schedule is a schedule (so wrappers such as
+/// [`failures::Failures`] take any schedule chosen at run time).
+impl<S: OverlaySchedule + ?Sized> OverlaySchedule for Box<S> {
+    fn silo_count(&self) -> usize {
+        (**self).silo_count()
+    }
+    fn round(&self, k: u64) -> Cow<'_, Overlay> {
+        (**self).round(k)
+    }
+    fn is_static(&self) -> bool {
+        (**self).is_static()
+    }
+}
+
 /// The complete overlay: every silo sends to every other.
 pub fn complete(n: usize) -> Overlay {
     Overlay::from_arcs(

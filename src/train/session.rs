@@ -12,6 +12,8 @@
 use crate::delay::DelayModel;
 use crate::network::NetworkKind;
 use crate::overlay::build::{build_overlay, build_schedule, BuildOptions, OverlayKind};
+use crate::overlay::failures::{FailureSpec, Failures};
+use crate::overlay::stationary::InitGain;
 use crate::overlay::{OverlaySchedule, Protocol};
 use crate::underlay::Underlay;
 
@@ -45,6 +47,13 @@ pub struct Session<'a> {
     pub partition: &'a str,
     /// Network model of the event engine clock.
     pub network: NetworkKind,
+    /// Uncoordinated initialisation (Badie-Modiri et al.): every silo draws
+    /// its own He-uniform weights scaled by this gain rule; `None`: every
+    /// silo starts from the same model (coordinated).
+    pub init: Option<InitGain>,
+    /// Random node or link failures, drawn per round from the config's seed
+    /// (the trainer and the clock see the same active overlay).
+    pub failures: Option<FailureSpec>,
 }
 
 impl Session<'_> {
@@ -90,16 +99,31 @@ impl Session<'_> {
                     (Box::new(o), shape)
                 }
             };
+        // The gain of uncoordinated initialisation is computed on the
+        // failure-free overlay of round 0.
+        let gain = match self.init {
+            Some(rule) => Some(rule.gain(&schedule.round(0), None).map_err(|e| build(&e))?),
+            None => None,
+        };
+        let schedule: Box<dyn OverlaySchedule> = match self.failures {
+            Some(f) => Box::new(Failures::new(schedule, f, cfg.seed).map_err(|e| build(&e))?),
+            None => schedule,
+        };
         let fingerprint = format!(
-            "{}|{}|{}|{}|{}|{}",
+            "{}|{}|{}|{}|{}|{}|{:?}|{:?}",
             cfg.fingerprint(),
             self.data.name,
             self.partition,
             shape,
             self.model.workload.model_bits,
-            self.network
+            self.network,
+            gain,
+            self.failures
         );
         let mut trainer = Trainer::new(cfg, self.data)?;
+        if let Some(g) = gain {
+            trainer.reinitialise_uncoordinated(g)?;
+        }
         let mut engine_clock = EngineClock::new(schedule.as_ref(), self.model, self.network)?;
         // D-Cliques `+ca`: gradients averaged in cliques, two-phase clock.
         let mut ca_clock = self.clique_averaging(kind, &mut trainer)?;
