@@ -364,7 +364,7 @@ impl BatchedModel {
                 grads[2 * k + 1] = dz.sum_dim_intlist(1, true, Kind::Float);
                 if k > 0 {
                     let dh = dz.bmm(&dense[k].0.transpose(1, 2));
-                    dz = dh.threshold_backward(input, 0.0);
+                    dz = input.threshold_backward(&dh, 0.0);
                 }
             }
             grads
