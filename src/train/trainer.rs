@@ -281,7 +281,12 @@ impl Trainer {
             let y = self.train_y.index_select(0, &idx).reshape([n, b]);
             if self.parts.len() == 1 {
                 let p = &mut self.parts[0];
-                if p.model.is_dense() {
+                if p.model.is_dense()
+                    && self.cfg.optimizer == (OptimizerKind::Sgd { momentum: 0.0 })
+                {
+                    p.opt.t += 1;
+                    p.model.dense_sgd_step(&x, &y, lr);
+                } else if p.model.is_dense() {
                     let grads = p.model.dense_grads(&x, &y);
                     p.opt.step_with(&mut p.model.parameters_mut(), &grads, lr);
                 } else {
