@@ -141,6 +141,9 @@ pub struct Trainer {
     eval_test: (Tensor, Tensor),
     /// Batched: one entry with `N` silos; per-silo: `N` entries with one.
     parts: Vec<Silo>,
+    /// Batched dense averaging: one `[N, P]` output buffer per parameter
+    /// tensor, reused every round (`mm_out`).
+    mix: Vec<Tensor>,
     round: u64,
 }
 
@@ -211,6 +214,7 @@ impl Trainer {
             silos: data.silos.clone(),
             n,
             parts,
+            mix: Vec::new(),
             round: 0,
             cfg,
         })
@@ -361,9 +365,15 @@ impl Trainer {
                     let at = Tensor::from_slice(w)
                         .reshape([n as i64, n as i64])
                         .to_kind(Kind::Float);
-                    for p in params {
-                        let mixed = at.mm(&p.reshape([n as i64, -1])).reshape(p.size());
-                        p.copy_(&mixed);
+                    if self.mix.len() != params.len() {
+                        self.mix = params
+                            .iter()
+                            .map(|p| p.reshape([n as i64, -1]).detach().empty_like())
+                            .collect();
+                    }
+                    for (p, buf) in params.into_iter().zip(&self.mix) {
+                        let _ = at.mm_out(buf, &p.reshape([n as i64, -1]));
+                        p.copy_(&buf.reshape(p.size()));
                     }
                 }
             } else {
