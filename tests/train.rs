@@ -85,6 +85,8 @@ fn batched_equals_per_silo_loop() {
             ring(n)
         };
         for opt in [
+            // Plain SGD takes the fused in-place step for dense models.
+            OptimizerKind::Sgd { momentum: 0.0 },
             OptimizerKind::Sgd { momentum: 0.9 },
             OptimizerKind::Adam {
                 beta1: 0.9,

@@ -69,24 +69,38 @@ impl Optimizer {
         }
     }
 
-    /// One step with learning rate `lr`, then zeroes the gradients.
+    /// One step with learning rate `lr` on the autograd gradients
+    /// (`p.grad()`), then zeroes them.
     pub fn step(&mut self, params: &mut [&mut Tensor], lr: f64) {
+        let grads: Vec<Tensor> = params.iter().map(|p| p.grad()).collect();
+        self.step_with(params, &grads, lr);
+        tch::no_grad(|| {
+            for p in params.iter_mut() {
+                p.zero_grad();
+            }
+        });
+    }
+
+    /// One step with learning rate `lr` on the given gradients (one per
+    /// parameter, same shapes). Plain SGD scales `grads` in place (they are
+    /// consumed) so the update allocates nothing.
+    pub fn step_with(&mut self, params: &mut [&mut Tensor], grads: &[Tensor], lr: f64) {
         self.t += 1;
         let t = self.t as i32;
         tch::no_grad(|| {
-            for (k, p) in params.iter_mut().enumerate() {
-                let g = p.grad();
+            for (k, (p, g)) in params.iter_mut().zip(grads).enumerate() {
                 match self.kind {
                     OptimizerKind::Sgd { momentum } => {
                         if momentum > 0.0 {
-                            let _ = self.m[k].g_mul_scalar_(momentum).g_add_(&g);
+                            let _ = self.m[k].g_mul_scalar_(momentum).g_add_(g);
                             let _ = p.g_sub_(&(&self.m[k] * lr));
                         } else {
-                            let _ = p.g_sub_(&(&g * lr));
+                            let mut g = g.shallow_clone();
+                            let _ = p.g_sub_(&g.g_mul_scalar_(lr));
                         }
                     }
                     OptimizerKind::Adam { beta1, beta2, eps } => {
-                        let _ = self.m[k].g_mul_scalar_(beta1).g_add_(&(&g * (1.0 - beta1)));
+                        let _ = self.m[k].g_mul_scalar_(beta1).g_add_(&(g * (1.0 - beta1)));
                         let _ = self.v[k]
                             .g_mul_scalar_(beta2)
                             .g_add_(&(g.square() * (1.0 - beta2)));
@@ -95,7 +109,6 @@ impl Optimizer {
                         let _ = p.g_sub_(&(mhat / (vhat.sqrt() + eps) * lr));
                     }
                 }
-                p.zero_grad();
             }
         });
     }
