@@ -302,3 +302,31 @@ fn silo_placement_options() {
         assert!(stderr(&o).contains(msg), "{bad:?}: {}", stderr(&o));
     }
 }
+
+/// `simulate` replays MATCHA's per-round schedule (seeded by --seed; no
+/// static cycle time, shown as `-`).
+#[test]
+fn simulate_replays_matcha_schedules() {
+    let run = |seed: &str| {
+        let o = fedtopo(&[
+            "simulate",
+            "aws-gaia",
+            "--overlays",
+            "matcha,ring",
+            "--rounds",
+            "20",
+            "--seed",
+            seed,
+        ]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        stdout(&o)
+    };
+    let a = run("1");
+    let row = a
+        .lines()
+        .find(|l| l.contains("matcha"))
+        .expect("a MATCHA row");
+    assert!(row.contains(" - "), "{row}");
+    assert_eq!(a, run("1"));
+    assert_ne!(a, run("2"), "the schedule must depend on --seed");
+}

@@ -9,7 +9,8 @@ use indicatif::{ProgressBar, ProgressStyle};
 
 use fedtopo::network::NetworkKind;
 use fedtopo::overlay::build::{
-    build_overlay, overlay_cycle_time, parse_overlay_list, BuildOptions, OverlayKind,
+    build_overlay, build_schedule, overlay_cycle_time, parse_overlay_list, BuildOptions,
+    OverlayKind,
 };
 use fedtopo::overlay::dcliques::timing::replay_clique_averaging;
 use fedtopo::overlay::failures::{FailureSpec, Failures};
@@ -80,6 +81,10 @@ pub fn run(a: SimulateArgs) -> Result<()> {
     let options = BuildOptions {
         center: center_policy_at(&a.center, &underlay, model.connectivity.placement())?,
         seed: a.seed,
+        matcha: fedtopo::overlay::matcha::MatchaOptions {
+            seed: a.seed,
+            ..Default::default()
+        },
         dcliques: a.dcliques.build()?,
         ..BuildOptions::default()
     };
@@ -97,10 +102,28 @@ pub fn run(a: SimulateArgs) -> Result<()> {
     let mut results = Vec::new();
     let mut taus = Vec::new();
     for kind in kinds {
-        let overlay = build_overlay(kind, &underlay, &model, &options)?;
-        taus.push(overlay_cycle_time(kind, &overlay, &model, &options)?.cycle_time_ms);
         bar.set_message(kind.to_string());
         let mut net = a.network_model.build(&model);
+        // MATCHA: a new seeded overlay every round (no static cycle time).
+        if let Some(sched) = build_schedule(kind, &underlay, &options)? {
+            let mut tick = |k| {
+                if k > 0 {
+                    bar.inc(1)
+                }
+            };
+            let r = match failures {
+                None => replay_with_progress(&sched, &model, net.as_mut(), &ropts, &mut tick)?,
+                Some(f) => {
+                    let sched = Failures::new(sched, f, a.seed)?;
+                    replay_with_progress(&sched, &model, net.as_mut(), &ropts, &mut tick)?
+                }
+            };
+            taus.push(f64::NAN);
+            results.push(r);
+            continue;
+        }
+        let overlay = build_overlay(kind, &underlay, &model, &options)?;
+        taus.push(overlay_cycle_time(kind, &overlay, &model, &options)?.cycle_time_ms);
         if let OverlayKind::DCliques(d) = kind {
             if d.clique_averaging {
                 // Two phases per round: gradients inside cliques, then models.
@@ -153,8 +176,16 @@ pub fn run(a: SimulateArgs) -> Result<()> {
             format!("{:.1}", s.mean_ms),
             format!("{:.1}", s.steady_ms),
             format!("{:.1}", s.p95_ms),
-            format!("{tau:.1}"),
-            format!("{:.3}", s.steady_ms / tau),
+            if tau.is_nan() {
+                "-".into()
+            } else {
+                format!("{tau:.1}")
+            },
+            if tau.is_nan() {
+                "-".into()
+            } else {
+                format!("{:.3}", s.steady_ms / tau)
+            },
         ]);
     }
     println!("{table}");

@@ -99,10 +99,20 @@ impl Session<'_> {
                     (Box::new(o), shape)
                 }
             };
+        // DecAvg and the 1/||pi|| gain weight silos by their data sizes.
+        let sizes: Vec<f64> = self.data.silos.iter().map(|s| s.len() as f64).collect();
+        if cfg.consensus == (ConsensusRule::DecAvg { sizes: None }) {
+            cfg.consensus = ConsensusRule::DecAvg {
+                sizes: Some(sizes.clone()),
+            };
+        }
         // The gain of uncoordinated initialisation is computed on the
         // failure-free overlay of round 0.
         let gain = match self.init {
-            Some(rule) => Some(rule.gain(&schedule.round(0), None).map_err(|e| build(&e))?),
+            Some(rule) => Some(
+                rule.gain(&schedule.round(0), Some(&sizes))
+                    .map_err(|e| build(&e))?,
+            ),
             None => None,
         };
         let schedule: Box<dyn OverlaySchedule> = match self.failures {
