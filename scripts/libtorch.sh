@@ -9,7 +9,7 @@
 # crate in Cargo.lock expects (tch 0.26.0 -> torch 2.13.0; torch-sys checks it).
 # Then exports LIBTORCH_USE_PYTORCH=1 (torch-sys finds libtorch inside the Python
 # package), puts the venv's python first on PATH and torch/lib on LD_LIBRARY_PATH,
-# and execs "$@". With no command it only installs.
+# builds into target/train (binaries: target/train/release/fedtopo), and execs "$@". With no command it only installs.
 set -euo pipefail
 TORCH_VERSION="${FEDTOPO_TORCH_VERSION:-2.13.0}"
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
@@ -27,6 +27,10 @@ TORCH_LIB="$("$VENV/bin/python" -c 'import torch,os;print(os.path.join(os.path.d
 export LIBTORCH_USE_PYTORCH=1
 export PATH="$VENV/bin:$PATH"
 export LD_LIBRARY_PATH="$TORCH_LIB${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+# Builds linked against libtorch go to their own target directory, so that the
+# default target/{debug,release}/fedtopo (no libtorch needed) is never
+# replaced by a binary that only starts with torch/lib on the loader path.
+export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$ROOT/target/train}"
 if [ "$#" -eq 0 ]; then
   echo "libtorch.sh: torch $TORCH_VERSION ready in $VENV ($TORCH_LIB)" >&2
   exit 0
