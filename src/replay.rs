@@ -29,8 +29,8 @@ use statrs::distribution::LogNormal;
 use thiserror::Error;
 
 use crate::delay::DelayModel;
-use crate::engine::{run, EventId, Handler, Scheduler};
-use crate::network::{NetworkModel, NetworkStats, Timers, Transfer};
+use crate::engine::{run, Handler, Scheduler};
+use crate::network::{EngineTimers, NetEvent, NetworkModel, NetworkStats, Transfer};
 use crate::overlay::{Overlay, OverlaySchedule, Protocol};
 use crate::units::Ms;
 
@@ -177,17 +177,9 @@ enum Ev {
     Net(u64),
 }
 
-struct Q<'q>(&'q mut Scheduler<Ev>);
-
-impl Timers for Q<'_> {
-    fn now(&self) -> Ms {
-        self.0.now()
-    }
-    fn set(&mut self, at: Ms, token: u64) -> EventId {
-        self.0.schedule_at(at, Ev::Net(token))
-    }
-    fn cancel(&mut self, id: EventId) -> bool {
-        self.0.cancel(id)
+impl NetEvent for Ev {
+    fn net_timer(token: u64) -> Self {
+        Ev::Net(token)
     }
 }
 
@@ -321,7 +313,7 @@ impl Sim<'_> {
         };
         self.transfers += 1;
         *self.arc_transfers.entry((from, to)).or_insert(0) += 1;
-        self.net.start(t, &mut Q(q), &mut self.delivered);
+        self.net.start(t, &mut EngineTimers(q), &mut self.delivered);
     }
 
     fn try_advance_gossip(&mut self, i: usize, q: &mut Scheduler<Ev>) {
@@ -418,7 +410,9 @@ impl Handler<Ev> for Sim<'_> {
                     }
                 }
             }
-            Ev::Net(token) => self.net.on_timer(token, &mut Q(q), &mut self.delivered),
+            Ev::Net(token) => self
+                .net
+                .on_timer(token, &mut EngineTimers(q), &mut self.delivered),
         }
         self.handle_delivered(q);
     }
@@ -433,6 +427,29 @@ impl Sim<'_> {
         }
         self.info.get_mut(&k).unwrap()
     }
+}
+
+/// Checks that `schedule` and `delay` have the same silos and builds the
+/// compute-time sampler of `straggler` (seeded by `seed`).
+pub(crate) fn checked_straggler(
+    schedule: &dyn OverlaySchedule,
+    delay: &DelayModel,
+    straggler: Straggler,
+    seed: u64,
+) -> Result<Option<(LogNormal, ChaCha8Rng)>, ReplayError> {
+    if schedule.silo_count() != delay.silo_count() {
+        return Err(ReplayError::SizeMismatch {
+            overlay: schedule.silo_count(),
+            network: delay.silo_count(),
+        });
+    }
+    Ok(match straggler {
+        Straggler::None => None,
+        Straggler::LogNormal { sigma } => {
+            let d = LogNormal::new(0.0, sigma).map_err(|_| ReplayError::BadSigma(sigma))?;
+            Some((d, ChaCha8Rng::seed_from_u64(seed)))
+        }
+    })
 }
 
 /// Replays `options.rounds` synchronous rounds of `schedule` on `delay`
@@ -457,19 +474,7 @@ pub fn replay_with_progress(
     on_round: &mut dyn FnMut(u64),
 ) -> Result<ReplayResult, ReplayError> {
     let n = schedule.silo_count();
-    if n != delay.silo_count() {
-        return Err(ReplayError::SizeMismatch {
-            overlay: n,
-            network: delay.silo_count(),
-        });
-    }
-    let straggler = match options.straggler {
-        Straggler::None => None,
-        Straggler::LogNormal { sigma } => {
-            let d = LogNormal::new(0.0, sigma).map_err(|_| ReplayError::BadSigma(sigma))?;
-            Some((d, ChaCha8Rng::seed_from_u64(options.seed)))
-        }
-    };
+    let straggler = checked_straggler(schedule, delay, options.straggler, options.seed)?;
     let first = schedule.round(0);
     let name = first.name.clone();
     let star_center = match first.protocol {

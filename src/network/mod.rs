@@ -24,7 +24,7 @@ use std::str::FromStr;
 use serde::Serialize;
 
 use crate::delay::DelayModel;
-use crate::engine::EventId;
+use crate::engine::{EventId, Scheduler};
 use crate::units::{Bits, Ms};
 
 pub use flow::FlowNetwork;
@@ -58,6 +58,28 @@ pub trait Timers {
     fn set(&mut self, at: Ms, token: u64) -> EventId;
     /// Cancels a timer; false if it already fired or was cancelled.
     fn cancel(&mut self, id: EventId) -> bool;
+}
+
+/// An event type that can carry a network model's timer token.
+pub trait NetEvent {
+    /// The event that fires the network timer `token`.
+    fn net_timer(token: u64) -> Self;
+}
+
+/// The [`Timers`] a replay offers its network model: timers become events
+/// of the replay's own [`Scheduler`] (built by [`NetEvent::net_timer`]).
+pub struct EngineTimers<'q, E>(pub &'q mut Scheduler<E>);
+
+impl<E: NetEvent> Timers for EngineTimers<'_, E> {
+    fn now(&self) -> Ms {
+        self.0.now()
+    }
+    fn set(&mut self, at: Ms, token: u64) -> EventId {
+        self.0.schedule_at(at, E::net_timer(token))
+    }
+    fn cancel(&mut self, id: EventId) -> bool {
+        self.0.cancel(id)
+    }
 }
 
 /// A network: accepts transfers, reports when they are delivered.

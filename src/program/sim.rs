@@ -30,8 +30,8 @@ use thiserror::Error;
 
 use super::spec::{Op, Program};
 use crate::delay::DelayModel;
-use crate::engine::{run, EventId, Handler, Scheduler};
-use crate::network::{MaxPlusNetwork, NetworkModel, Timers, Transfer};
+use crate::engine::{run, Handler, Scheduler};
+use crate::network::{EngineTimers, MaxPlusNetwork, NetEvent, NetworkModel, Transfer};
 use crate::units::{Bits, Ms};
 
 /// Why a program could not be timed.
@@ -299,17 +299,9 @@ enum Ev {
     Net(u64),
 }
 
-struct Q<'q>(&'q mut Scheduler<Ev>);
-
-impl Timers for Q<'_> {
-    fn now(&self) -> Ms {
-        self.0.now()
-    }
-    fn set(&mut self, at: Ms, token: u64) -> EventId {
-        self.0.schedule_at(at, Ev::Net(token))
-    }
-    fn cancel(&mut self, id: EventId) -> bool {
-        self.0.cancel(id)
+impl NetEvent for Ev {
+    fn net_timer(token: u64) -> Self {
+        Ev::Net(token)
     }
 }
 
@@ -344,7 +336,7 @@ impl Exec<'_> {
                     out_deg,
                     in_deg,
                 };
-                self.net.start(t, &mut Q(q), &mut self.delivered);
+                self.net.start(t, &mut EngineTimers(q), &mut self.delivered);
             }
             TaskKind::Join => self.complete(k, q),
         }
@@ -381,7 +373,9 @@ impl Handler<Ev> for Exec<'_> {
     fn handle(&mut self, _now: Ms, ev: Ev, q: &mut Scheduler<Ev>) {
         match ev {
             Ev::Done(k) => self.complete(k, q),
-            Ev::Net(token) => self.net.on_timer(token, &mut Q(q), &mut self.delivered),
+            Ev::Net(token) => self
+                .net
+                .on_timer(token, &mut EngineTimers(q), &mut self.delivered),
         }
         self.drain(q);
     }

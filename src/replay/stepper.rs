@@ -15,11 +15,7 @@
 
 use std::collections::{HashMap, VecDeque};
 
-use rand::SeedableRng;
-use rand_chacha::ChaCha8Rng;
-use statrs::distribution::LogNormal;
-
-use super::{Ev, Net, ReplayError, Sim, Straggler};
+use super::{checked_straggler, Ev, Net, ReplayError, Sim, Straggler};
 use crate::delay::DelayModel;
 use crate::engine::{Handler, Scheduler};
 use crate::network::NetworkModel;
@@ -59,19 +55,7 @@ impl<'a> RoundStepper<'a> {
         seed: u64,
     ) -> Result<Self, ReplayError> {
         let n = schedule.silo_count();
-        if n != delay.silo_count() {
-            return Err(ReplayError::SizeMismatch {
-                overlay: n,
-                network: delay.silo_count(),
-            });
-        }
-        let straggler = match straggler {
-            Straggler::None => None,
-            Straggler::LogNormal { sigma } => {
-                let d = LogNormal::new(0.0, sigma).map_err(|_| ReplayError::BadSigma(sigma))?;
-                Some((d, ChaCha8Rng::seed_from_u64(seed)))
-            }
-        };
+        let straggler = checked_straggler(schedule, delay, straggler, seed)?;
         let star_center = match schedule.round(0).protocol {
             Protocol::ServerClient { center } => Some(center),
             Protocol::Gossip => None,

@@ -31,9 +31,9 @@ use std::collections::HashMap;
 use serde::Serialize;
 
 use crate::delay::DelayModel;
-use crate::engine::{run, EventId, Handler, Scheduler};
+use crate::engine::{run, Handler, Scheduler};
 use crate::maxplus::{self, Arc, WeightedDigraph};
-use crate::network::{NetworkModel, Timers, Transfer};
+use crate::network::{EngineTimers, NetEvent, NetworkModel, Transfer};
 use crate::overlay::Overlay;
 use crate::timing::{Timing, TimingError};
 use crate::units::Ms;
@@ -163,17 +163,9 @@ enum Ev {
     Net(u64),
 }
 
-struct Q<'q>(&'q mut Scheduler<Ev>);
-
-impl Timers for Q<'_> {
-    fn now(&self) -> Ms {
-        self.0.now()
-    }
-    fn set(&mut self, at: Ms, token: u64) -> EventId {
-        self.0.schedule_at(at, Ev::Net(token))
-    }
-    fn cancel(&mut self, id: EventId) -> bool {
-        self.0.cancel(id)
+impl NetEvent for Ev {
+    fn net_timer(token: u64) -> Self {
+        Ev::Net(token)
     }
 }
 
@@ -225,7 +217,7 @@ impl Sim<'_> {
         } else {
             self.model_messages += 1;
         }
-        self.net.start(t, &mut Q(q), &mut self.delivered);
+        self.net.start(t, &mut EngineTimers(q), &mut self.delivered);
     }
 
     fn got(&self, i: usize, key: u64) -> usize {
@@ -271,7 +263,9 @@ impl Handler<Ev> for Sim<'_> {
                 }
                 self.advance(i, q);
             }
-            Ev::Net(token) => self.net.on_timer(token, &mut Q(q), &mut self.delivered),
+            Ev::Net(token) => self
+                .net
+                .on_timer(token, &mut EngineTimers(q), &mut self.delivered),
         }
         while let Some(t) = self.delivered.pop() {
             *self.received.entry((t.to, t.round)).or_insert(0) += 1;
