@@ -416,18 +416,7 @@ fn per_round_svg(
             points,
         });
     }
-    if series.is_empty() {
-        return Err(bad("no rows match its filter".into()));
-    }
-    let title = plot.title.clone().unwrap_or_else(|| spec.name.clone());
-    let axes = Axes {
-        x_label: plot.x.clone(),
-        y_label: plot.y.clone(),
-        log_x: plot.log_x,
-        log_y: plot.log_y,
-        x_bandwidth: false,
-    };
-    line_plot(&title, &axes, &series).map_err(bad)
+    draw(spec, plot, &series)
 }
 
 fn plot_svg(
@@ -460,11 +449,22 @@ fn plot_svg(
             }),
         }
     }
-    if series.is_empty() {
-        return Err(bad("no rows match its filter".into()));
-    }
     for s in &mut series {
         s.points.sort_by(|a, b| a.0.total_cmp(&b.0));
+    }
+    draw(spec, plot, &series)
+}
+
+/// Draws `series` with the plot's title and axes (bandwidth ticks when x is
+/// a capacity column).
+fn draw(
+    spec: &ExperimentSpec,
+    plot: &PlotSpec,
+    series: &[Series],
+) -> Result<String, ExperimentError> {
+    let bad = |m: String| ExperimentError::Invalid(format!("plot `{}`: {m}", plot.file));
+    if series.is_empty() {
+        return Err(bad("no rows match its filter".into()));
     }
     let title = plot.title.clone().unwrap_or_else(|| spec.name.clone());
     let axes = Axes {
@@ -474,5 +474,5 @@ fn plot_svg(
         log_y: plot.log_y,
         x_bandwidth: ["access", "center_access", "core_capacity"].contains(&plot.x.as_str()),
     };
-    line_plot(&title, &axes, &series).map_err(bad)
+    line_plot(&title, &axes, series).map_err(bad)
 }
