@@ -1,5 +1,6 @@
 //! Reproduction of the MATCHA results of Marfoq et al. 2020: the MATCHA and
-//! MATCHA+ columns of Tables 3, 6, 7 and the budget sweep of Table 10.
+//! MATCHA+ columns of Tables 3, 6, 7 (the budget sweep of Table 10 is the
+//! experiment file `experiments/table10-matcha-budget/experiment.toml`).
 //!
 //! `fedtopo reproduce matcha-tables` writes `experiments/matcha/results.*`.
 
@@ -8,26 +9,20 @@ use std::time::Instant;
 
 use serde::Serialize;
 
-use crate::access::AccessLinks;
-use crate::overlay::build::{build_overlay, BuildOptions, OverlayKind};
 use crate::overlay::matcha::{
-    maxplus_growth, round_estimate, MatchaBase, MatchaDesign, MatchaOptions, MatchaSchedule,
+    maxplus_growth, round_estimate, MatchaBase, MatchaDesign, MatchaOptions,
 };
-use crate::overlay::Overlay;
 use crate::reproduce::paper_model;
-use crate::timing::cycle_time;
 use crate::underlay::{LoadOptions, Underlay};
 
 /// Published cycle times of Tables 3, 6, 7 (the MATCHA / MATCHA+ rows are
 /// used here).
 pub const PUBLISHED_CSV: &str = include_str!("../experiments/throughput-tables/published.csv");
-/// Published Table 10 speed-ups.
-pub const TABLE10_CSV: &str = include_str!("../experiments/matcha/table10_published.csv");
 
 /// Options of the reproduction.
 #[derive(Debug, Clone)]
 pub struct MatchaReproOptions {
-    /// MATCHA options (budget is overridden by Table 10's sweep).
+    /// MATCHA options.
     pub matcha: MatchaOptions,
     /// Seeds for the sampling-noise spread and the max-plus confidence interval.
     pub seeds: Vec<u64>,
@@ -81,29 +76,6 @@ pub struct MatchaRow {
     pub rho_gap: f64,
     /// Wall-clock seconds for decomposition + both optimisations.
     pub solve_s: f64,
-}
-
-/// One cell of Table 10.
-#[derive(Debug, Clone, Serialize)]
-pub struct Table10Row {
-    /// Access capacity label (`10G` / `100M`).
-    pub access: String,
-    /// Base graph: `underlay`, `delta-mbst` or `ring`.
-    pub base: String,
-    /// Communication budget Cb.
-    pub budget: f64,
-    /// Published RING training speed-up vs MATCHA.
-    pub published_speedup: f64,
-    /// Ours: MATCHA cycle time (round estimate) / RING cycle time.
-    pub cycle_time_ratio: f64,
-    /// MATCHA round estimate, ms.
-    pub matcha_ms: f64,
-    /// MATCHA exact max-plus growth, ms.
-    pub matcha_maxplus_ms: f64,
-    /// RING cycle time (directed, max-plus), ms.
-    pub ring_ms: f64,
-    /// MATCHA's rho (per-round contraction of E[W^T W]).
-    pub rho: f64,
 }
 
 fn parse(text: &str) -> Vec<Vec<String>> {
@@ -187,55 +159,6 @@ pub fn matcha_tables(
     Ok(rows)
 }
 
-/// Table 10: MATCHA over the underlay, delta-MBST and (undirected) RING on
-/// AWS North America for the budget sweep; ours is the cycle-time ratio.
-pub fn table10(
-    dir: &Path,
-    opts: &MatchaReproOptions,
-) -> Result<Vec<Table10Row>, Box<dyn std::error::Error>> {
-    let u = load(dir, "amazon_us")?;
-    let mut rows = Vec::new();
-    for f in parse(TABLE10_CSV) {
-        let (access, base_name, budget, published): (&str, &str, f64, f64) =
-            (&f[0], &f[1], f[2].parse()?, f[3].parse()?);
-        let mut model = paper_model(&u, 1);
-        let bps = crate::units::parse_bandwidth(access)?;
-        model.access = AccessLinks::uniform(u.node_count(), bps);
-        let build = |k| build_overlay(k, &u, &model, &BuildOptions::default());
-        let ring = build(OverlayKind::Ring)?;
-        let ring_ms = cycle_time(&ring, &model)?.cycle_time_ms;
-        let base = match base_name {
-            "underlay" => MatchaBase::Underlay,
-            "delta-mbst" => MatchaBase::Overlay(build(OverlayKind::DeltaMbst)?),
-            _ => MatchaBase::Overlay(Overlay::from_arcs(
-                "ring",
-                ring.silo_count(),
-                ring.arcs().iter().flat_map(|&(a, b)| [(a, b), (b, a)]),
-            )),
-        };
-        let mo = MatchaOptions {
-            budget,
-            ..opts.matcha
-        };
-        let d = MatchaDesign::on(&format!("matcha({base_name})"), &base, &u, &mo)?;
-        let sched: MatchaSchedule = d.schedule(mo.seed);
-        let est = round_estimate(&sched, &model, mo.rounds)?.published_ms;
-        let mp = maxplus_growth(|s| sched.with_seed(s), &model, mo.rounds, &opts.seeds)?;
-        rows.push(Table10Row {
-            access: access.into(),
-            base: base_name.into(),
-            budget,
-            published_speedup: published,
-            cycle_time_ratio: est / ring_ms,
-            matcha_ms: est,
-            matcha_maxplus_ms: mp.mean_ms,
-            ring_ms,
-            rho: sched.design().mixing.rho,
-        });
-    }
-    Ok(rows)
-}
-
 /// Markdown of Tables 3/6/7.
 pub fn tables_markdown(rows: &[MatchaRow]) -> String {
     let mut s = String::from(
@@ -248,28 +171,6 @@ pub fn tables_markdown(rows: &[MatchaRow]) -> String {
             100.0 * r.relative_error, r.seed_min_ms, r.seed_max_ms, r.maxplus_ms,
             r.maxplus_ci95_ms, r.matchings, r.lambda2, r.lambda2_rel_gap, r.alpha, r.rho,
             r.rho_gap, r.solve_s
-        );
-    }
-    s
-}
-
-/// Markdown of Table 10.
-pub fn table10_markdown(rows: &[Table10Row]) -> String {
-    let mut s = String::from(
-        "| access | MATCHA over | Cb | published training speed-up | ours: cycle-time ratio | MATCHA ms | MATCHA max-plus ms | RING ms | rho |\n|---|---|---|---|---|---|---|---|---|\n",
-    );
-    for r in rows {
-        s += &format!(
-            "| {} | {} | {} | {:.2} | {:.2} | {:.1} | {:.1} | {:.1} | {:.4} |\n",
-            r.access,
-            r.base,
-            r.budget,
-            r.published_speedup,
-            r.cycle_time_ratio,
-            r.matcha_ms,
-            r.matcha_maxplus_ms,
-            r.ring_ms,
-            r.rho
         );
     }
     s

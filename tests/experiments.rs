@@ -303,3 +303,110 @@ fn train_kind_without_the_feature_is_a_clear_error() {
         "{err}"
     );
 }
+
+const RATIOS: &str = r#"
+name = "ratio-sweep"
+kind = "compare"
+metric = "over_star"
+table = ["cycle_time_ms", "over_star"]
+[grid]
+underlay = ["aws-north-america"]
+overlay = ["star", "ring", "matcha:base=delta-mbst,budget=0.2", "matcha+:budget=1"]
+access = ["100M", "10G"]
+[[ratio]]
+column = "over_star"
+of = "cycle_time_ms"
+baseline = { overlay = "star" }
+[[plot]]
+file = "budget.svg"
+x = "matcha_budget"
+y = "over_star"
+series = "matcha_base"
+"#;
+
+/// `[[ratio]]` divides each row by the baseline row with the same other
+/// axes; a published CSV with a `published` column is joined on the metric;
+/// MATCHA variants carry their base and budget as columns.
+#[test]
+fn ratio_columns_divide_by_the_baseline_row() {
+    let base = tmp("ratio");
+    let spec = base.join("ratio.toml");
+    std::fs::write(&spec, RATIOS).unwrap();
+    std::fs::write(
+        base.join("pub.csv"),
+        "access,overlay,published\n10G,ring,0.5\n100M,\"matcha:base=delta-mbst,budget=0.2\",2\n",
+    )
+    .unwrap();
+    let text = RATIOS.replace(
+        "kind = \"compare\"",
+        "kind = \"compare\"\npublished = \"pub.csv\"",
+    );
+    std::fs::write(&spec, text).unwrap();
+    let out = tmp("ratio-out");
+    run_with_threads(spec.to_str().unwrap(), &out, 2);
+    let mut rdr = csv::Reader::from_path(out.join("results.csv")).unwrap();
+    let header = rdr.headers().unwrap().clone();
+    let col = |name: &str| header.iter().position(|h| h == name).unwrap();
+    let rows: Vec<Vec<String>> = rdr
+        .records()
+        .map(|r| r.unwrap().iter().map(String::from).collect())
+        .collect();
+    assert_eq!(rows.len(), 8);
+    let find = |overlay: &str, access: &str| {
+        rows.iter()
+            .find(|r| r[col("overlay")] == overlay && r[col("access")] == access)
+            .unwrap_or_else(|| panic!("{overlay} {access}"))
+    };
+    let num = |r: &Vec<String>, c: &str| r[col(c)].parse::<f64>().unwrap();
+    for access in ["100M", "10G"] {
+        let star = num(find("star", access), "cycle_time_ms");
+        for overlay in [
+            "star",
+            "ring",
+            "matcha:base=delta-mbst,budget=0.2",
+            "matcha+:budget=1",
+        ] {
+            let r = find(overlay, access);
+            let want = num(r, "cycle_time_ms") / star;
+            assert!((num(r, "over_star") - want).abs() < 1e-12, "{overlay}");
+        }
+        let m = find("matcha:base=delta-mbst,budget=0.2", access);
+        assert_eq!(m[col("matcha_base")], "delta-mbst");
+        assert_eq!(num(m, "matcha_budget"), 0.2);
+        assert!(num(m, "matcha_maxplus_ms") <= num(m, "cycle_time_ms") + 1e-9);
+        assert_eq!(find("ring", access)[col("matcha_budget")], "");
+    }
+    let r = find("ring", "10G");
+    assert_eq!(num(r, "published"), 0.5);
+    let rel = (num(r, "over_star") - 0.5) / 0.5;
+    assert!((num(r, "relative_error") - rel).abs() < 1e-12);
+    assert_eq!(find("ring", "100M")[col("published")], "");
+    assert!(out.join("budget.svg").exists());
+    let md = String::from_utf8(read(&out, "results.md")).unwrap();
+    assert!(md.contains("published over_star"), "{md}");
+
+    // A baseline that is not in the grid is refused before anything runs.
+    let bad = RATIOS.replace("overlay = \"star\" }", "overlay = \"mst\" }");
+    std::fs::write(&spec, bad).unwrap();
+    let o = fedtopo(&[
+        "run",
+        spec.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("baseline overlay = `mst` is not in the grid"),
+        "{err}"
+    );
+    let bad = RATIOS.replace("baseline = { overlay", "baseline = { topology");
+    std::fs::write(&spec, bad).unwrap();
+    let o = fedtopo(&[
+        "run",
+        spec.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(String::from_utf8_lossy(&o.stderr).contains("`topology` is not a grid axis"));
+}

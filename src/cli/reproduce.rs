@@ -60,7 +60,7 @@ pub struct MatchaTablesArgs {
     /// Directory with the paper's underlays (gaia.gml, amazon_us.gml, ...).
     #[arg(long, default_value = "../shared/underlays/paper")]
     underlays: PathBuf,
-    /// Where to write results.csv, table10.csv and results.md.
+    /// Where to write results.csv and results.md.
     #[arg(long, default_value = "experiments/matcha")]
     out: PathBuf,
     /// Seed of the reported round estimate.
@@ -72,9 +72,6 @@ pub struct MatchaTablesArgs {
     /// Rounds sampled per estimate.
     #[arg(long, default_value_t = 1000)]
     matcha_rounds: u64,
-    /// Skip Table 10.
-    #[arg(long)]
-    no_table10: bool,
 }
 
 /// Runs a reproduce command. (Tables 3, 6, 7 for STAR, MST, delta-MBST and
@@ -150,9 +147,7 @@ fn run_dcliques(a: DcliquesTableArgs) -> Result<()> {
 
 fn run_matcha(a: MatchaTablesArgs) -> Result<()> {
     use fedtopo::overlay::matcha::MatchaOptions;
-    use fedtopo::reproduce_matcha::{
-        matcha_tables, table10, table10_markdown, tables_markdown, MatchaReproOptions,
-    };
+    use fedtopo::reproduce_matcha::{matcha_tables, tables_markdown, MatchaReproOptions};
     let opts = MatchaReproOptions {
         matcha: MatchaOptions {
             seed: a.seed,
@@ -174,27 +169,10 @@ fn run_matcha(a: MatchaTablesArgs) -> Result<()> {
         a.out.join("results.csv"),
         String::from_utf8(w.into_inner()?)?,
     )?;
-    let mut md = format!(
+    let md = format!(
         "## Tables 3, 6, 7: MATCHA (Gc) and MATCHA+ (Gu), ours vs published\n\n{}",
         tables_markdown(&rows)
     );
-    if !a.no_table10 {
-        let t10 = table10(&a.underlays, &opts)
-            .map_err(|e| anyhow!("{e}"))
-            .with_context(ctx)?;
-        let mut w = csv::Writer::from_writer(Vec::new());
-        for r in &t10 {
-            w.serialize(r)?;
-        }
-        std::fs::write(
-            a.out.join("table10.csv"),
-            String::from_utf8(w.into_inner()?)?,
-        )?;
-        md += &format!(
-            "\n## Table 10 (AWS North America)\n\n{}",
-            table10_markdown(&t10)
-        );
-    }
     std::fs::write(a.out.join("results.md"), &md)?;
     print!("{md}");
     Ok(())

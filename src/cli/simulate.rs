@@ -105,7 +105,7 @@ pub fn run(a: SimulateArgs) -> Result<()> {
         bar.set_message(kind.to_string());
         let mut net = a.network_model.build(&model);
         // MATCHA: a new seeded overlay every round (no static cycle time).
-        if let Some(sched) = build_schedule(kind, &underlay, &options)? {
+        if let Some(sched) = build_schedule(kind, &underlay, &model, &options)? {
             let mut tick = |k| {
                 if k > 0 {
                     bar.inc(1)

@@ -13,7 +13,7 @@ use crate::report::plot::{line_plot, Axes, Series};
 use crate::units::parse_bandwidth;
 
 use super::grid::Job;
-use super::spec::{ExperimentSpec, PlotSpec};
+use super::spec::{ExperimentSpec, PlotSpec, RatioSpec};
 use super::{store, ExperimentError};
 
 /// One value of a result row.
@@ -107,6 +107,9 @@ impl ResultRow {
 
 /// Published values keyed by the join columns they share with our rows.
 struct Published {
+    /// The value column's name: `published_ms`, or `published` for a
+    /// metric in other units (a ratio, an accuracy).
+    value_column: String,
     columns: Vec<String>,
     values: BTreeMap<Vec<String>, f64>,
 }
@@ -124,8 +127,8 @@ fn read_published(path: &Path, axes: &[&str]) -> Result<Published, ExperimentErr
     let header = rdr.headers().map_err(|e| bad(1, e.to_string()))?.clone();
     let value_col = header
         .iter()
-        .position(|h| h == "published_ms")
-        .ok_or_else(|| bad(1, "expected a `published_ms` column".into()))?;
+        .position(|h| h == "published_ms" || h == "published")
+        .ok_or_else(|| bad(1, "expected a `published_ms` or `published` column".into()))?;
     let join: Vec<(usize, String)> = header
         .iter()
         .enumerate()
@@ -143,6 +146,7 @@ fn read_published(path: &Path, axes: &[&str]) -> Result<Published, ExperimentErr
         values.insert(key, v);
     }
     Ok(Published {
+        value_column: header[value_col].to_string(),
         columns: join.into_iter().map(|(_, h)| h).collect(),
         values,
     })
@@ -182,6 +186,7 @@ pub fn assemble(
             dir: out.display().to_string(),
         });
     }
+    add_ratios(&spec.ratios, jobs, &mut rows)?;
     let metric = spec
         .metric
         .clone()
@@ -204,7 +209,14 @@ pub fn assemble(
         .collect();
     store::write_atomic(
         &out.join("results.csv"),
-        csv_text(&columns, &rows, &pubs, published.is_some(), &metric).as_bytes(),
+        csv_text(
+            &columns,
+            &rows,
+            &pubs,
+            published.as_ref().map(|p| p.value_column.as_str()),
+            &metric,
+        )
+        .as_bytes(),
     )?;
     store::write_atomic(
         &out.join("results.md"),
@@ -239,17 +251,71 @@ fn relative(ours: Option<f64>, published: f64) -> Option<f64> {
     ours.map(|v| (v - published) / published)
 }
 
+/// Appends every ratio column to every row (rows and jobs in grid order).
+fn add_ratios(
+    ratios: &[RatioSpec],
+    jobs: &[Job],
+    rows: &mut [ResultRow],
+) -> Result<(), ExperimentError> {
+    if ratios.is_empty() {
+        return Ok(());
+    }
+    let index: BTreeMap<&[(String, String)], usize> = jobs
+        .iter()
+        .enumerate()
+        .map(|(i, j)| (j.params.as_slice(), i))
+        .collect();
+    for r in ratios {
+        if let Some(row) = rows.first() {
+            if row.cell(&r.of).is_none() {
+                return Err(ExperimentError::Invalid(format!(
+                    "ratio `{}`: `{}` is not a result column; expected one of {}",
+                    r.column,
+                    r.of,
+                    row.names().collect::<Vec<_>>().join(", ")
+                )));
+            }
+        }
+        let values: Vec<Option<f64>> = jobs
+            .iter()
+            .zip(rows.iter())
+            .map(|(job, row)| {
+                let key: Vec<(String, String)> = job
+                    .params
+                    .iter()
+                    .map(|(a, v)| (a.clone(), r.baseline.get(a).unwrap_or(v).clone()))
+                    .collect();
+                let base = index
+                    .get(key.as_slice())
+                    .and_then(|&b| rows[b].number(&r.of));
+                match (row.number(&r.of), base) {
+                    (Some(v), Some(b)) if b != 0.0 => Some(v / b),
+                    _ => None,
+                }
+            })
+            .collect();
+        for (row, v) in rows.iter_mut().zip(values) {
+            match v {
+                Some(v) => row.push(&r.column, v),
+                None => row.push(&r.column, ""),
+            };
+        }
+    }
+    Ok(())
+}
+
 fn csv_text(
     columns: &[String],
     rows: &[ResultRow],
     pubs: &[Option<f64>],
-    with_published: bool,
+    published_column: Option<&str>,
     metric: &str,
 ) -> String {
+    let with_published = published_column.is_some();
     let mut w = csv::Writer::from_writer(Vec::new());
     let mut head: Vec<&str> = columns.iter().map(String::as_str).collect();
-    if with_published {
-        head.extend(["published_ms", "relative_error"]);
+    if let Some(p) = published_column {
+        head.extend([p, "relative_error"]);
     }
     w.write_record(&head).expect("in-memory CSV");
     for (r, p) in rows.iter().zip(pubs) {
@@ -436,6 +502,11 @@ fn plot_svg(
         let ys = r
             .column(&plot.y)
             .ok_or_else(|| bad(format!("unknown column `{}`", plot.y)))?;
+        if xs.is_empty() || ys.is_empty() {
+            // A value this row does not have (a static overlay's MATCHA
+            // budget, a target not reached): no point.
+            continue;
+        }
         let name = series_name(plot, r)?;
         let x =
             numeric(&xs).ok_or_else(|| bad(format!("`{xs}` in `{}` is not numeric", plot.x)))?;

@@ -18,7 +18,7 @@ use crate::network::NetworkKind;
 use crate::overlay::build::{
     build_overlay, build_schedule, BuildOptions, CenterPolicy, OverlayKind,
 };
-use crate::overlay::matcha::{round_estimate, MatchaOptions};
+use crate::overlay::matcha::{cycle::maxplus_rate, round_estimate, MatchaOptions, MatchaSchedule};
 use crate::replay::{replay, ReplayOptions, Straggler};
 use crate::report::replay::round_stats;
 use crate::scenario::NetworkSpec;
@@ -157,8 +157,8 @@ fn build_options(center: usize, seed: u64) -> BuildOptions {
 fn compare_job(job: &Job, underlay: &Underlay) -> Result<ResultRow, ExperimentError> {
     let p = network_point(job, underlay)?;
     let options = build_options(p.center, 0);
-    let schedule =
-        build_schedule(p.kind, underlay, &options).map_err(|e| fail(job, e.to_string()))?;
+    let schedule = build_schedule(p.kind, underlay, &p.model, &options)
+        .map_err(|e| fail(job, e.to_string()))?;
     if let Some(s) = schedule {
         // MATCHA: the paper's round estimate (App. H.6, published convention).
         let est = round_estimate(&s, &p.model, options.matcha.rounds)
@@ -169,6 +169,9 @@ fn compare_job(job: &Job, underlay: &Underlay) -> Result<ResultRow, ExperimentEr
             .push("max_degree", "")
             .push("cycle_time_ms", est.published_ms)
             .push("rounds_per_s", 1000.0 / est.published_ms);
+        let maxplus = maxplus_rate(&s, &p.model, options.matcha.rounds)
+            .map_err(|e| fail(job, e.to_string()))?;
+        matcha_cells(&mut row, p.kind, Some((&s, maxplus)));
         return Ok(row);
     }
     let overlay = build_overlay(p.kind, underlay, &p.model, &options)
@@ -180,7 +183,29 @@ fn compare_job(job: &Job, underlay: &Underlay) -> Result<ResultRow, ExperimentEr
         .push("max_degree", overlay.max_degree())
         .push("cycle_time_ms", t.cycle_time_ms)
         .push("rounds_per_s", t.rounds_per_second());
+    matcha_cells(&mut row, p.kind, None);
     Ok(row)
+}
+
+/// The MATCHA columns of a compare row (empty for static overlays): base
+/// graph, budget `Cb`, the mixing matrix's `rho` (Sec. 3: per-round
+/// contraction of `E[W^T W]`, which sets how many rounds training needs)
+/// and the exact max-plus growth rate of the same seeded rounds (ms per
+/// round, at most the round estimate), so that a budget sweep (paper
+/// Table 10) can be plotted against `matcha_budget` by `matcha_base`.
+fn matcha_cells(row: &mut ResultRow, kind: OverlayKind, s: Option<(&MatchaSchedule, f64)>) {
+    match (kind, s) {
+        (OverlayKind::Matcha(m), Some((s, maxplus_ms))) => row
+            .push("matcha_base", m.base.name())
+            .push("matcha_budget", s.design().budget)
+            .push("matcha_rho", s.design().mixing.rho)
+            .push("matcha_maxplus_ms", maxplus_ms),
+        _ => row
+            .push("matcha_base", "")
+            .push("matcha_budget", "")
+            .push("matcha_rho", "")
+            .push("matcha_maxplus_ms", ""),
+    };
 }
 
 /// `simulate`: an event replay next to the max-plus cycle time.
@@ -202,7 +227,8 @@ fn simulate_job(job: &Job, underlay: &Underlay) -> Result<ResultRow, ExperimentE
     };
     let mut net = network.build(&p.model);
     // Per-round kinds (MATCHA) have no static cycle time and no fixed arcs.
-    let schedule = build_schedule(p.kind, underlay, &options).map_err(|e| f(e.to_string()))?;
+    let schedule =
+        build_schedule(p.kind, underlay, &p.model, &options).map_err(|e| f(e.to_string()))?;
     let (result, arcs, max_degree, tau) = match schedule {
         Some(s) => {
             let r = replay(&s, &p.model, net.as_mut(), &ropts).map_err(|e| f(e.to_string()))?;

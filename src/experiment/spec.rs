@@ -118,6 +118,34 @@ pub struct ExperimentSpec {
     /// Plots to draw from the results.
     #[serde(default, rename = "plot")]
     pub plots: Vec<PlotSpec>,
+    /// Columns derived as ratios to a baseline row (e.g. MATCHA's cycle
+    /// time over RING's, paper Table 10).
+    #[serde(default, rename = "ratio")]
+    pub ratios: Vec<RatioSpec>,
+}
+
+/// A result column `column = of / of(baseline)`: each row's `of` divided by
+/// the `of` of the row whose axes equal this row's except those named in
+/// `baseline`, which take the baseline's values.
+///
+/// ```toml
+/// [[ratio]]
+/// column = "matcha_over_ring"     # new column
+/// of = "cycle_time_ms"            # a numeric result column
+/// baseline = { overlay = "ring" } # one or more grid axes and their values
+/// ```
+///
+/// The cell is empty when either value is missing (a target not reached)
+/// or the baseline's is zero.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RatioSpec {
+    /// Name of the new column.
+    pub column: String,
+    /// The numeric result column divided.
+    pub of: String,
+    /// Axis values of the baseline row.
+    pub baseline: BTreeMap<String, String>,
 }
 
 fn one<T: From<&'static str>>(v: &'static str) -> Vec<T> {
@@ -395,11 +423,37 @@ impl ExperimentSpec {
                 )));
             }
         }
-        for (name, values) in g.axes() {
+        let axes = g.axes();
+        for (name, values) in &axes {
             if values.is_empty() {
                 return Err(ExperimentError::Invalid(format!(
                     "{source}: grid axis `{name}` is empty; give at least one value"
                 )));
+            }
+        }
+        for r in &self.ratios {
+            if r.baseline.is_empty() {
+                return Err(ExperimentError::Invalid(format!(
+                    "{source}: ratio `{}` has an empty baseline; name at least one axis, e.g. baseline = {{ overlay = \"ring\" }}",
+                    r.column
+                )));
+            }
+            for (axis, value) in &r.baseline {
+                let Some((_, values)) = axes.iter().find(|(a, _)| a == axis) else {
+                    let names: Vec<&str> = axes.iter().map(|(a, _)| *a).collect();
+                    return Err(ExperimentError::Invalid(format!(
+                        "{source}: ratio `{}`: baseline axis `{axis}` is not a grid axis; expected one of {}",
+                        r.column,
+                        names.join(", ")
+                    )));
+                };
+                if !values.contains(value) {
+                    return Err(ExperimentError::Invalid(format!(
+                        "{source}: ratio `{}`: baseline {axis} = `{value}` is not in the grid ({})",
+                        r.column,
+                        values.join(", ")
+                    )));
+                }
             }
         }
         Ok(())

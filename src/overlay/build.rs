@@ -11,7 +11,8 @@ use crate::delay::DelayModel;
 use crate::overlay::algo::RingSearch;
 use crate::overlay::dcliques::placement::{DCliquesBuild, DCliquesOverlay};
 use crate::overlay::matcha::{
-    MatchaBase, MatchaDesign, MatchaError, MatchaOptions, MatchaSchedule,
+    MatchaBase, MatchaDesign, MatchaError, MatchaOn, MatchaOptions, MatchaSchedule, MatchaVariant,
+    MatchaVariantError,
 };
 use crate::overlay::random::{random_overlay, RandomSpec, RandomSpecError};
 use crate::overlay::{complete, mbst, mst, ring, star, Overlay};
@@ -37,10 +38,10 @@ pub enum OverlayKind {
     RingOpt,
     /// Every silo to every other.
     Complete,
-    /// MATCHA on the connectivity graph Gc (a schedule, not a static overlay).
-    Matcha,
-    /// MATCHA+ : MATCHA on the underlay Gu (a schedule).
-    MatchaPlus,
+    /// MATCHA (a schedule, not a static overlay): on the connectivity graph
+    /// Gc (`matcha`), the underlay Gu (`matcha+`) or another base, with an
+    /// optional budget of its own (`matcha:base=delta-mbst,budget=0.1`).
+    Matcha(MatchaVariant),
     /// D-Cliques topologies and their baselines (Bellet et al. 2021), with
     /// or without Clique Averaging (`+ca`).
     DCliques(DCliquesOverlay),
@@ -68,22 +69,27 @@ impl OverlayKind {
             OverlayKind::Ring => "ring",
             OverlayKind::RingOpt => "ring-opt",
             OverlayKind::Complete => "complete",
-            OverlayKind::Matcha => "matcha",
-            OverlayKind::MatchaPlus => "matcha+",
+            OverlayKind::Matcha(m) => m.family(),
             OverlayKind::DCliques(d) => d.name(),
         }
     }
 
     /// True for the kinds that change every round ([`build_schedule`]).
     pub fn is_schedule(self) -> bool {
-        matches!(self, OverlayKind::Matcha | OverlayKind::MatchaPlus)
+        matches!(self, OverlayKind::Matcha(_))
     }
+
+    /// The paper's MATCHA, on the connectivity graph Gc.
+    pub const MATCHA: OverlayKind = OverlayKind::Matcha(MatchaVariant::MATCHA);
+    /// The paper's MATCHA+, on the underlay Gu.
+    pub const MATCHA_PLUS: OverlayKind = OverlayKind::Matcha(MatchaVariant::MATCHA_PLUS);
 }
 
 impl fmt::Display for OverlayKind {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             OverlayKind::Random(r) => write!(f, "{r}"),
+            OverlayKind::Matcha(m) => write!(f, "{m}"),
             _ => f.write_str(self.name()),
         }
     }
@@ -103,6 +109,9 @@ pub enum OverlayParseError {
     /// A random-graph spec with bad parameters.
     #[error(transparent)]
     Random(#[from] RandomSpecError),
+    /// A MATCHA spec with bad parameters.
+    #[error(transparent)]
+    Matcha(#[from] MatchaVariantError),
 }
 
 impl FromStr for OverlayKind {
@@ -110,6 +119,9 @@ impl FromStr for OverlayKind {
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         if RandomSpec::is_random_name(s) {
             return Ok(OverlayKind::Random(s.parse()?));
+        }
+        if MatchaVariant::claims(s) {
+            return Ok(OverlayKind::Matcha(s.parse()?));
         }
         if DCliquesOverlay::claims(s) {
             return s
@@ -124,8 +136,6 @@ impl FromStr for OverlayKind {
             "ring" => OverlayKind::Ring,
             "ring-opt" | "ringopt" => OverlayKind::RingOpt,
             "complete" | "full" => OverlayKind::Complete,
-            "matcha" => OverlayKind::Matcha,
-            "matcha+" | "matcha-plus" | "matchaplus" => OverlayKind::MatchaPlus,
             _ => return Err(UnknownOverlay(s.to_string()).into()),
         })
     }
@@ -225,13 +235,13 @@ pub fn build_overlay(
                 .dcliques
                 .overlay(d, n)
                 .map_err(|source| TimingError::DCliques {
-                    overlay: kind.name().to_string(),
+                    overlay: kind.to_string(),
                     source,
                 })?
         }
-        OverlayKind::Matcha | OverlayKind::MatchaPlus => {
+        OverlayKind::Matcha(_) => {
             return Err(TimingError::NotStatic {
-                overlay: kind.name().to_string(),
+                overlay: kind.to_string(),
             })
         }
     })
@@ -253,19 +263,35 @@ pub fn overlay_cycle_time(
 }
 
 /// Builds the schedule of a kind that changes every round (MATCHA on Gc,
-/// MATCHA+ on Gu); `Ok(None)` for static kinds.
+/// MATCHA+ on Gu, MATCHA over an overlay built for `model`, with the
+/// variant's budget or `options.matcha.budget`); `Ok(None)` for static kinds.
 pub fn build_schedule(
     kind: OverlayKind,
     underlay: &Underlay,
+    model: &DelayModel,
     options: &BuildOptions,
 ) -> Result<Option<MatchaSchedule>, MatchaError> {
-    let base = match kind {
-        OverlayKind::Matcha => MatchaBase::Connectivity,
-        OverlayKind::MatchaPlus => MatchaBase::Underlay,
-        _ => return Ok(None),
+    let OverlayKind::Matcha(variant) = kind else {
+        return Ok(None);
     };
-    let d = MatchaDesign::on(kind.name(), &base, underlay, &options.matcha)?;
-    Ok(Some(d.schedule(options.matcha.seed)))
+    let over = |k: OverlayKind| {
+        build_overlay(k, underlay, model, options)
+            .map(MatchaBase::Overlay)
+            .map_err(|e| MatchaError::Base(format!("{k}: {e}")))
+    };
+    let base = match variant.base {
+        MatchaOn::Connectivity => MatchaBase::Connectivity,
+        MatchaOn::Underlay => MatchaBase::Underlay,
+        MatchaOn::Mst => over(OverlayKind::Mst)?,
+        MatchaOn::DeltaMbst => over(OverlayKind::DeltaMbst)?,
+        MatchaOn::Ring => over(OverlayKind::Ring)?,
+    };
+    let matcha = MatchaOptions {
+        budget: variant.budget_or(options.matcha.budget),
+        ..options.matcha
+    };
+    let d = MatchaDesign::on(&kind.to_string(), &base, underlay, &matcha)?;
+    Ok(Some(d.schedule(matcha.seed)))
 }
 
 /// Parses a comma-separated list of overlay names (`all` = every kind).

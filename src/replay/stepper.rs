@@ -175,7 +175,7 @@ mod tests {
         let mut opts = BuildOptions::default();
         opts.matcha.rounds = 50;
         scheds.push(Box::new(
-            build_schedule(OverlayKind::Matcha, &u, &opts)
+            build_schedule(OverlayKind::MATCHA, &u, &m, &opts)
                 .unwrap()
                 .unwrap(),
         ));

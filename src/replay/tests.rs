@@ -366,7 +366,7 @@ fn maxplus_replay_of_matcha_schedule_equals_time_varying_recurrence() {
     let n = m.silo_count();
     let mut rng = ChaCha8Rng::seed_from_u64(3);
     m.compute_ms = Some((0..n).map(|_| rng.gen_range(0.0..200.0)).collect());
-    for kind in [OverlayKind::Matcha, OverlayKind::MatchaPlus] {
+    for kind in [OverlayKind::MATCHA, OverlayKind::MATCHA_PLUS] {
         let options = BuildOptions {
             matcha: MatchaOptions {
                 seed: 11,
@@ -374,7 +374,7 @@ fn maxplus_replay_of_matcha_schedule_equals_time_varying_recurrence() {
             },
             ..BuildOptions::default()
         };
-        let sched = build_schedule(kind, &u, &options).unwrap().unwrap();
+        let sched = build_schedule(kind, &u, &m, &options).unwrap().unwrap();
         assert!(!sched.is_static());
         let rounds = 80u64;
         let r = replay(&sched, &m, &mut MaxPlusNetwork::new(&m), &opts(rounds)).unwrap();

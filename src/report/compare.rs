@@ -137,13 +137,13 @@ fn schedule_row(
     options: &BuildOptions,
 ) -> Result<CompareRow, TimingError> {
     let err = |source| TimingError::Matcha {
-        overlay: kind.name().to_string(),
+        overlay: kind.to_string(),
         source,
     };
-    let sched = build_schedule(kind, underlay, options)
+    let sched = build_schedule(kind, underlay, model, options)
         .map_err(err)?
         .ok_or(TimingError::NotStatic {
-            overlay: kind.name().to_string(),
+            overlay: kind.to_string(),
         })?;
     let rounds = options.matcha.rounds;
     let est = round_estimate(&sched, model, rounds).map_err(err)?;
@@ -156,7 +156,7 @@ fn schedule_row(
     }
     let d = sched.design();
     Ok(CompareRow {
-        overlay: kind.name().to_string(),
+        overlay: kind.to_string(),
         arcs: (arcs as f64 / rounds as f64).round() as usize,
         max_degree,
         cycle_time_ms: est.mean_ms,

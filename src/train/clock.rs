@@ -326,7 +326,7 @@ mod tests {
         let mut opts = BuildOptions::default();
         opts.matcha.rounds = 50;
         opts.matcha.seed = 3;
-        let s = build_schedule(OverlayKind::Matcha, u, &opts)
+        let s = build_schedule(OverlayKind::MATCHA, u, m, &opts)
             .unwrap()
             .unwrap();
         assert!(!s.is_static(), "budget 0.5 gives a changing schedule");

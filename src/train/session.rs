@@ -71,7 +71,9 @@ impl Session<'_> {
         // Static overlays, or MATCHA's per-round schedule with its own
         // consensus `I - alpha L` (unless the rule says otherwise).
         let (schedule, shape): (Box<dyn OverlaySchedule>, String) =
-            match build_schedule(kind, self.underlay, self.options).map_err(|e| build(&e))? {
+            match build_schedule(kind, self.underlay, self.model, self.options)
+                .map_err(|e| build(&e))?
+            {
                 Some(s) => {
                     if cfg.consensus == ConsensusRule::Auto {
                         cfg.consensus = ConsensusRule::Matcha { alpha: s.alpha() };

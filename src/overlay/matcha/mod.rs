@@ -23,6 +23,7 @@ pub mod coloring;
 pub mod cycle;
 pub mod optimize;
 pub mod schedule;
+pub mod variant;
 
 use std::sync::Arc;
 
@@ -40,6 +41,7 @@ pub use optimize::{
     activation_probabilities, mixing_parameter, ActivationSolution, MixingSolution, SolverOptions,
 };
 pub use schedule::MatchaSchedule;
+pub use variant::{MatchaOn, MatchaVariant, MatchaVariantError};
 
 /// Why MATCHA could not be built.
 #[derive(Debug, Clone, PartialEq, Error)]
@@ -76,6 +78,9 @@ pub enum MatchaError {
     /// A cycle-time estimate needs at least two rounds (or one seed).
     #[error("{0}")]
     BadSampling(String),
+    /// The base overlay could not be built.
+    #[error("MATCHA base overlay {0}")]
+    Base(String),
 }
 
 /// The graph MATCHA decomposes into matchings.
