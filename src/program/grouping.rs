@@ -15,16 +15,18 @@
 //!   (`COST_U`); repeat until steady. Cost: mean over groups of `EMD(D^k, D)`.
 //! * [`random_groups`]: a seeded shuffle cut into near-equal groups.
 //!
-//! Synthetic label-skewed data for the reproduction: [`two_class_partition`]
-//! (MNIST as in FedML: two digits per device, power-law sizes) and
-//! [`near_iid_partition`] (FedShakespeare-like: every node close to a
-//! Zipf global distribution).
+//! Synthetic label-skewed data for the reproduction:
+//! [`fedprox_mnist_partition`] (the label counts of FedML's MNIST, which is
+//! FedProx's generator: 1000 devices, digits `u mod 10` and `u+1 mod 10`,
+//! log-normal shares), [`two_class_partition`] (two random digits per node,
+//! near-balanced, power-law sizes) and [`near_iid_partition`]
+//! (FedShakespeare-like: every node close to a Zipf global distribution).
 
 use rand::seq::{index::sample, SliceRandom};
 use rand::Rng;
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
-use rand_distr::{Distribution, Gamma, Pareto};
+use rand_distr::{Distribution, Gamma, LogNormal, Pareto};
 use serde::Serialize;
 use thiserror::Error;
 
@@ -391,6 +393,78 @@ fn power_law_size(rng: &mut impl Rng) -> f64 {
     p.sample(rng).min(2000.0).floor()
 }
 
+/// Examples per digit in MNIST (train + test, 70,000 in all).
+pub const MNIST_CLASS_SIZES: [u32; 10] =
+    [6903, 7877, 6990, 7141, 6824, 6313, 6876, 7293, 6825, 6958];
+
+/// Devices of FedProx's (and so FedML's) federated MNIST.
+pub const FEDPROX_MNIST_DEVICES: usize = 1000;
+
+/// Label counts of FedML's MNIST (Lee et al. 2021, App. E: "1000 nodes",
+/// 61,664 train + 7,371 test examples = all 69,035 of FedProx's split),
+/// which is FedProx's generator (Li et al. 2020, `data/mnist/generate_niid.py`,
+/// re-implemented here on label counts only): device `u` of 1000 holds
+/// digits `u mod 10` and `(u+1) mod 10`, 5 examples of each, plus a share of
+/// the digit's remaining examples drawn log-normal(0, 2) over the digit's 200
+/// (block `u/10`, position) slots, truncated to a whole number and skipped
+/// when the digit would run out, as there. With sigma = 2 the sizes are
+/// heavy-tailed: most devices hold a handful of examples of each of their
+/// two digits, a few hold thousands. So there are only 10 distinct label
+/// pairs, and many nodes share one with similar shares, which is what lets
+/// CLUSTER reduce the cost. `n` of the 1000 devices are then
+/// sampled without replacement (the paper samples 100), all seeded.
+///
+/// Counts are of the whole device (FedProx then splits each device 90/10
+/// into train/test at random, which leaves the label shares unchanged up to
+/// rounding).
+pub fn fedprox_mnist_partition(n: usize, seed: u64) -> Result<LabelCounts, GroupingError> {
+    let devices = FEDPROX_MNIST_DEVICES;
+    if n == 0 || n > devices {
+        return Err(GroupingError::BadCounts(format!(
+            "FedProx MNIST has {devices} devices; asked for {n}"
+        )));
+    }
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let digits = |u: usize| [u % 10, (u + 1) % 10];
+    let mut counts = vec![vec![0.0; 10]; devices];
+    let mut used = [0.0f64; 10];
+    for (u, row) in counts.iter_mut().enumerate() {
+        for l in digits(u) {
+            row[l] += 5.0;
+            used[l] += 5.0;
+        }
+    }
+    // props[l][block][j] ~ LogNormal(0, 2), scaled so that every digit's
+    // slots sum to its examples left after the first 5 + 5 per device.
+    let ln = LogNormal::new(0.0, 2.0).expect("valid log-normal");
+    let blocks = devices / 10;
+    let mut props = vec![vec![[0.0f64; 2]; blocks]; 10];
+    for digit in props.iter_mut() {
+        for slot in digit.iter_mut() {
+            *slot = [ln.sample(&mut rng), ln.sample(&mut rng)];
+        }
+    }
+    for (l, digit) in props.iter_mut().enumerate() {
+        let total: f64 = digit.iter().map(|s| s[0] + s[1]).sum();
+        let left = f64::from(MNIST_CLASS_SIZES[l]) - devices as f64;
+        for slot in digit.iter_mut() {
+            slot[0] *= left / total;
+            slot[1] *= left / total;
+        }
+    }
+    for (u, row) in counts.iter_mut().enumerate() {
+        for (j, l) in digits(u).into_iter().enumerate() {
+            let k = props[l][u / 10][j].floor();
+            if used[l] + k < f64::from(MNIST_CLASS_SIZES[l]) {
+                row[l] += k;
+                used[l] += k;
+            }
+        }
+    }
+    let chosen = sample(&mut rng, devices, n).into_vec();
+    LabelCounts::new(chosen.into_iter().map(|u| counts[u].clone()).collect())
+}
+
 /// MNIST as in FedML [derived]: `n` nodes, `classes` classes, each node holds
 /// `per_node` distinct random classes with power-law size, split between
 /// them by uniform random fractions (normalised), seeded.
@@ -458,4 +532,55 @@ pub fn near_iid_partition(
         counts.push(row);
     }
     LabelCounts::new(counts)
+}
+
+#[cfg(test)]
+mod fedprox_tests {
+    use super::*;
+
+    #[test]
+    fn fedprox_mnist_devices_hold_two_consecutive_digits() {
+        let all = fedprox_mnist_partition(FEDPROX_MNIST_DEVICES, 7).unwrap();
+        let per_digit: Vec<f64> = all.global();
+        for (l, &c) in per_digit.iter().enumerate() {
+            // Every digit hands out at most its examples, and nearly all
+            // (truncation loses < 1 example per slot, skipped slots more).
+            assert!(c <= f64::from(MNIST_CLASS_SIZES[l]), "digit {l}: {c}");
+            assert!(c >= 1000.0, "digit {l}: {c}");
+        }
+        for i in 0..all.len() {
+            let row = all.row(i);
+            let held: Vec<usize> = (0..10).filter(|&c| row[c] > 0.0).collect();
+            assert_eq!(held.len(), 2, "{row:?}");
+            assert_eq!((held[0] + 1) % 10 == held[1], held != [0, 9]);
+            assert!(held.iter().all(|&c| row[c] >= 5.0));
+        }
+        // log-normal(0, 2) shares: heavy-tailed device sizes.
+        let mut sizes = all.sizes();
+        sizes.sort_by(f64::total_cmp);
+        let median = sizes[sizes.len() / 2];
+        assert!(sizes[sizes.len() - 1] > 20.0 * median, "{median} {sizes:?}");
+        let a = fedprox_mnist_partition(100, 3).unwrap();
+        let b = fedprox_mnist_partition(100, 3).unwrap();
+        assert_eq!(a.len(), 100);
+        assert_eq!(
+            (0..100).map(|i| a.row(i).to_vec()).collect::<Vec<_>>(),
+            (0..100).map(|i| b.row(i).to_vec()).collect::<Vec<_>>()
+        );
+        assert!(fedprox_mnist_partition(1001, 0).is_err());
+        assert!(fedprox_mnist_partition(0, 0).is_err());
+    }
+
+    /// On FedML's MNIST labels CLUSTER ends near the published final cost
+    /// (0.474, Table 3 of Lee et al. 2021): mean over 10 seeds within 0.05.
+    #[test]
+    fn cluster_final_cost_on_fedprox_mnist_is_near_published() {
+        let mut fin = 0.0;
+        for s in 0..10 {
+            let labels = fedprox_mnist_partition(100, s).unwrap();
+            let mut rng = ChaCha8Rng::seed_from_u64(s + 1_000);
+            fin += cluster(&labels, 10, &mut rng).unwrap().final_cost / 10.0;
+        }
+        assert!((fin - 0.474).abs() < 0.05, "{fin}");
+    }
 }
