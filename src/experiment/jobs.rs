@@ -194,17 +194,24 @@ fn compare_job(job: &Job, underlay: &Underlay) -> Result<ResultRow, ExperimentEr
 /// round, at most the round estimate), so that a budget sweep (paper
 /// Table 10) can be plotted against `matcha_budget` by `matcha_base`.
 fn matcha_cells(row: &mut ResultRow, kind: OverlayKind, s: Option<(&MatchaSchedule, f64)>) {
-    match (kind, s) {
-        (OverlayKind::Matcha(m), Some((s, maxplus_ms))) => row
-            .push("matcha_base", m.base.name())
-            .push("matcha_budget", s.design().budget)
+    let budget = s.map_or(f64::NAN, |(s, _)| s.design().budget);
+    matcha_variant_cells(row, kind, budget);
+    match s {
+        Some((s, maxplus_ms)) => row
             .push("matcha_rho", s.design().mixing.rho)
             .push("matcha_maxplus_ms", maxplus_ms),
-        _ => row
-            .push("matcha_base", "")
-            .push("matcha_budget", "")
-            .push("matcha_rho", "")
-            .push("matcha_maxplus_ms", ""),
+        None => row.push("matcha_rho", "").push("matcha_maxplus_ms", ""),
+    };
+}
+
+/// `matcha_base` and `matcha_budget` (the variant's budget, else
+/// `default_budget`) of a MATCHA row; empty for static overlays.
+fn matcha_variant_cells(row: &mut ResultRow, kind: OverlayKind, default_budget: f64) {
+    match kind {
+        OverlayKind::Matcha(m) => row
+            .push("matcha_base", m.base.name())
+            .push("matcha_budget", m.budget_or(default_budget)),
+        _ => row.push("matcha_base", "").push("matcha_budget", ""),
     };
 }
 
@@ -396,6 +403,7 @@ fn train_job(job: &Job, underlay: &Underlay, run_dir: &Path) -> Result<ResultRow
         .push("time_to_target_ms", opt_f(s.time_to_target_ms))
         .push("final_train_loss", s.final_train_loss)
         .push("final_test_acc", s.final_test_acc);
+    matcha_variant_cells(&mut row, p.kind, MatchaOptions::default().budget);
     Ok(row)
 }
 
