@@ -52,6 +52,21 @@ fn run_with_threads(spec: &str, out: &Path, threads: usize) {
     ]));
 }
 
+/// `DIR/results.csv`: its header and rows.
+fn results(dir: &Path) -> (csv::StringRecord, Vec<csv::StringRecord>) {
+    let mut rdr = csv::Reader::from_path(dir.join("results.csv")).unwrap();
+    let header = rdr.headers().unwrap().clone();
+    (header, rdr.records().map(Result::unwrap).collect())
+}
+
+/// Position of column `name` in `header`.
+fn column(header: &csv::StringRecord, name: &str) -> usize {
+    header
+        .iter()
+        .position(|h| h == name)
+        .unwrap_or_else(|| panic!("no column `{name}` in {header:?}"))
+}
+
 fn ok(o: &Output) {
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
 }
@@ -197,10 +212,8 @@ fn simulate_kind_replays_every_point() {
     run_with_threads(s, &one, 1);
     run_with_threads(s, &two, 2);
     assert_eq!(read(&one, "results.csv"), read(&two, "results.csv"));
-    let mut rdr = csv::Reader::from_path(one.join("results.csv")).unwrap();
-    let header = rdr.headers().unwrap().clone();
-    let col = |name: &str| header.iter().position(|h| h == name).unwrap();
-    let records: Vec<csv::StringRecord> = rdr.records().map(Result::unwrap).collect();
+    let (header, records) = results(&one);
+    let col = |name: &str| column(&header, name);
     assert_eq!(records.len(), 8);
     for rec in &records {
         let r: Vec<&str> = rec.iter().collect();
@@ -274,10 +287,9 @@ fn train_kind_is_deterministic_across_threads() {
             "{f} differs with thread count"
         );
     }
-    let mut rdr = csv::Reader::from_path(one.join("results.csv")).unwrap();
-    let header = rdr.headers().unwrap().clone();
-    let col = |name: &str| header.iter().position(|h| h == name).unwrap();
-    for rec in rdr.records().map(Result::unwrap) {
+    let (header, records) = results(&one);
+    let col = |name: &str| column(&header, name);
+    for rec in records {
         // Loss 5 is above the initial loss: reached at the first evaluation.
         assert_eq!(&rec[col("rounds_to_target")], "0", "{rec:?}");
         assert!(rec[col("ms_per_round")].parse::<f64>().unwrap() > 0.0);
@@ -344,20 +356,15 @@ fn ratio_columns_divide_by_the_baseline_row() {
     std::fs::write(&spec, text).unwrap();
     let out = tmp("ratio-out");
     run_with_threads(spec.to_str().unwrap(), &out, 2);
-    let mut rdr = csv::Reader::from_path(out.join("results.csv")).unwrap();
-    let header = rdr.headers().unwrap().clone();
-    let col = |name: &str| header.iter().position(|h| h == name).unwrap();
-    let rows: Vec<Vec<String>> = rdr
-        .records()
-        .map(|r| r.unwrap().iter().map(String::from).collect())
-        .collect();
+    let (header, rows) = results(&out);
+    let col = |name: &str| column(&header, name);
     assert_eq!(rows.len(), 8);
     let find = |overlay: &str, access: &str| {
         rows.iter()
-            .find(|r| r[col("overlay")] == overlay && r[col("access")] == access)
+            .find(|r| &r[col("overlay")] == overlay && &r[col("access")] == access)
             .unwrap_or_else(|| panic!("{overlay} {access}"))
     };
-    let num = |r: &Vec<String>, c: &str| r[col(c)].parse::<f64>().unwrap();
+    let num = |r: &csv::StringRecord, c: &str| r[col(c)].parse::<f64>().unwrap();
     for access in ["100M", "10G"] {
         let star = num(find("star", access), "cycle_time_ms");
         for overlay in [
@@ -371,16 +378,16 @@ fn ratio_columns_divide_by_the_baseline_row() {
             assert!((num(r, "over_star") - want).abs() < 1e-12, "{overlay}");
         }
         let m = find("matcha:base=delta-mbst,budget=0.2", access);
-        assert_eq!(m[col("matcha_base")], "delta-mbst");
+        assert_eq!(&m[col("matcha_base")], "delta-mbst");
         assert_eq!(num(m, "matcha_budget"), 0.2);
         assert!(num(m, "matcha_maxplus_ms") <= num(m, "cycle_time_ms") + 1e-9);
-        assert_eq!(find("ring", access)[col("matcha_budget")], "");
+        assert_eq!(&find("ring", access)[col("matcha_budget")], "");
     }
     let r = find("ring", "10G");
     assert_eq!(num(r, "published"), 0.5);
     let rel = (num(r, "over_star") - 0.5) / 0.5;
     assert!((num(r, "relative_error") - rel).abs() < 1e-12);
-    assert_eq!(find("ring", "100M")[col("published")], "");
+    assert_eq!(&find("ring", "100M")[col("published")], "");
     assert!(out.join("budget.svg").exists());
     let md = String::from_utf8(read(&out, "results.md")).unwrap();
     assert!(md.contains("published over_star"), "{md}");
