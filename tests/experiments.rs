@@ -417,3 +417,59 @@ fn ratio_columns_divide_by_the_baseline_row() {
     ]);
     assert!(String::from_utf8_lossy(&o.stderr).contains("`topology` is not a grid axis"));
 }
+
+const CLIQUES: &str = r#"
+name = "cliques"
+kind = "simulate"
+[grid]
+underlay = ["aws-north-america"]
+overlay = ["dcliques-full", "dcliques-full+ca"]
+access = ["1G"]
+network = ["maxplus"]
+rounds = [60]
+"#;
+
+/// D-Cliques with Clique Averaging is timed as two communication phases per
+/// round in experiment files too: its cycle time is the two-phase one
+/// (longer than D-SGD's on the same cliques) and the max-plus replay's
+/// steady round equals it.
+#[test]
+fn clique_averaging_rows_use_the_two_phase_round() {
+    let base = tmp("cliques");
+    let spec = base.join("cliques.toml");
+    std::fs::write(&spec, CLIQUES).unwrap();
+    let out = tmp("cliques-out");
+    run_with_threads(spec.to_str().unwrap(), &out, 1);
+    let (header, rows) = results(&out);
+    let col = |name: &str| column(&header, name);
+    let num = |r: &csv::StringRecord, c: &str| r[col(c)].parse::<f64>().unwrap();
+    assert_eq!(rows.len(), 2);
+    let (dsgd, ca) = (&rows[0], &rows[1]);
+    assert_eq!(&ca[col("overlay")], "dcliques-full+ca");
+    assert!(num(ca, "cycle_time_ms") > 1.5 * num(dsgd, "cycle_time_ms"));
+    for r in [dsgd, ca] {
+        let ratio = num(r, "steady_over_cycle_time");
+        assert!(
+            (ratio - 1.0).abs() < 1e-9,
+            "{}: {ratio}",
+            &r[col("overlay")]
+        );
+    }
+    // Stragglers are refused for the two-phase replay, with the reason.
+    std::fs::write(
+        &spec,
+        CLIQUES.replace(
+            "rounds = [60]",
+            "rounds = [60]\nstraggler = [\"lognormal:0.5\"]",
+        ),
+    )
+    .unwrap();
+    let o = fedtopo(&[
+        "run",
+        spec.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(!o.status.success());
+    assert!(String::from_utf8_lossy(&o.stderr).contains("not supported for Clique Averaging"));
+}

@@ -16,13 +16,13 @@ use crate::connectivity::{ConnectivityOptions, PathModel};
 use crate::delay::DelayModel;
 use crate::network::NetworkKind;
 use crate::overlay::build::{
-    build_overlay, build_schedule, BuildOptions, CenterPolicy, OverlayKind,
+    build_overlay, build_schedule, overlay_cycle_time, BuildOptions, CenterPolicy, OverlayKind,
 };
+use crate::overlay::dcliques::timing::replay_clique_averaging;
 use crate::overlay::matcha::{cycle::maxplus_rate, round_estimate, MatchaOptions, MatchaSchedule};
 use crate::replay::{replay, ReplayOptions, Straggler};
 use crate::report::replay::round_stats;
 use crate::scenario::NetworkSpec;
-use crate::timing::cycle_time;
 use crate::underlay::Underlay;
 use crate::units::parse_bandwidth;
 use crate::workload::Workload;
@@ -176,7 +176,8 @@ fn compare_job(job: &Job, underlay: &Underlay) -> Result<ResultRow, ExperimentEr
     }
     let overlay = build_overlay(p.kind, underlay, &p.model, &options)
         .map_err(|e| fail(job, e.to_string()))?;
-    let t = cycle_time(&overlay, &p.model).map_err(|e| fail(job, e.to_string()))?;
+    let t = overlay_cycle_time(p.kind, &overlay, &p.model, &options)
+        .map_err(|e| fail(job, e.to_string()))?;
     let mut row = axis_cells(job, underlay, &p, &[]);
     row.push("silos", underlay.node_count())
         .push("arcs", overlay.arc_count())
@@ -244,10 +245,28 @@ fn simulate_job(job: &Job, underlay: &Underlay) -> Result<ResultRow, ExperimentE
         None => {
             let o = build_overlay(p.kind, underlay, &p.model, &options)
                 .map_err(|e| f(e.to_string()))?;
-            let tau = cycle_time(&o, &p.model)
+            let tau = overlay_cycle_time(p.kind, &o, &p.model, &options)
                 .map_err(|e| f(e.to_string()))?
                 .cycle_time_ms;
-            let r = replay(&o, &p.model, net.as_mut(), &ropts).map_err(|e| f(e.to_string()))?;
+            let r = match p.kind {
+                // Two phases per round: gradients inside cliques, then models.
+                OverlayKind::DCliques(d) if d.clique_averaging => {
+                    if straggler != Straggler::None {
+                        return Err(f(format!(
+                            "{}: stragglers are not supported for Clique Averaging replays",
+                            p.kind
+                        )));
+                    }
+                    let t = options
+                        .dcliques
+                        .topology(d, p.model.silo_count())
+                        .map_err(|e| f(e.to_string()))?;
+                    replay_clique_averaging(&t, &p.model, net.as_mut(), rounds)
+                        .map_err(|e| f(e.to_string()))?
+                        .into_replay_result()
+                }
+                _ => replay(&o, &p.model, net.as_mut(), &ropts).map_err(|e| f(e.to_string()))?,
+            };
             (r, Some(o.arc_count()), Some(o.max_degree()), Some(tau))
         }
     };
