@@ -473,3 +473,73 @@ fn clique_averaging_rows_use_the_two_phase_round() {
     assert!(!o.status.success());
     assert!(String::from_utf8_lossy(&o.stderr).contains("not supported for Clique Averaging"));
 }
+
+const SEEDS: &str = r#"
+name = "seeds"
+kind = "simulate"
+aggregate = "seed"
+[grid]
+underlay = ["aws-north-america"]
+overlay = ["star", "ring"]
+access = ["1G"]
+rounds = [30]
+straggler = ["lognormal:0.5"]
+seed = [0, 1, 2]
+"#;
+
+/// `aggregate = "seed"`: rows that differ only in the seed are summarised
+/// (mean, min, max, count) in `summary.csv` and `results.md`.
+#[test]
+fn aggregate_summarises_over_seeds() {
+    let base = tmp("seeds");
+    let spec = base.join("seeds.toml");
+    std::fs::write(&spec, SEEDS).unwrap();
+    let out = tmp("seeds-out");
+    run_with_threads(spec.to_str().unwrap(), &out, 2);
+    let (header, rows) = results(&out);
+    let col = |name: &str| column(&header, name);
+    let mut rdr = csv::Reader::from_path(out.join("summary.csv")).unwrap();
+    let sh = rdr.headers().unwrap().clone();
+    let summary: Vec<csv::StringRecord> = rdr.records().map(Result::unwrap).collect();
+    assert_eq!(summary.len(), 2);
+    assert!(!sh.iter().any(|h| h == "seed"), "{sh:?}");
+    for g in &summary {
+        let overlay = &g[column(&sh, "overlay")];
+        let v: Vec<f64> = rows
+            .iter()
+            .filter(|r| &r[col("overlay")] == overlay)
+            .map(|r| r[col("steady_round_ms")].parse().unwrap())
+            .collect();
+        assert_eq!(v.len(), 3);
+        let num = |c: &str| g[column(&sh, c)].parse::<f64>().unwrap();
+        let mean = v.iter().sum::<f64>() / 3.0;
+        assert!((num("steady_round_ms_mean") - mean).abs() < 1e-9 * mean);
+        assert_eq!(
+            num("steady_round_ms_min"),
+            v.iter().copied().fold(f64::INFINITY, f64::min)
+        );
+        assert_eq!(
+            num("steady_round_ms_max"),
+            v.iter().copied().fold(0.0, f64::max)
+        );
+        assert_eq!(num("steady_round_ms_n"), 3.0);
+        // Lognormal stragglers with different seeds give different rounds.
+        assert!(num("steady_round_ms_max") > num("steady_round_ms_min"));
+    }
+    let md = String::from_utf8(read(&out, "results.md")).unwrap();
+    assert!(md.contains("## Over `seed`: mean (min..max)"), "{md}");
+
+    std::fs::write(
+        &spec,
+        SEEDS.replace("aggregate = \"seed\"", "aggregate = \"seeds\""),
+    )
+    .unwrap();
+    let o = fedtopo(&[
+        "run",
+        spec.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("aggregate = `seeds` is not a grid axis"));
+}

@@ -12,6 +12,7 @@ use serde::{Deserialize, Serialize};
 use crate::report::plot::{line_plot, Axes, Series};
 use crate::units::parse_bandwidth;
 
+use super::aggregate;
 use super::grid::Job;
 use super::spec::{ExperimentSpec, PlotSpec, RatioSpec};
 use super::{store, ExperimentError};
@@ -218,10 +219,25 @@ pub fn assemble(
         )
         .as_bytes(),
     )?;
-    store::write_atomic(
-        &out.join("results.md"),
-        markdown(spec, &rows, &pubs, &metric)?.as_bytes(),
-    )?;
+    let mut md = markdown(spec, &rows, &pubs, &metric)?;
+    if let Some(over) = &spec.aggregate {
+        let mut columns = table_columns(spec);
+        if !columns.contains(&metric) {
+            columns.push(metric.clone());
+        }
+        let groups = aggregate::groups(jobs, &rows, over, &columns);
+        let group_pubs: Vec<Option<f64>> = groups.iter().map(|g| pubs[g.rows[0]]).collect();
+        let shown: Vec<&str> = varying_axes(spec)
+            .into_iter()
+            .filter(|a| a != over)
+            .collect();
+        md += &aggregate::summary_markdown(&groups, over, &shown, &columns, &group_pubs, &metric);
+        store::write_atomic(
+            &out.join("summary.csv"),
+            aggregate::summary_csv(&groups, &columns).as_bytes(),
+        )?;
+    }
+    store::write_atomic(&out.join("results.md"), md.as_bytes())?;
     for plot in &spec.plots {
         let svg = if plot.per_round {
             let dirs: Vec<_> = jobs.iter().map(|j| store::run_dir(out, j)).collect();
@@ -348,27 +364,37 @@ fn md_cell(column: &str, cell: Option<&Cell>) -> String {
     }
 }
 
+/// The axes shown in tables: those with several values in the grid, plus
+/// underlay and overlay.
+fn varying_axes(spec: &ExperimentSpec) -> Vec<&'static str> {
+    spec.grid
+        .axes()
+        .into_iter()
+        .filter(|(a, values)| *a == "underlay" || *a == "overlay" || values.len() > 1)
+        .map(|(a, _)| a)
+        .collect()
+}
+
+/// The result columns shown in `results.md`: the file's `table`, else the
+/// kind's default.
+fn table_columns(spec: &ExperimentSpec) -> Vec<String> {
+    spec.table.clone().unwrap_or_else(|| {
+        spec.kind
+            .default_table()
+            .iter()
+            .map(|c| c.to_string())
+            .collect()
+    })
+}
+
 fn markdown(
     spec: &ExperimentSpec,
     rows: &[ResultRow],
     pubs: &[Option<f64>],
     metric: &str,
 ) -> Result<String, ExperimentError> {
-    // Show the axes with several values in the grid, plus underlay and overlay.
-    let varying: Vec<&str> = spec
-        .grid
-        .axes()
-        .into_iter()
-        .filter(|(a, values)| *a == "underlay" || *a == "overlay" || values.len() > 1)
-        .map(|(a, _)| a)
-        .collect();
-    let table: Vec<String> = spec.table.clone().unwrap_or_else(|| {
-        spec.kind
-            .default_table()
-            .iter()
-            .map(|c| c.to_string())
-            .collect()
-    });
+    let varying = varying_axes(spec);
+    let table = table_columns(spec);
     if let Some(r) = rows.first() {
         if let Some(bad) = table.iter().find(|c| r.cell(c).is_none()) {
             return Err(ExperimentError::Invalid(format!(

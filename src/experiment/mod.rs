@@ -10,6 +10,7 @@
 //!   `results.md` and the plots — byte-identical whatever the thread count
 //!   or sharding.
 
+pub mod aggregate;
 pub mod assemble;
 pub mod grid;
 mod jobs;

@@ -122,6 +122,11 @@ pub struct ExperimentSpec {
     /// time over RING's, paper Table 10).
     #[serde(default, rename = "ratio")]
     pub ratios: Vec<RatioSpec>,
+    /// An axis to summarise over (usually `seed`): rows that differ only in
+    /// it are grouped, and `summary.csv` plus a section of `results.md` give
+    /// every shown column's mean, minimum, maximum and count.
+    #[serde(default)]
+    pub aggregate: Option<String>,
 }
 
 /// A result column `column = of / of(baseline)`: each row's `of` divided by
@@ -428,6 +433,15 @@ impl ExperimentSpec {
             if values.is_empty() {
                 return Err(ExperimentError::Invalid(format!(
                     "{source}: grid axis `{name}` is empty; give at least one value"
+                )));
+            }
+        }
+        if let Some(over) = &self.aggregate {
+            if !axes.iter().any(|(a, _)| a == over) {
+                let names: Vec<&str> = axes.iter().map(|(a, _)| *a).collect();
+                return Err(ExperimentError::Invalid(format!(
+                    "{source}: aggregate = `{over}` is not a grid axis; expected one of {}",
+                    names.join(", ")
                 )));
             }
         }
