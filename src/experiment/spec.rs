@@ -33,6 +33,10 @@
 //! `cycle_time_ms`. `metric` names the result column compared with a
 //! published CSV and `table` the columns shown in `results.md`.
 //!
+//! `[[ratio]]` tables add derived columns (a row's value over a baseline
+//! row's, [`RatioSpec`]); `aggregate = "seed"` summarises rows that differ
+//! only in that axis (`summary.csv`, [`crate::experiment::aggregate`]).
+//!
 //! Underlays are paths relative to the experiment file, built-in names, or
 //! `shared:REL` for `$FEDTOPO_SHARED/underlays/REL` (default `../shared`
 //! beside the repository).
