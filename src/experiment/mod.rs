@@ -6,7 +6,7 @@
 //! * [`run`]: running jobs in parallel (rayon); each job's result is written
 //!   atomically to `OUT/jobs/<id>.json`, so an interrupted sweep resumes
 //!   where it stopped and shards run anywhere.
-//! * [`assemble`]: joining job results, in grid order, into `results.csv`,
+//! * [`assemble`](mod@assemble): joining job results, in grid order, into `results.csv`,
 //!   `results.md` and the plots — byte-identical whatever the thread count
 //!   or sharding.
 

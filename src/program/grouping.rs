@@ -9,7 +9,7 @@
 //!   (`COST_A`), the quantity of the paper's Table 3.
 //! * [`group_by_iid`] (GROUP_BY_IID): random medoids seed the groups; the
 //!   other nodes, in a seeded random order, join the group (below the size
-//!   cap `ceil(N/G)` [derived]) whose pooled distribution including the node
+//!   cap `ceil(N/G)` \[derived\]) whose pooled distribution including the node
 //!   is nearest the global one (`COST_A(i,k) = EMD(D^k, D)`); the new
 //!   medoid of a group is its member nearest the global distribution
 //!   (`COST_U`); repeat until steady. Cost: mean over groups of `EMD(D^k, D)`.
@@ -220,7 +220,7 @@ pub fn iid_cost(labels: &LabelCounts, groups: &[Vec<usize>]) -> f64 {
 /// `COST_A(i,k) = EMD(D^{k,i}, D^k)` names the group's data `D^k`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub enum ClusterAssign {
-    /// Nearest medoid (classical k-medoids) [derived].
+    /// Nearest medoid (classical k-medoids) \[derived\].
     Medoid,
     /// Nearest pooled group distribution of the previous assignment
     /// (`EMD(D^i, D^k)` literally; the first assignment uses the medoids).
@@ -465,7 +465,7 @@ pub fn fedprox_mnist_partition(n: usize, seed: u64) -> Result<LabelCounts, Group
     LabelCounts::new(chosen.into_iter().map(|u| counts[u].clone()).collect())
 }
 
-/// MNIST as in FedML [derived]: `n` nodes, `classes` classes, each node holds
+/// MNIST as in FedML \[derived\]: `n` nodes, `classes` classes, each node holds
 /// `per_node` distinct random classes with power-law size, split between
 /// them by uniform random fractions (normalised), seeded.
 pub fn two_class_partition(
@@ -495,7 +495,7 @@ pub fn two_class_partition(
     LabelCounts::new(counts)
 }
 
-/// FedShakespeare-like data [derived]: a Zipf(1) global distribution over
+/// FedShakespeare-like data \[derived\]: a Zipf(1) global distribution over
 /// `classes` classes; node `i` draws `p_i ~ Dirichlet(concentration * global)`
 /// and power-law many examples, counts `round(size * p_i)` (at least one
 /// example in total), seeded.

@@ -6,7 +6,7 @@
 //! methods and the bytes and wall-clock to a target accuracy can be
 //! measured on two cores in seconds.
 //!
-//! Evaluation [derived]: after step `t` the models *in play* are those held
+//! Evaluation \[derived\]: after step `t` the models *in play* are those held
 //! by the nodes active in step `t+1` (chain holders, members of active
 //! groups). Consensus programs (with an inter-group operation) evaluate the
 //! mean accuracy of those models on the global test distribution;

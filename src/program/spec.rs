@@ -14,7 +14,7 @@ pub enum Intra {
     /// by ring position `(j + c) mod |N^k|`, `j = floor((t-1)/tau1)`; only the
     /// holders compute; every `tau1` steps each holder hands its model to the
     /// next position (Definition 4, Algorithm 2 lines 7-11). Capped at the
-    /// group size [derived].
+    /// group size \[derived\].
     Ring {
         /// Chains per group ring, `C >= 1`.
         chains: usize,
@@ -30,7 +30,7 @@ pub enum Inter {
     /// nodes under [`Intra::Star`], the chain holders under [`Intra::Ring`])
     /// is uploaded to the server, which broadcasts the average to every node.
     /// Weights: `|D^i|` per node under `Star`; `|D^k| / C_k` per chain model
-    /// of group `k` under `Ring` (eq. 4's `sum_k |D^k|/|D| w^k`) [derived].
+    /// of group `k` under `Ring` (eq. 4's `sum_k |D^k|/|D| w^k`) \[derived\].
     Star,
     /// Ring of groups carried by `chains` chains (Definition 5, Algorithm 1):
     /// in period `l = floor((t-1)/(tau1 tau2))` chain `c` is in group
