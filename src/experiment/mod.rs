@@ -8,7 +8,7 @@
 //!   where it stopped and shards run anywhere.
 //! * [`assemble`](mod@assemble): joining job results, in grid order, into `results.csv`,
 //!   `results.md` and the plots — byte-identical whatever the thread count
-//!   or sharding.
+//!   or sharding; [`aggregate`] adds the summaries over one axis (seeds).
 
 pub mod aggregate;
 pub mod assemble;
