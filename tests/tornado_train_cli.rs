@@ -2,7 +2,7 @@
 //! with `scripts/libtorch.sh cargo test --features train --test tornado_train_cli`).
 #![cfg(feature = "train")]
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 fn fedtopo(args: &[&str]) -> Output {
@@ -30,7 +30,7 @@ fn ok(o: &Output) -> String {
     String::from_utf8(o.stdout.clone()).expect("utf-8")
 }
 
-fn learn(out: &PathBuf, extra: &[&str]) -> Output {
+fn learn(out: &Path, extra: &[&str]) -> Output {
     let mut args = vec![
         "tornado",
         "learn",

@@ -756,7 +756,7 @@ fn torch_params(s: &TorchSetup, dim: usize, classes: usize) -> Result<usize> {
 fn torch_describe(s: &TorchSetup) -> String {
     use fedtopo::train::optim::OptimizerKind;
     let optimizer = match s.config.optimizer {
-        OptimizerKind::Sgd { momentum } if momentum == 0.0 => "sgd".to_string(),
+        OptimizerKind::Sgd { momentum: 0.0 } => "sgd".to_string(),
         OptimizerKind::Sgd { momentum } => format!("sgd, momentum {momentum}"),
         OptimizerKind::Adam { .. } => "adam".to_string(),
     };

@@ -341,7 +341,7 @@ pub fn split_by_counts(
             v.push(k);
         }
     }
-    let mut rng = ChaCha8Rng::seed_from_u64(seed ^ 0x7370_6c69_74);
+    let mut rng = ChaCha8Rng::seed_from_u64(seed ^ 0x0073_706c_6974);
     for v in &mut by_class {
         v.shuffle(&mut rng);
     }
