@@ -73,3 +73,73 @@ fn bad_input_is_refused_clearly() {
     let o = fedtopo(&["tornado", "learn", "--nodes", "1"]);
     assert!(!o.status.success());
 }
+
+/// Several seeds: mean ± std table, orderings, per-seed CSV rows; same
+/// seeds, same bytes.
+#[test]
+fn learn_over_seeds_is_deterministic() {
+    let dir = std::env::temp_dir().join(format!("fedtopo-tornado-seeds-{}", std::process::id()));
+    let run = |sub: &str| {
+        let d = dir.join(sub);
+        let o = fedtopo(&[
+            "tornado",
+            "learn",
+            "--nodes",
+            "20",
+            "--steps",
+            "200",
+            "--target",
+            "0.3",
+            "--methods",
+            "fedavg,ifca,semicyclic",
+            "--seeds",
+            "1..4",
+            "--out",
+            d.to_str().unwrap(),
+        ]);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        (
+            stdout(&o),
+            std::fs::read(d.join("summary.csv")).unwrap(),
+            std::fs::read(d.join("curves.csv")).unwrap(),
+        )
+    };
+    let a = run("a");
+    assert_eq!(a, run("b"));
+    assert!(a.0.contains("seeds 1,2,3"), "{}", a.0);
+    assert!(a.0.contains("ordering by mean final accuracy"), "{}", a.0);
+    assert!(a.0.contains("seed 3: "), "{}", a.0);
+    assert!(a.0.contains(" ± "), "{}", a.0);
+    let summary = String::from_utf8(a.1).unwrap();
+    // Header + 3 methods x 3 seeds.
+    assert_eq!(summary.lines().count(), 10, "{summary}");
+    assert!(summary.lines().nth(1).unwrap().starts_with("fedavg,1,"));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn learn_refuses_bad_seeds_and_torch_options() {
+    for (extra, msg) in [
+        (vec!["--seeds", "3..3"], "at least one seed"),
+        (vec!["--seeds", "1,1"], "each once"),
+        (vec!["--seeds", "a..2"], "not a seed"),
+        (vec!["--model", "mlp"], "need --trainer torch"),
+        (vec!["--dataset", "mnist:/tmp"], "need --trainer torch"),
+    ] {
+        let mut args = vec!["tornado", "learn", "--nodes", "4", "--steps", "10"];
+        args.extend(extra);
+        let o = fedtopo(&args);
+        assert!(!o.status.success());
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(err.contains(msg), "{msg}: {err}");
+    }
+}
+
+/// Without the `train` feature, `--trainer torch` says how to get it.
+#[cfg(not(feature = "train"))]
+#[test]
+fn torch_trainer_needs_the_train_feature() {
+    let o = fedtopo(&["tornado", "learn", "--nodes", "4", "--trainer", "torch"]);
+    assert!(!o.status.success());
+    assert!(String::from_utf8_lossy(&o.stderr).contains("--features train"));
+}

@@ -9,8 +9,9 @@ use comfy_table::{presets::UTF8_BORDERS_ONLY, Table};
 
 use fedtopo::network::NetworkKind;
 use fedtopo::program::grouping::{near_iid_partition, two_class_partition, LabelCounts};
+use fedtopo::program::outcome::{ordering, LearnRecord, RunSummary, SeedStats, Spread};
 use fedtopo::program::reproduce::table3;
-use fedtopo::program::sim::simulate;
+use fedtopo::program::sim::{simulate, StepCosts};
 use fedtopo::program::Method;
 
 use super::args::{center_policy, NetworkArgs, UnderlayArgs};
@@ -23,9 +24,10 @@ pub enum TornadoCommand {
     Time(Box<TimeArgs>),
     /// Table 3: clustering-cost reduction of CLUSTER, ours vs published.
     Clustering(ClusteringArgs),
-    /// Train softmax regression (pure-Rust reference learner) under every
-    /// program on label-skewed synthetic data; with an underlay, also the
-    /// bytes and wall-clock to a target accuracy.
+    /// Train under every program on label-skewed data: softmax regression
+    /// (pure-Rust reference learner) or, with `--trainer torch`, the libtorch
+    /// batched trainer; with an underlay, also the bytes and wall-clock to a
+    /// target accuracy; with `--seeds`, statistics over seeds.
     Learn(Box<LearnArgs>),
 }
 
@@ -55,6 +57,44 @@ pub struct LearnArgs {
     /// Evaluate every this many steps.
     #[arg(long, default_value_t = 100)]
     eval_every: u64,
+    /// Learner: `reference` (pure-Rust softmax regression) or `torch` (the
+    /// libtorch batched trainer; needs a build with `--features train`).
+    #[arg(long, value_enum, default_value_t = Learner::Reference)]
+    trainer: Learner,
+    /// Seeds `A..B` (B excluded) or a comma-separated list, overriding
+    /// --seed; each seed draws its own partition, groups, rings, data,
+    /// initialisation and batches. Several seeds: mean ± std over seeds.
+    #[arg(long)]
+    seeds: Option<String>,
+    /// Data: `synthetic` (Gaussian classes on the label-skewed partition)
+    /// or `mnist:DIR` (torch trainer: MNIST IDX files in DIR, split by the
+    /// same label counts).
+    #[arg(long, default_value = "synthetic")]
+    dataset: String,
+    /// Torch trainer: model (logreg, mlp[:H], mlp:H0-H1-H2, lenet, gn-lenet;
+    /// default logreg).
+    #[arg(long)]
+    model: Option<String>,
+    /// Torch trainer: optimiser sgd, sgd:MOMENTUM or adam (default sgd).
+    #[arg(long)]
+    optimizer: Option<String>,
+    /// Torch trainer: evaluate on at most this many training and test examples.
+    #[arg(long, default_value_t = 10_000)]
+    eval_samples: usize,
+    /// Use the trained model's size (32 bit per parameter) as the model
+    /// size M for bytes and timing (default: the workload's M with an
+    /// underlay, 7850 x 32 bit without).
+    #[arg(long)]
+    real_model_size: bool,
+}
+
+/// Which learner trains the programs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Learner {
+    /// Pure-Rust softmax regression (`program::learn`).
+    Reference,
+    /// The libtorch batched trainer (`program::train`, feature `train`).
+    Torch,
 }
 
 /// Synthetic label partition used for grouping.
@@ -286,6 +326,38 @@ fn time(a: TimeArgs) -> Result<()> {
     Ok(())
 }
 
+/// Model size without an underlay: the paper's MNIST logistic regression,
+/// 7850 parameters of 32 bit.
+const MNIST_LOGREG_BITS: f64 = 7850.0 * 32.0;
+
+/// Parses `A..B` (B excluded) or `A,B,C`.
+fn parse_seeds(text: &str) -> Result<Vec<u64>> {
+    let num = |s: &str| -> Result<u64> {
+        s.trim()
+            .parse()
+            .with_context(|| format!("--seeds `{text}`: `{s}` is not a seed"))
+    };
+    let seeds: Vec<u64> = match text.split_once("..") {
+        Some((a, b)) => (num(a)?..num(b)?).collect(),
+        None => text.split(',').map(num).collect::<Result<_>>()?,
+    };
+    let mut sorted = seeds.clone();
+    sorted.sort_unstable();
+    sorted.dedup();
+    if seeds.is_empty() || sorted.len() != seeds.len() {
+        bail!("--seeds `{text}` must name at least one seed, each once (A..B excludes B)");
+    }
+    Ok(seeds)
+}
+
+/// One method trained under one seed.
+struct Run {
+    method: Method,
+    seed: u64,
+    records: Vec<LearnRecord>,
+    summary: RunSummary,
+}
+
 fn learn(a: LearnArgs) -> Result<()> {
     use fedtopo::program::learn::{train, Dataset, LearnOptions};
     let t = &a.time;
@@ -295,7 +367,20 @@ fn learn(a: LearnArgs) -> Result<()> {
     if !(a.lr.is_finite() && a.lr > 0.0 && a.separation.is_finite() && a.separation > 0.0) {
         bail!("--lr and --separation must be finite and > 0");
     }
-    let timed = if a.nodes.is_none() {
+    let seeds = match &a.seeds {
+        Some(s) => parse_seeds(s)?,
+        None => vec![t.seed],
+    };
+    if a.trainer == Learner::Reference
+        && (a.model.is_some() || a.optimizer.is_some() || a.dataset != "synthetic")
+    {
+        bail!("--model, --optimizer and --dataset other than synthetic need --trainer torch");
+    }
+    let torch = match a.trainer {
+        Learner::Torch => Some(torch_setup(&a)?),
+        Learner::Reference => None,
+    };
+    let mut timed = if a.nodes.is_none() {
         let underlay = t.underlay.load(true)?;
         let model = t.network.delay_model(&underlay)?;
         Some((underlay, model))
@@ -311,105 +396,445 @@ fn learn(a: LearnArgs) -> Result<()> {
         Some((u, m)) => center_policy(&t.server, u)?.resolve(u, m),
         None => 0,
     };
-    let data = labels(t.partition, n, t.seed)?;
-    let o = LearnOptions {
-        dim: a.dim,
-        separation: a.separation,
-        lr: a.lr,
-        batch: a.batch,
-        steps: t.steps,
-        eval_every: a.eval_every,
-        seed: t.seed,
-        ..LearnOptions::default()
+    let classes = labels(t.partition, n, seeds[0])?.classes();
+    let mut bits = MNIST_LOGREG_BITS;
+    if a.real_model_size {
+        let params = match &torch {
+            Some(s) => torch_params(s, a.dim, classes)?,
+            None => classes * (a.dim + 1),
+        };
+        bits = 32.0 * params as f64;
+        if let Some((_, model)) = &mut timed {
+            model.workload.model_bits = bits;
+            model.workload.name = "trained-model".into();
+        }
+    }
+    let methods = Method::parse_list(&t.methods)?;
+    let mut runs: Vec<Run> = Vec::new();
+    for &seed in &seeds {
+        let data = labels(t.partition, n, seed)?;
+        let o = LearnOptions {
+            dim: a.dim,
+            separation: a.separation,
+            lr: a.lr,
+            batch: a.batch,
+            steps: t.steps,
+            eval_every: a.eval_every,
+            seed,
+            ..LearnOptions::default()
+        };
+        let ds = Dataset::synthetic(&data, &o);
+        for &m in &methods {
+            let mut p = m.defaults();
+            if let Some(g) = t.groups {
+                p.groups = g;
+            }
+            p.groups = p.groups.min(n);
+            let spec = p
+                .build(&data, server, seed)
+                .with_context(|| format!("building {m}"))?;
+            let program = spec.program(t.steps);
+            let costs = match &timed {
+                Some((u, model)) => {
+                    let mut net = t.network_model.build(model);
+                    StepCosts::timed(&program, model, net.as_mut(), u.links.len())
+                        .with_context(|| format!("timing {m}"))?
+                }
+                None => StepCosts::untimed(&program, bits),
+            };
+            let records = match &torch {
+                None => train(&spec, &data, &ds, &o)
+                    .iter()
+                    .map(|e| LearnRecord::from_eval(e, &costs))
+                    .collect(),
+                Some(s) => torch_train(s, &spec, &data, &ds, seed, &a, &costs)
+                    .with_context(|| format!("training {m} (seed {seed})"))?,
+            };
+            let summary = RunSummary::of(&records, &costs, a.target);
+            runs.push(Run {
+                method: m,
+                seed,
+                records,
+                summary,
+            });
+        }
+    }
+    let seed_text = if seeds.len() == 1 {
+        format!("seed {}", seeds[0])
+    } else {
+        format!(
+            "seeds {}",
+            seeds
+                .iter()
+                .map(u64::to_string)
+                .collect::<Vec<_>>()
+                .join(",")
+        )
     };
-    let ds = Dataset::synthetic(&data, &o);
+    match &timed {
+        Some((u, model)) => println!(
+            "{}: {n} silos, server {server} ({}), {} network, {} steps, M = {} bit, Tc = {} ms, partition {:?}, {seed_text}",
+            u.name, u.routers[server].label, t.network_model, t.steps, model.workload.model_bits, model.workload.compute_ms, t.partition
+        ),
+        None if a.real_model_size => println!(
+            "{n} nodes (no timing; GB at M = {bits} bit), {} steps, partition {:?}, {seed_text}",
+            t.steps, t.partition
+        ),
+        None => println!(
+            "{n} nodes (no timing; GB at M = 7850 x 32 bit), {} steps, partition {:?}, {seed_text}",
+            t.steps, t.partition
+        ),
+    }
+    if let Some(s) = &torch {
+        println!(
+            "{}, lr {}, batch {}, eval every {} steps",
+            torch_describe(s),
+            a.lr,
+            a.batch,
+            a.eval_every
+        );
+    }
+    let with_loss = torch.is_some();
+    if seeds.len() == 1 {
+        println!("{}", single_seed_table(&runs, a.target, with_loss));
+    } else {
+        println!(
+            "{}",
+            multi_seed_table(&runs, &methods, &seeds, a.target, with_loss)
+        );
+    }
+    if let Some(dir) = &t.out {
+        std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+        for (name, text) in [
+            ("curves.csv", curves_csv(&runs)),
+            ("summary.csv", summary_csv(&runs)),
+        ] {
+            let p = dir.join(name);
+            std::fs::write(&p, text).with_context(|| format!("writing {}", p.display()))?;
+        }
+    }
+    Ok(())
+}
+
+fn gb(bits: f64) -> f64 {
+    bits / 8e9
+}
+
+fn secs(ms: Option<f64>, digits: usize) -> String {
+    ms.map_or("-".into(), |w| format!("{:.d$}", w / 1e3, d = digits))
+}
+
+fn single_seed_table(runs: &[Run], target: f64, with_loss: bool) -> Table {
     let mut table = Table::new();
     table.load_style(UTF8_BORDERS_ONLY);
-    table.set_header(vec![
+    let mut header = vec![
         "method".to_string(),
         "final acc".into(),
         "best acc".into(),
-        format!("steps to {:.0}%", 100.0 * a.target),
+        format!("steps to {:.0}%", 100.0 * target),
         "GB to target".into(),
         "wall-clock to target (s)".into(),
         "GB total".into(),
         "wall-clock total (s)".into(),
-    ]);
-    let mut curves = String::from("method,step,accuracy,gb_sent,wall_clock_s\n");
-    for m in Method::parse_list(&t.methods)? {
-        let mut p = m.defaults();
-        if let Some(g) = t.groups {
-            p.groups = g;
+    ];
+    if with_loss {
+        header.push("final train loss".into());
+    }
+    table.set_header(header);
+    for r in runs {
+        let s = &r.summary;
+        let mut row = vec![
+            r.method.name().to_string(),
+            format!("{:.3}", s.final_accuracy),
+            format!("{:.3}", s.best_accuracy),
+            s.hit.map_or("not reached".into(), |h| h.step.to_string()),
+            s.hit.map_or("-".into(), |h| format!("{:.2}", gb(h.bits))),
+            s.hit.map_or("-".into(), |h| secs(h.wall_clock_ms, 1)),
+            format!("{:.2}", gb(s.total_bits)),
+            secs(s.total_ms, 1),
+        ];
+        if with_loss {
+            row.push(s.final_train_loss.map_or("-".into(), |l| format!("{l:.3}")));
         }
-        p.groups = p.groups.min(n);
-        let spec = p
-            .build(&data, server, t.seed)
-            .with_context(|| format!("building {m}"))?;
-        let evals = train(&spec, &data, &ds, &o);
-        let program = spec.program(t.steps);
-        let mut cum_bits = Vec::with_capacity(program.steps.len());
-        let mut acc_bits = 0.0;
-        for s in &program.steps {
-            acc_bits += s.messages().len() as f64;
-            cum_bits.push(acc_bits);
-        }
-        let (bits, ends) = match &timed {
-            Some((u, model)) => {
-                let mut net = t.network_model.build(model);
-                let r = simulate(&program, model, net.as_mut(), u.links.len())?;
-                let b = model.workload.model_bits;
-                (
-                    cum_bits.iter().map(|c| c * b).collect::<Vec<_>>(),
-                    Some(r.step_ends),
-                )
-            }
-            None => (cum_bits.iter().map(|c| c * 7850.0 * 32.0).collect(), None),
+        table.add_row(row);
+    }
+    table
+}
+
+fn multi_seed_table(
+    runs: &[Run],
+    methods: &[Method],
+    seeds: &[u64],
+    target: f64,
+    with_loss: bool,
+) -> String {
+    let mut table = Table::new();
+    table.load_style(UTF8_BORDERS_ONLY);
+    let mut header = vec![
+        "method".to_string(),
+        "final acc (mean ± std)".into(),
+        "final acc min..max".into(),
+        format!("reached {:.0}%", 100.0 * target),
+        "steps to target".into(),
+        "GB to target".into(),
+        "wall-clock to target (s)".into(),
+        "GB total".into(),
+        "wall-clock total (s)".into(),
+    ];
+    if with_loss {
+        header.push("final train loss".into());
+    }
+    table.set_header(header);
+    let mut means = Vec::new();
+    for &m in methods {
+        let mine: Vec<&Run> = runs.iter().filter(|r| r.method == m).collect();
+        let summaries: Vec<RunSummary> = mine.iter().map(|r| r.summary).collect();
+        let Some(st) = SeedStats::of(&summaries) else {
+            continue;
         };
-        let gb = |b: f64| b / 8e9;
-        for e in &evals {
-            let k = e.t as usize - 1;
-            curves.push_str(&format!(
-                "{m},{},{:.4},{:.4},{}\n",
-                e.t,
+        means.push((m.name().to_string(), st.final_accuracy.mean));
+        let opt = |s: Option<Spread>, digits: usize, scale: f64| {
+            s.map_or("-".to_string(), |s| s.mean_std(digits, scale))
+        };
+        let total = |f: &dyn Fn(&RunSummary) -> Option<f64>, digits: usize, scale: f64| {
+            let v: Vec<f64> = summaries.iter().filter_map(f).collect();
+            opt(Spread::of(&v), digits, scale)
+        };
+        let mut row = vec![
+            m.name().to_string(),
+            st.final_accuracy.mean_std(3, 1.0),
+            st.final_accuracy.range(3, 1.0),
+            format!("{}/{}", st.reached, st.runs),
+            opt(st.steps, 0, 1.0),
+            opt(st.bits, 2, 8e9),
+            opt(st.ms, 1, 1e3),
+            total(&|s| Some(s.total_bits), 2, 8e9),
+            total(&|s| s.total_ms, 1, 1e3),
+        ];
+        if with_loss {
+            row.push(total(&|s| s.final_train_loss, 3, 1.0));
+        }
+        table.add_row(row);
+    }
+    let mut out = format!(
+        "{table}\nmean ± sample std over seeds; steps / GB / wall-clock to target over the seeds that reached it\nordering by mean final accuracy: {}",
+        ordering(&means)
+    );
+    for &s in seeds {
+        let items: Vec<(String, f64)> = runs
+            .iter()
+            .filter(|r| r.seed == s)
+            .map(|r| (r.method.name().to_string(), r.summary.final_accuracy))
+            .collect();
+        out.push_str(&format!("\nseed {s}: {}", ordering(&items)));
+    }
+    out
+}
+
+fn curves_csv(runs: &[Run]) -> String {
+    let mut out = String::from("method,seed,step,accuracy,train_loss,gb_sent,wall_clock_s\n");
+    for r in runs {
+        for e in &r.records {
+            out.push_str(&format!(
+                "{},{},{},{:.4},{},{:.4},{}\n",
+                r.method,
+                r.seed,
+                e.step,
                 e.accuracy,
-                gb(bits[k]),
-                ends.as_ref()
-                    .map_or(String::new(), |w| format!("{:.3}", w[k] / 1e3))
+                e.train_loss.map_or(String::new(), |l| format!("{l:.4}")),
+                gb(e.bits),
+                e.wall_clock_ms
+                    .map_or(String::new(), |w| format!("{:.3}", w / 1e3))
             ));
         }
-        let best = evals.iter().map(|e| e.accuracy).fold(0.0, f64::max);
-        let hit = evals.iter().find(|e| e.accuracy >= a.target);
-        let last = program.steps.len() - 1;
-        let wall = |k: usize| {
-            ends.as_ref()
-                .map_or("-".to_string(), |w| format!("{:.1}", w[k] / 1e3))
-        };
-        table.add_row(vec![
-            m.name().to_string(),
-            format!("{:.3}", evals.last().map_or(0.0, |e| e.accuracy)),
-            format!("{best:.3}"),
-            hit.map_or("not reached".into(), |e| e.t.to_string()),
-            hit.map_or("-".into(), |e| format!("{:.2}", gb(bits[e.t as usize - 1]))),
-            hit.map_or("-".into(), |e| wall(e.t as usize - 1)),
-            format!("{:.2}", gb(bits[last])),
-            wall(last),
-        ]);
     }
-    match &timed {
-        Some((u, model)) => println!(
-            "{}: {n} silos, server {server} ({}), {} network, {} steps, M = {} bit, Tc = {} ms, partition {:?}, seed {}",
-            u.name, u.routers[server].label, t.network_model, t.steps, model.workload.model_bits, model.workload.compute_ms, t.partition, t.seed
+    out
+}
+
+fn summary_csv(runs: &[Run]) -> String {
+    let mut out = String::from(
+        "method,seed,final_acc,best_acc,final_train_loss,steps_to_target,gb_to_target,s_to_target,gb_total,s_total\n",
+    );
+    let opt = |x: Option<String>| x.unwrap_or_default();
+    for r in runs {
+        let s = &r.summary;
+        out.push_str(&format!(
+            "{},{},{:.4},{:.4},{},{},{},{},{:.4},{}\n",
+            r.method,
+            r.seed,
+            s.final_accuracy,
+            s.best_accuracy,
+            opt(s.final_train_loss.map(|l| format!("{l:.4}"))),
+            opt(s.hit.map(|h| h.step.to_string())),
+            opt(s.hit.map(|h| format!("{:.4}", gb(h.bits)))),
+            opt(s
+                .hit
+                .and_then(|h| h.wall_clock_ms)
+                .map(|w| format!("{:.3}", w / 1e3))),
+            gb(s.total_bits),
+            opt(s.total_ms.map(|w| format!("{:.3}", w / 1e3))),
+        ));
+    }
+    out
+}
+
+/// What the torch trainer needs besides the per-seed data.
+#[cfg(feature = "train")]
+struct TorchSetup {
+    config: fedtopo::train::trainer::TrainConfig,
+    /// MNIST `(train, test)` when `--dataset mnist:DIR`.
+    mnist: Option<(fedtopo::train::data::Dataset, fedtopo::train::data::Dataset)>,
+}
+
+#[cfg(feature = "train")]
+fn torch_setup(a: &LearnArgs) -> Result<TorchSetup> {
+    use fedtopo::train::model::ModelKind;
+    use fedtopo::train::optim::LrSchedule;
+    use fedtopo::train::session::parse_optimizer;
+    use fedtopo::train::trainer::{ExecMode, TrainConfig};
+    let name = a.model.as_deref().unwrap_or("logreg");
+    let model = ModelKind::parse(name).with_context(|| {
+        format!("unknown model `{name}`; expected logreg, mlp[:H], mlp:H0-H1-H2, lenet, gn-lenet")
+    })?;
+    let optimizer = parse_optimizer(a.optimizer.as_deref().unwrap_or("sgd"))?;
+    if a.eval_samples == 0 {
+        bail!("--eval-samples must be at least 1");
+    }
+    let mnist = match a.dataset.split_once(':') {
+        None if a.dataset == "synthetic" => None,
+        Some(("mnist", dir)) if !dir.is_empty() => {
+            if a.time.partition != Partition::Mnist {
+                bail!("--dataset mnist needs --partition mnist (10 classes)");
+            }
+            Some(fedtopo::train::data::mnist::load(std::path::Path::new(
+                dir,
+            ))?)
+        }
+        _ => bail!(
+            "unknown dataset `{}`; expected synthetic or mnist:DIR",
+            a.dataset
         ),
-        None => println!(
-            "{n} nodes (no timing; GB at M = 7850 x 32 bit), {} steps, partition {:?}, seed {}",
-            t.steps, t.partition, t.seed
-        ),
-    }
-    println!("{table}");
-    if let Some(dir) = &t.out {
-        std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
-        let p = dir.join("curves.csv");
-        std::fs::write(&p, curves).with_context(|| format!("writing {}", p.display()))?;
-    }
-    Ok(())
+    };
+    Ok(TorchSetup {
+        config: TrainConfig {
+            model,
+            optimizer,
+            lr: a.lr,
+            lr_schedule: LrSchedule::Constant,
+            local_steps: 1,
+            batch_size: a.batch,
+            eval_samples: a.eval_samples,
+            seed: 0,
+            mode: ExecMode::Batched,
+            ..TrainConfig::default()
+        },
+        mnist,
+    })
+}
+
+/// Parameters of the torch model on the data (`dim`, `classes`: synthetic).
+#[cfg(feature = "train")]
+fn torch_params(s: &TorchSetup, dim: usize, classes: usize) -> Result<usize> {
+    use fedtopo::train::model::{BatchedModel, InputShape};
+    let input = match &s.mnist {
+        Some((train, _)) => InputShape {
+            dim: train.dim,
+            image: train.image,
+            classes: train.classes,
+        },
+        None => InputShape {
+            dim,
+            image: None,
+            classes,
+        },
+    };
+    let m = BatchedModel::new(s.config.model, 1, input, 0).map_err(anyhow::Error::msg)?;
+    Ok(m.params_per_silo())
+}
+
+#[cfg(feature = "train")]
+fn torch_describe(s: &TorchSetup) -> String {
+    use fedtopo::train::optim::OptimizerKind;
+    let optimizer = match s.config.optimizer {
+        OptimizerKind::Sgd { momentum: 0.0 } => "sgd".to_string(),
+        OptimizerKind::Sgd { momentum } => format!("sgd, momentum {momentum}"),
+        OptimizerKind::Adam { .. } => "adam".to_string(),
+    };
+    format!(
+        "learner: torch {} ({optimizer}) on {}",
+        s.config.model.name(),
+        if s.mnist.is_some() {
+            "MNIST split by the label counts"
+        } else {
+            "the label-skewed Gaussian data of the reference learner"
+        }
+    )
+}
+
+#[cfg(feature = "train")]
+fn torch_train(
+    s: &TorchSetup,
+    spec: &fedtopo::program::ProgramSpec,
+    labels: &LabelCounts,
+    ds: &fedtopo::program::learn::Dataset,
+    seed: u64,
+    a: &LearnArgs,
+    costs: &StepCosts,
+) -> Result<Vec<LearnRecord>> {
+    use fedtopo::program::learn::split_by_counts;
+    use fedtopo::program::train::{train, TorchOptions};
+    use fedtopo::train::data::FederatedData;
+    let data = match &s.mnist {
+        None => ds.to_federated(),
+        Some((pool, test)) => FederatedData {
+            name: "mnist".into(),
+            silos: split_by_counts(pool, labels, seed)?,
+            train: pool.clone(),
+            test: test.clone(),
+        },
+    };
+    let o = TorchOptions {
+        config: fedtopo::train::trainer::TrainConfig {
+            seed,
+            ..s.config.clone()
+        },
+        steps: a.time.steps,
+        eval_every: a.eval_every,
+    };
+    Ok(train(spec, labels, &data, &o, costs)?)
+}
+
+/// Without the `train` feature there is no torch learner.
+#[cfg(not(feature = "train"))]
+enum TorchSetup {}
+
+#[cfg(not(feature = "train"))]
+fn torch_setup(_: &LearnArgs) -> Result<TorchSetup> {
+    bail!(
+        "--trainer torch needs the libtorch trainer: build with `--features train` \
+         (e.g. scripts/libtorch.sh cargo build --release --features train)"
+    )
+}
+
+#[cfg(not(feature = "train"))]
+fn torch_params(s: &TorchSetup, _: usize, _: usize) -> Result<usize> {
+    match *s {}
+}
+
+#[cfg(not(feature = "train"))]
+fn torch_describe(s: &TorchSetup) -> String {
+    match *s {}
+}
+
+#[cfg(not(feature = "train"))]
+fn torch_train(
+    s: &TorchSetup,
+    _: &fedtopo::program::ProgramSpec,
+    _: &LabelCounts,
+    _: &fedtopo::program::learn::Dataset,
+    _: u64,
+    _: &LearnArgs,
+    _: &StepCosts,
+) -> Result<Vec<LearnRecord>> {
+    match *s {}
 }

@@ -23,6 +23,7 @@ use serde::Serialize;
 
 use super::grouping::LabelCounts;
 use super::spec::{Inter, ProgramSpec};
+use crate::train::data::{DataError, Dataset as TorchDataset, FederatedData};
 
 /// Learner options.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -108,8 +109,54 @@ impl Dataset {
         }
     }
 
-    fn params(&self) -> usize {
+    /// Parameters of the softmax model, `classes * (dim + 1)`.
+    pub fn params(&self) -> usize {
         self.classes * (self.dim + 1)
+    }
+
+    /// Number of classes.
+    pub fn classes(&self) -> usize {
+        self.classes
+    }
+
+    /// The same examples as a [`FederatedData`] for the libtorch trainer:
+    /// the training pool is the nodes' examples node after node (silo `i`
+    /// holds node `i`'s examples, in order), the test set is the balanced
+    /// test set; features become `f32`.
+    pub fn to_federated(&self) -> FederatedData {
+        let mut train = TorchDataset {
+            features: Vec::new(),
+            labels: Vec::new(),
+            dim: self.dim,
+            classes: self.classes,
+            image: None,
+        };
+        let mut silos = Vec::with_capacity(self.nodes.len());
+        for node in &self.nodes {
+            let start = train.labels.len();
+            for (x, y) in node {
+                train.features.extend(x.iter().map(|&v| v as f32));
+                train.labels.push(*y as i64);
+            }
+            silos.push((start..train.labels.len()).collect());
+        }
+        let mut test = TorchDataset {
+            features: Vec::with_capacity(self.test.len() * self.dim),
+            labels: Vec::with_capacity(self.test.len()),
+            dim: self.dim,
+            classes: self.classes,
+            image: None,
+        };
+        for (x, y) in &self.test {
+            test.features.extend(x.iter().map(|&v| v as f32));
+            test.labels.push(*y as i64);
+        }
+        FederatedData {
+            name: "label-skewed gaussian".into(),
+            train,
+            test,
+            silos,
+        }
     }
 
     fn logits(&self, w: &[f64], x: &[f64]) -> Vec<f64> {
@@ -202,8 +249,6 @@ pub fn train(
     let mut models = vec![vec![0.0; data.params()]; n];
     let mut rng = ChaCha8Rng::seed_from_u64(o.seed);
     let mut out = Vec::new();
-    let global = labels.global();
-    let gsum: f64 = global.iter().sum();
     let mut step = spec.step(1);
     for t in 1..=o.steps {
         for &i in &step.active {
@@ -221,35 +266,109 @@ pub fn train(
                 cache.push((i, a.clone()));
                 a
             };
-            let mix = |acc: &[f64], dist: &[f64]| -> f64 {
-                let s: f64 = dist.iter().sum();
-                acc.iter().zip(dist).map(|(a, p)| a * p / s).sum()
-            };
-            let accuracy = if matches!(spec.inter, Inter::None) {
-                let mut total = 0.0;
-                for g in &spec.groups {
-                    let pooled = labels.pooled(g);
-                    let held: Vec<usize> = next
-                        .active
-                        .iter()
-                        .copied()
-                        .filter(|i| g.contains(i))
-                        .collect();
-                    let a: f64 = held.iter().map(|&i| mix(&acc_of(i), &pooled)).sum::<f64>()
-                        / held.len().max(1) as f64;
-                    total += a * pooled.iter().sum::<f64>() / gsum;
-                }
-                total
-            } else {
-                next.active
-                    .iter()
-                    .map(|&i| mix(&acc_of(i), &global))
-                    .sum::<f64>()
-                    / next.active.len().max(1) as f64
-            };
+            let accuracy = program_metric(spec, labels, &next.active, &mut acc_of);
             out.push(EvalPoint { t, accuracy });
         }
         step = next;
     }
     out
+}
+
+/// A per-class metric (accuracy, loss) of the models in play, mixed as the
+/// module docs describe: `held` are the nodes whose models are in play
+/// (the nodes active in the next step) and `per_class(i)` is node `i`'s
+/// metric on each class. Consensus programs: mean over `held` of the metric
+/// on the global label distribution of `labels`; pluralistic programs (no
+/// inter-group operation): for every group the mean over its held models
+/// of the metric on the group's pooled label distribution, weighted by
+/// `|D^k|/|D|`. Used by both learners, so their numbers mean the same.
+pub fn program_metric(
+    spec: &ProgramSpec,
+    labels: &LabelCounts,
+    held: &[usize],
+    per_class: &mut dyn FnMut(usize) -> Vec<f64>,
+) -> f64 {
+    let mix = |acc: &[f64], dist: &[f64]| -> f64 {
+        let s: f64 = dist.iter().sum();
+        acc.iter().zip(dist).map(|(a, p)| a * p / s).sum()
+    };
+    if matches!(spec.inter, Inter::None) {
+        let gsum: f64 = labels.global().iter().sum();
+        let mut total = 0.0;
+        for g in &spec.groups {
+            let pooled = labels.pooled(g);
+            let in_group: Vec<usize> = held.iter().copied().filter(|i| g.contains(i)).collect();
+            let a: f64 = in_group
+                .iter()
+                .map(|&i| mix(&per_class(i), &pooled))
+                .sum::<f64>()
+                / in_group.len().max(1) as f64;
+            total += a * pooled.iter().sum::<f64>() / gsum;
+        }
+        total
+    } else {
+        let global = labels.global();
+        held.iter()
+            .map(|&i| mix(&per_class(i), &global))
+            .sum::<f64>()
+            / held.len().max(1) as f64
+    }
+}
+
+/// Realises label counts on a real labelled pool (e.g. MNIST): node `i`
+/// gets `labels.row(i)[c]` examples of class `c` (counts rounded), taken
+/// from a seeded shuffle of the pool's class-`c` examples, node after node.
+/// When the nodes ask for more examples of a class than the pool holds the
+/// shuffle is reused from its start [derived], so the label skew is exact
+/// and every node's data is distinct from the next ones' as long as the
+/// pool suffices.
+pub fn split_by_counts(
+    pool: &TorchDataset,
+    labels: &LabelCounts,
+    seed: u64,
+) -> Result<Vec<Vec<usize>>, DataError> {
+    use rand::seq::SliceRandom;
+    if labels.classes() != pool.classes {
+        return Err(DataError::Invalid(format!(
+            "the label partition has {} classes, the dataset {}",
+            labels.classes(),
+            pool.classes
+        )));
+    }
+    let mut by_class: Vec<Vec<usize>> = vec![Vec::new(); pool.classes];
+    for (k, &y) in pool.labels.iter().enumerate() {
+        if let Some(v) = usize::try_from(y).ok().and_then(|c| by_class.get_mut(c)) {
+            v.push(k);
+        }
+    }
+    let mut rng = ChaCha8Rng::seed_from_u64(seed ^ 0x0073_706c_6974);
+    for v in &mut by_class {
+        v.shuffle(&mut rng);
+    }
+    let mut cursor = vec![0usize; pool.classes];
+    let mut out = Vec::with_capacity(labels.len());
+    for i in 0..labels.len() {
+        let mut mine = Vec::new();
+        for (c, &cnt) in labels.row(i).iter().enumerate() {
+            let want = cnt.round() as usize;
+            if want == 0 {
+                continue;
+            }
+            let src = &by_class[c];
+            if src.is_empty() {
+                return Err(DataError::Invalid(format!(
+                    "node {i} needs class {c}, which the dataset does not contain"
+                )));
+            }
+            for _ in 0..want {
+                mine.push(src[cursor[c] % src.len()]);
+                cursor[c] += 1;
+            }
+        }
+        if mine.is_empty() {
+            return Err(DataError::Invalid(format!("node {i} gets no example")));
+        }
+        out.push(mine);
+    }
+    Ok(out)
 }

@@ -26,13 +26,20 @@
 //!   CLUSTER (k-medoids, Algorithm 3), random grouping.
 //! * [`sim`]: the program in the event engine on a real underlay:
 //!   wall-clock per step, bytes and messages per node and per core link.
+//! * [`learn`]: a pure-Rust reference learner (softmax regression) driven
+//!   by the programs; `train` (feature `train`): the same programs on the
+//!   libtorch batched trainer. [`outcome`]: bits / wall-clock / steps to a
+//!   target accuracy and statistics over seeds, for both.
 
 pub mod grouping;
 pub mod learn;
 pub mod method;
+pub mod outcome;
 pub mod reproduce;
 pub mod sim;
 pub mod spec;
+#[cfg(feature = "train")]
+pub mod train;
 
 pub use method::{Architecture, GroupingKind, Method, MethodParams};
 pub use spec::{Inter, Intra, Message, Op, Program, ProgramError, ProgramSpec, Step};

@@ -455,3 +455,74 @@ pub fn simulate(
         events: stats.events,
     })
 }
+
+/// What the steps of a program cost: bits sent so far and, when timed on
+/// an underlay, the wall-clock at which each step ends. Shared by both
+/// learners (`program::learn`, `program::train`) to attach bytes and
+/// wall-clock to their evaluations.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct StepCosts {
+    /// Model size `M` of one message, bit.
+    pub model_bits: Bits,
+    /// `bits[t-1]`: bits sent in steps `1..=t` (messages of
+    /// [`super::Step::messages`] times `M`).
+    pub bits: Vec<Bits>,
+    /// `ends_ms[t-1]`: wall-clock end of step `t`, ms ([`simulate`]);
+    /// `None` when untimed.
+    pub ends_ms: Option<Vec<Ms>>,
+}
+
+impl StepCosts {
+    /// Bits only (no underlay): every message carries `model_bits`.
+    pub fn untimed(program: &Program, model_bits: Bits) -> StepCosts {
+        let mut messages = 0usize;
+        let bits = program
+            .steps
+            .iter()
+            .map(|s| {
+                messages += s.messages().len();
+                messages as f64 * model_bits
+            })
+            .collect();
+        StepCosts {
+            model_bits,
+            bits,
+            ends_ms: None,
+        }
+    }
+
+    /// Bits at the delay model's `M` and step ends from the event engine
+    /// over `network` (the times `fedtopo tornado time` reports).
+    pub fn timed(
+        program: &Program,
+        delay: &DelayModel,
+        network: &mut dyn NetworkModel,
+        links: usize,
+    ) -> Result<StepCosts, SimError> {
+        let r = simulate(program, delay, network, links)?;
+        let mut c = StepCosts::untimed(program, delay.workload.model_bits);
+        c.ends_ms = Some(r.step_ends);
+        Ok(c)
+    }
+
+    /// Number of steps covered.
+    pub fn steps(&self) -> usize {
+        self.bits.len()
+    }
+
+    /// Bits sent up to the end of step `t >= 1` (0 for `t = 0`).
+    pub fn bits_at(&self, t: u64) -> Bits {
+        match t {
+            0 => 0.0,
+            _ => self.bits[(t - 1) as usize],
+        }
+    }
+
+    /// Wall-clock end of step `t >= 1`, ms (`None` when untimed; 0 for `t = 0`).
+    pub fn ms_at(&self, t: u64) -> Option<Ms> {
+        self.ends_ms.as_ref().map(|e| match t {
+            0 => 0.0,
+            _ => e[(t - 1) as usize],
+        })
+    }
+}

@@ -643,3 +643,110 @@ fn mixing_matrix_equals_snapshot_apply() {
         }
     }
 }
+
+/// Step costs: cumulative messages times M; timed ends are the engine's.
+#[test]
+fn step_costs_count_messages_and_time_steps() {
+    use super::sim::StepCosts;
+    let d = line_model(1e8, 1e6, 10.0);
+    let mut s = spec(vec![vec![0, 1, 2]], Architecture::Star, 1, 2, 1);
+    s.leaders = vec![0];
+    let p = s.program(4);
+    let c = StepCosts::untimed(&p, 5.0);
+    // Aggregation (2 uploads + 2 broadcasts) at steps 2 and 4.
+    assert_eq!(c.bits, vec![0.0, 20.0, 20.0, 40.0]);
+    assert_eq!((c.bits_at(0), c.bits_at(3)), (0.0, 20.0));
+    assert_eq!(c.ms_at(2), None);
+    let mut net = MaxPlusNetwork::new(&d);
+    let t = StepCosts::timed(&p, &d, &mut net, 2).unwrap();
+    let mut net = MaxPlusNetwork::new(&d);
+    let r = simulate(&p, &d, &mut net, 2).unwrap();
+    assert_eq!(t.ends_ms.as_deref(), Some(r.step_ends.as_slice()));
+    assert_eq!(t.bits, vec![0.0, 4e6, 4e6, 8e6]);
+    assert_eq!(t.ms_at(0), Some(0.0));
+    assert_eq!(t.ms_at(4), Some(r.step_ends[3]));
+}
+
+/// The metric mixing of both learners, by hand: consensus programs use the
+/// global label distribution, pluralistic ones each group's own.
+#[test]
+fn program_metric_by_hand() {
+    use super::learn::program_metric;
+    // Node 0: 3 of class 0; node 1: 1 of class 1; node 2: 2 of class 1, 2 of class 0.
+    let labels = LabelCounts::new(vec![vec![3.0, 0.0], vec![0.0, 1.0], vec![2.0, 2.0]]).unwrap();
+    let acc = |i: usize| -> Vec<f64> {
+        match i {
+            0 => vec![1.0, 0.0],
+            1 => vec![0.0, 1.0],
+            _ => vec![0.5, 0.5],
+        }
+    };
+    let star = spec(vec![vec![0, 1, 2]], Architecture::StarStars, 1, 1, 1);
+    // Global distribution (5/8, 3/8).
+    let g = program_metric(&star, &labels, &[0, 1], &mut |i| acc(i));
+    assert!((g - (5.0 / 8.0 + 3.0 / 8.0) / 2.0).abs() < 1e-12);
+    let plural = spec(vec![vec![0], vec![1, 2]], Architecture::Stars, 1, 1, 1);
+    // Group {0}: acc 1 on (1, 0), weight 3/8; group {1,2}: distribution
+    // (2/5, 3/5), models 1 and 2: (3/5 + 1/2)/2, weight 5/8.
+    let p = program_metric(&plural, &labels, &[0, 1, 2], &mut |i| acc(i));
+    let want = 3.0 / 8.0 + 5.0 / 8.0 * (0.6 + 0.5) / 2.0;
+    assert!((p - want).abs() < 1e-12, "{p} vs {want}");
+}
+
+/// The synthetic data as a `FederatedData`, and label counts realised on a
+/// labelled pool.
+#[test]
+fn federated_data_and_split_by_counts() {
+    use super::learn::{split_by_counts, Dataset, LearnOptions};
+    let labels = mnist_like(6, 2);
+    let o = LearnOptions {
+        dim: 3,
+        test_per_class: 4,
+        ..LearnOptions::default()
+    };
+    let fd = Dataset::synthetic(&labels, &o).to_federated();
+    fd.validate().unwrap();
+    assert_eq!(fd.silo_count(), 6);
+    assert_eq!(fd.test.len(), 40);
+    for (i, s) in fd.silos.iter().enumerate() {
+        let mut got = vec![0.0; 10];
+        for &k in s {
+            got[fd.train.labels[k] as usize] += 1.0;
+        }
+        assert_eq!(got, labels.row(i), "silo {i}");
+    }
+    // A pool of 3 examples per class: counts realised exactly, examples
+    // reused only once the class is exhausted.
+    let pool = crate::train::data::Dataset {
+        features: (0..30).map(|k| k as f32).collect(),
+        labels: (0..30).map(|k| k % 10).collect(),
+        dim: 1,
+        classes: 10,
+        image: None,
+    };
+    let small = LabelCounts::new(vec![
+        vec![2.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0],
+        vec![3.0, 1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0],
+    ])
+    .unwrap();
+    let split = split_by_counts(&pool, &small, 1).unwrap();
+    assert_eq!(split[0].len(), 3);
+    assert_eq!(split[1].len(), 4);
+    let class0: Vec<usize> = split
+        .iter()
+        .flatten()
+        .copied()
+        .filter(|&k| pool.labels[k] == 0)
+        .collect();
+    assert_eq!(class0.len(), 5);
+    let mut first3 = class0[..3].to_vec();
+    first3.sort_unstable();
+    assert_eq!(
+        first3,
+        vec![0, 10, 20],
+        "the first three class-0 draws are distinct"
+    );
+    assert_eq!(split, split_by_counts(&pool, &small, 1).unwrap());
+    let wrong = LabelCounts::new(vec![vec![1.0; 3]]).unwrap();
+    assert!(split_by_counts(&pool, &wrong, 1).is_err());
+}

@@ -162,6 +162,14 @@ impl ConsensusMatrix {
         self.n
     }
 
+    /// True when `A = I` exactly (nobody communicates: averaging is a no-op).
+    pub fn is_identity(&self) -> bool {
+        self.data
+            .iter()
+            .enumerate()
+            .all(|(k, &v)| v == if k / self.n == k % self.n { 1.0 } else { 0.0 })
+    }
+
     /// Entry `A_ij`: weight silo `i` gives to silo `j`'s model.
     pub fn get(&self, i: usize, j: usize) -> f64 {
         self.data[i * self.n + j]
@@ -403,6 +411,20 @@ mod tests {
         }
         e.push((1, 11));
         Overlay::from_edges("cliques", 20, &e)
+    }
+
+    #[test]
+    fn identity_is_recognised_exactly() {
+        assert!(ConsensusMatrix::identity(4).is_identity());
+        assert!(!ConsensusMatrix::average(4).is_identity());
+        assert!(ConsensusMatrix::average(1).is_identity());
+        let mut rows = vec![
+            vec![1.0, 0.0, 0.0],
+            vec![0.0, 1.0, 0.0],
+            vec![0.0, 0.0, 1.0],
+        ];
+        rows[2] = vec![0.0, 1.0, 0.0];
+        assert!(!ConsensusMatrix::from_rows(rows).unwrap().is_identity());
     }
 
     #[test]

@@ -496,12 +496,36 @@ impl BatchedModel {
     /// A model for silos `0..n` built from slices `silo` of this one (for
     /// the per-silo reference loop): a one-silo copy of silo `silo`.
     pub fn silo_copy(&self, silo: usize) -> BatchedModel {
-        let pick = |t: &Tensor| {
+        self.map_layers(1, |t: &Tensor| {
             t.narrow(0, silo as i64, 1)
                 .detach()
                 .copy()
                 .set_requires_grad(true)
-        };
+        })
+    }
+
+    /// The silos `idx` (a 1-D int64 tensor of distinct silo indices) as a
+    /// model of `idx.len()` silos: copies, leaves with gradients. Train it
+    /// and write it back with [`Self::assign_subset`].
+    pub fn subset(&self, idx: &Tensor) -> BatchedModel {
+        let k = idx.size()[0] as usize;
+        self.map_layers(k, |t: &Tensor| {
+            t.detach().index_select(0, idx).set_requires_grad(true)
+        })
+    }
+
+    /// Overwrites silos `idx` with the silos of `sub` (made by
+    /// [`Self::subset`] with the same `idx`); the other silos are untouched.
+    pub fn assign_subset(&mut self, idx: &Tensor, sub: &BatchedModel) {
+        tch::no_grad(|| {
+            for (t, s) in self.parameters_mut().into_iter().zip(sub.parameters()) {
+                let _ = t.index_copy_(0, idx, s);
+            }
+        });
+    }
+
+    /// A model of `n` silos whose every parameter tensor is `pick(tensor)`.
+    fn map_layers(&self, n: usize, pick: impl Fn(&Tensor) -> Tensor) -> BatchedModel {
         let layers = self
             .layers
             .iter()
@@ -523,7 +547,7 @@ impl BatchedModel {
             .collect();
         BatchedModel {
             kind: self.kind,
-            n: 1,
+            n,
             input: self.input,
             layers,
         }

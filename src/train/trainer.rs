@@ -130,6 +130,27 @@ struct Silo {
     opt: Optimizer,
 }
 
+/// Which evaluation sample of a [`Trainer`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EvalSet {
+    /// The seeded sample of at most `eval_samples` training examples (all silos' pool).
+    Train,
+    /// The seeded sample of at most `eval_samples` test examples.
+    Test,
+}
+
+/// Per-class metrics of one silo's model on an evaluation sample.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ClassMetrics {
+    /// `accuracy[c]`: fraction of the class-`c` examples predicted right
+    /// (0 when the sample has none, see `count`).
+    pub accuracy: Vec<f64>,
+    /// `loss[c]`: mean cross-entropy (nat) on the class-`c` examples.
+    pub loss: Vec<f64>,
+    /// `count[c]`: class-`c` examples in the sample.
+    pub count: Vec<usize>,
+}
+
 /// DPASGD on every silo of a [`FederatedData`].
 pub struct Trainer {
     cfg: TrainConfig,
@@ -145,6 +166,8 @@ pub struct Trainer {
     /// tensor, reused every round (`mm_out`).
     mix: Vec<Tensor>,
     round: u64,
+    /// Number of classes.
+    classes: usize,
     /// Clique Averaging gradient matrix `G` (`[N, N]`, float), if enabled.
     grad_mix: Option<Tensor>,
 }
@@ -154,6 +177,40 @@ fn tensors(x: &[f32], y: &[i64], dim: usize) -> (Tensor, Tensor) {
         Tensor::from_slice(x).reshape([y.len() as i64, dim as i64]),
         Tensor::from_slice(y),
     )
+}
+
+/// One local step of every silo of a batched `model` on `(x [N, B, d], y
+/// [N, B])`: plain SGD on a dense model is fused into the hand-written
+/// backward pass; other optimisers on dense models use the hand-written
+/// gradients; other models use autograd.
+fn batched_step(
+    model: &mut BatchedModel,
+    opt: &mut Optimizer,
+    kind: OptimizerKind,
+    x: &Tensor,
+    y: &Tensor,
+    lr: f64,
+) {
+    if model.is_dense() && kind == (OptimizerKind::Sgd { momentum: 0.0 }) {
+        opt.count_step();
+        model.dense_sgd_step(x, y, lr);
+    } else if model.is_dense() {
+        let grads = model.dense_grads(x, y);
+        opt.step_with(&mut model.parameters_mut(), &grads, lr);
+    } else {
+        let (loss, _) = BatchedModel::loss_and_correct(&model.forward(x), y);
+        loss.sum(Kind::Float).backward();
+        opt.step(&mut model.parameters_mut(), lr);
+    }
+}
+
+/// One local step of silo `i`'s own model (per-silo loop, autograd).
+fn per_silo_step(p: &mut Silo, x: &Tensor, y: &Tensor, i: usize, lr: f64) {
+    let xi = x.narrow(0, i as i64, 1);
+    let yi = y.narrow(0, i as i64, 1);
+    let (loss, _) = BatchedModel::loss_and_correct(&p.model.forward(&xi), &yi);
+    loss.sum(Kind::Float).backward();
+    p.opt.step(&mut p.model.parameters_mut(), lr);
 }
 
 impl Trainer {
@@ -218,6 +275,7 @@ impl Trainer {
             parts,
             mix: Vec::new(),
             round: 0,
+            classes: data.train.classes,
             grad_mix: None,
             cfg,
         })
@@ -329,6 +387,61 @@ impl Trainer {
 
     /// Runs round `k` (the next one) with consensus matrix `a`: local steps then averaging.
     pub fn train_round(&mut self, a: &ConsensusMatrix) -> Result<(), TrainError> {
+        self.check_matrix(a)?;
+        let k = self.round;
+        let lr = self.cfg.lr_schedule.at(self.cfg.lr, k);
+        self.local_steps_all(k, lr);
+        self.average(a);
+        self.round += 1;
+        Ok(())
+    }
+
+    /// Runs round `k` (the next one) where only the silos with `active[i]`
+    /// take their local steps; the others keep their parameters *and*
+    /// optimiser state (momentum, Adam moments and step count) bit for bit.
+    /// Then every silo mixes with the row-stochastic `a` (skipped when `a`
+    /// is the identity). This is one step of a round program
+    /// (`program::Step`: active nodes compute, then `Step::mixing_rows`).
+    ///
+    /// All silos active: the same arithmetic as [`Self::train_round`].
+    /// Otherwise, batched mode: the active silos' parameters and optimiser
+    /// state are gathered into a model of those silos only
+    /// ([`BatchedModel::subset`]), stepped by the same code path (fused
+    /// dense SGD, hand-written dense gradients, or autograd), and scattered
+    /// back; they see the same mini-batches as in an all-active round.
+    /// Adam then keeps a step count per silo for its bias correction.
+    /// Per-silo mode: the loop skips the inactive silos (the reference).
+    /// Clique Averaging mixes every silo's gradient, so it refuses masks
+    /// with inactive silos.
+    pub fn train_round_masked(
+        &mut self,
+        a: &ConsensusMatrix,
+        active: &[bool],
+    ) -> Result<(), TrainError> {
+        self.check_matrix(a)?;
+        if active.len() != self.n {
+            return Err(TrainError::Config(format!(
+                "active mask for {} silos, data has {}",
+                active.len(),
+                self.n
+            )));
+        }
+        let k = self.round;
+        let lr = self.cfg.lr_schedule.at(self.cfg.lr, k);
+        if active.iter().all(|&x| x) {
+            self.local_steps_all(k, lr);
+        } else {
+            let silos: Vec<usize> = (0..self.n).filter(|&i| active[i]).collect();
+            self.local_steps_subset(k, lr, &silos)?;
+        }
+        if !a.is_identity() {
+            self.average(a);
+        }
+        self.round += 1;
+        Ok(())
+    }
+
+    fn check_matrix(&self, a: &ConsensusMatrix) -> Result<(), TrainError> {
         if a.n() != self.n {
             return Err(TrainError::Config(format!(
                 "consensus matrix for {} silos, data has {}",
@@ -336,14 +449,25 @@ impl Trainer {
                 self.n
             )));
         }
-        let k = self.round;
-        let lr = self.cfg.lr_schedule.at(self.cfg.lr, k);
+        Ok(())
+    }
+
+    /// Mini-batch `(x [N, B, d], y [N, B])` of round `k`, step `h`, for every silo.
+    fn batch(&self, k: u64, h: u32) -> (Tensor, Tensor) {
         let (n, b) = (self.n as i64, self.cfg.batch_size as i64);
         let d = self.train_x.size()[1];
+        let idx = Tensor::from_slice(&self.batch_indices(k, h));
+        (
+            self.train_x.index_select(0, &idx).reshape([n, b, d]),
+            self.train_y.index_select(0, &idx).reshape([n, b]),
+        )
+    }
+
+    /// The `s` local steps of round `k` on every silo.
+    fn local_steps_all(&mut self, k: u64, lr: f64) {
+        let n = self.n as i64;
         for h in 0..self.cfg.local_steps {
-            let idx = Tensor::from_slice(&self.batch_indices(k, h));
-            let x = self.train_x.index_select(0, &idx).reshape([n, b, d]);
-            let y = self.train_y.index_select(0, &idx).reshape([n, b]);
+            let (x, y) = self.batch(k, h);
             if self.parts.len() == 1 {
                 let p = &mut self.parts[0];
                 if let Some(g) = &self.grad_mix {
@@ -359,31 +483,48 @@ impl Trainer {
                         }
                     });
                     p.opt.step(&mut p.model.parameters_mut(), lr);
-                } else if p.model.is_dense()
-                    && self.cfg.optimizer == (OptimizerKind::Sgd { momentum: 0.0 })
-                {
-                    p.opt.t += 1;
-                    p.model.dense_sgd_step(&x, &y, lr);
-                } else if p.model.is_dense() {
-                    let grads = p.model.dense_grads(&x, &y);
-                    p.opt.step_with(&mut p.model.parameters_mut(), &grads, lr);
                 } else {
-                    let (loss, _) = BatchedModel::loss_and_correct(&p.model.forward(&x), &y);
-                    loss.sum(Kind::Float).backward();
-                    p.opt.step(&mut p.model.parameters_mut(), lr);
+                    batched_step(&mut p.model, &mut p.opt, self.cfg.optimizer, &x, &y, lr);
                 }
             } else {
                 for (i, p) in self.parts.iter_mut().enumerate() {
-                    let xi = x.narrow(0, i as i64, 1);
-                    let yi = y.narrow(0, i as i64, 1);
-                    let (loss, _) = BatchedModel::loss_and_correct(&p.model.forward(&xi), &yi);
-                    loss.sum(Kind::Float).backward();
-                    p.opt.step(&mut p.model.parameters_mut(), lr);
+                    per_silo_step(p, &x, &y, i, lr);
                 }
             }
         }
-        self.average(a);
-        self.round += 1;
+    }
+
+    /// The `s` local steps of round `k` on `silos` only (sorted, distinct,
+    /// not all): see [`Self::train_round_masked`].
+    fn local_steps_subset(&mut self, k: u64, lr: f64, silos: &[usize]) -> Result<(), TrainError> {
+        if silos.is_empty() {
+            return Ok(());
+        }
+        if self.grad_mix.is_some() {
+            return Err(TrainError::Config(
+                "clique averaging mixes every silo's gradient; it needs every silo active".into(),
+            ));
+        }
+        if self.parts.len() != 1 {
+            for h in 0..self.cfg.local_steps {
+                let (x, y) = self.batch(k, h);
+                for &i in silos {
+                    per_silo_step(&mut self.parts[i], &x, &y, i, lr);
+                }
+            }
+            return Ok(());
+        }
+        let sel = Tensor::from_slice(&silos.iter().map(|&i| i as i64).collect::<Vec<_>>());
+        let mut model = self.parts[0].model.subset(&sel);
+        let mut opt = self.parts[0].opt.subset(&sel, silos);
+        for h in 0..self.cfg.local_steps {
+            let (x, y) = self.batch(k, h);
+            let (x, y) = (x.index_select(0, &sel), y.index_select(0, &sel));
+            batched_step(&mut model, &mut opt, self.cfg.optimizer, &x, &y, lr);
+        }
+        let p = &mut self.parts[0];
+        p.model.assign_subset(&sel, &model);
+        p.opt.assign_subset(&sel, silos, &opt);
         Ok(())
     }
 
@@ -575,6 +716,98 @@ impl Trainer {
         }
     }
 
+    /// Per-class accuracy and mean loss of the models of `silos` on the
+    /// evaluation sample `set` (the same samples [`Self::evaluate`] uses),
+    /// one entry per silo of `silos`, in that order.
+    pub fn class_metrics(
+        &self,
+        silos: &[usize],
+        set: EvalSet,
+    ) -> Result<Vec<ClassMetrics>, TrainError> {
+        if let Some(&bad) = silos.iter().find(|&&i| i >= self.n) {
+            return Err(TrainError::Config(format!(
+                "silo {bad} out of range ({} silos)",
+                self.n
+            )));
+        }
+        let (x, y) = match set {
+            EvalSet::Train => &self.eval_train,
+            EvalSet::Test => &self.eval_test,
+        };
+        let k = silos.len();
+        let classes = self.classes;
+        let mut out: Vec<ClassMetrics> = (0..k)
+            .map(|_| ClassMetrics {
+                accuracy: vec![0.0; classes],
+                loss: vec![0.0; classes],
+                count: vec![0; classes],
+            })
+            .collect();
+        if k == 0 {
+            return Ok(out);
+        }
+        let labels: Vec<i64> = Vec::<i64>::try_from(y)?;
+        let e = labels.len() as i64;
+        let sel = Tensor::from_slice(&silos.iter().map(|&i| i as i64).collect::<Vec<_>>());
+        let sub = (self.parts.len() == 1).then(|| self.parts[0].model.subset(&sel));
+        let chunk = 1000;
+        tch::no_grad(|| -> Result<(), TrainError> {
+            let mut start = 0;
+            while start < e {
+                let len = chunk.min(e - start);
+                let xc = x.narrow(0, start, len);
+                let logits = match &sub {
+                    Some(m) => m.forward(&xc.unsqueeze(0).expand([k as i64, len, -1], false)),
+                    None => Tensor::cat(
+                        &silos
+                            .iter()
+                            .map(|&i| self.parts[i].model.forward(&xc.unsqueeze(0)))
+                            .collect::<Vec<_>>(),
+                        0,
+                    ),
+                };
+                let yc = y
+                    .narrow(0, start, len)
+                    .unsqueeze(0)
+                    .expand([k as i64, len], false);
+                let nll = -logits
+                    .log_softmax(-1, Kind::Float)
+                    .gather(2, &yc.unsqueeze(-1), false)
+                    .squeeze_dim(-1);
+                let nll: Vec<f64> = Vec::<f64>::try_from(nll.to_kind(Kind::Double).reshape([-1]))?;
+                let hit: Vec<i64> = Vec::<i64>::try_from(
+                    logits
+                        .argmax(-1, false)
+                        .eq_tensor(&yc)
+                        .to_kind(Kind::Int64)
+                        .reshape([-1]),
+                )?;
+                let l = len as usize;
+                for (j, m) in out.iter_mut().enumerate() {
+                    for (q, &c) in labels[start as usize..start as usize + l]
+                        .iter()
+                        .enumerate()
+                    {
+                        let c = c as usize;
+                        m.count[c] += 1;
+                        m.loss[c] += nll[j * l + q];
+                        m.accuracy[c] += hit[j * l + q] as f64;
+                    }
+                }
+                start += len;
+            }
+            Ok(())
+        })?;
+        for m in &mut out {
+            for c in 0..classes {
+                let cnt = m.count[c].max(1) as f64;
+                m.accuracy[c] /= cnt;
+                m.loss[c] /= cnt;
+            }
+        }
+        Ok(out)
+    }
+
     /// Named tensors of the state (parameters and optimiser state), batched mode.
     pub fn state_tensors(&self) -> Vec<(String, Tensor)> {
         let mut v = Vec::new();
@@ -641,7 +874,297 @@ impl Trainer {
             Ok(())
         })?;
         p.opt.t = steps;
+        // Per-silo counts (masked rounds) are not part of a checkpoint.
+        p.opt.silo_t = None;
         self.round = round;
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::train::data::synthetic::{generate, SyntheticSpec};
+
+    fn data(n: usize) -> FederatedData {
+        let spec = SyntheticSpec {
+            dim: 12,
+            median_per_silo: 40,
+            test_per_silo: 10,
+            ..SyntheticSpec::default()
+        };
+        generate(&spec, n, 5).unwrap()
+    }
+
+    fn config(model: ModelKind, optimizer: OptimizerKind, mode: ExecMode) -> TrainConfig {
+        TrainConfig {
+            model,
+            optimizer,
+            lr: 0.1,
+            local_steps: 2,
+            batch_size: 6,
+            eval_samples: 200,
+            seed: 9,
+            mode,
+            ..TrainConfig::default()
+        }
+    }
+
+    /// Model x optimiser pairs covering the three batched code paths:
+    /// fused dense SGD, hand-written dense gradients + optimiser, autograd.
+    fn cases() -> Vec<(ModelKind, OptimizerKind)> {
+        let adam = OptimizerKind::Adam {
+            beta1: 0.9,
+            beta2: 0.999,
+            eps: 1e-8,
+        };
+        vec![
+            (ModelKind::LogReg, OptimizerKind::Sgd { momentum: 0.0 }),
+            (
+                ModelKind::Mlp { hidden: 8 },
+                OptimizerKind::Sgd { momentum: 0.9 },
+            ),
+            (ModelKind::Mlp { hidden: 8 }, adam),
+            (ModelKind::DeepMlp { hidden: [8, 6, 5] }, adam),
+            (
+                ModelKind::DeepMlp { hidden: [8, 6, 5] },
+                OptimizerKind::Sgd { momentum: 0.5 },
+            ),
+        ]
+    }
+
+    /// Every parameter and optimiser tensor of silo `i`, flattened.
+    fn silo_state(t: &Trainer, i: usize) -> Vec<f32> {
+        let mut v = Vec::new();
+        for (_, x) in t.state_tensors() {
+            let row = x.get(i as i64).reshape([-1]);
+            v.extend(Vec::<f32>::try_from(&row).unwrap());
+        }
+        v
+    }
+
+    fn flat(t: &Trainer) -> Vec<Vec<f64>> {
+        let n = t.silo_count();
+        let mut out = vec![Vec::new(); n];
+        for p in t.stacked_parameters() {
+            let p = p.reshape([n as i64, -1]).to_kind(Kind::Double);
+            for (i, row) in out.iter_mut().enumerate() {
+                row.extend(Vec::<f64>::try_from(p.get(i as i64)).unwrap());
+            }
+        }
+        out
+    }
+
+    fn close(a: &[f64], b: &[f64], tol: f64) -> bool {
+        a.len() == b.len()
+            && a.iter()
+                .zip(b)
+                .all(|(x, y)| (x - y).abs() <= tol * (1.0 + x.abs()))
+    }
+
+    fn close32(a: &[f32], b: &[f32], tol: f32) -> bool {
+        a.len() == b.len()
+            && a.iter()
+                .zip(b)
+                .all(|(x, y)| (x - y).abs() <= tol * (1.0 + x.abs()))
+    }
+
+    /// Inactive silos keep parameters and optimiser state bit for bit;
+    /// active silos get what an all-active round gives them.
+    #[test]
+    fn masked_round_leaves_inactive_silos_untouched() {
+        let d = data(6);
+        let id = ConsensusMatrix::identity(6);
+        let mask = [true, false, true, false, false, true];
+        for (model, opt) in cases() {
+            let mut a = Trainer::new(config(model, opt, ExecMode::Batched), &d).unwrap();
+            let mut b = Trainer::new(config(model, opt, ExecMode::Batched), &d).unwrap();
+            // A warm-up round so that momentum / Adam state is non-zero.
+            a.train_round(&id).unwrap();
+            b.train_round(&id).unwrap();
+            let before: Vec<Vec<f32>> = (0..6).map(|i| silo_state(&a, i)).collect();
+            a.train_round_masked(&id, &mask).unwrap();
+            b.train_round(&id).unwrap();
+            for (i, &on) in mask.iter().enumerate() {
+                let now = silo_state(&a, i);
+                if on {
+                    assert_ne!(
+                        now, before[i],
+                        "{model:?} {opt:?}: active silo {i} did not move"
+                    );
+                    assert!(
+                        close32(&now, &silo_state(&b, i), 1e-5),
+                        "{model:?} {opt:?}: active silo {i} differs from the all-active round"
+                    );
+                } else {
+                    assert_eq!(
+                        now, before[i],
+                        "{model:?} {opt:?}: inactive silo {i} changed"
+                    );
+                }
+            }
+            assert_eq!(a.round(), 2);
+        }
+    }
+
+    /// Several masked rounds with mixing: the batched trainer equals the
+    /// per-silo reference loop (which simply skips inactive silos; its
+    /// optimisers count their own steps, so Adam's per-silo bias correction
+    /// is checked too).
+    #[test]
+    fn masked_rounds_batched_equal_per_silo_reference() {
+        let d = data(5);
+        let masks = [
+            [true, false, false, true, false],
+            [false, true, true, true, false],
+            [true, true, true, true, true],
+            [false, false, false, false, true],
+            [false, false, false, false, false],
+        ];
+        let ring =
+            ConsensusMatrix::from_fn(5, |i, j| if i == j || j == (i + 1) % 5 { 0.5 } else { 0.0 });
+        for (model, opt) in cases() {
+            let mut a = Trainer::new(config(model, opt, ExecMode::Batched), &d).unwrap();
+            let mut b = Trainer::new(config(model, opt, ExecMode::PerSilo), &d).unwrap();
+            for (r, m) in masks.iter().enumerate() {
+                let mix = if r % 2 == 0 {
+                    ConsensusMatrix::identity(5)
+                } else {
+                    ring.clone()
+                };
+                a.train_round_masked(&mix, m).unwrap();
+                b.train_round_masked(&mix, m).unwrap();
+            }
+            let (fa, fb) = (flat(&a), flat(&b));
+            for i in 0..5 {
+                assert!(close(&fa[i], &fb[i], 1e-5), "{model:?} {opt:?}: silo {i}");
+            }
+        }
+    }
+
+    #[test]
+    fn masked_round_rejects_bad_input() {
+        let d = data(3);
+        let mut t = Trainer::new(
+            config(
+                ModelKind::LogReg,
+                OptimizerKind::Sgd { momentum: 0.0 },
+                ExecMode::Batched,
+            ),
+            &d,
+        )
+        .unwrap();
+        let id = ConsensusMatrix::identity(3);
+        assert!(t.train_round_masked(&id, &[true, false]).is_err());
+        assert!(t
+            .train_round_masked(&ConsensusMatrix::identity(4), &[true; 4])
+            .is_err());
+        t.set_clique_averaging(Some(&ConsensusMatrix::average(3)))
+            .unwrap();
+        assert!(t.train_round_masked(&id, &[true, false, true]).is_err());
+        assert!(t.train_round_masked(&id, &[true; 3]).is_ok());
+        assert!(t.class_metrics(&[3], EvalSet::Test).is_err());
+    }
+
+    /// Every step of every Table 4 method through the trainer equals the
+    /// local steps followed by `Step::apply` on the flattened parameters.
+    #[test]
+    fn program_step_equals_step_apply() {
+        use crate::program::grouping::two_class_partition;
+        use crate::program::train::apply_step;
+        use crate::program::Method;
+        let n = 12;
+        let d = data(n);
+        let labels = two_class_partition(n, 10, 2, 3).unwrap();
+        for m in Method::ALL {
+            let mut p = m.defaults();
+            p.groups = p.groups.min(4);
+            p.chains = p.chains.min(2);
+            p.tau1 = p.tau1.min(2);
+            p.tau2 = p.tau2.min(2);
+            let spec = p.build(&labels, 0, 1).unwrap();
+            let mut c = config(
+                ModelKind::Mlp { hidden: 4 },
+                OptimizerKind::Sgd { momentum: 0.9 },
+                ExecMode::Batched,
+            );
+            c.local_steps = 1;
+            let mut t = Trainer::new(c.clone(), &d).unwrap();
+            let mut local = Trainer::new(c, &d).unwrap();
+            let mut mixed_steps = 0;
+            for step in spec.program(9).steps {
+                // `local`: the same state, local steps only.
+                local
+                    .restore(&t.state_tensors(), t.round(), t.optimizer_steps())
+                    .unwrap();
+                let mask: Vec<bool> = (0..n).map(|i| step.active.contains(&i)).collect();
+                local
+                    .train_round_masked(&ConsensusMatrix::identity(n), &mask)
+                    .unwrap();
+                let mut want = flat(&local);
+                step.apply(&mut want);
+                apply_step(&mut t, &step).unwrap();
+                let got = flat(&t);
+                for i in 0..n {
+                    assert!(
+                        close(&got[i], &want[i], 1e-5),
+                        "{m} step {} silo {i}",
+                        step.t
+                    );
+                }
+                mixed_steps += usize::from(!step.ops.is_empty());
+            }
+            assert!(mixed_steps > 0, "{m}: no step communicated");
+        }
+    }
+
+    /// Per-class metrics agree with the trainer's own evaluation.
+    #[test]
+    fn class_metrics_match_evaluate() {
+        let d = data(4);
+        let mut t = Trainer::new(
+            config(
+                ModelKind::LogReg,
+                OptimizerKind::Sgd { momentum: 0.0 },
+                ExecMode::Batched,
+            ),
+            &d,
+        )
+        .unwrap();
+        t.train_round_masked(&ConsensusMatrix::identity(4), &[true, false, true, true])
+            .unwrap();
+        let r = t.evaluate(0.0);
+        let m = t.class_metrics(&[0, 1, 2, 3], EvalSet::Test).unwrap();
+        let acc: Vec<f64> = m
+            .iter()
+            .map(|x| {
+                let total: usize = x.count.iter().sum();
+                x.accuracy
+                    .iter()
+                    .zip(&x.count)
+                    .map(|(a, &c)| a * c as f64)
+                    .sum::<f64>()
+                    / total as f64
+            })
+            .collect();
+        let loss: Vec<f64> = m
+            .iter()
+            .map(|x| {
+                let total: usize = x.count.iter().sum();
+                x.loss
+                    .iter()
+                    .zip(&x.count)
+                    .map(|(a, &c)| a * c as f64)
+                    .sum::<f64>()
+                    / total as f64
+            })
+            .collect();
+        let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
+        assert!((mean(&acc) - r.test_acc.mean).abs() < 1e-9);
+        assert!((mean(&loss) - r.test_loss.mean).abs() < 1e-5);
+        // A subset in another order.
+        let s = t.class_metrics(&[3, 1], EvalSet::Test).unwrap();
+        assert_eq!(s[0].accuracy, m[3].accuracy);
+        assert_eq!(s[1].count, m[1].count);
     }
 }
