@@ -61,6 +61,27 @@ fn clustering_and_learn_run() {
     ]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     assert!(stdout(&o).contains("tornadoes"));
+    // FedML's MNIST label counts; more nodes than its 1000 devices is refused.
+    let args = |n: &'static str| {
+        [
+            "tornado",
+            "learn",
+            "--nodes",
+            n,
+            "--steps",
+            "100",
+            "--methods",
+            "ifca",
+            "--partition",
+            "fedprox-mnist",
+        ]
+    };
+    let o = fedtopo(&args("30"));
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(stdout(&o).contains("FedproxMnist"), "{}", stdout(&o));
+    let o = fedtopo(&args("1001"));
+    assert!(!o.status.success());
+    assert!(String::from_utf8_lossy(&o.stderr).contains("1000 devices"));
 }
 
 #[test]

@@ -8,7 +8,9 @@ use clap::{Args, Subcommand, ValueEnum};
 use comfy_table::{presets::UTF8_BORDERS_ONLY, Table};
 
 use fedtopo::network::NetworkKind;
-use fedtopo::program::grouping::{near_iid_partition, two_class_partition, LabelCounts};
+use fedtopo::program::grouping::{
+    fedprox_mnist_partition, near_iid_partition, two_class_partition, LabelCounts,
+};
 use fedtopo::program::outcome::{ordering, LearnRecord, RunSummary, SeedStats, Spread};
 use fedtopo::program::reproduce::table3;
 use fedtopo::program::sim::{simulate, StepCosts};
@@ -100,8 +102,11 @@ pub enum Learner {
 /// Synthetic label partition used for grouping.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum Partition {
-    /// 10 classes, 2 per node, power-law sizes (MNIST in FedML).
+    /// 10 classes, 2 random classes per node, near-balanced, power-law sizes.
     Mnist,
+    /// The label counts of FedML's MNIST (FedProx's generator: digits u and
+    /// u+1 of 1000 devices, log-normal shares), `--nodes` devices sampled.
+    FedproxMnist,
     /// 80 classes near a Zipf distribution (FedShakespeare-like).
     Shakespeare,
 }
@@ -211,6 +216,7 @@ fn clustering(a: ClusteringArgs) -> Result<()> {
 fn labels(p: Partition, n: usize, seed: u64) -> Result<LabelCounts> {
     Ok(match p {
         Partition::Mnist => two_class_partition(n, 10, 2, seed)?,
+        Partition::FedproxMnist => fedprox_mnist_partition(n, seed)?,
         Partition::Shakespeare => near_iid_partition(n, 80, 200.0, seed)?,
     })
 }
@@ -703,8 +709,8 @@ fn torch_setup(a: &LearnArgs) -> Result<TorchSetup> {
     let mnist = match a.dataset.split_once(':') {
         None if a.dataset == "synthetic" => None,
         Some(("mnist", dir)) if !dir.is_empty() => {
-            if a.time.partition != Partition::Mnist {
-                bail!("--dataset mnist needs --partition mnist (10 classes)");
+            if a.time.partition == Partition::Shakespeare {
+                bail!("--dataset mnist needs --partition mnist or fedprox-mnist (10 classes)");
             }
             Some(fedtopo::train::data::mnist::load(std::path::Path::new(
                 dir,
