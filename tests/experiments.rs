@@ -543,3 +543,70 @@ fn aggregate_summarises_over_seeds() {
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("aggregate = `seeds` is not a grid axis"));
 }
+
+const PROGRAMS: &str = r#"
+name = "programs"
+kind = "program"
+[grid]
+underlay = ["aws-north-america"]
+overlay = ["fedavg", "tornadoes", "ifca"]
+rounds = [300]
+seed = [3]
+"#;
+
+/// `kind = "program"` runs the same code path as `fedtopo tornado learn`
+/// (reference learner): same accuracy, bytes and wall-clock per method.
+#[test]
+fn program_kind_matches_tornado_learn() {
+    let base = tmp("programs");
+    let spec = base.join("programs.toml");
+    std::fs::write(&spec, PROGRAMS).unwrap();
+    let out = tmp("programs-out");
+    run_with_threads(spec.to_str().unwrap(), &out, 2);
+    let (header, rows) = results(&out);
+    let col = |name: &str| column(&header, name);
+    let cli = tmp("programs-cli");
+    ok(&fedtopo(&[
+        "tornado",
+        "learn",
+        "aws-north-america",
+        "--steps",
+        "300",
+        "--methods",
+        "fedavg,tornadoes,ifca",
+        "--separation",
+        "0.3",
+        "--target",
+        "0.45",
+        "--seed",
+        "3",
+        "--network",
+        "maxplus",
+        "--out",
+        cli.to_str().unwrap(),
+    ]));
+    let mut rdr = csv::Reader::from_path(cli.join("summary.csv")).unwrap();
+    let ch = rdr.headers().unwrap().clone();
+    let theirs: Vec<csv::StringRecord> = rdr.records().map(Result::unwrap).collect();
+    assert_eq!(rows.len(), 3);
+    assert_eq!(theirs.len(), 3);
+    for (ours, cli) in rows.iter().zip(&theirs) {
+        assert_eq!(&ours[col("overlay")], &cli[column(&ch, "method")]);
+        let o = |c: &str| ours[col(c)].parse::<f64>().unwrap();
+        let t = |c: &str| cli[column(&ch, c)].parse::<f64>().unwrap();
+        // The CLI prints 4 decimals for accuracy and GB, 3 for seconds.
+        assert!((o("final_accuracy") - t("final_acc")).abs() < 1e-4);
+        assert!((o("total_gb") - t("gb_total")).abs() < 1e-4);
+        assert!((o("total_ms") / 1000.0 - t("s_total")).abs() < 1e-3);
+    }
+    // Methods are checked like overlays: a bad name says what is expected.
+    std::fs::write(&spec, PROGRAMS.replace("\"ifca\"", "\"fedsgd\"")).unwrap();
+    let o = fedtopo(&[
+        "run",
+        spec.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(!o.status.success());
+    assert!(String::from_utf8_lossy(&o.stderr).contains("fedsgd"));
+}

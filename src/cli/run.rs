@@ -62,6 +62,9 @@ pub fn run(a: RunArgs) -> Result<()> {
         progress: true,
     };
     let summary = run_jobs(&spec, &jobs, &opts)?;
+    for n in &summary.notes {
+        eprintln!("note: {n}");
+    }
     eprintln!(
         "{}: {} job(s) selected, {} computed, {} already done",
         spec.name, summary.selected, summary.computed, summary.reused

@@ -8,9 +8,7 @@ use clap::{Args, Subcommand, ValueEnum};
 use comfy_table::{presets::UTF8_BORDERS_ONLY, Table};
 
 use fedtopo::network::NetworkKind;
-use fedtopo::program::grouping::{
-    fedprox_mnist_partition, near_iid_partition, two_class_partition, LabelCounts,
-};
+use fedtopo::program::grouping::{named_partition, LabelCounts};
 use fedtopo::program::outcome::{ordering, LearnRecord, RunSummary, SeedStats, Spread};
 use fedtopo::program::reproduce::table3;
 use fedtopo::program::sim::{simulate, StepCosts};
@@ -214,11 +212,12 @@ fn clustering(a: ClusteringArgs) -> Result<()> {
 }
 
 fn labels(p: Partition, n: usize, seed: u64) -> Result<LabelCounts> {
-    Ok(match p {
-        Partition::Mnist => two_class_partition(n, 10, 2, seed)?,
-        Partition::FedproxMnist => fedprox_mnist_partition(n, seed)?,
-        Partition::Shakespeare => near_iid_partition(n, 80, 200.0, seed)?,
-    })
+    let name = match p {
+        Partition::Mnist => "mnist",
+        Partition::FedproxMnist => "fedprox-mnist",
+        Partition::Shakespeare => "shakespeare",
+    };
+    Ok(named_partition(name, n, seed)?)
 }
 
 fn time(a: TimeArgs) -> Result<()> {

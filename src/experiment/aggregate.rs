@@ -45,8 +45,11 @@ pub struct Group {
     pub key: Vec<(String, String)>,
     /// Indices into the rows, in grid order.
     pub rows: Vec<usize>,
-    /// `columns[i]`'s statistics (`None` when no row has a value).
+    /// `columns[i]`'s statistics (`None` when no row has a number).
     pub stats: Vec<Option<Stat>>,
+    /// `columns[i]`'s text when it is not numeric and every row of the
+    /// group has the same (an architecture, a label).
+    pub texts: Vec<Option<String>>,
 }
 
 /// Groups `rows` (aligned with `jobs`) by every axis except `over`, in
@@ -66,6 +69,7 @@ pub fn groups(jobs: &[Job], rows: &[ResultRow], over: &str, columns: &[String]) 
                 key,
                 rows: vec![i],
                 stats: Vec::new(),
+                texts: Vec::new(),
             }),
         }
     }
@@ -85,17 +89,42 @@ pub fn groups(jobs: &[Job], rows: &[ResultRow], over: &str, columns: &[String]) 
                 Stat::of(&v)
             })
             .collect();
+        g.texts = columns
+            .iter()
+            .zip(&g.stats)
+            .map(|(c, st)| {
+                let first = rows[g.rows[0]].column(c)?;
+                let same = g
+                    .rows
+                    .iter()
+                    .all(|&r| rows[r].column(c).as_ref() == Some(&first));
+                (st.is_none() && same && !first.is_empty()).then_some(first)
+            })
+            .collect();
     }
     out
 }
 
 /// `summary.csv`: the group's axes, then `COL_mean`, `COL_min`, `COL_max`,
-/// `COL_n` for every column, and the group's row count `rows`.
+/// `COL_n` for every numeric column (`COL` alone, with the group's common
+/// value, for a column that is text in every group), and the group's row
+/// count `rows`.
 pub fn summary_csv(groups: &[Group], columns: &[String]) -> String {
+    let text: Vec<bool> = (0..columns.len())
+        .map(|i| {
+            groups
+                .iter()
+                .all(|g| g.stats[i].is_none() && g.texts[i].is_some())
+        })
+        .collect();
     let mut w = csv::Writer::from_writer(Vec::new());
     if let Some(g) = groups.first() {
         let mut head: Vec<String> = g.key.iter().map(|(a, _)| a.clone()).collect();
-        for c in columns {
+        for (c, &t) in columns.iter().zip(&text) {
+            if t {
+                head.push(c.clone());
+                continue;
+            }
             for s in ["mean", "min", "max", "n"] {
                 head.push(format!("{c}_{s}"));
             }
@@ -105,7 +134,11 @@ pub fn summary_csv(groups: &[Group], columns: &[String]) -> String {
     }
     for g in groups {
         let mut rec: Vec<String> = g.key.iter().map(|(_, v)| v.clone()).collect();
-        for s in &g.stats {
+        for (i, s) in g.stats.iter().enumerate() {
+            if text[i] {
+                rec.push(g.texts[i].clone().unwrap_or_default());
+                continue;
+            }
             match s {
                 Some(s) => rec.extend([
                     s.mean.to_string(),
@@ -153,9 +186,9 @@ pub fn summary_markdown(
                     .map_or(String::new(), |(_, v)| v.clone())
             })
             .collect();
-        for st in &g.stats {
+        for (st, text) in g.stats.iter().zip(&g.texts) {
             cells.push(match st {
-                None => "-".into(),
+                None => text.clone().unwrap_or_else(|| "-".into()),
                 Some(st) => {
                     let mut c = format!("{} ({}..{})", fmt3(st.mean), fmt3(st.min), fmt3(st.max));
                     if st.count < g.rows.len() {

@@ -39,7 +39,7 @@ struct NetworkPoint {
     center: usize,
 }
 
-fn fail(job: &Job, message: String) -> ExperimentError {
+pub(super) fn fail(job: &Job, message: String) -> ExperimentError {
     ExperimentError::Job {
         index: job.index,
         key: job.key(),
@@ -48,11 +48,26 @@ fn fail(job: &Job, message: String) -> ExperimentError {
 }
 
 fn network_point(job: &Job, underlay: &Underlay) -> Result<NetworkPoint, ExperimentError> {
-    let fail = |m: String| fail(job, m);
     let kind: OverlayKind = job
         .get("overlay")
         .parse()
-        .map_err(|e| fail(format!("{e}")))?;
+        .map_err(|e| fail(job, format!("{e}")))?;
+    let (model, center) = delay_point(job, underlay)?;
+    Ok(NetworkPoint {
+        kind,
+        model,
+        center,
+    })
+}
+
+/// The delay model (eq. 3) of a grid point: the underlay with the job's
+/// access and core capacities, path model and workload, and the centre
+/// silo (the STAR centre, or a program's server) with its own access.
+pub(super) fn delay_point(
+    job: &Job,
+    underlay: &Underlay,
+) -> Result<(DelayModel, usize), ExperimentError> {
+    let fail = |m: String| fail(job, m);
     let access = parse_bandwidth(job.get("access")).map_err(|e| fail(e.to_string()))?;
     let core = match job.get("core_capacity") {
         "file" => None,
@@ -95,19 +110,26 @@ fn network_point(job: &Job, underlay: &Underlay) -> Result<NetworkPoint, Experim
         let c = parse_bandwidth(job.get("center_access")).map_err(|e| fail(e.to_string()))?;
         model.access.set(center, c, c);
     }
-    Ok(NetworkPoint {
-        kind,
-        model,
-        center,
-    })
+    Ok((model, center))
 }
 
 /// The axis columns every kind's row starts with (`center` resolved to the
 /// centre silo's label).
 fn axis_cells(job: &Job, underlay: &Underlay, p: &NetworkPoint, extra: &[&str]) -> ResultRow {
+    labelled_axis_cells(job, underlay, &p.kind.to_string(), p.center, extra)
+}
+
+/// [`axis_cells`] with the `overlay` column's text and the centre given.
+pub(super) fn labelled_axis_cells(
+    job: &Job,
+    underlay: &Underlay,
+    overlay: &str,
+    center: usize,
+    extra: &[&str],
+) -> ResultRow {
     let mut row = ResultRow::default();
     row.push("underlay", underlay.name.as_str())
-        .push("overlay", p.kind.to_string());
+        .push("overlay", overlay);
     for a in [
         "access",
         "center_access",
@@ -118,7 +140,7 @@ fn axis_cells(job: &Job, underlay: &Underlay, p: &NetworkPoint, extra: &[&str]) 
     ] {
         row.push(a, job.get(a));
     }
-    row.push("center", underlay.routers[p.center].label.as_str());
+    row.push("center", underlay.routers[center].label.as_str());
     for a in extra {
         row.push(a, job.get(a));
     }
@@ -138,6 +160,7 @@ pub fn run_job(
         ExperimentKind::Compare => compare_job(job, underlay),
         ExperimentKind::Simulate => simulate_job(job, underlay),
         ExperimentKind::Train => train_job(job, underlay, run_dir),
+        ExperimentKind::Program => super::program_job::program_job(job, underlay),
     }
 }
 
@@ -299,7 +322,7 @@ fn simulate_job(job: &Job, underlay: &Underlay) -> Result<ResultRow, ExperimentE
     Ok(row)
 }
 
-fn parse_axis<T: std::str::FromStr>(
+pub(super) fn parse_axis<T: std::str::FromStr>(
     job: &Job,
     axis: &str,
     what: &str,

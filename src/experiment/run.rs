@@ -9,7 +9,7 @@ use rayon::prelude::*;
 
 use crate::builtin::builtin_underlay;
 use crate::scenario::load_underlay;
-use crate::underlay::{LoadOptions, Underlay};
+use crate::underlay::{Disconnected, LoadOptions, Underlay};
 
 use super::grid::{Job, Shard};
 use super::jobs::run_job;
@@ -35,7 +35,7 @@ pub struct RunOptions {
 }
 
 /// What a run did.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RunSummary {
     /// Jobs in this run's slice.
     pub selected: usize,
@@ -43,6 +43,9 @@ pub struct RunSummary {
     pub computed: usize,
     /// Jobs skipped because a result was already stored.
     pub reused: usize,
+    /// What loading the underlays dropped (components kept out by
+    /// `largest_component = true`).
+    pub notes: Vec<String>,
 }
 
 /// The `shared/` directory: `$FEDTOPO_SHARED`, else `../shared` beside the crate.
@@ -89,7 +92,27 @@ pub fn run_jobs(
             todo.push(*job);
         }
     }
-    let underlays = load_underlays(&todo, &opts.base_dir)?;
+    let load = LoadOptions {
+        disconnected: if spec.largest_component {
+            Disconnected::LargestComponent
+        } else {
+            Disconnected::Refuse
+        },
+        ..LoadOptions::default()
+    };
+    let underlays = load_underlays(&todo, &opts.base_dir, &load)?;
+    let notes: Vec<String> = underlays
+        .values()
+        .filter(|u| !u.report.dropped_components.is_empty())
+        .map(|u| {
+            format!(
+                "{}: kept the largest connected component ({} routers); dropped components of {:?} routers",
+                u.name,
+                u.node_count(),
+                u.report.dropped_components
+            )
+        })
+        .collect();
     let bar = progress_bar(todo.len() as u64, opts.progress, &spec.name);
     let failed = AtomicBool::new(false);
     let pool = rayon::ThreadPoolBuilder::new()
@@ -123,6 +146,7 @@ pub fn run_jobs(
         selected: selected.len(),
         computed: todo.len(),
         reused: selected.len() - todo.len(),
+        notes,
     })
 }
 
@@ -143,13 +167,14 @@ fn progress_bar(len: u64, show: bool, name: &str) -> ProgressBar {
 fn load_underlays(
     jobs: &[&Job],
     base_dir: &Path,
+    options: &LoadOptions,
 ) -> Result<BTreeMap<String, Underlay>, ExperimentError> {
     let mut map = BTreeMap::new();
     for job in jobs {
         let name = job.get("underlay");
         if !map.contains_key(name) {
             let resolved = resolve_underlay(name, base_dir);
-            let u = load_underlay(Some(&resolved), &LoadOptions::default())
+            let u = load_underlay(Some(&resolved), options)
                 .map_err(|e| ExperimentError::Invalid(format!("underlay `{name}`: {e}")))?;
             map.insert(name.to_string(), u);
         }

@@ -33,7 +33,14 @@
 //! `cycle_time_ms`. `metric` names the result column compared with a
 //! published CSV and `table` the columns shown in `results.md`.
 //!
-//! `[[ratio]]` tables add derived columns (a row's value over a baseline
+//! `kind = "program"` runs a round program of [`crate::program`] per grid
+//! point: the `overlay` axis names the method (`fedavg`, `tornadoes`, ...),
+//! with the axes `network`, `rounds` (steps), `seed`, `partition`
+//! (`mnist`, `fedprox-mnist`, `shakespeare`), `separation`, `lr`,
+//! `batch_size`, `target` (`acc:X`) and `eval_every`.
+//!
+//! `largest_component = true` keeps the largest component of disconnected
+//! underlays. `[[ratio]]` tables add derived columns (a row's value over a baseline
 //! row's, [`RatioSpec`]); `aggregate = "seed"` summarises rows that differ
 //! only in that axis (`summary.csv`, [`crate::experiment::aggregate`]).
 //!
@@ -60,6 +67,11 @@ pub enum ExperimentKind {
     /// Train a model with DPASGD on the overlay, timed by the event engine
     /// (needs the `train` feature).
     Train,
+    /// Run a round program (TornadoAggregate and the baselines of its
+    /// Table 4, [`crate::program`]): the `overlay` axis names the method;
+    /// the program is timed in the event engine on the underlay and trained
+    /// by the reference learner on synthetic label-skewed data.
+    Program,
 }
 
 impl ExperimentKind {
@@ -70,6 +82,7 @@ impl ExperimentKind {
             ExperimentKind::Compare => "cycle_time_ms",
             ExperimentKind::Simulate => "steady_round_ms",
             ExperimentKind::Train => "time_to_target_ms",
+            ExperimentKind::Program => "final_accuracy",
         }
     }
 
@@ -90,6 +103,14 @@ impl ExperimentKind {
                 "time_to_target_ms",
                 "final_train_loss",
                 "final_test_acc",
+            ],
+            ExperimentKind::Program => &[
+                "final_accuracy",
+                "steps_to_target",
+                "gb_to_target",
+                "time_to_target_ms",
+                "total_gb",
+                "total_ms",
             ],
         }
     }
@@ -126,6 +147,10 @@ pub struct ExperimentSpec {
     /// time over RING's, paper Table 10).
     #[serde(default, rename = "ratio")]
     pub ratios: Vec<RatioSpec>,
+    /// Load disconnected underlays by keeping their largest connected
+    /// component (as `--largest-component`; what is dropped is reported).
+    #[serde(default)]
+    pub largest_component: bool,
     /// An axis to summarise over (usually `seed`): rows that differ only in
     /// it are grouped, and `summary.csv` plus a section of `results.md` give
     /// every shown column's mean, minimum, maximum and count.
@@ -194,23 +219,24 @@ pub struct Grid {
     /// STAR centre policy: `load`, `first`, `fastest` or a silo label.
     #[serde(default = "default_center")]
     pub center: Vec<String>,
-    /// Simulate, train: network model (`maxplus`, `paper`, `flow`).
+    /// Simulate, train, program: network model (`maxplus`, `paper`, `flow`).
     #[serde(default)]
     pub network: Option<Vec<Scalar>>,
-    /// Simulate, train: rounds replayed or trained.
+    /// Simulate, train, program: rounds replayed or trained (program: steps).
     #[serde(default)]
     pub rounds: Option<Vec<Scalar>>,
     /// Simulate: compute times, `none` or `lognormal:SIGMA`.
     #[serde(default)]
     pub straggler: Option<Vec<Scalar>>,
-    /// Simulate, train: seed of every random draw (stragglers, MATCHA, data,
+    /// Simulate, train, program: seed of every random draw (stragglers, MATCHA, data,
     /// initialisation).
     #[serde(default)]
     pub seed: Option<Vec<Scalar>>,
     /// Train: `synthetic`, `synthetic:ALPHA,BETA`, `mnist:DIR`, `cifar10:DIR`.
     #[serde(default)]
     pub dataset: Option<Vec<Scalar>>,
-    /// Train: partition of a real dataset (`iid`, `shards:2`, `dirichlet:0.5`, ...).
+    /// Train: partition of a real dataset (`iid`, `shards:2`, `dirichlet:0.5`, ...);
+    /// program: synthetic label skew (`mnist`, `fedprox-mnist`, `shakespeare`).
     #[serde(default)]
     pub partition: Option<Vec<Scalar>>,
     /// Train: model (`logreg`, `mlp:200`, `lenet`, `gn-lenet`).
@@ -219,22 +245,26 @@ pub struct Grid {
     /// Train: optimiser, `sgd`, `sgd:MOMENTUM` or `adam`.
     #[serde(default)]
     pub optimizer: Option<Vec<Scalar>>,
-    /// Train: learning rate.
+    /// Train, program: learning rate.
     #[serde(default)]
     pub lr: Option<Vec<Scalar>>,
-    /// Train: mini-batch size.
+    /// Train, program: mini-batch size.
     #[serde(default)]
     pub batch_size: Option<Vec<Scalar>>,
     /// Train: consensus rule (`auto`, `local-degree`, `mh`, ...).
     #[serde(default)]
     pub consensus: Option<Vec<Scalar>>,
-    /// Train: target of the time-to-target summary, `acc:X` (test accuracy)
+    /// Train (and program, `acc:X` only): target of the time-to-target summary, `acc:X` (test accuracy)
     /// or `loss:X` (train loss).
     #[serde(default)]
     pub target: Option<Vec<Scalar>>,
-    /// Train: evaluate every this many rounds.
+    /// Train, program: evaluate every this many rounds (program steps).
     #[serde(default)]
     pub eval_every: Option<Vec<Scalar>>,
+    /// Program: distance between the synthetic classes' means (reference
+    /// learner, [`crate::program::learn::LearnOptions`]).
+    #[serde(default)]
+    pub separation: Option<Vec<Scalar>>,
 }
 
 /// A grid value: text or a number, kept as written.
@@ -259,24 +289,31 @@ impl std::fmt::Display for Scalar {
     }
 }
 
-use ExperimentKind::{Simulate, Train};
+use ExperimentKind::{Program, Simulate, Train};
 
 /// Axes that only some kinds have, in key order: `(axis, kinds that accept
-/// it, default value)`.
-pub const KIND_AXES: [(&str, &[ExperimentKind], &str); 13] = [
-    ("network", &[Simulate, Train], "maxplus"),
-    ("rounds", &[Simulate, Train], "100"),
+/// it, default value)`. An axis may appear twice with different kinds and
+/// defaults (a program's `lr` defaults to the paper's 0.03).
+pub const KIND_AXES: [(&str, &[ExperimentKind], &str); 19] = [
+    ("network", &[Simulate, Train, Program], "maxplus"),
+    ("rounds", &[Simulate, Train, Program], "100"),
     ("straggler", &[Simulate], "none"),
-    ("seed", &[Simulate, Train], "0"),
+    ("seed", &[Simulate, Train, Program], "0"),
     ("dataset", &[Train], "synthetic"),
     ("partition", &[Train], "shards:2"),
+    ("partition", &[Program], "mnist"),
+    ("separation", &[Program], "0.3"),
     ("model", &[Train], "logreg"),
     ("optimizer", &[Train], "sgd"),
     ("lr", &[Train], "0.05"),
+    ("lr", &[Program], "0.03"),
     ("batch_size", &[Train], "32"),
+    ("batch_size", &[Program], "10"),
     ("consensus", &[Train], "auto"),
     ("target", &[Train], "acc:0"),
+    ("target", &[Program], "acc:0.45"),
     ("eval_every", &[Train], "5"),
+    ("eval_every", &[Program], "100"),
 ];
 
 impl Grid {
@@ -327,6 +364,7 @@ impl Grid {
             "consensus" => self.consensus.as_ref(),
             "target" => self.target.as_ref(),
             "eval_every" => self.eval_every.as_ref(),
+            "separation" => self.separation.as_ref(),
             _ => None,
         }
     }
@@ -420,7 +458,12 @@ impl ExperimentSpec {
 
     fn validate(&self, source: &str) -> Result<(), ExperimentError> {
         let g = &self.grid;
-        for (axis, kinds, _) in KIND_AXES {
+        for (axis, _, _) in KIND_AXES {
+            let kinds: Vec<ExperimentKind> = KIND_AXES
+                .iter()
+                .filter(|(a, _, _)| *a == axis)
+                .flat_map(|(_, k, _)| k.iter().copied())
+                .collect();
             if g.values(axis).is_some() && !kinds.contains(&self.kind) {
                 let names: Vec<String> = kinds
                     .iter()

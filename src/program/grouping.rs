@@ -393,6 +393,21 @@ fn power_law_size(rng: &mut impl Rng) -> f64 {
     p.sample(rng).min(2000.0).floor()
 }
 
+/// The synthetic label partitions by name, as `fedtopo tornado --partition`
+/// and experiment files give them: `mnist` ([`two_class_partition`], 10
+/// classes, 2 per node), `fedprox-mnist` ([`fedprox_mnist_partition`]) and
+/// `shakespeare` ([`near_iid_partition`], 80 classes, concentration 200).
+pub fn named_partition(name: &str, n: usize, seed: u64) -> Result<LabelCounts, GroupingError> {
+    match name {
+        "mnist" => two_class_partition(n, 10, 2, seed),
+        "fedprox-mnist" => fedprox_mnist_partition(n, seed),
+        "shakespeare" => near_iid_partition(n, 80, 200.0, seed),
+        other => Err(GroupingError::BadCounts(format!(
+            "unknown partition `{other}`; expected mnist, fedprox-mnist or shakespeare"
+        ))),
+    }
+}
+
 /// Examples per digit in MNIST (train + test, 70,000 in all).
 pub const MNIST_CLASS_SIZES: [u32; 10] =
     [6903, 7877, 6990, 7141, 6824, 6313, 6876, 7293, 6825, 6958];
