@@ -59,6 +59,22 @@ fn results(dir: &Path) -> (csv::StringRecord, Vec<csv::StringRecord>) {
     (header, rdr.records().map(Result::unwrap).collect())
 }
 
+/// Writes `text` as `NAME.toml` in a fresh directory and runs it into a
+/// fresh output directory with `threads` workers; returns the spec's path,
+/// the output directory and its `results.csv` (header, rows).
+fn run_spec(
+    name: &str,
+    text: &str,
+    threads: usize,
+) -> (PathBuf, PathBuf, csv::StringRecord, Vec<csv::StringRecord>) {
+    let spec = tmp(name).join(format!("{name}.toml"));
+    std::fs::write(&spec, text).unwrap();
+    let out = tmp(&format!("{name}-out"));
+    run_with_threads(spec.to_str().unwrap(), &out, threads);
+    let (header, rows) = results(&out);
+    (spec, out, header, rows)
+}
+
 /// Position of column `name` in `header`.
 fn column(header: &csv::StringRecord, name: &str) -> usize {
     header
@@ -435,12 +451,7 @@ rounds = [60]
 /// steady round equals it.
 #[test]
 fn clique_averaging_rows_use_the_two_phase_round() {
-    let base = tmp("cliques");
-    let spec = base.join("cliques.toml");
-    std::fs::write(&spec, CLIQUES).unwrap();
-    let out = tmp("cliques-out");
-    run_with_threads(spec.to_str().unwrap(), &out, 1);
-    let (header, rows) = results(&out);
+    let (spec, out, header, rows) = run_spec("cliques", CLIQUES, 1);
     let col = |name: &str| column(&header, name);
     let num = |r: &csv::StringRecord, c: &str| r[col(c)].parse::<f64>().unwrap();
     assert_eq!(rows.len(), 2);
@@ -491,12 +502,7 @@ seed = [0, 1, 2]
 /// (mean, min, max, count) in `summary.csv` and `results.md`.
 #[test]
 fn aggregate_summarises_over_seeds() {
-    let base = tmp("seeds");
-    let spec = base.join("seeds.toml");
-    std::fs::write(&spec, SEEDS).unwrap();
-    let out = tmp("seeds-out");
-    run_with_threads(spec.to_str().unwrap(), &out, 2);
-    let (header, rows) = results(&out);
+    let (spec, out, header, rows) = run_spec("seeds", SEEDS, 2);
     let col = |name: &str| column(&header, name);
     let mut rdr = csv::Reader::from_path(out.join("summary.csv")).unwrap();
     let sh = rdr.headers().unwrap().clone();
@@ -558,12 +564,7 @@ seed = [3]
 /// (reference learner): same accuracy, bytes and wall-clock per method.
 #[test]
 fn program_kind_matches_tornado_learn() {
-    let base = tmp("programs");
-    let spec = base.join("programs.toml");
-    std::fs::write(&spec, PROGRAMS).unwrap();
-    let out = tmp("programs-out");
-    run_with_threads(spec.to_str().unwrap(), &out, 2);
-    let (header, rows) = results(&out);
+    let (spec, out, header, rows) = run_spec("programs", PROGRAMS, 2);
     let col = |name: &str| column(&header, name);
     let cli = tmp("programs-cli");
     ok(&fedtopo(&[
