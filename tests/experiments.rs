@@ -181,6 +181,29 @@ fn resume_skips_finished_jobs() {
         })
         .count();
     assert_eq!(leftovers, 0);
+    // A result stamped by other code is stale: recomputed, and said so.
+    let results_before = read(&base, "results.csv");
+    let job = std::fs::read_dir(base.join("jobs"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.extension().is_some_and(|x| x == "json"))
+        .unwrap();
+    let (key, row, _source): (String, serde_json::Value, String) =
+        serde_json::from_str(&std::fs::read_to_string(&job).unwrap()).unwrap();
+    std::fs::write(
+        &job,
+        serde_json::to_string(&(key, row, "0123456789abcdef")).unwrap(),
+    )
+    .unwrap();
+    let o = fedtopo(&["run", s]);
+    ok(&o);
+    let err = String::from_utf8_lossy(&o.stderr).to_string();
+    assert!(err.contains("1 computed, 119 already done"), "{err}");
+    assert!(
+        err.contains("1 stored result(s) were computed by other code"),
+        "{err}"
+    );
+    assert_eq!(read(&base, "results.csv"), results_before);
 }
 
 #[test]

@@ -65,6 +65,12 @@ pub fn run(a: RunArgs) -> Result<()> {
     for n in &summary.notes {
         eprintln!("note: {n}");
     }
+    if summary.stale > 0 {
+        eprintln!(
+            "note: {} stored result(s) were computed by other code (another fedtopo source); recomputed",
+            summary.stale
+        );
+    }
     eprintln!(
         "{}: {} job(s) selected, {} computed, {} already done",
         spec.name, summary.selected, summary.computed, summary.reused

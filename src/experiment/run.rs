@@ -41,8 +41,11 @@ pub struct RunSummary {
     pub selected: usize,
     /// Jobs computed now.
     pub computed: usize,
-    /// Jobs skipped because a result was already stored.
+    /// Jobs skipped because a result of this build was already stored.
     pub reused: usize,
+    /// Stored results computed by other code (another source fingerprint),
+    /// recomputed now.
+    pub stale: usize,
     /// What loading the underlays dropped (components kept out by
     /// `largest_component = true`).
     pub notes: Vec<String>,
@@ -87,9 +90,15 @@ pub fn run_jobs(
         .filter(|j| opts.shard.is_none_or(|s| s.contains(j)))
         .collect();
     let mut todo = Vec::new();
+    let mut stale = 0;
     for job in &selected {
-        if opts.force || store::load(&opts.out, job)?.is_none() {
-            todo.push(*job);
+        match store::status(&opts.out, job)? {
+            store::Stored::Fresh(_) if !opts.force => {}
+            store::Stored::Stale => {
+                stale += 1;
+                todo.push(*job);
+            }
+            _ => todo.push(*job),
         }
     }
     let load = LoadOptions {
@@ -146,6 +155,7 @@ pub fn run_jobs(
         selected: selected.len(),
         computed: todo.len(),
         reused: selected.len() - todo.len(),
+        stale,
         notes,
     })
 }

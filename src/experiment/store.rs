@@ -1,11 +1,29 @@
 //! Job results on disk: one JSON file per job, written atomically
 //! (temporary file + rename), so a killed sweep never leaves a partial file.
+//! Each result records the fingerprint of the source that computed it
+//! ([`SOURCE_HASH`]); a result from other code is *stale*: `run` recomputes
+//! it and says so, `assemble` does not use it.
 
 use std::path::{Path, PathBuf};
 
 use super::assemble::ResultRow;
 use super::grid::Job;
 use super::ExperimentError;
+
+/// Fingerprint of this build's source (`src/**` and `Cargo.lock`, by
+/// `build.rs`).
+pub const SOURCE_HASH: &str = env!("FEDTOPO_SOURCE_HASH");
+
+/// What is stored for a job.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Stored {
+    /// No result (or a file that is not one).
+    Missing,
+    /// A result computed by other code.
+    Stale,
+    /// A result of this build.
+    Fresh(ResultRow),
+}
 
 /// Where the result of `job` lives under `out`.
 pub fn job_path(out: &Path, job: &Job) -> PathBuf {
@@ -36,28 +54,47 @@ pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), ExperimentEr
     std::fs::rename(&tmp, path).map_err(|e| io(path, e))
 }
 
-/// Stores the result of `job`.
+/// Stores the result of `job`, stamped with [`SOURCE_HASH`].
 pub(crate) fn save(out: &Path, job: &Job, row: &ResultRow) -> Result<(), ExperimentError> {
-    let text = serde_json::to_string_pretty(&(job.key(), row)).expect("plain data serialises");
+    let text = serde_json::to_string_pretty(&(job.key(), row, SOURCE_HASH))
+        .expect("plain data serialises");
     write_atomic(&job_path(out, job), text.as_bytes())
 }
 
-/// The stored result of `job`, if any (a file for another key, or one that
-/// is not a result of this format, is ignored).
+/// The stored result of `job` if this build computed it.
 pub(crate) fn load(out: &Path, job: &Job) -> Result<Option<ResultRow>, ExperimentError> {
+    Ok(match status(out, job)? {
+        Stored::Fresh(row) => Some(row),
+        Stored::Missing | Stored::Stale => None,
+    })
+}
+
+/// What is stored for `job` (a file for another key, or one that is not a
+/// result of this format, counts as missing).
+pub(crate) fn status(out: &Path, job: &Job) -> Result<Stored, ExperimentError> {
     let path = job_path(out, job);
     let text = match std::fs::read_to_string(&path) {
         Ok(t) => t,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Stored::Missing),
         Err(e) => return Err(io(&path, e)),
     };
-    // A file that does not parse (an older result format, or a file cut
-    // short outside fedtopo) counts as no result: `run` recomputes and
-    // overwrites it, `assemble` reports the job as missing.
-    let Ok((key, row)) = serde_json::from_str::<(String, ResultRow)>(&text) else {
-        return Ok(None);
-    };
-    Ok((key == job.key()).then_some(row))
+    // A file that does not parse (a file cut short outside fedtopo) counts
+    // as no result: `run` recomputes and overwrites it, `assemble` reports
+    // the job as missing. The format before source stamps is stale.
+    if let Ok((key, row, source)) = serde_json::from_str::<(String, ResultRow, String)>(&text) {
+        if key != job.key() {
+            return Ok(Stored::Missing);
+        }
+        return Ok(if source == SOURCE_HASH {
+            Stored::Fresh(row)
+        } else {
+            Stored::Stale
+        });
+    }
+    Ok(match serde_json::from_str::<(String, ResultRow)>(&text) {
+        Ok((key, _)) if key == job.key() => Stored::Stale,
+        _ => Stored::Missing,
+    })
 }
 
 /// Copies the results of `jobs` found under `from` into `out`; returns how
