@@ -89,16 +89,21 @@ pub fn run_jobs(
         .iter()
         .filter(|j| opts.shard.is_none_or(|s| s.contains(j)))
         .collect();
+    // Jobs to run; `restart` ones (stale or forced) drop their working
+    // directory first, so a training job does not resume a checkpoint of
+    // other code. An interrupted job (no result yet) resumes.
     let mut todo = Vec::new();
+    let mut restart = std::collections::BTreeSet::new();
     let mut stale = 0;
     for job in &selected {
         match store::status(&opts.out, job)? {
             store::Stored::Fresh(_) if !opts.force => {}
-            store::Stored::Stale => {
-                stale += 1;
+            store::Stored::Missing => todo.push(*job),
+            st => {
+                stale += usize::from(st == store::Stored::Stale);
+                restart.insert(job.index);
                 todo.push(*job);
             }
-            _ => todo.push(*job),
         }
     }
     let load = LoadOptions {
@@ -134,13 +139,10 @@ pub fn run_jobs(
                 if failed.load(Ordering::Relaxed) {
                     return Ok(());
                 }
-                let r = run_job(
-                    spec.kind,
-                    job,
-                    &underlays[job.get("underlay")],
-                    &store::run_dir(&opts.out, job),
-                )
-                .and_then(|row| store::save(&opts.out, job, &row));
+                let dir = store::run_dir(&opts.out, job);
+                let r = store::clear_dir(&dir, restart.contains(&job.index))
+                    .and_then(|()| run_job(spec.kind, job, &underlays[job.get("underlay")], &dir))
+                    .and_then(|row| store::save(&opts.out, job, &row));
                 if r.is_err() {
                     failed.store(true, Ordering::Relaxed);
                 }

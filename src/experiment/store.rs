@@ -43,6 +43,15 @@ fn io(path: &Path, source: std::io::Error) -> ExperimentError {
     }
 }
 
+/// Removes a job's working directory when `clear` (a restarted job must not
+/// resume checkpoints of an earlier computation).
+pub(crate) fn clear_dir(dir: &Path, clear: bool) -> Result<(), ExperimentError> {
+    if clear && dir.is_dir() {
+        std::fs::remove_dir_all(dir).map_err(|e| io(dir, e))?;
+    }
+    Ok(())
+}
+
 /// Writes `bytes` to `path` atomically: a temporary file in the same
 /// directory, then a rename.
 pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), ExperimentError> {
