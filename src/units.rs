@@ -22,6 +22,14 @@ pub type BitsPerSec = f64;
 /// Length in kilometres.
 pub type Km = f64;
 
+/// Bits in a gigabyte (10^9 bytes), the unit of traffic in reports.
+pub const BITS_PER_GB: Bits = 8e9;
+
+/// `bits` in gigabytes (10^9 bytes).
+pub fn gigabytes(bits: Bits) -> f64 {
+    bits / BITS_PER_GB
+}
+
 /// Time (ms) to push `size` bits through a pipe of `rate` bit/s.
 /// An infinite rate gives 0 ms.
 pub fn transfer_ms(size: Bits, rate: BitsPerSec) -> Ms {

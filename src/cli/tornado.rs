@@ -9,10 +9,13 @@ use comfy_table::{presets::UTF8_BORDERS_ONLY, Table};
 
 use fedtopo::network::NetworkKind;
 use fedtopo::program::grouping::{named_partition, LabelCounts};
-use fedtopo::program::outcome::{ordering, LearnRecord, RunSummary, SeedStats, Spread};
+use fedtopo::program::outcome::{
+    ordering, reference_records, LearnRecord, RunSummary, SeedStats, Spread,
+};
 use fedtopo::program::reproduce::table3;
 use fedtopo::program::sim::{simulate, StepCosts};
 use fedtopo::program::Method;
+use fedtopo::units::{gigabytes, BITS_PER_GB};
 
 use super::args::{center_policy, NetworkArgs, UnderlayArgs};
 
@@ -230,7 +233,6 @@ fn time(a: TimeArgs) -> Result<()> {
     let server = center_policy(&a.server, &underlay)?.resolve(&underlay, &model);
     let methods = Method::parse_list(&a.methods)?;
     let data = labels(a.partition, n, a.seed)?;
-    let gb = |bits: f64| bits / 8e9;
     let mut table = Table::new();
     table.load_style(UTF8_BORDERS_ONLY);
     table.set_header(vec![
@@ -284,9 +286,12 @@ fn time(a: TimeArgs) -> Result<()> {
             chains,
             format!("{:.1}", computing as f64 / a.steps as f64),
             c.messages().to_string(),
-            format!("{:.2}", gb(c.bits())),
-            format!("{:.2}", gb(c.sent_bits[server] + c.recv_bits[server])),
-            format!("{:.2}", gb(busiest)),
+            format!("{:.2}", gigabytes(c.bits())),
+            format!(
+                "{:.2}",
+                gigabytes(c.sent_bits[server] + c.recv_bits[server])
+            ),
+            format!("{:.2}", gigabytes(busiest)),
             format!("{:.2}", r.makespan_ms() / 1e3),
             format!("{:.1}", r.ms_per_step()),
         ]);
@@ -364,7 +369,7 @@ struct Run {
 }
 
 fn learn(a: LearnArgs) -> Result<()> {
-    use fedtopo::program::learn::{train, Dataset, LearnOptions};
+    use fedtopo::program::learn::{Dataset, LearnOptions};
     let t = &a.time;
     if t.steps == 0 || a.eval_every == 0 || a.batch == 0 {
         bail!("--steps, --eval-every and --batch must be at least 1");
@@ -430,12 +435,9 @@ fn learn(a: LearnArgs) -> Result<()> {
         };
         let ds = Dataset::synthetic(&data, &o);
         for &m in &methods {
-            let mut p = m.defaults();
-            if let Some(g) = t.groups {
-                p.groups = g;
-            }
-            p.groups = p.groups.min(n);
-            let spec = p
+            let spec = m
+                .defaults()
+                .with_groups(t.groups, n)
                 .build(&data, server, seed)
                 .with_context(|| format!("building {m}"))?;
             let program = spec.program(t.steps);
@@ -448,10 +450,7 @@ fn learn(a: LearnArgs) -> Result<()> {
                 None => StepCosts::untimed(&program, bits),
             };
             let records = match &torch {
-                None => train(&spec, &data, &ds, &o)
-                    .iter()
-                    .map(|e| LearnRecord::from_eval(e, &costs))
-                    .collect(),
+                None => reference_records(&spec, &data, &ds, &o, &costs),
                 Some(s) => torch_train(s, &spec, &data, &ds, seed, &a, &costs)
                     .with_context(|| format!("training {m} (seed {seed})"))?,
             };
@@ -521,10 +520,6 @@ fn learn(a: LearnArgs) -> Result<()> {
     Ok(())
 }
 
-fn gb(bits: f64) -> f64 {
-    bits / 8e9
-}
-
 fn secs(ms: Option<f64>, digits: usize) -> String {
     ms.map_or("-".into(), |w| format!("{:.d$}", w / 1e3, d = digits))
 }
@@ -553,9 +548,10 @@ fn single_seed_table(runs: &[Run], target: f64, with_loss: bool) -> Table {
             format!("{:.3}", s.final_accuracy),
             format!("{:.3}", s.best_accuracy),
             s.hit.map_or("not reached".into(), |h| h.step.to_string()),
-            s.hit.map_or("-".into(), |h| format!("{:.2}", gb(h.bits))),
+            s.hit
+                .map_or("-".into(), |h| format!("{:.2}", gigabytes(h.bits))),
             s.hit.map_or("-".into(), |h| secs(h.wall_clock_ms, 1)),
-            format!("{:.2}", gb(s.total_bits)),
+            format!("{:.2}", gigabytes(s.total_bits)),
             secs(s.total_ms, 1),
         ];
         if with_loss {
@@ -611,9 +607,9 @@ fn multi_seed_table(
             st.final_accuracy.range(3, 1.0),
             format!("{}/{}", st.reached, st.runs),
             opt(st.steps, 0, 1.0),
-            opt(st.bits, 2, 8e9),
+            opt(st.bits, 2, BITS_PER_GB),
             opt(st.ms, 1, 1e3),
-            total(&|s| Some(s.total_bits), 2, 8e9),
+            total(&|s| Some(s.total_bits), 2, BITS_PER_GB),
             total(&|s| s.total_ms, 1, 1e3),
         ];
         if with_loss {
@@ -647,7 +643,7 @@ fn curves_csv(runs: &[Run]) -> String {
                 e.step,
                 e.accuracy,
                 e.train_loss.map_or(String::new(), |l| format!("{l:.4}")),
-                gb(e.bits),
+                gigabytes(e.bits),
                 e.wall_clock_ms
                     .map_or(String::new(), |w| format!("{:.3}", w / 1e3))
             ));
@@ -671,12 +667,12 @@ fn summary_csv(runs: &[Run]) -> String {
             s.best_accuracy,
             opt(s.final_train_loss.map(|l| format!("{l:.4}"))),
             opt(s.hit.map(|h| h.step.to_string())),
-            opt(s.hit.map(|h| format!("{:.4}", gb(h.bits)))),
+            opt(s.hit.map(|h| format!("{:.4}", gigabytes(h.bits)))),
             opt(s
                 .hit
                 .and_then(|h| h.wall_clock_ms)
                 .map(|w| format!("{:.3}", w / 1e3))),
-            gb(s.total_bits),
+            gigabytes(s.total_bits),
             opt(s.total_ms.map(|w| format!("{:.3}", w / 1e3))),
         ));
     }

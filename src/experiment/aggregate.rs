@@ -4,6 +4,7 @@
 //! never reached its target has no time to target). Written as
 //! `summary.csv` and a section of `results.md`.
 
+use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
 use super::assemble::ResultRow;
@@ -56,6 +57,7 @@ pub struct Group {
 /// first-seen order, with the statistics of `columns`.
 pub fn groups(jobs: &[Job], rows: &[ResultRow], over: &str, columns: &[String]) -> Vec<Group> {
     let mut out: Vec<Group> = Vec::new();
+    let mut index: BTreeMap<Vec<(String, String)>, usize> = BTreeMap::new();
     for (i, job) in jobs.iter().enumerate() {
         let key: Vec<(String, String)> = job
             .params
@@ -63,14 +65,17 @@ pub fn groups(jobs: &[Job], rows: &[ResultRow], over: &str, columns: &[String]) 
             .filter(|(a, _)| a != over)
             .cloned()
             .collect();
-        match out.iter_mut().find(|g| g.key == key) {
-            Some(g) => g.rows.push(i),
-            None => out.push(Group {
-                key,
-                rows: vec![i],
-                stats: Vec::new(),
-                texts: Vec::new(),
-            }),
+        match index.get(&key) {
+            Some(&g) => out[g].rows.push(i),
+            None => {
+                index.insert(key.clone(), out.len());
+                out.push(Group {
+                    key,
+                    rows: vec![i],
+                    stats: Vec::new(),
+                    texts: Vec::new(),
+                });
+            }
         }
     }
     for g in &mut out {

@@ -194,7 +194,7 @@ fn compare_job(job: &Job, underlay: &Underlay) -> Result<ResultRow, ExperimentEr
             .push("rounds_per_s", 1000.0 / est.published_ms);
         let maxplus = maxplus_rate(&s, &p.model, options.matcha.rounds)
             .map_err(|e| fail(job, e.to_string()))?;
-        matcha_cells(&mut row, p.kind, Some((&s, maxplus)));
+        matcha_cells(&mut row, p.kind, &options, Some((&s, maxplus)));
         return Ok(row);
     }
     let overlay = build_overlay(p.kind, underlay, &p.model, &options)
@@ -207,7 +207,7 @@ fn compare_job(job: &Job, underlay: &Underlay) -> Result<ResultRow, ExperimentEr
         .push("max_degree", overlay.max_degree())
         .push("cycle_time_ms", t.cycle_time_ms)
         .push("rounds_per_s", t.rounds_per_second());
-    matcha_cells(&mut row, p.kind, None);
+    matcha_cells(&mut row, p.kind, &options, None);
     Ok(row)
 }
 
@@ -217,9 +217,13 @@ fn compare_job(job: &Job, underlay: &Underlay) -> Result<ResultRow, ExperimentEr
 /// and the exact max-plus growth rate of the same seeded rounds (ms per
 /// round, at most the round estimate), so that a budget sweep (paper
 /// Table 10) can be plotted against `matcha_budget` by `matcha_base`.
-fn matcha_cells(row: &mut ResultRow, kind: OverlayKind, s: Option<(&MatchaSchedule, f64)>) {
-    let budget = s.map_or(f64::NAN, |(s, _)| s.design().budget);
-    matcha_variant_cells(row, kind, budget);
+fn matcha_cells(
+    row: &mut ResultRow,
+    kind: OverlayKind,
+    options: &BuildOptions,
+    s: Option<(&MatchaSchedule, f64)>,
+) {
+    matcha_variant_cells(row, kind, options.matcha.budget);
     match s {
         Some((s, maxplus_ms)) => row
             .push("matcha_rho", s.design().mixing.rho)

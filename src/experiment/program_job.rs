@@ -8,19 +8,17 @@
 
 use crate::network::NetworkKind;
 use crate::program::grouping::named_partition;
-use crate::program::learn::{train, Dataset, LearnOptions};
-use crate::program::outcome::{LearnRecord, RunSummary};
+use crate::program::learn::{Dataset, LearnOptions};
+use crate::program::outcome::{reference_records, RunSummary};
 use crate::program::sim::StepCosts;
 use crate::program::Method;
 use crate::underlay::Underlay;
+use crate::units::gigabytes;
 
 use super::assemble::{Cell, ResultRow};
 use super::grid::Job;
 use super::jobs::{delay_point, fail, labelled_axis_cells, parse_axis};
 use super::ExperimentError;
-
-/// Bits in a gigabyte (10^9 bytes).
-const BITS_PER_GB: f64 = 8e9;
 
 /// Runs one `program` grid point.
 pub(super) fn program_job(job: &Job, underlay: &Underlay) -> Result<ResultRow, ExperimentError> {
@@ -62,8 +60,7 @@ pub(super) fn program_job(job: &Job, underlay: &Underlay) -> Result<ResultRow, E
         ..LearnOptions::default()
     };
     let data = Dataset::synthetic(&labels, &options);
-    let mut params = method.defaults();
-    params.groups = params.groups.min(n);
+    let params = method.defaults().with_groups(None, n);
     let spec = params
         .build(&labels, server, seed)
         .map_err(|e| f(format!("building {method}: {e}")))?;
@@ -71,10 +68,7 @@ pub(super) fn program_job(job: &Job, underlay: &Underlay) -> Result<ResultRow, E
     let mut net = network.build(&model);
     let costs = StepCosts::timed(&program, &model, net.as_mut(), underlay.links.len())
         .map_err(|e| f(format!("timing {method}: {e}")))?;
-    let records: Vec<LearnRecord> = train(&spec, &labels, &data, &options)
-        .iter()
-        .map(|e| LearnRecord::from_eval(e, &costs))
-        .collect();
+    let records = reference_records(&spec, &labels, &data, &options, &costs);
     let s = RunSummary::of(&records, &costs, target);
     let mut row = labelled_axis_cells(
         job,
@@ -103,12 +97,12 @@ pub(super) fn program_job(job: &Job, underlay: &Underlay) -> Result<ResultRow, E
             "steps_to_target",
             s.hit.map_or(Cell::from(""), |h| Cell::from(h.step)),
         )
-        .push("gb_to_target", opt(s.hit.map(|h| h.bits / BITS_PER_GB)))
+        .push("gb_to_target", opt(s.hit.map(|h| gigabytes(h.bits))))
         .push(
             "time_to_target_ms",
             opt(s.hit.and_then(|h| h.wall_clock_ms)),
         )
-        .push("total_gb", s.total_bits / BITS_PER_GB)
+        .push("total_gb", gigabytes(s.total_bits))
         .push("total_ms", opt(s.total_ms));
     Ok(row)
 }

@@ -210,6 +210,16 @@ impl FromStr for Method {
 }
 
 impl MethodParams {
+    /// These parameters with `groups` groups instead of the default (when
+    /// given), at most one per node of `nodes`.
+    pub fn with_groups(mut self, groups: Option<usize>, nodes: usize) -> MethodParams {
+        if let Some(g) = groups {
+            self.groups = g;
+        }
+        self.groups = self.groups.min(nodes);
+        self
+    }
+
     /// Groups the nodes of `labels` (seeded), draws the random rings
     /// (Algorithm 1 line 2, Algorithm 2 line 2) and builds the program.
     /// Aggregation weights are the nodes' data sizes; group leaders are the

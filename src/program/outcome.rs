@@ -195,6 +195,23 @@ pub fn ordering(items: &[(String, f64)]) -> String {
         .join(" > ")
 }
 
+/// Trains `spec` with the reference learner ([`super::learn::train`]) and
+/// returns one record per evaluation, with the bits and wall-clock of
+/// `costs` (the path shared by `fedtopo tornado learn` and experiment files
+/// of kind `program`).
+pub fn reference_records(
+    spec: &super::ProgramSpec,
+    labels: &super::grouping::LabelCounts,
+    data: &super::learn::Dataset,
+    options: &super::learn::LearnOptions,
+    costs: &StepCosts,
+) -> Vec<LearnRecord> {
+    super::learn::train(spec, labels, data, options)
+        .iter()
+        .map(|e| LearnRecord::from_eval(e, costs))
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
