@@ -2,14 +2,8 @@
 
 mod common;
 
+use common::fedtopo;
 use std::process::{Command, Output};
-
-fn fedtopo(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_fedtopo"))
-        .args(args)
-        .output()
-        .expect("binary runs")
-}
 
 fn stdout(o: &Output) -> String {
     String::from_utf8(o.stdout.clone()).expect("utf-8")

@@ -1,13 +1,8 @@
 //! End-to-end runs of the D-Cliques commands.
 
-use std::process::{Command, Output};
+mod common;
 
-fn fedtopo(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_fedtopo"))
-        .args(args)
-        .output()
-        .expect("binary runs")
-}
+use common::fedtopo;
 
 fn text(b: &[u8]) -> String {
     String::from_utf8(b.to_vec()).expect("utf-8")

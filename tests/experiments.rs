@@ -1,8 +1,11 @@
 //! Experiment files: thread-count independence, sharding + merge, resume,
 //! and clear errors.
 
+mod common;
+
+use common::fedtopo;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 
 const SPEC: &str = r#"
 name = "test-sweep"
@@ -21,13 +24,6 @@ series = "overlay"
 log_x = true
 filter = { underlay = "aws-gaia", center_access = "same", local_steps = "1" }
 "#;
-
-fn fedtopo(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_fedtopo"))
-        .args(args)
-        .output()
-        .expect("binary runs")
-}
 
 fn tmp(name: &str) -> PathBuf {
     let d = std::env::temp_dir().join(format!("fedtopo-exp-{}-{name}", std::process::id()));

@@ -1,13 +1,9 @@
 //! End-to-end runs of `fedtopo tornado`.
 
-use std::process::{Command, Output};
+mod common;
 
-fn fedtopo(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_fedtopo"))
-        .args(args)
-        .output()
-        .expect("binary runs")
-}
+use common::fedtopo;
+use std::process::Output;
 
 fn stdout(o: &Output) -> String {
     String::from_utf8(o.stdout.clone()).expect("utf-8")

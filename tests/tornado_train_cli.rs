@@ -2,15 +2,11 @@
 //! with `scripts/libtorch.sh cargo test --features train --test tornado_train_cli`).
 #![cfg(feature = "train")]
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+mod common;
 
-fn fedtopo(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_fedtopo"))
-        .args(args)
-        .output()
-        .expect("run fedtopo")
-}
+use common::fedtopo;
+use std::path::{Path, PathBuf};
+use std::process::Output;
 
 fn tmp(name: &str) -> PathBuf {
     let d = std::env::temp_dir().join(format!(

@@ -2,6 +2,15 @@
 #![allow(dead_code)]
 
 use std::path::PathBuf;
+use std::process::{Command, Output};
+
+/// Runs the `fedtopo` binary under test with `args`.
+pub fn fedtopo(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_fedtopo"))
+        .args(args)
+        .output()
+        .expect("binary runs")
+}
 
 /// The `shared/` directory (paper underlays, Topology Zoo corpus), if present:
 /// `$FEDTOPO_SHARED`, else `../shared` beside the crate.
