@@ -40,6 +40,7 @@ pub mod connectivity;
 pub mod delay;
 pub mod engine;
 pub mod experiment;
+pub mod graph;
 pub mod maxplus;
 pub mod network;
 pub mod overlay;

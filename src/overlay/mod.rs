@@ -1,20 +1,18 @@
-//! Overlays: who sends its model to whom in a communication round.
-//!
-//! An [`Overlay`] is a digraph over silos (a strong spanning sub-digraph of
-//! the connectivity graph, paper Sec. 2). Undirected overlays hold both arcs
-//! of every edge. Overlays that change every round (MATCHA) implement
-//! [`OverlaySchedule`]; a static overlay is a schedule that returns itself.
+//! Overlay builders: one file per family, each turning the network into an
+//! [`Overlay`] (or, for MATCHA, a per-round schedule). The graph types live
+//! one floor below, in [`crate::graph`] (re-exported here).
 //!
 //! Builders, one file per family:
-//! [`star`] (server-client), [`mst`] (Prop. 3.1), [`mbst`] (Algorithm 1),
-//! [`ring`] (Christofides, Prop. 3.3, and `ring-opt`), [`complete`].
+//! [`star`] (server-client), [`mst`] ([Marfoq20] Prop. 3.1), [`mbst`]
+//! ([Marfoq20] Algorithm 1), [`ring`] (Christofides, [Marfoq20] Prop. 3.3,
+//! and `ring-opt`), [`complete`], [`random`], [`dcliques`] ([Bellet21]),
+//! [`matcha`] ([Wang19]). [`build`] builds any of them by name;
 //! [`export`] writes GML, DOT and JSON.
 
 pub mod algo;
 pub mod build;
 pub mod dcliques;
 pub mod export;
-pub mod failures;
 pub mod matcha;
 pub mod mbst;
 pub mod mst;
@@ -23,143 +21,9 @@ pub mod ring;
 pub mod star;
 pub mod stationary;
 
-use std::borrow::Cow;
-use std::collections::BTreeSet;
-
-use serde::Serialize;
-
 use crate::delay::DelayModel;
 
-/// How the silos of an overlay exchange models in a round.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case", tag = "kind")]
-pub enum Protocol {
-    /// Decentralized: every silo sends to its out-neighbours, then averages
-    /// what it received (paper eq. 2).
-    Gossip,
-    /// Server-client: the orchestrator `center` gathers all models,
-    /// aggregates and broadcasts (two phases per round).
-    ServerClient {
-        /// Silo hosting the orchestrator.
-        center: usize,
-    },
-}
-
-/// A digraph over silos `0..n`, with a name and a protocol.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Overlay {
-    /// Name shown in reports ("ring", "mst", ...).
-    pub name: String,
-    /// How rounds are run on it.
-    pub protocol: Protocol,
-    n: usize,
-    /// Arcs `(from, to)`, sorted, without duplicates or self-loops.
-    arcs: Vec<(usize, usize)>,
-    out_deg: Vec<usize>,
-    in_deg: Vec<usize>,
-}
-
-impl Overlay {
-    /// An overlay with the given arcs; duplicates and self-loops are dropped.
-    ///
-    /// # Panics
-    /// If an arc names a silo `>= n` (overlay builders never do).
-    pub fn from_arcs(name: &str, n: usize, arcs: impl IntoIterator<Item = (usize, usize)>) -> Self {
-        let set: BTreeSet<(usize, usize)> = arcs.into_iter().filter(|(a, b)| a != b).collect();
-        let arcs: Vec<_> = set.into_iter().collect();
-        let mut out_deg = vec![0; n];
-        let mut in_deg = vec![0; n];
-        for &(a, b) in &arcs {
-            assert!(a < n && b < n, "arc ({a},{b}) outside 0..{n}");
-            out_deg[a] += 1;
-            in_deg[b] += 1;
-        }
-        Overlay {
-            name: name.to_string(),
-            protocol: Protocol::Gossip,
-            n,
-            arcs,
-            out_deg,
-            in_deg,
-        }
-    }
-
-    /// An undirected overlay: both arcs of every edge.
-    pub fn from_edges(name: &str, n: usize, edges: &[(usize, usize)]) -> Self {
-        Self::from_arcs(name, n, edges.iter().flat_map(|&(a, b)| [(a, b), (b, a)]))
-    }
-
-    /// The directed ring `tour[0] -> tour[1] -> ... -> tour[0]`.
-    pub fn directed_ring(name: &str, n: usize, tour: &[usize]) -> Self {
-        let k = tour.len();
-        Self::from_arcs(name, n, (0..k).map(|i| (tour[i], tour[(i + 1) % k])))
-    }
-
-    /// Number of silos.
-    pub fn silo_count(&self) -> usize {
-        self.n
-    }
-
-    /// Arcs `(from, to)`, sorted.
-    pub fn arcs(&self) -> &[(usize, usize)] {
-        &self.arcs
-    }
-
-    /// Number of arcs.
-    pub fn arc_count(&self) -> usize {
-        self.arcs.len()
-    }
-
-    /// Out-degree of silo `i`.
-    pub fn out_degree(&self, i: usize) -> usize {
-        self.out_deg[i]
-    }
-
-    /// In-degree of silo `i`.
-    pub fn in_degree(&self, i: usize) -> usize {
-        self.in_deg[i]
-    }
-
-    /// Largest in- or out-degree.
-    pub fn max_degree(&self) -> usize {
-        self.out_deg
-            .iter()
-            .chain(&self.in_deg)
-            .copied()
-            .max()
-            .unwrap_or(0)
-    }
-
-    /// True when every arc has its reverse.
-    pub fn is_undirected(&self) -> bool {
-        self.arcs
-            .iter()
-            .all(|&(a, b)| self.arcs.binary_search(&(b, a)).is_ok())
-    }
-
-    /// Undirected edges `(a, b)` with `a < b` (for undirected overlays).
-    pub fn edges(&self) -> Vec<(usize, usize)> {
-        self.arcs.iter().copied().filter(|(a, b)| a < b).collect()
-    }
-
-    /// In-neighbours of every silo.
-    pub fn in_neighbours(&self) -> Vec<Vec<usize>> {
-        let mut v = vec![Vec::new(); self.n];
-        for &(a, b) in &self.arcs {
-            v[b].push(a);
-        }
-        v
-    }
-
-    /// Out-neighbours of every silo.
-    pub fn out_neighbours(&self) -> Vec<Vec<usize>> {
-        let mut v = vec![Vec::new(); self.n];
-        for &(a, b) in &self.arcs {
-            v[a].push(b);
-        }
-        v
-    }
-}
+pub use crate::graph::{failures, Overlay, OverlaySchedule, Protocol};
 
 /// A silo-by-silo matrix of `f(i, j)` (ms) with a zero diagonal, for the
 /// matrix algorithms of [`algo`].
@@ -173,45 +37,6 @@ pub fn silo_matrix(model: &DelayModel, f: impl Fn(usize, usize) -> f64) -> algo:
         |i, j| if i == j { 0.0 } else { f(i, j) },
     )
     .expect("eq. (3) delays are finite")
-}
-
-/// A sequence of overlays, one per round (round `k = 0, 1, ...`).
-///
-/// The seam for overlays that change every round (MATCHA) and for the event
-/// engine and trainer, which consume overlays round by round.
-pub trait OverlaySchedule {
-    /// Number of silos (the same in every round).
-    fn silo_count(&self) -> usize;
-    /// The overlay of round `k`.
-    fn round(&self, k: u64) -> Cow<'_, Overlay>;
-    /// True when every round has the same overlay.
-    fn is_static(&self) -> bool;
-}
-
-impl OverlaySchedule for Overlay {
-    fn silo_count(&self) -> usize {
-        self.n
-    }
-    fn round(&self, _k: u64) -> Cow<'_, Overlay> {
-        Cow::Borrowed(self)
-    }
-    fn is_static(&self) -> bool {
-        true
-    }
-}
-
-/// A boxed schedule is a schedule (so wrappers such as
-/// [`failures::Failures`] take any schedule chosen at run time).
-impl<S: OverlaySchedule + ?Sized> OverlaySchedule for Box<S> {
-    fn silo_count(&self) -> usize {
-        (**self).silo_count()
-    }
-    fn round(&self, k: u64) -> Cow<'_, Overlay> {
-        (**self).round(k)
-    }
-    fn is_static(&self) -> bool {
-        (**self).is_static()
-    }
 }
 
 /// The complete overlay: every silo sends to every other.
@@ -228,19 +53,9 @@ mod tests {
     use super::*;
 
     #[test]
-    fn degrees_and_shapes() {
-        let r = Overlay::directed_ring("r", 4, &[0, 2, 1, 3]);
-        assert_eq!(r.arc_count(), 4);
-        assert_eq!(r.max_degree(), 1);
-        assert!(!r.is_undirected());
-        let t = Overlay::from_edges("t", 3, &[(0, 1), (1, 2)]);
-        assert!(t.is_undirected());
-        assert_eq!(t.out_degree(1), 2);
-        assert_eq!(t.edges(), vec![(0, 1), (1, 2)]);
+    fn complete_has_every_arc() {
         let c = complete(5);
         assert_eq!(c.arc_count(), 20);
         assert_eq!(c.max_degree(), 4);
-        let d = Overlay::from_arcs("d", 3, [(0, 1), (0, 1), (2, 2)]);
-        assert_eq!(d.arc_count(), 1);
     }
 }

@@ -1,0 +1,208 @@
+//! Overlay graphs: who sends its model to whom in a communication round.
+//!
+//! The floor below timing and the builders: an [`Overlay`] is a digraph over
+//! silos (a strong spanning sub-digraph of the connectivity graph,
+//! [Marfoq20] Sec. 2) with the [`Protocol`] its rounds run; undirected
+//! overlays hold both arcs of every edge. Overlays that change every round
+//! (MATCHA, random failures) implement [`OverlaySchedule`]; a static overlay
+//! is a schedule that returns itself. [`failures`] wraps any schedule with
+//! random node or link failures.
+//!
+//! Nothing here knows delays or networks: [`crate::timing`] times these
+//! graphs, [`crate::overlay`] builds them, [`crate::replay`] replays them.
+
+pub mod failures;
+
+use std::borrow::Cow;
+use std::collections::BTreeSet;
+
+use serde::Serialize;
+
+/// How the silos of an overlay exchange models in a round.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case", tag = "kind")]
+pub enum Protocol {
+    /// Decentralized: every silo sends to its out-neighbours, then averages
+    /// what it received (paper eq. 2).
+    Gossip,
+    /// Server-client: the orchestrator `center` gathers all models,
+    /// aggregates and broadcasts (two phases per round).
+    ServerClient {
+        /// Silo hosting the orchestrator.
+        center: usize,
+    },
+}
+
+/// A digraph over silos `0..n`, with a name and a protocol.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Overlay {
+    /// Name shown in reports ("ring", "mst", ...).
+    pub name: String,
+    /// How rounds are run on it.
+    pub protocol: Protocol,
+    n: usize,
+    /// Arcs `(from, to)`, sorted, without duplicates or self-loops.
+    arcs: Vec<(usize, usize)>,
+    out_deg: Vec<usize>,
+    in_deg: Vec<usize>,
+}
+
+impl Overlay {
+    /// An overlay with the given arcs; duplicates and self-loops are dropped.
+    ///
+    /// # Panics
+    /// If an arc names a silo `>= n` (overlay builders never do).
+    pub fn from_arcs(name: &str, n: usize, arcs: impl IntoIterator<Item = (usize, usize)>) -> Self {
+        let set: BTreeSet<(usize, usize)> = arcs.into_iter().filter(|(a, b)| a != b).collect();
+        let arcs: Vec<_> = set.into_iter().collect();
+        let mut out_deg = vec![0; n];
+        let mut in_deg = vec![0; n];
+        for &(a, b) in &arcs {
+            assert!(a < n && b < n, "arc ({a},{b}) outside 0..{n}");
+            out_deg[a] += 1;
+            in_deg[b] += 1;
+        }
+        Overlay {
+            name: name.to_string(),
+            protocol: Protocol::Gossip,
+            n,
+            arcs,
+            out_deg,
+            in_deg,
+        }
+    }
+
+    /// An undirected overlay: both arcs of every edge.
+    pub fn from_edges(name: &str, n: usize, edges: &[(usize, usize)]) -> Self {
+        Self::from_arcs(name, n, edges.iter().flat_map(|&(a, b)| [(a, b), (b, a)]))
+    }
+
+    /// The directed ring `tour[0] -> tour[1] -> ... -> tour[0]`.
+    pub fn directed_ring(name: &str, n: usize, tour: &[usize]) -> Self {
+        let k = tour.len();
+        Self::from_arcs(name, n, (0..k).map(|i| (tour[i], tour[(i + 1) % k])))
+    }
+
+    /// Number of silos.
+    pub fn silo_count(&self) -> usize {
+        self.n
+    }
+
+    /// Arcs `(from, to)`, sorted.
+    pub fn arcs(&self) -> &[(usize, usize)] {
+        &self.arcs
+    }
+
+    /// Number of arcs.
+    pub fn arc_count(&self) -> usize {
+        self.arcs.len()
+    }
+
+    /// Out-degree of silo `i`.
+    pub fn out_degree(&self, i: usize) -> usize {
+        self.out_deg[i]
+    }
+
+    /// In-degree of silo `i`.
+    pub fn in_degree(&self, i: usize) -> usize {
+        self.in_deg[i]
+    }
+
+    /// Largest in- or out-degree.
+    pub fn max_degree(&self) -> usize {
+        self.out_deg
+            .iter()
+            .chain(&self.in_deg)
+            .copied()
+            .max()
+            .unwrap_or(0)
+    }
+
+    /// True when every arc has its reverse.
+    pub fn is_undirected(&self) -> bool {
+        self.arcs
+            .iter()
+            .all(|&(a, b)| self.arcs.binary_search(&(b, a)).is_ok())
+    }
+
+    /// Undirected edges `(a, b)` with `a < b` (for undirected overlays).
+    pub fn edges(&self) -> Vec<(usize, usize)> {
+        self.arcs.iter().copied().filter(|(a, b)| a < b).collect()
+    }
+
+    /// In-neighbours of every silo.
+    pub fn in_neighbours(&self) -> Vec<Vec<usize>> {
+        let mut v = vec![Vec::new(); self.n];
+        for &(a, b) in &self.arcs {
+            v[b].push(a);
+        }
+        v
+    }
+
+    /// Out-neighbours of every silo.
+    pub fn out_neighbours(&self) -> Vec<Vec<usize>> {
+        let mut v = vec![Vec::new(); self.n];
+        for &(a, b) in &self.arcs {
+            v[a].push(b);
+        }
+        v
+    }
+}
+
+/// A sequence of overlays, one per round (round `k = 0, 1, ...`).
+///
+/// The seam for overlays that change every round (MATCHA) and for the event
+/// engine and trainer, which consume overlays round by round.
+pub trait OverlaySchedule {
+    /// Number of silos (the same in every round).
+    fn silo_count(&self) -> usize;
+    /// The overlay of round `k`.
+    fn round(&self, k: u64) -> Cow<'_, Overlay>;
+    /// True when every round has the same overlay.
+    fn is_static(&self) -> bool;
+}
+
+impl OverlaySchedule for Overlay {
+    fn silo_count(&self) -> usize {
+        self.n
+    }
+    fn round(&self, _k: u64) -> Cow<'_, Overlay> {
+        Cow::Borrowed(self)
+    }
+    fn is_static(&self) -> bool {
+        true
+    }
+}
+
+/// A boxed schedule is a schedule (so wrappers such as
+/// [`failures::Failures`] take any schedule chosen at run time).
+impl<S: OverlaySchedule + ?Sized> OverlaySchedule for Box<S> {
+    fn silo_count(&self) -> usize {
+        (**self).silo_count()
+    }
+    fn round(&self, k: u64) -> Cow<'_, Overlay> {
+        (**self).round(k)
+    }
+    fn is_static(&self) -> bool {
+        (**self).is_static()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn degrees_and_shapes() {
+        let r = Overlay::directed_ring("r", 4, &[0, 2, 1, 3]);
+        assert_eq!(r.arc_count(), 4);
+        assert_eq!(r.max_degree(), 1);
+        assert!(!r.is_undirected());
+        let t = Overlay::from_edges("t", 3, &[(0, 1), (1, 2)]);
+        assert!(t.is_undirected());
+        assert_eq!(t.out_degree(1), 2);
+        assert_eq!(t.edges(), vec![(0, 1), (1, 2)]);
+        let d = Overlay::from_arcs("d", 3, [(0, 1), (0, 1), (2, 2)]);
+        assert_eq!(d.arc_count(), 1);
+    }
+}
