@@ -39,6 +39,7 @@ pub mod builtin;
 pub mod connectivity;
 pub mod delay;
 pub mod engine;
+pub mod evaluate;
 pub mod experiment;
 pub mod graph;
 pub mod maxplus;

@@ -9,10 +9,9 @@ use std::time::Instant;
 
 use serde::Serialize;
 
-use crate::overlay::matcha::{
-    maxplus_growth, round_estimate, MatchaBase, MatchaDesign, MatchaOptions,
-};
+use crate::overlay::matcha::{MatchaBase, MatchaDesign, MatchaOptions};
 use crate::reproduce::paper_model;
+use crate::timing::schedule::{maxplus_growth, round_estimate};
 use crate::underlay::{LoadOptions, Underlay};
 
 /// Published cycle times of Tables 3, 6, 7 (the MATCHA / MATCHA+ rows are

@@ -14,35 +14,15 @@ use serde::Serialize;
 use thiserror::Error;
 
 use crate::delay::DelayModel;
+use crate::graph::{Overlay, Protocol};
 use crate::maxplus::{self, Arc, CycleTime, MaxPlusError, WeightedDigraph};
-use crate::overlay::{Overlay, Protocol};
 use crate::units::Ms;
+
+pub mod schedule;
 
 /// Why a cycle time could not be computed.
 #[derive(Debug, Error)]
 pub enum TimingError {
-    /// The overlay changes every round (MATCHA): use its schedule.
-    #[error("`{overlay}` changes every round: it has a schedule, not a single overlay")]
-    NotStatic {
-        /// Overlay name.
-        overlay: String,
-    },
-    /// MATCHA could not be built (the cause is the error's source).
-    #[error("building `{overlay}`")]
-    Matcha {
-        /// Overlay name.
-        overlay: String,
-        /// The cause.
-        source: crate::overlay::matcha::MatchaError,
-    },
-    /// A D-Cliques topology could not be built.
-    #[error("building `{overlay}`")]
-    DCliques {
-        /// Overlay name.
-        overlay: String,
-        /// The cause.
-        source: crate::overlay::dcliques::DCliquesError,
-    },
     /// The overlay and the delay model disagree on the number of silos.
     #[error("the overlay has {overlay} silos but the network has {network}")]
     SizeMismatch {
@@ -59,9 +39,9 @@ pub enum TimingError {
         /// The cause.
         source: MaxPlusError,
     },
-    /// A random overlay (Erdos-Renyi, ...) could not be built.
-    #[error(transparent)]
-    Random(#[from] crate::overlay::random::RandomGraphError),
+    /// A schedule's cycle-time estimate was asked for too few rounds or seeds.
+    #[error("{0}")]
+    Sampling(String),
 }
 
 /// Cycle time with the algorithm that produced it.

@@ -113,9 +113,11 @@ pub fn run(a: CompareArgs) -> Result<()> {
         std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
         let labels = model.connectivity.placement().labels(&underlay);
         // Schedules (MATCHA) have no single overlay to export.
-        let static_rows = cmp.rows.iter().filter(|r| r.schedule.is_none());
-        for (overlay, row) in cmp.overlays.iter().zip(static_rows) {
-            let e = ExportedOverlay::new(overlay, &labels, Some(&model), Some(row.cycle_time_ms));
+        for (overlay, row) in cmp.overlays.iter().zip(&cmp.rows) {
+            if overlay.is_schedule() {
+                continue;
+            }
+            let e = overlay.export(&labels, Some(&model), Some(row.cycle_time_ms))?;
             let path = dir.join(format!("{}.{}", row.overlay, a.export_format.extension()));
             std::fs::write(&path, a.export_format.render(&e))
                 .with_context(|| format!("writing {}", path.display()))?;

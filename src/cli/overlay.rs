@@ -5,7 +5,8 @@ use std::path::PathBuf;
 use anyhow::{bail, Context, Result};
 use clap::Args;
 
-use fedtopo::overlay::build::{build_overlay, overlay_cycle_time, BuildOptions, OverlayKind};
+use fedtopo::evaluate::EvaluatedOverlay;
+use fedtopo::overlay::build::{BuildOptions, OverlayKind};
 use fedtopo::overlay::dcliques::count::edge_counts;
 use fedtopo::overlay::export::ExportedOverlay;
 
@@ -101,10 +102,10 @@ pub fn run(a: OverlayArgs) -> Result<()> {
         dcliques: a.dcliques.build()?,
         ..BuildOptions::default()
     };
-    let overlay = build_overlay(a.kind, &underlay, &model, &options)?;
-    let t = overlay_cycle_time(a.kind, &overlay, &model, &options)?;
+    let overlay = EvaluatedOverlay::build(a.kind, &underlay, &model, &options)?;
+    let t = overlay.cycle_time(&model)?;
     let labels: Vec<String> = underlay.routers.iter().map(|r| r.label.clone()).collect();
-    let e = ExportedOverlay::new(&overlay, &labels, Some(&model), Some(t.cycle_time_ms));
+    let e = overlay.export(&labels, Some(&model), Some(t.cycle_time_ms))?;
     let text = a.format.render(&e);
     match &a.output {
         Some(path) => {
@@ -112,7 +113,7 @@ pub fn run(a: OverlayArgs) -> Result<()> {
             eprintln!(
                 "{}: {} arcs, cycle time {:.1} ms, written to {}",
                 a.kind,
-                overlay.arc_count(),
+                overlay.degree_stats().arcs,
                 t.cycle_time_ms,
                 path.display()
             );

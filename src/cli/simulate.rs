@@ -7,14 +7,11 @@ use clap::Args;
 use comfy_table::{presets::UTF8_BORDERS_ONLY, Table};
 use indicatif::{ProgressBar, ProgressStyle};
 
+use fedtopo::evaluate::EvaluatedOverlay;
 use fedtopo::network::NetworkKind;
-use fedtopo::overlay::build::{
-    build_overlay, build_schedule, overlay_cycle_time, parse_overlay_list, BuildOptions,
-    OverlayKind,
-};
-use fedtopo::overlay::dcliques::timing::replay_clique_averaging;
-use fedtopo::overlay::failures::{FailureSpec, Failures};
-use fedtopo::replay::{replay_with_progress, ReplayOptions, Straggler};
+use fedtopo::overlay::build::{parse_overlay_list, BuildOptions};
+use fedtopo::overlay::failures::FailureSpec;
+use fedtopo::replay::{ReplayOptions, Straggler};
 use fedtopo::report::replay::{
     link_usage_labelled, links_csv, round_stats, rounds_csv, starts_csv, timeline_svg,
 };
@@ -104,55 +101,20 @@ pub fn run(a: SimulateArgs) -> Result<()> {
     for kind in kinds {
         bar.set_message(kind.to_string());
         let mut net = a.network_model.build(&model);
-        // MATCHA: a new seeded overlay every round (no static cycle time).
-        if let Some(sched) = build_schedule(kind, &underlay, &model, &options)? {
-            let mut tick = |k| {
-                if k > 0 {
-                    bar.inc(1)
-                }
-            };
-            let r = match failures {
-                None => replay_with_progress(&sched, &model, net.as_mut(), &ropts, &mut tick)?,
-                Some(f) => {
-                    let sched = Failures::new(sched, f, a.seed)?;
-                    replay_with_progress(&sched, &model, net.as_mut(), &ropts, &mut tick)?
-                }
-            };
-            taus.push(f64::NAN);
-            results.push(r);
-            continue;
-        }
-        let overlay = build_overlay(kind, &underlay, &model, &options)?;
-        taus.push(overlay_cycle_time(kind, &overlay, &model, &options)?.cycle_time_ms);
-        if let OverlayKind::DCliques(d) = kind {
-            if d.clique_averaging {
-                // Two phases per round: gradients inside cliques, then models.
-                if ropts.straggler != Straggler::None {
-                    bail!("{kind}: --straggler is not supported for Clique Averaging replays");
-                }
-                if failures.is_some() {
-                    bail!("{kind}: --failures is not supported for Clique Averaging replays");
-                }
-                let t = options.dcliques.topology(d, model.silo_count())?;
-                let r = replay_clique_averaging(&t, &model, net.as_mut(), a.rounds)?;
-                bar.inc(a.rounds);
-                results.push(r.into_replay_result());
-                continue;
-            }
-        }
+        let overlay = EvaluatedOverlay::build(kind, &underlay, &model, &options)?;
+        // Schedules (MATCHA: a new seeded overlay every round) have no
+        // static cycle time to compare the replay with.
+        taus.push(if overlay.is_schedule() {
+            f64::NAN
+        } else {
+            overlay.cycle_time(&model)?.cycle_time_ms
+        });
         let mut tick = |k| {
             if k > 0 {
                 bar.inc(1)
             }
         };
-        let r = match failures {
-            None => replay_with_progress(&overlay, &model, net.as_mut(), &ropts, &mut tick)?,
-            Some(f) => {
-                let sched = Failures::new(overlay, f, a.seed)?;
-                replay_with_progress(&sched, &model, net.as_mut(), &ropts, &mut tick)?
-            }
-        };
-        results.push(r);
+        results.push(overlay.replay(&model, net.as_mut(), &ropts, failures, &mut tick)?);
     }
     bar.finish_and_clear();
     let mut table = Table::new();

@@ -14,13 +14,11 @@ use std::path::Path;
 
 use crate::connectivity::{ConnectivityOptions, PathModel};
 use crate::delay::DelayModel;
+use crate::evaluate::{EvaluatedOverlay, OverlayTiming};
 use crate::network::NetworkKind;
-use crate::overlay::build::{
-    build_overlay, build_schedule, overlay_cycle_time, BuildOptions, CenterPolicy, OverlayKind,
-};
-use crate::overlay::dcliques::timing::replay_clique_averaging;
-use crate::overlay::matcha::{cycle::maxplus_rate, round_estimate, MatchaOptions, MatchaSchedule};
-use crate::replay::{replay, ReplayOptions, Straggler};
+use crate::overlay::build::{BuildOptions, CenterPolicy, OverlayKind};
+use crate::overlay::matcha::MatchaOptions;
+use crate::replay::{ReplayOptions, Straggler};
 use crate::report::replay::round_stats;
 use crate::scenario::NetworkSpec;
 use crate::underlay::Underlay;
@@ -176,70 +174,65 @@ fn build_options(center: usize, seed: u64) -> BuildOptions {
     }
 }
 
-/// `compare`: the overlay's max-plus cycle time.
+/// `compare`: the overlay's max-plus cycle time; for schedules the paper's
+/// round estimate in the published convention ([Marfoq20] App. H.6: total
+/// duration of the sampled rounds over `rounds - 1`).
 fn compare_job(job: &Job, underlay: &Underlay) -> Result<ResultRow, ExperimentError> {
     let p = network_point(job, underlay)?;
+    let f = |m: String| fail(job, m);
     let options = build_options(p.center, 0);
-    let schedule = build_schedule(p.kind, underlay, &p.model, &options)
-        .map_err(|e| fail(job, e.to_string()))?;
-    if let Some(s) = schedule {
-        // MATCHA: the paper's round estimate (App. H.6, published convention).
-        let est = round_estimate(&s, &p.model, options.matcha.rounds)
-            .map_err(|e| fail(job, e.to_string()))?;
-        let mut row = axis_cells(job, underlay, &p, &[]);
-        row.push("silos", underlay.node_count())
-            .push("arcs", "")
-            .push("max_degree", "")
-            .push("cycle_time_ms", est.published_ms)
-            .push("rounds_per_s", 1000.0 / est.published_ms);
-        let maxplus = maxplus_rate(&s, &p.model, options.matcha.rounds)
-            .map_err(|e| fail(job, e.to_string()))?;
-        matcha_cells(&mut row, p.kind, &options, Some((&s, maxplus)));
-        return Ok(row);
-    }
-    let overlay = build_overlay(p.kind, underlay, &p.model, &options)
-        .map_err(|e| fail(job, e.to_string()))?;
-    let t = overlay_cycle_time(p.kind, &overlay, &p.model, &options)
-        .map_err(|e| fail(job, e.to_string()))?;
+    let overlay = EvaluatedOverlay::build(p.kind, underlay, &p.model, &options)
+        .map_err(|e| f(e.to_string()))?;
+    let t = overlay.cycle_time(&p.model).map_err(|e| f(e.to_string()))?;
     let mut row = axis_cells(job, underlay, &p, &[]);
-    row.push("silos", underlay.node_count())
-        .push("arcs", overlay.arc_count())
-        .push("max_degree", overlay.max_degree())
-        .push("cycle_time_ms", t.cycle_time_ms)
-        .push("rounds_per_s", t.rounds_per_second());
-    matcha_cells(&mut row, p.kind, &options, None);
+    row.push("silos", underlay.node_count());
+    push_degrees(&mut row, &overlay);
+    row.push("cycle_time_ms", t.published_ms())
+        .push("rounds_per_s", 1000.0 / t.published_ms());
+    matcha_cells(&mut row, &overlay, &options, &t);
     Ok(row)
 }
 
+/// `arcs` and `max_degree` of a static overlay; empty cells for schedules
+/// (no fixed arcs).
+fn push_degrees(row: &mut ResultRow, overlay: &EvaluatedOverlay) {
+    let d = overlay.degree_stats();
+    if d.per_round {
+        row.push("arcs", "").push("max_degree", "");
+    } else {
+        row.push("arcs", d.arcs).push("max_degree", d.max_degree);
+    }
+}
+
 /// The MATCHA columns of a compare row (empty for static overlays): base
-/// graph, budget `Cb`, the mixing matrix's `rho` (Sec. 3: per-round
+/// graph, budget `Cb`, the mixing matrix's `rho` ([Wang19] Sec. 3: per-round
 /// contraction of `E[W^T W]`, which sets how many rounds training needs)
 /// and the exact max-plus growth rate of the same seeded rounds (ms per
-/// round, at most the round estimate), so that a budget sweep (paper
+/// round, at most the round estimate), so that a budget sweep ([Marfoq20]
 /// Table 10) can be plotted against `matcha_budget` by `matcha_base`.
 fn matcha_cells(
     row: &mut ResultRow,
-    kind: OverlayKind,
+    overlay: &EvaluatedOverlay,
     options: &BuildOptions,
-    s: Option<(&MatchaSchedule, f64)>,
+    t: &OverlayTiming,
 ) {
-    matcha_variant_cells(row, kind, options.matcha.budget);
-    match s {
-        Some((s, maxplus_ms)) => row
-            .push("matcha_rho", s.design().mixing.rho)
-            .push("matcha_maxplus_ms", maxplus_ms),
-        None => row.push("matcha_rho", "").push("matcha_maxplus_ms", ""),
+    matcha_variant_cells(row, overlay.kind(), options.matcha.budget);
+    match (overlay.mixing(), &t.schedule) {
+        (Some(m), Some(s)) => row
+            .push("matcha_rho", m.rho)
+            .push("matcha_maxplus_ms", s.maxplus_ms),
+        _ => row.push("matcha_rho", "").push("matcha_maxplus_ms", ""),
     };
 }
 
 /// `matcha_base` and `matcha_budget` (the variant's budget, else
-/// `default_budget`) of a MATCHA row; empty for static overlays.
+/// `default_budget`) of a MATCHA row; empty for other kinds.
 fn matcha_variant_cells(row: &mut ResultRow, kind: OverlayKind, default_budget: f64) {
-    match kind {
-        OverlayKind::Matcha(m) => row
+    match kind.matcha_variant() {
+        Some(m) => row
             .push("matcha_base", m.base.name())
             .push("matcha_budget", m.budget_or(default_budget)),
-        _ => row.push("matcha_base", "").push("matcha_budget", ""),
+        None => row.push("matcha_base", "").push("matcha_budget", ""),
     };
 }
 
@@ -261,42 +254,22 @@ fn simulate_job(job: &Job, underlay: &Underlay) -> Result<ResultRow, ExperimentE
         seed,
     };
     let mut net = network.build(&p.model);
-    // Per-round kinds (MATCHA) have no static cycle time and no fixed arcs.
-    let schedule =
-        build_schedule(p.kind, underlay, &p.model, &options).map_err(|e| f(e.to_string()))?;
-    let (result, arcs, max_degree, tau) = match schedule {
-        Some(s) => {
-            let r = replay(&s, &p.model, net.as_mut(), &ropts).map_err(|e| f(e.to_string()))?;
-            (r, None, None, None)
-        }
-        None => {
-            let o = build_overlay(p.kind, underlay, &p.model, &options)
-                .map_err(|e| f(e.to_string()))?;
-            let tau = overlay_cycle_time(p.kind, &o, &p.model, &options)
+    let overlay = EvaluatedOverlay::build(p.kind, underlay, &p.model, &options)
+        .map_err(|e| f(e.to_string()))?;
+    // Schedules (MATCHA) have no static cycle time.
+    let tau = if overlay.is_schedule() {
+        None
+    } else {
+        Some(
+            overlay
+                .cycle_time(&p.model)
                 .map_err(|e| f(e.to_string()))?
-                .cycle_time_ms;
-            let r = match p.kind {
-                // Two phases per round: gradients inside cliques, then models.
-                OverlayKind::DCliques(d) if d.clique_averaging => {
-                    if straggler != Straggler::None {
-                        return Err(f(format!(
-                            "{}: stragglers are not supported for Clique Averaging replays",
-                            p.kind
-                        )));
-                    }
-                    let t = options
-                        .dcliques
-                        .topology(d, p.model.silo_count())
-                        .map_err(|e| f(e.to_string()))?;
-                    replay_clique_averaging(&t, &p.model, net.as_mut(), rounds)
-                        .map_err(|e| f(e.to_string()))?
-                        .into_replay_result()
-                }
-                _ => replay(&o, &p.model, net.as_mut(), &ropts).map_err(|e| f(e.to_string()))?,
-            };
-            (r, Some(o.arc_count()), Some(o.max_degree()), Some(tau))
-        }
+                .cycle_time_ms,
+        )
     };
+    let result = overlay
+        .replay(&p.model, net.as_mut(), &ropts, None, &mut |_| {})
+        .map_err(|e| f(e.to_string()))?;
     let stats = round_stats(&result);
     let mut row = axis_cells(
         job,
@@ -304,12 +277,9 @@ fn simulate_job(job: &Job, underlay: &Underlay) -> Result<ResultRow, ExperimentE
         &p,
         &["network", "rounds", "straggler", "seed"],
     );
-    // Empty cells where a column does not apply (MATCHA).
-    let opt = |v: Option<usize>| v.map_or(Cell::from(""), Into::into);
-    row.push("silos", underlay.node_count())
-        .push("arcs", opt(arcs))
-        .push("max_degree", opt(max_degree))
-        .push("cycle_time_ms", tau.map_or(Cell::from(""), Into::into))
+    row.push("silos", underlay.node_count());
+    push_degrees(&mut row, &overlay);
+    row.push("cycle_time_ms", tau.map_or(Cell::from(""), Into::into))
         .push("mean_round_ms", stats.mean_ms)
         .push("steady_round_ms", stats.steady_ms)
         .push("median_round_ms", stats.median_ms)

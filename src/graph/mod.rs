@@ -188,6 +188,20 @@ impl<S: OverlaySchedule + ?Sized> OverlaySchedule for Box<S> {
     }
 }
 
+/// A borrowed schedule is a schedule (so wrappers take a schedule they do
+/// not own).
+impl<S: OverlaySchedule + ?Sized> OverlaySchedule for &S {
+    fn silo_count(&self) -> usize {
+        (**self).silo_count()
+    }
+    fn round(&self, k: u64) -> Cow<'_, Overlay> {
+        (**self).round(k)
+    }
+    fn is_static(&self) -> bool {
+        (**self).is_static()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,5 +1,7 @@
-//! Building overlays by name: the one entry point used by the CLI and the
-//! experiments.
+//! Building overlays by name. [`build`] turns an [`OverlayKind`] into one of
+//! the three shapes fedtopo runs ([`Built`]); callers above the builders use
+//! [`crate::evaluate::EvaluatedOverlay`], which times, replays and clocks
+//! whatever was built.
 
 use std::fmt;
 use std::str::FromStr;
@@ -10,13 +12,13 @@ use thiserror::Error;
 use crate::delay::DelayModel;
 use crate::overlay::algo::RingSearch;
 use crate::overlay::dcliques::placement::{DCliquesBuild, DCliquesOverlay};
+use crate::overlay::dcliques::{CliqueTopology, DCliquesError};
 use crate::overlay::matcha::{
     MatchaBase, MatchaDesign, MatchaError, MatchaOn, MatchaOptions, MatchaSchedule, MatchaVariant,
     MatchaVariantError,
 };
-use crate::overlay::random::{random_overlay, RandomSpec, RandomSpecError};
+use crate::overlay::random::{random_overlay, RandomGraphError, RandomSpec, RandomSpecError};
 use crate::overlay::{complete, mbst, mst, ring, star, Overlay};
-use crate::timing::{cycle_time, Timing, TimingError};
 use crate::underlay::Underlay;
 
 /// The overlay families fedtopo can build.
@@ -77,6 +79,15 @@ impl OverlayKind {
     /// True for the kinds that change every round ([`build_schedule`]).
     pub fn is_schedule(self) -> bool {
         matches!(self, OverlayKind::Matcha(_))
+    }
+
+    /// The MATCHA variant of a MATCHA kind (base graph, own budget);
+    /// `None` for every other kind.
+    pub fn matcha_variant(self) -> Option<MatchaVariant> {
+        match self {
+            OverlayKind::Matcha(m) => Some(m),
+            _ => None,
+        }
     }
 
     /// The paper's MATCHA, on the connectivity graph Gc.
@@ -214,13 +225,92 @@ pub struct BuildOptions {
     pub dcliques: DCliquesBuild,
 }
 
-/// Builds overlay `kind` for `model` on `underlay`.
+/// Why an overlay could not be built.
+#[derive(Debug, Error)]
+pub enum BuildError {
+    /// The kind changes every round (MATCHA): it has a schedule, not a
+    /// single overlay ([`build`] gives either).
+    #[error("`{overlay}` changes every round: it has a schedule, not a single overlay")]
+    NotStatic {
+        /// Overlay name.
+        overlay: String,
+    },
+    /// MATCHA could not be built (the cause is the error's source).
+    #[error("building `{overlay}`")]
+    Matcha {
+        /// Overlay name.
+        overlay: String,
+        /// The cause.
+        source: MatchaError,
+    },
+    /// A D-Cliques topology could not be built.
+    #[error("building `{overlay}`")]
+    DCliques {
+        /// Overlay name.
+        overlay: String,
+        /// The cause.
+        source: DCliquesError,
+    },
+    /// A random overlay (Erdos-Renyi, ...) could not be built.
+    #[error(transparent)]
+    Random(#[from] RandomGraphError),
+}
+
+/// What a builder returns: the shapes of round fedtopo runs.
+#[derive(Debug, Clone)]
+pub enum Built {
+    /// The same overlay every round (one gossip or server-client exchange).
+    Static(Overlay),
+    /// A new seeded overlay every round (MATCHA [Wang19]).
+    Matcha(MatchaSchedule),
+    /// D-Cliques with Clique Averaging [Bellet21]: two phases per round,
+    /// gradients inside cliques, then models over the whole topology.
+    CliqueAveraging(CliqueTopology),
+}
+
+/// Builds overlay `kind` for `model` on `underlay`, in whichever shape the
+/// kind has.
+pub fn build(
+    kind: OverlayKind,
+    underlay: &Underlay,
+    model: &DelayModel,
+    options: &BuildOptions,
+) -> Result<Built, BuildError> {
+    match kind {
+        OverlayKind::Matcha(_) => match build_schedule(kind, underlay, model, options) {
+            Ok(Some(s)) => Ok(Built::Matcha(s)),
+            Ok(None) => Err(BuildError::NotStatic {
+                overlay: kind.to_string(),
+            }),
+            Err(source) => Err(BuildError::Matcha {
+                overlay: kind.to_string(),
+                source,
+            }),
+        },
+        OverlayKind::DCliques(d) if d.clique_averaging => options
+            .dcliques
+            .topology(d, model.silo_count())
+            .map(Built::CliqueAveraging)
+            .map_err(|source| BuildError::DCliques {
+                overlay: kind.to_string(),
+                source,
+            }),
+        _ => build_overlay(kind, underlay, model, options).map(Built::Static),
+    }
+}
+
+/// Builds the static overlay of `kind` for `model` on `underlay` (for
+/// D-Cliques with Clique Averaging, the overlay its models travel on).
+///
+/// # Errors
+/// [`BuildError::NotStatic`] for kinds that change every round; use
+/// [`build`] or [`build_schedule`].
 pub fn build_overlay(
     kind: OverlayKind,
     underlay: &Underlay,
     model: &DelayModel,
     options: &BuildOptions,
-) -> Result<Overlay, TimingError> {
+) -> Result<Overlay, BuildError> {
     let n = model.silo_count();
     Ok(match kind {
         OverlayKind::Star => star::star(n, options.center.resolve(underlay, model)),
@@ -234,32 +324,17 @@ pub fn build_overlay(
             options
                 .dcliques
                 .overlay(d, n)
-                .map_err(|source| TimingError::DCliques {
+                .map_err(|source| BuildError::DCliques {
                     overlay: kind.to_string(),
                     source,
                 })?
         }
         OverlayKind::Matcha(_) => {
-            return Err(TimingError::NotStatic {
+            return Err(BuildError::NotStatic {
                 overlay: kind.to_string(),
             })
         }
     })
-}
-
-/// Cycle time of `overlay`, built as `kind`: the max-plus cycle time, except
-/// for D-Cliques with Clique Averaging (two phases per round,
-/// [`crate::overlay::dcliques::timing`]).
-pub fn overlay_cycle_time(
-    kind: OverlayKind,
-    overlay: &Overlay,
-    model: &DelayModel,
-    options: &BuildOptions,
-) -> Result<Timing, TimingError> {
-    match kind {
-        OverlayKind::DCliques(d) if d.clique_averaging => options.dcliques.cycle_time(d, model),
-        _ => cycle_time(overlay, model),
-    }
 }
 
 /// Builds the schedule of a kind that changes every round (MATCHA on Gc,

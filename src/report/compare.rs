@@ -3,13 +3,8 @@
 use serde::Serialize;
 
 use crate::delay::DelayModel;
-use crate::overlay::build::{
-    build_overlay, build_schedule, overlay_cycle_time, BuildOptions, OverlayKind,
-};
-use crate::overlay::matcha::{cycle::maxplus_rate, round_estimate};
-use crate::overlay::Overlay;
-use crate::overlay::OverlaySchedule;
-use crate::timing::TimingError;
+use crate::evaluate::{EvalError, EvaluatedOverlay};
+use crate::overlay::build::{BuildOptions, OverlayKind};
 use crate::underlay::Underlay;
 
 /// One overlay's line in a comparison.
@@ -75,9 +70,9 @@ pub struct Comparison {
     pub silos: usize,
     /// One row per overlay, in the order asked.
     pub rows: Vec<CompareRow>,
-    /// The overlays built.
+    /// The overlays built, one per row.
     #[serde(skip)]
-    pub overlays: Vec<Overlay>,
+    pub overlays: Vec<EvaluatedOverlay>,
 }
 
 /// Builds every overlay of `kinds` and computes its cycle time.
@@ -86,21 +81,34 @@ pub fn compare_overlays(
     model: &DelayModel,
     kinds: &[OverlayKind],
     options: &BuildOptions,
-) -> Result<Comparison, TimingError> {
+) -> Result<Comparison, EvalError> {
     let labels = model.connectivity.placement().labels(underlay);
     let mut rows = Vec::new();
     let mut overlays = Vec::new();
     for &kind in kinds {
-        if kind.is_schedule() {
-            rows.push(schedule_row(kind, underlay, model, options)?);
-            continue;
-        }
-        let overlay = build_overlay(kind, underlay, model, options)?;
-        let t = overlay_cycle_time(kind, &overlay, model, options)?;
+        let overlay = EvaluatedOverlay::build(kind, underlay, model, options)?;
+        let t = overlay.cycle_time(model)?;
+        let degrees = overlay.degree_stats();
+        let schedule = match (&t.schedule, overlay.mixing()) {
+            (Some(s), Some(m)) => Some(ScheduleStats {
+                rounds: s.estimate.rounds,
+                seed: m.seed,
+                mean_round_ms: s.estimate.mean_ms,
+                published_convention_ms: s.estimate.published_ms,
+                maxplus_ms: s.maxplus_ms,
+                matchings: m.matchings,
+                budget: m.budget,
+                lambda2: m.lambda2,
+                lambda2_rel_gap: m.lambda2_rel_gap,
+                alpha: m.alpha,
+                rho: m.rho,
+            }),
+            _ => None,
+        };
         rows.push(CompareRow {
-            overlay: kind.to_string(),
-            arcs: overlay.arc_count(),
-            max_degree: overlay.max_degree(),
+            overlay: overlay.name(),
+            arcs: degrees.arcs,
+            max_degree: degrees.max_degree,
             cycle_time_ms: t.cycle_time_ms,
             rounds_per_s: t.rounds_per_second(),
             speedup_vs_star: None,
@@ -109,7 +117,7 @@ pub fn compare_overlays(
                 .iter()
                 .map(|&i| labels[i].to_string())
                 .collect(),
-            schedule: None,
+            schedule,
         });
         overlays.push(overlay);
     }
@@ -127,54 +135,5 @@ pub fn compare_overlays(
         silos: model.silo_count(),
         rows,
         overlays,
-    })
-}
-
-fn schedule_row(
-    kind: OverlayKind,
-    underlay: &Underlay,
-    model: &DelayModel,
-    options: &BuildOptions,
-) -> Result<CompareRow, TimingError> {
-    let err = |source| TimingError::Matcha {
-        overlay: kind.to_string(),
-        source,
-    };
-    let sched = build_schedule(kind, underlay, model, options)
-        .map_err(err)?
-        .ok_or(TimingError::NotStatic {
-            overlay: kind.to_string(),
-        })?;
-    let rounds = options.matcha.rounds;
-    let est = round_estimate(&sched, model, rounds).map_err(err)?;
-    let maxplus_ms = maxplus_rate(&sched, model, rounds).map_err(err)?;
-    let (mut arcs, mut max_degree) = (0usize, 0usize);
-    for k in 0..rounds {
-        let o = sched.round(k);
-        arcs += o.arc_count();
-        max_degree = max_degree.max(o.max_degree());
-    }
-    let d = sched.design();
-    Ok(CompareRow {
-        overlay: kind.to_string(),
-        arcs: (arcs as f64 / rounds as f64).round() as usize,
-        max_degree,
-        cycle_time_ms: est.mean_ms,
-        rounds_per_s: 1e3 / est.mean_ms,
-        speedup_vs_star: None,
-        critical_circuit: Vec::new(),
-        schedule: Some(ScheduleStats {
-            rounds,
-            seed: sched.seed(),
-            mean_round_ms: est.mean_ms,
-            published_convention_ms: est.published_ms,
-            maxplus_ms,
-            matchings: d.matchings.len(),
-            budget: d.budget,
-            lambda2: d.activation.lambda2,
-            lambda2_rel_gap: d.activation.relative_gap(),
-            alpha: d.mixing.alpha,
-            rho: d.mixing.rho,
-        }),
     })
 }

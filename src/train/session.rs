@@ -3,25 +3,25 @@
 //!
 //! A [`Session`] holds what every overlay of a comparison shares (underlay,
 //! delay model, data, trainer configuration, network model);
-//! [`Session::train`] builds the overlay (or MATCHA's per-round schedule,
-//! whose consensus is `I - alpha L(k)` under the `auto` rule), times every
-//! round with the event engine ([`EngineClock`]) and trains with
-//! checkpoints ([`checkpoint::run`]). D-Cliques with Clique Averaging
-//! (`+ca`) average gradients inside cliques and use the two-phase clock.
+//! [`Session::train`] builds the overlay as an [`EvaluatedOverlay`] (a
+//! schedule such as MATCHA's brings its consensus `I - alpha L(k)` under the
+//! `auto` rule), times every round with the overlay's clock
+//! ([`EvaluatedOverlay::clock`]) and trains with checkpoints
+//! ([`checkpoint::run`]). Clique averaging (D-Cliques `+ca`) also averages
+//! gradients inside the overlay's gradient groups.
 
 use crate::delay::DelayModel;
+use crate::evaluate::{EvalError, EvaluatedOverlay};
 use crate::network::NetworkKind;
-use crate::overlay::build::{build_overlay, build_schedule, BuildOptions, OverlayKind};
-use crate::overlay::failures::{FailureSpec, Failures};
+use crate::overlay::build::{BuildOptions, OverlayKind};
+use crate::overlay::failures::FailureSpec;
 use crate::overlay::stationary::InitGain;
-use crate::overlay::{OverlaySchedule, Protocol};
 use crate::underlay::Underlay;
 
 use crate::overlay::dcliques::placement::{DCliquesBuild, LabelSource};
 
 use super::checkpoint::{self, RunOptions};
-use super::clique_averaging::{gradient_matrix, CliqueAveragingClock};
-use super::clock::{EngineClock, RoundClock};
+use super::clique_averaging::gradient_matrix;
 use super::consensus::ConsensusRule;
 use super::data::partition::Partition;
 use super::data::synthetic::{generate, SyntheticSpec};
@@ -68,39 +68,13 @@ impl Session<'_> {
     ) -> Result<Vec<RoundRecord>, TrainError> {
         let mut cfg = self.config.clone();
         let build = |e: &dyn std::fmt::Display| TrainError::Config(format!("overlay {kind}: {e}"));
-        // Static overlays, or MATCHA's per-round schedule with its own
-        // consensus `I - alpha L` (unless the rule says otherwise).
-        let (schedule, shape): (Box<dyn OverlaySchedule>, String) =
-            match build_schedule(kind, self.underlay, self.model, self.options)
-                .map_err(|e| build(&e))?
-            {
-                Some(s) => {
-                    if cfg.consensus == ConsensusRule::Auto {
-                        cfg.consensus = ConsensusRule::Matcha { alpha: s.alpha() };
-                    }
-                    let d = s.design();
-                    let shape = format!(
-                        "{}|{:?}|{:?}|{}|{}",
-                        d.name,
-                        d.matchings,
-                        d.activation.probabilities,
-                        s.alpha(),
-                        s.seed()
-                    );
-                    (Box::new(s), shape)
-                }
-                None => {
-                    let o = build_overlay(kind, self.underlay, self.model, self.options)
-                        .map_err(|e| build(&e))?;
-                    let shape = format!(
-                        "{}|{:?}|{:?}",
-                        o.name,
-                        o.arcs(),
-                        o.protocol == Protocol::Gossip
-                    );
-                    (Box::new(o), shape)
-                }
-            };
+        let overlay = EvaluatedOverlay::build(kind, self.underlay, self.model, self.options)
+            .map_err(|e| build(&e))?;
+        // A schedule's own consensus `I - alpha L` (MATCHA), unless the
+        // rule says otherwise.
+        if let (ConsensusRule::Auto, Some(m)) = (&cfg.consensus, overlay.mixing()) {
+            cfg.consensus = ConsensusRule::Matcha { alpha: m.alpha };
+        }
         // DecAvg and the 1/||pi|| gain weight silos by their data sizes.
         let sizes: Vec<f64> = self.data.silos.iter().map(|s| s.len() as f64).collect();
         if cfg.consensus == (ConsensusRule::DecAvg { sizes: None }) {
@@ -112,21 +86,20 @@ impl Session<'_> {
         // failure-free overlay of round 0.
         let gain = match self.init {
             Some(rule) => Some(
-                rule.gain(&schedule.round(0), Some(&sizes))
+                rule.gain(&overlay.schedule().round(0), Some(&sizes))
                     .map_err(|e| build(&e))?,
             ),
             None => None,
         };
-        let schedule: Box<dyn OverlaySchedule> = match self.failures {
-            Some(f) => Box::new(Failures::new(schedule, f, cfg.seed).map_err(|e| build(&e))?),
-            None => schedule,
-        };
+        let schedule = overlay
+            .with_failures(self.failures, cfg.seed)
+            .map_err(|e| build(&e))?;
         let fingerprint = format!(
             "{}|{}|{}|{}|{}|{}|{:?}|{:?}",
             cfg.fingerprint(),
             self.data.name,
             self.partition,
-            shape,
+            overlay.fingerprint(),
             self.model.workload.model_bits,
             self.network,
             gain,
@@ -136,62 +109,31 @@ impl Session<'_> {
         if let Some(g) = gain {
             trainer.reinitialise_uncoordinated(g)?;
         }
-        let mut engine_clock = EngineClock::new(schedule.as_ref(), self.model, self.network)?;
-        // D-Cliques `+ca`: gradients averaged in cliques, two-phase clock.
-        let mut ca_clock = self.clique_averaging(kind, &mut trainer)?;
-        let clock: &mut dyn RoundClock = match ca_clock.as_mut() {
-            Some(c) => c,
-            None => &mut engine_clock,
-        };
+        // D-Cliques `+ca`: gradients averaged in cliques at every step.
+        if let Some(groups) = overlay.gradient_groups() {
+            let bad = |m: String| TrainError::Config(format!("{kind}: {m}"));
+            if trainer.config().local_steps != 1 {
+                return Err(bad(
+                    "Clique Averaging exchanges gradients every step; use 1 local step".into(),
+                ));
+            }
+            let g = gradient_matrix(&groups).map_err(|e| bad(e.to_string()))?;
+            trainer.set_clique_averaging(Some(&g))?;
+        }
+        let mut clock = overlay
+            .clock(schedule.as_ref(), self.model, self.network)
+            .map_err(|e| match e {
+                EvalError::Clock(c) => TrainError::Clock(c),
+                other => TrainError::Config(other.to_string()),
+            })?;
         checkpoint::run(
             &mut trainer,
             schedule.as_ref(),
-            clock,
+            clock.as_mut(),
             opts,
             &fingerprint,
             progress,
         )
-    }
-
-    /// For a `+ca` D-Cliques kind: enables Clique Averaging in `trainer`
-    /// (gradients averaged inside each clique at every step) and returns the
-    /// two-phase clock (max-plus: gradients, then models); `None` for every
-    /// other kind.
-    fn clique_averaging(
-        &self,
-        kind: OverlayKind,
-        trainer: &mut Trainer,
-    ) -> Result<Option<CliqueAveragingClock>, TrainError> {
-        let OverlayKind::DCliques(d) = kind else {
-            return Ok(None);
-        };
-        if !d.clique_averaging {
-            return Ok(None);
-        }
-        let bad = |m: String| TrainError::Config(format!("{kind}: {m}"));
-        if trainer.config().local_steps != 1 {
-            return Err(bad(
-                "Clique Averaging exchanges gradients every step; use 1 local step".into(),
-            ));
-        }
-        if self.network != NetworkKind::Maxplus {
-            return Err(bad(format!(
-                "the Clique Averaging clock is the two-phase max-plus recurrence; \
-                 network `{}` is not supported (use maxplus)",
-                self.network
-            )));
-        }
-        let t = self
-            .options
-            .dcliques
-            .topology(d, self.model.silo_count())
-            .map_err(|e| bad(e.to_string()))?;
-        let g = gradient_matrix(&t.averaging_groups()).map_err(|e| bad(e.to_string()))?;
-        trainer.set_clique_averaging(Some(&g))?;
-        Ok(Some(CliqueAveragingClock::new(
-            self.model.clone(),
-            t.gradient_overlay(),
-        )))
     }
 }
 

@@ -1,6 +1,7 @@
 //! D-Cliques as an overlay family over the silos of an underlay: labels
-//! from a seeded label-skewed partition (one node per silo), the topology,
-//! and its timing with or without Clique Averaging.
+//! from a seeded label-skewed partition (one node per silo) and the
+//! topology, with or without Clique Averaging (timed by
+//! [`crate::timing::two_phase`] and [`crate::evaluate`]).
 
 use std::collections::BTreeSet;
 use std::fmt;
@@ -12,11 +13,8 @@ use rand_chacha::ChaCha8Rng;
 use serde::Serialize;
 
 use super::labels::{LabelDistributions, MNIST_TRAIN_COUNTS};
-use super::timing::clique_averaging_cycle_time;
 use super::{build_topology, CliqueTopology, DCliquesError, DCliquesOptions, TopologyKind};
-use crate::delay::DelayModel;
 use crate::overlay::Overlay;
-use crate::timing::{cycle_time, Timing, TimingError};
 
 /// A D-Cliques overlay kind: a topology of the D-Cliques evaluation and
 /// whether rounds use Clique Averaging (gradient phase + model phase).
@@ -174,26 +172,6 @@ impl DCliquesBuild {
     /// The overlay of `kind` over `n` silos (both arcs of every edge).
     pub fn overlay(&self, kind: DCliquesOverlay, n: usize) -> Result<Overlay, DCliquesError> {
         Ok(self.topology(kind, n)?.overlay())
-    }
-
-    /// Cycle time of `kind` on `model`: two-phase Clique Averaging rounds
-    /// ([`super::timing`]) or plain D-SGD rounds ([`crate::timing::cycle_time`]).
-    pub fn cycle_time(
-        &self,
-        kind: DCliquesOverlay,
-        model: &DelayModel,
-    ) -> Result<Timing, TimingError> {
-        let t = self
-            .topology(kind, model.silo_count())
-            .map_err(|e| TimingError::DCliques {
-                overlay: kind.name().to_string(),
-                source: e,
-            })?;
-        if kind.clique_averaging {
-            clique_averaging_cycle_time(&t, model)
-        } else {
-            cycle_time(&t.overlay(), model)
-        }
     }
 }
 

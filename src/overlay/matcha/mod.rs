@@ -9,8 +9,9 @@
 //!    certified optimality gaps.
 //! 3. [`schedule`]: [`MatchaSchedule`], an [`OverlaySchedule`] whose round `k`
 //!    is a pure function of `(seed, k)`, with mixing matrix `W = I - alpha L`.
-//! 4. [`cycle`]: the paper's cycle-time estimate (mean round duration) and the
-//!    exact max-plus growth rate of the random sequence.
+//!
+//! Timing a schedule (the paper's round estimate and the exact max-plus growth
+//! rate) is not a builder's job: see [`crate::timing::schedule`].
 //!
 //! Base graphs ([`MatchaBase`]): **MATCHA** starts from the connectivity graph
 //! `Gc` (every pair of silos), **MATCHA+** from the underlay `Gu`, as in the
@@ -20,7 +21,6 @@
 //! [`OverlaySchedule`]: crate::overlay::OverlaySchedule
 
 pub mod coloring;
-pub mod cycle;
 pub mod optimize;
 pub mod schedule;
 pub mod variant;
@@ -34,9 +34,6 @@ use crate::overlay::Overlay;
 use crate::underlay::Underlay;
 
 pub use coloring::{check_decomposition, matching_decomposition};
-pub use cycle::{
-    maxplus_growth, round_duration_ms, round_estimate, MaxPlusEstimate, RoundEstimate,
-};
 pub use optimize::{
     activation_probabilities, mixing_parameter, ActivationSolution, MixingSolution, SolverOptions,
 };
@@ -75,9 +72,6 @@ pub enum MatchaError {
         /// Silos of the network.
         network: usize,
     },
-    /// A cycle-time estimate needs at least two rounds (or one seed).
-    #[error("{0}")]
-    BadSampling(String),
     /// The base overlay could not be built.
     #[error("MATCHA base overlay {0}")]
     Base(String),

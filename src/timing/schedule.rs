@@ -1,7 +1,8 @@
-//! Cycle time of an overlay schedule (MATCHA), two ways.
+//! Cycle time of an overlay schedule (a different overlay every round, e.g.
+//! MATCHA [Wang19]), two ways.
 //!
-//! * [`round_estimate`], the paper's estimate (App. H.6): rounds are
-//!   synchronous; round `k` lasts its largest arc delay (eq. 3, with round
+//! * [`round_estimate`], the paper's estimate ([Marfoq20] App. H.6): rounds are
+//!   synchronous; round `k` lasts its largest arc delay ([Marfoq20] eq. 3, with round
 //!   `k`'s degrees); the cycle time is the mean over `R` sampled rounds. The
 //!   published numbers divide the total by `R - 1` (reported too).
 //! * [`maxplus_growth`], the exact value for the max-plus recurrence
@@ -16,13 +17,13 @@
 
 use serde::Serialize;
 
-use super::MatchaError;
+use super::TimingError;
 use crate::delay::DelayModel;
-use crate::overlay::{Overlay, OverlaySchedule};
+use crate::graph::{Overlay, OverlaySchedule};
 use crate::units::Ms;
 
 /// Duration of one synchronous round on `overlay`: its largest arc delay
-/// (eq. 3, with the overlay's degrees), or the largest compute time when it
+/// ([Marfoq20] eq. 3, with the overlay's degrees), or the largest compute time when it
 /// has no arc. ms.
 pub fn round_duration_ms(overlay: &Overlay, model: &DelayModel) -> Ms {
     let compute = (0..overlay.silo_count())
@@ -51,15 +52,15 @@ pub struct RoundEstimate {
 /// Mean round duration of rounds `0..rounds` of `schedule` (App. H.6).
 ///
 /// # Errors
-/// [`MatchaError::BadSampling`] for fewer than 2 rounds, [`MatchaError::SizeMismatch`].
+/// [`TimingError::Sampling`] for fewer than 2 rounds, [`TimingError::SizeMismatch`].
 pub fn round_estimate(
     schedule: &dyn OverlaySchedule,
     model: &DelayModel,
     rounds: u64,
-) -> Result<RoundEstimate, MatchaError> {
+) -> Result<RoundEstimate, TimingError> {
     check(schedule, model)?;
     if rounds < 2 {
-        return Err(MatchaError::BadSampling(format!(
+        return Err(TimingError::Sampling(format!(
             "need at least 2 rounds, got {rounds}"
         )));
     }
@@ -77,10 +78,10 @@ pub fn round_estimate(
     })
 }
 
-fn check(schedule: &dyn OverlaySchedule, model: &DelayModel) -> Result<(), MatchaError> {
+fn check(schedule: &dyn OverlaySchedule, model: &DelayModel) -> Result<(), TimingError> {
     if schedule.silo_count() != model.silo_count() {
-        return Err(MatchaError::SizeMismatch {
-            base: schedule.silo_count(),
+        return Err(TimingError::SizeMismatch {
+            overlay: schedule.silo_count(),
             network: model.silo_count(),
         });
     }
@@ -91,15 +92,15 @@ fn check(schedule: &dyn OverlaySchedule, model: &DelayModel) -> Result<(), Match
 /// `schedule`, from `t(0) = 0`. ms per round.
 ///
 /// # Errors
-/// [`MatchaError::BadSampling`] for `rounds == 0`, [`MatchaError::SizeMismatch`].
+/// [`TimingError::Sampling`] for `rounds == 0`, [`TimingError::SizeMismatch`].
 pub fn maxplus_rate(
     schedule: &dyn OverlaySchedule,
     model: &DelayModel,
     rounds: u64,
-) -> Result<Ms, MatchaError> {
+) -> Result<Ms, TimingError> {
     check(schedule, model)?;
     if rounds == 0 {
-        return Err(MatchaError::BadSampling("need at least 1 round".into()));
+        return Err(TimingError::Sampling("need at least 1 round".into()));
     }
     let n = schedule.silo_count();
     let compute: Vec<f64> = (0..n).map(|i| model.compute_round_ms(i)).collect();
@@ -152,15 +153,15 @@ fn t975(df: usize) -> f64 {
 /// [`maxplus_rate`] of `make(seed)` for every seed, with a 95% CI.
 ///
 /// # Errors
-/// [`MatchaError::BadSampling`] for no seed or `rounds == 0`; [`MatchaError::SizeMismatch`].
+/// [`TimingError::Sampling`] for no seed or `rounds == 0`; [`TimingError::SizeMismatch`].
 pub fn maxplus_growth<S: OverlaySchedule>(
     make: impl Fn(u64) -> S,
     model: &DelayModel,
     rounds: u64,
     seeds: &[u64],
-) -> Result<MaxPlusEstimate, MatchaError> {
+) -> Result<MaxPlusEstimate, TimingError> {
     if seeds.is_empty() {
-        return Err(MatchaError::BadSampling("need at least one seed".into()));
+        return Err(TimingError::Sampling("need at least one seed".into()));
     }
     let per_seed_ms = seeds
         .iter()

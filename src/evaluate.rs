@@ -1,0 +1,453 @@
+//! An evaluated overlay: one value for "this overlay kind, built on this
+//! network", with every operation the callers above need.
+//!
+//! [`EvaluatedOverlay::build`] builds any [`OverlayKind`] in its own shape
+//! ([`Built`]: a static overlay, a per-round schedule, or the two phases of
+//! clique averaging) and then answers, whatever the shape:
+//!
+//! * [`EvaluatedOverlay::cycle_time`]: the exact max-plus cycle time
+//!   ([Marfoq20] Sec. 2; two-phase for clique averaging) or, for schedules,
+//!   the paper's round estimate ([Marfoq20] App. H.6) next to the exact
+//!   max-plus growth rate of the same sampled rounds;
+//! * [`EvaluatedOverlay::replay`]: an event replay on any network model;
+//! * [`EvaluatedOverlay::clock`]: the round clock a trainer advances;
+//! * [`EvaluatedOverlay::export`]: the overlay with labels and delays.
+//!
+//! The CLI, experiment jobs, reports and the training session call these;
+//! none of them matches on kinds. A new family (a time-varying schedule, say)
+//! adds a [`Built`] shape and its arms here, and every caller gets it.
+
+use thiserror::Error;
+
+use crate::delay::DelayModel;
+use crate::graph::failures::{FailureError, FailureSpec, Failures};
+use crate::graph::{Overlay, OverlaySchedule};
+use crate::network::{NetworkKind, NetworkModel};
+use crate::overlay::build::{build, BuildError, BuildOptions, Built, OverlayKind};
+use crate::overlay::dcliques::timing::{
+    clique_averaging_cycle_time, replay_clique_averaging, CliqueReplayError,
+};
+use crate::overlay::export::ExportedOverlay;
+use crate::replay::{replay_with_progress, ReplayError, ReplayOptions, ReplayResult, Straggler};
+use crate::timing::schedule::{maxplus_rate, round_estimate, RoundEstimate};
+use crate::timing::{cycle_time, TimingError};
+use crate::train::clique_averaging::CliqueAveragingClock;
+use crate::train::clock::{ClockError, EngineClock, RoundClock};
+use crate::units::Ms;
+
+/// Why an evaluated overlay could not be built, timed, replayed or clocked.
+#[derive(Debug, Error)]
+pub enum EvalError {
+    /// The overlay could not be built.
+    #[error(transparent)]
+    Build(#[from] BuildError),
+    /// Its cycle time could not be computed.
+    #[error(transparent)]
+    Timing(#[from] TimingError),
+    /// The event replay failed.
+    #[error(transparent)]
+    Replay(#[from] ReplayError),
+    /// The two-phase (clique averaging) replay failed.
+    #[error(transparent)]
+    TwoPhaseReplay(#[from] CliqueReplayError),
+    /// The round clock could not be made.
+    #[error(transparent)]
+    Clock(#[from] ClockError),
+    /// A failure model that does not apply.
+    #[error(transparent)]
+    Failures(#[from] FailureError),
+    /// An option the overlay's shape does not support.
+    #[error("{overlay}: {what} not supported for Clique Averaging replays")]
+    Unsupported {
+        /// Overlay name.
+        overlay: String,
+        /// What is not supported ("stragglers are", ...).
+        what: String,
+    },
+    /// The clique-averaging clock is max-plus only.
+    #[error(
+        "{overlay}: the Clique Averaging clock is the two-phase max-plus recurrence; \
+         network `{network}` is not supported (use maxplus)"
+    )]
+    ClockNetwork {
+        /// Overlay name.
+        overlay: String,
+        /// The network model asked for.
+        network: NetworkKind,
+    },
+    /// The overlay changes every round, so there is no single graph.
+    #[error("`{overlay}` changes every round: it has a schedule, not a single overlay to {what}")]
+    NotStatic {
+        /// Overlay name.
+        overlay: String,
+        /// What was asked of it.
+        what: &'static str,
+    },
+}
+
+/// The cycle time of an evaluated overlay, ms per round.
+#[derive(Debug, Clone, PartialEq)]
+pub struct OverlayTiming {
+    /// Cycle time, ms per round: the exact max-plus cycle time for static
+    /// overlays ([`crate::timing::cycle_time`]) and clique averaging
+    /// ([`crate::overlay::dcliques::timing`]); for schedules the paper's
+    /// estimate, the mean round duration ([Marfoq20] App. H.6).
+    pub cycle_time_ms: Ms,
+    /// A critical circuit (silo indices; empty for schedules).
+    pub critical_circuit: Vec<usize>,
+    /// For schedules: the round estimate and the exact max-plus rate.
+    pub schedule: Option<ScheduleTiming>,
+}
+
+impl OverlayTiming {
+    /// Rounds per second, `1000 / cycle time`.
+    pub fn rounds_per_second(&self) -> f64 {
+        1e3 / self.cycle_time_ms
+    }
+
+    /// The cycle time in the published convention: for schedules the total
+    /// duration of the sampled rounds over `rounds - 1` ([Marfoq20] App. H.6,
+    /// as in its tables), else the cycle time itself. ms.
+    pub fn published_ms(&self) -> Ms {
+        self.schedule
+            .as_ref()
+            .map_or(self.cycle_time_ms, |s| s.estimate.published_ms)
+    }
+}
+
+/// Cycle time of a schedule two ways, over the same sampled rounds.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ScheduleTiming {
+    /// The paper's round estimate ([`crate::timing::schedule::round_estimate`]).
+    pub estimate: RoundEstimate,
+    /// The exact max-plus growth rate `t(K)/K` of the same rounds, ms (never
+    /// larger than the estimate: silos wait only for their round's
+    /// in-neighbours).
+    pub maxplus_ms: Ms,
+}
+
+/// How a schedule mixes: MATCHA's design ([Wang19]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ScheduleMixing {
+    /// Activation seed.
+    pub seed: u64,
+    /// Number of matchings.
+    pub matchings: usize,
+    /// Communication budget `Cb`.
+    pub budget: f64,
+    /// Optimal algebraic connectivity found.
+    pub lambda2: f64,
+    /// Its certified relative optimality gap.
+    pub lambda2_rel_gap: f64,
+    /// Mixing parameter `alpha` (`W = I - alpha L`).
+    pub alpha: f64,
+    /// Spectral norm of `E[W^T W] - J/n`.
+    pub rho: f64,
+}
+
+/// Arcs and degrees of an evaluated overlay.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DegreeStats {
+    /// Number of arcs (schedules: the mean over the sampled rounds, rounded).
+    pub arcs: usize,
+    /// Largest in- or out-degree (schedules: over the sampled rounds).
+    pub max_degree: usize,
+    /// True when the numbers are over a schedule's sampled rounds.
+    pub per_round: bool,
+}
+
+/// What was built, in its own shape.
+#[derive(Debug, Clone)]
+enum Shape {
+    /// The same overlay every round.
+    Static(Overlay),
+    /// A new overlay every round.
+    Matcha(crate::overlay::matcha::MatchaSchedule),
+    /// Two phases per round: gradients inside cliques, then models.
+    CliqueAveraging {
+        /// The topology (cliques and inter-clique edges).
+        topology: crate::overlay::dcliques::CliqueTopology,
+        /// Its model-exchange overlay (both arcs of every edge).
+        models: Overlay,
+    },
+}
+
+/// An overlay kind built on a network, ready to be timed, replayed,
+/// clocked and exported.
+#[derive(Debug, Clone)]
+pub struct EvaluatedOverlay {
+    kind: OverlayKind,
+    shape: Shape,
+    /// Rounds sampled by a schedule's cycle-time estimates.
+    sample_rounds: u64,
+}
+
+impl EvaluatedOverlay {
+    /// Builds `kind` for `model` on `underlay` ([`crate::overlay::build::build`]).
+    pub fn build(
+        kind: OverlayKind,
+        underlay: &crate::underlay::Underlay,
+        model: &DelayModel,
+        options: &BuildOptions,
+    ) -> Result<Self, EvalError> {
+        let shape = match build(kind, underlay, model, options)? {
+            Built::Static(o) => Shape::Static(o),
+            Built::Matcha(s) => Shape::Matcha(s),
+            Built::CliqueAveraging(topology) => Shape::CliqueAveraging {
+                models: topology.overlay(),
+                topology,
+            },
+        };
+        Ok(EvaluatedOverlay {
+            kind,
+            shape,
+            sample_rounds: options.matcha.rounds,
+        })
+    }
+
+    /// The kind it was built as.
+    pub fn kind(&self) -> OverlayKind {
+        self.kind
+    }
+
+    /// The name used in reports (`kind.to_string()`).
+    pub fn name(&self) -> String {
+        self.kind.to_string()
+    }
+
+    /// True when the overlay changes every round.
+    pub fn is_schedule(&self) -> bool {
+        matches!(self.shape, Shape::Matcha(_))
+    }
+
+    /// The overlay of every round, when there is one (for clique averaging,
+    /// the overlay the models travel on); `None` for schedules.
+    pub fn overlay(&self) -> Option<&Overlay> {
+        match &self.shape {
+            Shape::Static(o) | Shape::CliqueAveraging { models: o, .. } => Some(o),
+            Shape::Matcha(_) => None,
+        }
+    }
+
+    /// The overlays of the rounds (a static overlay is its own schedule).
+    pub fn schedule(&self) -> &dyn OverlaySchedule {
+        match &self.shape {
+            Shape::Static(o) | Shape::CliqueAveraging { models: o, .. } => o,
+            Shape::Matcha(s) => s,
+        }
+    }
+
+    /// [`Self::schedule`] with random node or link failures drawn from
+    /// `seed` ([`Failures`]); the schedule itself when `failures` is `None`.
+    pub fn with_failures(
+        &self,
+        failures: Option<FailureSpec>,
+        seed: u64,
+    ) -> Result<Box<dyn OverlaySchedule + '_>, EvalError> {
+        let base = self.schedule();
+        Ok(match failures {
+            None => Box::new(base),
+            Some(f) => Box::new(Failures::new(base, f, seed)?),
+        })
+    }
+
+    /// Number of silos.
+    pub fn silo_count(&self) -> usize {
+        self.schedule().silo_count()
+    }
+
+    /// Arcs and largest degree (schedules: over the sampled rounds).
+    pub fn degree_stats(&self) -> DegreeStats {
+        match &self.shape {
+            Shape::Static(o) | Shape::CliqueAveraging { models: o, .. } => DegreeStats {
+                arcs: o.arc_count(),
+                max_degree: o.max_degree(),
+                per_round: false,
+            },
+            Shape::Matcha(s) => {
+                let rounds = self.sample_rounds.max(1);
+                let (mut arcs, mut max_degree) = (0usize, 0usize);
+                for k in 0..rounds {
+                    let o = s.round(k);
+                    arcs += o.arc_count();
+                    max_degree = max_degree.max(o.max_degree());
+                }
+                DegreeStats {
+                    arcs: (arcs as f64 / rounds as f64).round() as usize,
+                    max_degree,
+                    per_round: true,
+                }
+            }
+        }
+    }
+
+    /// How a schedule mixes (MATCHA's design); `None` for static overlays.
+    pub fn mixing(&self) -> Option<ScheduleMixing> {
+        let Shape::Matcha(s) = &self.shape else {
+            return None;
+        };
+        let d = s.design();
+        Some(ScheduleMixing {
+            seed: s.seed(),
+            matchings: d.matchings.len(),
+            budget: d.budget,
+            lambda2: d.activation.lambda2,
+            lambda2_rel_gap: d.activation.relative_gap(),
+            alpha: d.mixing.alpha,
+            rho: d.mixing.rho,
+        })
+    }
+
+    /// The silo groups whose gradients are averaged at every local step
+    /// (clique averaging, [Bellet21]); `None` for every other shape.
+    pub fn gradient_groups(&self) -> Option<Vec<Vec<usize>>> {
+        match &self.shape {
+            Shape::CliqueAveraging { topology, .. } => Some(topology.averaging_groups()),
+            _ => None,
+        }
+    }
+
+    /// A text that changes whenever the rounds' overlays change (for the
+    /// resume fingerprint of a training run).
+    pub fn fingerprint(&self) -> String {
+        match &self.shape {
+            Shape::Static(o) | Shape::CliqueAveraging { models: o, .. } => format!(
+                "{}|{:?}|{:?}",
+                o.name,
+                o.arcs(),
+                o.protocol == crate::graph::Protocol::Gossip
+            ),
+            Shape::Matcha(s) => {
+                let d = s.design();
+                format!(
+                    "{}|{:?}|{:?}|{}|{}",
+                    d.name,
+                    d.matchings,
+                    d.activation.probabilities,
+                    s.alpha(),
+                    s.seed()
+                )
+            }
+        }
+    }
+
+    /// The cycle time on `model` (see [`OverlayTiming`]); schedules sample
+    /// the `options.matcha.rounds` rounds given at build time.
+    pub fn cycle_time(&self, model: &DelayModel) -> Result<OverlayTiming, EvalError> {
+        Ok(match &self.shape {
+            Shape::Static(o) => {
+                let t = cycle_time(o, model)?;
+                OverlayTiming {
+                    cycle_time_ms: t.cycle_time_ms,
+                    critical_circuit: t.critical_circuit,
+                    schedule: None,
+                }
+            }
+            Shape::CliqueAveraging { topology, .. } => {
+                let t = clique_averaging_cycle_time(topology, model)?;
+                OverlayTiming {
+                    cycle_time_ms: t.cycle_time_ms,
+                    critical_circuit: t.critical_circuit,
+                    schedule: None,
+                }
+            }
+            Shape::Matcha(s) => {
+                let estimate = round_estimate(s, model, self.sample_rounds)?;
+                let maxplus_ms = maxplus_rate(s, model, self.sample_rounds)?;
+                OverlayTiming {
+                    cycle_time_ms: estimate.mean_ms,
+                    critical_circuit: Vec::new(),
+                    schedule: Some(ScheduleTiming {
+                        estimate,
+                        maxplus_ms,
+                    }),
+                }
+            }
+        })
+    }
+
+    /// Replays `options.rounds` rounds in the event engine on `network`
+    /// ([`crate::replay`]; clique averaging: the two-phase replay), with
+    /// random `failures` drawn from `options.seed`. `on_round(k)` is called
+    /// as round `k` starts (`k = 0..=rounds`).
+    ///
+    /// # Errors
+    /// Clique averaging replays support neither stragglers nor failures.
+    pub fn replay(
+        &self,
+        model: &DelayModel,
+        network: &mut dyn NetworkModel,
+        options: &ReplayOptions,
+        failures: Option<FailureSpec>,
+        on_round: &mut dyn FnMut(u64),
+    ) -> Result<ReplayResult, EvalError> {
+        if let Shape::CliqueAveraging { topology, .. } = &self.shape {
+            let unsupported = |what: &str| EvalError::Unsupported {
+                overlay: self.name(),
+                what: what.to_string(),
+            };
+            if options.straggler != Straggler::None {
+                return Err(unsupported("stragglers are"));
+            }
+            if failures.is_some() {
+                return Err(unsupported("failures are"));
+            }
+            let r = replay_clique_averaging(topology, model, network, options.rounds)?;
+            (0..=options.rounds).for_each(&mut *on_round);
+            return Ok(r.into_replay_result());
+        }
+        let rounds = self.with_failures(failures, options.seed)?;
+        Ok(replay_with_progress(
+            rounds.as_ref(),
+            model,
+            network,
+            options,
+            on_round,
+        )?)
+    }
+
+    /// The round clock of a training run whose rounds are `rounds` (this
+    /// overlay's [`Self::schedule`], possibly [`Self::with_failures`]), on
+    /// `model` through `network`: the event engine's clock, or for clique
+    /// averaging the two-phase max-plus recurrence (maxplus network only).
+    pub fn clock<'a>(
+        &self,
+        rounds: &'a dyn OverlaySchedule,
+        model: &'a DelayModel,
+        network: NetworkKind,
+    ) -> Result<Box<dyn RoundClock + 'a>, EvalError> {
+        match &self.shape {
+            Shape::CliqueAveraging { topology, .. } => {
+                if network != NetworkKind::Maxplus {
+                    return Err(EvalError::ClockNetwork {
+                        overlay: self.name(),
+                        network,
+                    });
+                }
+                Ok(Box::new(CliqueAveragingClock::new(
+                    model.clone(),
+                    topology.gradient_overlay(),
+                )))
+            }
+            _ => Ok(Box::new(EngineClock::new(rounds, model, network)?)),
+        }
+    }
+
+    /// The overlay ready to write as GML, DOT or JSON, with silo `labels`,
+    /// arc delays from `model` and the cycle time when given.
+    ///
+    /// # Errors
+    /// [`EvalError::NotStatic`] for schedules (no single graph to write).
+    pub fn export(
+        &self,
+        labels: &[String],
+        model: Option<&DelayModel>,
+        cycle_time_ms: Option<Ms>,
+    ) -> Result<ExportedOverlay, EvalError> {
+        let o = self.overlay().ok_or_else(|| EvalError::NotStatic {
+            overlay: self.name(),
+            what: "export",
+        })?;
+        Ok(ExportedOverlay::new(o, labels, model, cycle_time_ms))
+    }
+}
