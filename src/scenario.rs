@@ -1,17 +1,25 @@
-//! Assembling a network scenario: underlay (file or built-in) + access links
-//! + connectivity options + workload -> [`DelayModel`].
+//! Assembling a network scenario: underlay (file or built-in) + silo
+//! placement + access links + connectivity options + workload ->
+//! [`DelayModel`].
+//!
+//! [`NetworkSpec`] is the one front door to the network model: it parses its
+//! own knobs ([`NetworkSpec::from_knobs`], keys in [`NETWORK_KNOBS`]), so the
+//! CLI options and the axes of experiment files are the same keys with the
+//! same parser and the same error texts. Sizes known only later (a trained
+//! model's real size) are set on the spec before [`NetworkSpec::build`],
+//! never patched into a finished [`DelayModel`].
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use thiserror::Error;
 
 use crate::access::{AccessError, AccessLinks, DEFAULT_ACCESS_BPS};
 use crate::builtin::{builtin_underlay, BUILTIN_UNDERLAYS, DEFAULT_UNDERLAY};
-use crate::connectivity::{Connectivity, ConnectivityOptions};
+use crate::connectivity::{Connectivity, ConnectivityOptions, PathModel};
 use crate::delay::DelayModel;
-use crate::placement::SiloPlacement;
+use crate::placement::{PlacementError, SiloPlacement};
 use crate::underlay::{LoadOptions, Underlay, UnderlayError};
-use crate::units::BitsPerSec;
+use crate::units::{parse_bandwidth, parse_bits, Bits, BitsPerSec, Ms};
 use crate::workload::Workload;
 
 /// Why a scenario could not be assembled.
@@ -26,6 +34,96 @@ pub enum ScenarioError {
     /// Neither a file nor a built-in underlay.
     #[error("`{0}` is neither a readable file nor a built-in underlay (built-ins: {1})")]
     NotFound(String, String),
+    /// A network knob with a value it does not accept.
+    #[error(transparent)]
+    Knob(#[from] KnobError),
+    /// The silos could not be placed on the routers.
+    #[error(transparent)]
+    Placement(#[from] PlacementError),
+}
+
+/// A network knob with a bad value: names the key, the value and what it
+/// expects. The CLI shows the key as an option (`--core-capacity`), an
+/// experiment file as its axis (`core_capacity`).
+#[derive(Debug, Clone, PartialEq, Error)]
+#[error("{key} `{value}`: expected {expected}")]
+pub struct KnobError {
+    /// The knob (experiment axis spelling, e.g. `core_capacity`).
+    pub key: &'static str,
+    /// The value given.
+    pub value: String,
+    /// What the knob accepts.
+    pub expected: &'static str,
+}
+
+/// The network knobs: `(key, default, what it accepts)`. An empty default
+/// means "not set" (the preset's value, or no file).
+pub const NETWORK_KNOBS: [(&str, &str, &str); 11] = [
+    (
+        "workload",
+        "inaturalist",
+        "a workload preset of [Marfoq20] Table 2: shakespeare, femnist, sent140 or inaturalist",
+    ),
+    (
+        "local_steps",
+        "1",
+        "a whole number of local steps, at least 1",
+    ),
+    (
+        "model_bits",
+        "",
+        "a model size > 0 such as 44961717, 42.88Mbit or 5MB",
+    ),
+    ("compute_ms", "", "a finite time in ms >= 0"),
+    ("access", "10G", "a bandwidth such as 10G, 100Mbps or inf"),
+    (
+        "access_csv",
+        "",
+        "a CSV file of per-silo access capacities (silo,up,down or silo,capacity)",
+    ),
+    (
+        "core_capacity",
+        "file",
+        "`file` (the underlay's capacities) or a bandwidth such as 1G",
+    ),
+    ("connectivity", "paper", "a path model: paper or bottleneck"),
+    (
+        "silos_per_router",
+        "",
+        "a whole number of silos, at least 1",
+    ),
+    ("silos", "", "a whole number of silos, at least 1"),
+    ("placement_seed", "0", "a whole number"),
+];
+
+/// Where silos sit on the routers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum PlacementSpec {
+    /// Silo `i` on router `i`.
+    #[default]
+    OnePerRouter,
+    /// `k` silos on every router.
+    PerRouter(usize),
+    /// `silos` silos spread as evenly as possible, the remainder on routers
+    /// drawn with `seed`.
+    Spread {
+        /// Number of silos.
+        silos: usize,
+        /// Seed of the random part.
+        seed: u64,
+    },
+}
+
+impl PlacementSpec {
+    /// The placement on `underlay`.
+    pub fn place(&self, underlay: &Underlay) -> Result<SiloPlacement, PlacementError> {
+        let routers = underlay.node_count();
+        match *self {
+            PlacementSpec::OnePerRouter => Ok(SiloPlacement::one_per_router(routers)),
+            PlacementSpec::PerRouter(k) => SiloPlacement::per_router(k, routers),
+            PlacementSpec::Spread { silos, seed } => SiloPlacement::spread(silos, routers, seed),
+        }
+    }
 }
 
 /// Loads `spec`: a GML file path, `builtin:NAME`, a built-in name, or
@@ -66,8 +164,13 @@ pub struct NetworkSpec {
     pub connectivity: ConnectivityOptions,
     /// Access capacity of every silo, bit/s.
     pub access_bps: BitsPerSec,
-    /// Workload.
+    /// Workload (preset with overrides applied).
     pub workload: Workload,
+    /// Per-silo access capacities, applied over `access_bps` by
+    /// [`Self::build`] (CSV `silo,up,down` or `silo,capacity`).
+    pub access_csv: Option<PathBuf>,
+    /// Where silos sit on the routers ([`Self::build`]).
+    pub placement: PlacementSpec,
 }
 
 impl Default for NetworkSpec {
@@ -76,12 +179,131 @@ impl Default for NetworkSpec {
             connectivity: ConnectivityOptions::default(),
             access_bps: DEFAULT_ACCESS_BPS,
             workload: Workload::default(),
+            access_csv: None,
+            placement: PlacementSpec::OnePerRouter,
         }
     }
 }
 
 impl NetworkSpec {
-    /// The delay model of `underlay` under this spec (one silo per router).
+    /// Parses the network knobs of [`NETWORK_KNOBS`]: `value(key)` gives a
+    /// knob's text, or `None` (or an empty text) for its default. Overrides
+    /// of the preset (`model_bits`, `compute_ms`) apply whatever the order
+    /// the knobs were given in, and rename the workload `custom`.
+    ///
+    /// # Errors
+    /// [`KnobError`] naming the first knob whose value does not parse.
+    pub fn from_knobs<'a>(value: impl Fn(&str) -> Option<&'a str>) -> Result<Self, KnobError> {
+        let get = |key: &'static str| -> Knob<'a> {
+            let (_, default, expected) = NETWORK_KNOBS
+                .iter()
+                .copied()
+                .find(|k| k.0 == key)
+                .unwrap_or((key, "", "a value"));
+            let text = value(key).filter(|v| !v.trim().is_empty());
+            Knob {
+                key,
+                text: text.unwrap_or(default),
+                given: text.is_some(),
+                expected,
+            }
+        };
+        let steps: u32 = get("local_steps").parse(|t| t.trim().parse().ok().filter(|&s| s >= 1))?;
+        let preset = get("workload");
+        let mut workload = preset.parse(|t| Workload::preset(t.trim(), steps))?;
+        let model_bits = get("model_bits");
+        if model_bits.given {
+            workload.model_bits = model_bits.parse(|t| {
+                parse_bits(t)
+                    .ok()
+                    .filter(|b: &Bits| b.is_finite() && *b > 0.0)
+            })?;
+            workload.name = "custom".into();
+        }
+        let compute = get("compute_ms");
+        if compute.given {
+            workload.compute_ms = compute.parse(|t| {
+                t.trim()
+                    .parse::<Ms>()
+                    .ok()
+                    .filter(|c| c.is_finite() && *c >= 0.0)
+            })?;
+            workload.name = "custom".into();
+        }
+        let core = get("core_capacity");
+        let core_capacity_bps = match core.text.trim() {
+            "file" => None,
+            _ => Some(core.parse(|t| parse_bandwidth(t).ok())?),
+        };
+        let model = get("connectivity").parse(|t| match t.trim() {
+            "paper" => Some(PathModel::Paper),
+            "bottleneck" => Some(PathModel::Bottleneck),
+            _ => None,
+        })?;
+        let count = |key| -> Result<Option<usize>, KnobError> {
+            let k = get(key);
+            if !k.given {
+                return Ok(None);
+            }
+            k.parse(|t| t.trim().parse().ok().filter(|&n: &usize| n >= 1))
+                .map(Some)
+        };
+        let seed: u64 = get("placement_seed").parse(|t| t.trim().parse().ok())?;
+        let placement = match (count("silos_per_router")?, count("silos")?) {
+            (Some(_), Some(_)) => {
+                return Err(KnobError {
+                    key: "silos",
+                    value: get("silos").text.to_string(),
+                    expected: "either silos or silos_per_router, not both",
+                })
+            }
+            (Some(k), None) => PlacementSpec::PerRouter(k),
+            (None, Some(n)) => PlacementSpec::Spread { silos: n, seed },
+            (None, None) => PlacementSpec::OnePerRouter,
+        };
+        let access_csv = get("access_csv");
+        Ok(NetworkSpec {
+            connectivity: ConnectivityOptions {
+                model,
+                core_capacity_bps,
+                ..ConnectivityOptions::default()
+            },
+            access_bps: get("access").parse(|t| parse_bandwidth(t).ok())?,
+            workload,
+            access_csv: access_csv.given.then(|| PathBuf::from(access_csv.text)),
+            placement,
+        })
+    }
+
+    /// The same spec with the model size `bits` (bit) known only after the
+    /// knobs were parsed (e.g. a trained model's real size), and the
+    /// workload renamed `name`.
+    pub fn with_model_bits(mut self, bits: Bits, name: &str) -> Self {
+        self.workload.model_bits = bits;
+        self.workload.name = name.to_string();
+        self
+    }
+
+    /// The delay model of `underlay` under the whole spec: silos placed by
+    /// [`Self::placement`], uniform access `access_bps`, then the access CSV.
+    ///
+    /// # Errors
+    /// A placement that does not fit the underlay; an unreadable or bad
+    /// access CSV.
+    pub fn build(&self, underlay: &Underlay) -> Result<DelayModel, ScenarioError> {
+        let placement = self.placement.place(underlay)?;
+        let mut model = self.delay_model_placed(underlay, placement);
+        if let Some(path) = &self.access_csv {
+            let placement = model.connectivity.placement().clone();
+            model
+                .access
+                .apply_csv_at(path, underlay, Some(&placement))?;
+        }
+        Ok(model)
+    }
+
+    /// The delay model of `underlay` with one silo per router and uniform
+    /// access `access_bps` (ignores `placement` and `access_csv`).
     pub fn delay_model(&self, underlay: &Underlay) -> DelayModel {
         self.delay_model_placed(
             underlay,
@@ -90,11 +312,30 @@ impl NetworkSpec {
     }
 
     /// The delay model of `underlay` with silos attached by `placement`
-    /// (one access link of `access_bps` per silo).
+    /// (one access link of `access_bps` per silo; ignores `access_csv`).
     pub fn delay_model_placed(&self, underlay: &Underlay, placement: SiloPlacement) -> DelayModel {
         let silos = placement.silo_count();
         let conn = Connectivity::with_placement(underlay, &self.connectivity, placement);
         let access = AccessLinks::uniform(silos, self.access_bps);
         DelayModel::new(conn, access, self.workload.clone())
+    }
+}
+
+/// One knob's text and how to report it.
+struct Knob<'a> {
+    key: &'static str,
+    text: &'a str,
+    given: bool,
+    expected: &'static str,
+}
+
+impl Knob<'_> {
+    /// `f(text)`, or the knob's error when it gives `None`.
+    fn parse<T>(&self, f: impl FnOnce(&str) -> Option<T>) -> Result<T, KnobError> {
+        f(self.text).ok_or_else(|| KnobError {
+            key: self.key,
+            value: self.text.to_string(),
+            expected: self.expected,
+        })
     }
 }

@@ -3,17 +3,15 @@
 
 use std::path::PathBuf;
 
-use anyhow::{bail, Context, Result};
+use anyhow::Result;
 use clap::{Args, ValueEnum};
 
-use fedtopo::connectivity::{ConnectivityOptions, PathModel};
 use fedtopo::delay::DelayModel;
 use fedtopo::overlay::build::CenterPolicy;
 use fedtopo::placement::SiloPlacement;
 use fedtopo::scenario::{load_underlay, NetworkSpec};
 use fedtopo::underlay::{Disconnected, LoadOptions, MissingCoordinates, Underlay};
-use fedtopo::units::{parse_bandwidth, parse_bits};
-use fedtopo::workload::Workload;
+use fedtopo::units::parse_bandwidth;
 
 /// What to do with nodes that lack coordinates when an edge needs them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Default)]
@@ -69,93 +67,76 @@ impl UnderlayArgs {
     }
 }
 
-/// Network and workload options.
+/// Network and workload options: the knobs of [`NetworkSpec`], parsed by
+/// [`NetworkSpec::from_knobs`] (the parser experiment files use too).
 #[derive(Debug, Clone, Args)]
 pub struct NetworkArgs {
-    /// Workload preset (Table 2): shakespeare, femnist, sent140, inaturalist.
+    /// Workload preset ([Marfoq20] Table 2): shakespeare, femnist, sent140, inaturalist.
     #[arg(long, default_value = "inaturalist")]
     pub workload: String,
     /// Model size M, overriding the preset (`44961717`, `42.88Mbit`, `5MB`).
-    #[arg(long, value_parser = parse_bits)]
-    pub model_bits: Option<f64>,
+    #[arg(long)]
+    pub model_bits: Option<String>,
     /// Time of one local step Tc in ms, overriding the preset.
     #[arg(long)]
-    pub compute_ms: Option<f64>,
+    pub compute_ms: Option<String>,
     /// Local steps per round s.
     #[arg(long, short = 's', default_value_t = 1)]
     pub local_steps: u32,
     /// Access link capacity of every silo, both directions (`10G`, `100Mbps`, `inf`).
-    #[arg(long, default_value = "10G", value_parser = parse_bandwidth)]
-    pub access: f64,
+    #[arg(long, default_value = "10G")]
+    pub access: String,
     /// Per-silo access capacities: CSV with `silo,up,down` or `silo,capacity`.
     #[arg(long)]
     pub access_csv: Option<PathBuf>,
-    /// Capacity of every core link, overriding the file's values.
-    #[arg(long, value_parser = parse_bandwidth)]
-    pub core_capacity: Option<f64>,
+    /// Capacity of every core link (`1G`), or `file` to keep the file's values.
+    #[arg(long, default_value = "file")]
+    pub core_capacity: String,
     /// Path model: `paper` (capacity / hops) or `bottleneck` (min capacity on the route).
-    #[arg(long, value_enum, default_value_t = PathModel::Paper)]
-    pub connectivity: PathModel,
+    #[arg(long, default_value = "paper")]
+    pub connectivity: String,
 }
 
 impl NetworkArgs {
-    /// The workload these options describe.
-    pub fn workload(&self) -> Result<Workload> {
-        let mut w = Workload::preset(&self.workload, self.local_steps).with_context(|| {
-            format!(
-                "unknown workload `{}`; expected shakespeare, femnist, sent140 or inaturalist \
-                 (or set --model-bits and --compute-ms)",
-                self.workload
+    /// The network spec of these options with silos placed by `placement`
+    /// (one per router when `None`). Errors name the option.
+    pub fn spec(&self, placement: Option<&PlacementArgs>) -> Result<NetworkSpec> {
+        let steps = self.local_steps.to_string();
+        let seed = placement.map(|p| p.placement_seed.to_string());
+        let count = |v: Option<usize>| v.map(|k| k.to_string());
+        let per_router = placement.and_then(|p| count(p.silos_per_router));
+        let silos = placement.and_then(|p| count(p.silos));
+        let csv = self
+            .access_csv
+            .as_ref()
+            .map(|p| p.to_string_lossy().into_owned());
+        NetworkSpec::from_knobs(|key| match key {
+            "workload" => Some(self.workload.as_str()),
+            "local_steps" => Some(steps.as_str()),
+            "model_bits" => self.model_bits.as_deref(),
+            "compute_ms" => self.compute_ms.as_deref(),
+            "access" => Some(self.access.as_str()),
+            "access_csv" => csv.as_deref(),
+            "core_capacity" => Some(self.core_capacity.as_str()),
+            "connectivity" => Some(self.connectivity.as_str()),
+            "silos_per_router" => per_router.as_deref(),
+            "silos" => silos.as_deref(),
+            "placement_seed" => seed.as_deref(),
+            _ => None,
+        })
+        .map_err(|e| {
+            anyhow::anyhow!(
+                "--{} `{}`: expected {}",
+                e.key.replace('_', "-"),
+                e.value,
+                e.expected
             )
-        })?;
-        if self.local_steps == 0 {
-            bail!("--local-steps must be at least 1");
-        }
-        if let Some(m) = self.model_bits {
-            w.model_bits = m;
-            w.name = "custom".into();
-        }
-        if let Some(tc) = self.compute_ms {
-            if tc.is_nan() || tc < 0.0 || !tc.is_finite() {
-                bail!("--compute-ms must be a finite number >= 0, got {tc}");
-            }
-            w.compute_ms = tc;
-            w.name = "custom".into();
-        }
-        Ok(w)
+        })
     }
 
-    /// The delay model of `underlay` under these options.
+    /// The delay model of `underlay` under these options, one silo per router.
     pub fn delay_model(&self, underlay: &Underlay) -> Result<DelayModel> {
-        self.delay_model_placed(
-            underlay,
-            SiloPlacement::one_per_router(underlay.node_count()),
-        )
-    }
-
-    /// The delay model of `underlay` with silos attached by `placement`.
-    pub fn delay_model_placed(
-        &self,
-        underlay: &Underlay,
-        placement: SiloPlacement,
-    ) -> Result<DelayModel> {
-        let spec = NetworkSpec {
-            connectivity: ConnectivityOptions {
-                model: self.connectivity,
-                core_capacity_bps: self.core_capacity,
-                ..ConnectivityOptions::default()
-            },
-            access_bps: self.access,
-            workload: self.workload()?,
-        };
-        let mut model = spec.delay_model_placed(underlay, placement);
-        if let Some(path) = &self.access_csv {
-            let placement = model.connectivity.placement().clone();
-            model
-                .access
-                .apply_csv_at(path, underlay, Some(&placement))?;
-        }
-        Ok(model)
+        Ok(self.spec(None)?.build(underlay)?)
     }
 }
 
@@ -181,20 +162,6 @@ pub struct PlacementArgs {
     pub placement_seed: u64,
 }
 
-impl PlacementArgs {
-    /// The placement these options describe on `underlay`.
-    pub fn placement(&self, underlay: &Underlay) -> Result<SiloPlacement> {
-        let routers = underlay.node_count();
-        Ok(match (self.silos_per_router, self.silos) {
-            (Some(0), _) => bail!("--silos-per-router must be at least 1"),
-            (_, Some(0)) => bail!("--silos must be at least 1"),
-            (Some(k), _) => SiloPlacement::per_router(k, routers)?,
-            (None, Some(n)) => SiloPlacement::spread(n, routers, self.placement_seed)?,
-            (None, None) => SiloPlacement::one_per_router(routers),
-        })
-    }
-}
-
 /// Parses `--center` under a silo placement: a router label / id names the
 /// first silo placed at that router.
 pub fn center_policy_at(
@@ -202,13 +169,7 @@ pub fn center_policy_at(
     underlay: &Underlay,
     placement: &SiloPlacement,
 ) -> Result<CenterPolicy> {
-    Ok(match center_policy(text, underlay)? {
-        CenterPolicy::Silo(r) => CenterPolicy::Silo(
-            placement
-                .silos_at(r)
-                .next()
-                .with_context(|| format!("--center `{text}`: no silo is placed at that router"))?,
-        ),
-        other => other,
-    })
+    center_policy(text, underlay)?
+        .at_placement(placement)
+        .map_err(|_| anyhow::anyhow!("--center `{text}`: no silo is placed at that router"))
 }

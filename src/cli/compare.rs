@@ -82,14 +82,15 @@ pub struct CompareArgs {
 /// Runs `fedtopo compare`.
 pub fn run(a: CompareArgs) -> Result<()> {
     let underlay = a.underlay.load(false)?;
-    let placement = a.placement.placement(&underlay)?;
+    let spec = a.network.spec(Some(&a.placement))?;
+    let placement = spec.placement.place(&underlay)?;
     let kinds = parse_overlay_list(&a.overlays)?;
     if !placement.is_one_per_router() {
         if let Some(k) = kinds.iter().find(|k| k.is_schedule()) {
             bail!("--overlays {k}: MATCHA schedules need one silo per router (drop --silos / --silos-per-router)");
         }
     }
-    let model = a.network.delay_model_placed(&underlay, placement)?;
+    let model = spec.build(&underlay)?;
     let options = BuildOptions {
         center: center_policy_at(&a.center, &underlay, model.connectivity.placement())?,
         matcha: MatchaOptions {

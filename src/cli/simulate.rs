@@ -66,7 +66,8 @@ pub fn run(a: SimulateArgs) -> Result<()> {
         bail!("--rounds must be at least 1");
     }
     let underlay = a.underlay.load(false)?;
-    let placement = a.placement.placement(&underlay)?;
+    let spec = a.network.spec(Some(&a.placement))?;
+    let placement = spec.placement.place(&underlay)?;
     let kinds = parse_overlay_list(&a.overlays)?;
     if !placement.is_one_per_router() {
         if let Some(k) = kinds.iter().find(|k| k.is_schedule()) {
@@ -74,7 +75,7 @@ pub fn run(a: SimulateArgs) -> Result<()> {
         }
     }
     let failures = FailureSpec::parse_optional(&a.failures)?;
-    let model = a.network.delay_model_placed(&underlay, placement)?;
+    let model = spec.build(&underlay)?;
     let options = BuildOptions {
         center: center_policy_at(&a.center, &underlay, model.connectivity.placement())?,
         seed: a.seed,

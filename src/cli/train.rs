@@ -168,8 +168,8 @@ fn config(a: &TrainArgs) -> Result<TrainConfig> {
 /// Runs `fedtopo train`.
 pub fn run_train(a: TrainArgs) -> Result<()> {
     let underlay = a.underlay.load(a.quiet)?;
-    let mut model = a.network.delay_model(&underlay)?;
-    let n = model.silo_count();
+    let mut spec = a.network.spec(None)?;
+    let n = spec.placement.place(&underlay)?.silo_count();
     let positions: Option<Vec<(f64, f64)>> = underlay.routers.iter().map(|r| r.lat_lon).collect();
     let data = load_data(&a, n, positions.as_deref())?;
     let cfg = config(&a)?;
@@ -198,11 +198,13 @@ pub fn run_train(a: TrainArgs) -> Result<()> {
         (None, None) => Target::TestAccuracy(0.0),
         _ => bail!("give --target-acc or --target-loss, not both"),
     };
+    // The trained model's real size is known only once the trainer is
+    // built: an input of the network spec, not a patch on its delay model.
     if a.real_model_size {
         let t = Trainer::new(cfg.clone(), &data)?;
-        model.workload.model_bits = 32.0 * t.params_per_silo() as f64;
-        model.workload.name = "trained-model".into();
+        spec = spec.with_model_bits(32.0 * t.params_per_silo() as f64, "trained-model");
     }
+    let model = spec.build(&underlay)?;
     std::fs::create_dir_all(&a.out).with_context(|| format!("creating {}", a.out.display()))?;
     let mut runs = Vec::new();
     let session = Session {

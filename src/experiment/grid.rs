@@ -27,6 +27,11 @@ impl Job {
             .map_or("", |(_, v)| v.as_str())
     }
 
+    /// True when the experiment has `axis`.
+    pub fn has(&self, axis: &str) -> bool {
+        self.params.iter().any(|(a, _)| a == axis)
+    }
+
     /// A stable text key of the job's parameters (not its index), so that
     /// results survive reordering of the grid: `axis=value|axis=value...`.
     pub fn key(&self) -> String {

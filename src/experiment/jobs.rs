@@ -12,7 +12,6 @@
 
 use std::path::Path;
 
-use crate::connectivity::{ConnectivityOptions, PathModel};
 use crate::delay::DelayModel;
 use crate::evaluate::{EvaluatedOverlay, OverlayTiming};
 use crate::network::NetworkKind;
@@ -20,13 +19,11 @@ use crate::overlay::build::{BuildOptions, CenterPolicy, OverlayKind};
 use crate::overlay::matcha::MatchaOptions;
 use crate::replay::{ReplayOptions, Straggler};
 use crate::report::replay::round_stats;
-use crate::scenario::NetworkSpec;
 use crate::underlay::Underlay;
-use crate::units::parse_bandwidth;
-use crate::workload::Workload;
 
 use super::assemble::{Cell, ResultRow};
 use super::grid::Job;
+use super::point::{delay_point, fail, labelled_axis_cells, parse_axis};
 use super::spec::ExperimentKind;
 use super::ExperimentError;
 
@@ -35,14 +32,6 @@ struct NetworkPoint {
     kind: OverlayKind,
     model: DelayModel,
     center: usize,
-}
-
-pub(super) fn fail(job: &Job, message: String) -> ExperimentError {
-    ExperimentError::Job {
-        index: job.index,
-        key: job.key(),
-        message,
-    }
 }
 
 fn network_point(job: &Job, underlay: &Underlay) -> Result<NetworkPoint, ExperimentError> {
@@ -58,91 +47,17 @@ fn network_point(job: &Job, underlay: &Underlay) -> Result<NetworkPoint, Experim
     })
 }
 
-/// The delay model (eq. 3) of a grid point: the underlay with the job's
-/// access and core capacities, path model and workload, and the centre
-/// silo (the STAR centre, or a program's server) with its own access.
-pub(super) fn delay_point(
-    job: &Job,
-    underlay: &Underlay,
-) -> Result<(DelayModel, usize), ExperimentError> {
-    let fail = |m: String| fail(job, m);
-    let access = parse_bandwidth(job.get("access")).map_err(|e| fail(e.to_string()))?;
-    let core = match job.get("core_capacity") {
-        "file" => None,
-        c => Some(parse_bandwidth(c).map_err(|e| fail(e.to_string()))?),
-    };
-    let path_model = match job.get("connectivity") {
-        "paper" => PathModel::Paper,
-        "bottleneck" => PathModel::Bottleneck,
-        other => {
-            return Err(fail(format!(
-                "connectivity `{other}`: expected paper or bottleneck"
-            )))
-        }
-    };
-    let steps: u32 = job.get("local_steps").parse().map_err(|_| {
-        fail(format!(
-            "local_steps `{}` is not a whole number",
-            job.get("local_steps")
-        ))
-    })?;
-    let workload = Workload::preset(job.get("workload"), steps).ok_or_else(|| {
-        fail(format!(
-            "workload `{}`: expected shakespeare, femnist, sent140 or inaturalist",
-            job.get("workload")
-        ))
-    })?;
-    let spec = NetworkSpec {
-        connectivity: ConnectivityOptions {
-            model: path_model,
-            core_capacity_bps: core,
-            ..ConnectivityOptions::default()
-        },
-        access_bps: access,
-        workload,
-    };
-    let mut model = spec.delay_model(underlay);
-    let policy = CenterPolicy::parse(job.get("center"), underlay).map_err(fail)?;
-    let center = policy.resolve(underlay, &model);
-    if job.get("center_access") != "same" {
-        let c = parse_bandwidth(job.get("center_access")).map_err(|e| fail(e.to_string()))?;
-        model.access.set(center, c, c);
-    }
-    Ok((model, center))
-}
-
 /// The axis columns every kind's row starts with (`center` resolved to the
 /// centre silo's label).
 fn axis_cells(job: &Job, underlay: &Underlay, p: &NetworkPoint, extra: &[&str]) -> ResultRow {
-    labelled_axis_cells(job, underlay, &p.kind.to_string(), p.center, extra)
-}
-
-/// [`axis_cells`] with the `overlay` column's text and the centre given.
-pub(super) fn labelled_axis_cells(
-    job: &Job,
-    underlay: &Underlay,
-    overlay: &str,
-    center: usize,
-    extra: &[&str],
-) -> ResultRow {
-    let mut row = ResultRow::default();
-    row.push("underlay", underlay.name.as_str())
-        .push("overlay", overlay);
-    for a in [
-        "access",
-        "center_access",
-        "local_steps",
-        "workload",
-        "core_capacity",
-        "connectivity",
-    ] {
-        row.push(a, job.get(a));
-    }
-    row.push("center", underlay.routers[center].label.as_str());
-    for a in extra {
-        row.push(a, job.get(a));
-    }
-    row
+    labelled_axis_cells(
+        job,
+        underlay,
+        &p.model,
+        &p.kind.to_string(),
+        p.center,
+        extra,
+    )
 }
 
 /// Computes one grid point of an experiment of `kind`. `run_dir` is the
@@ -185,7 +100,7 @@ fn compare_job(job: &Job, underlay: &Underlay) -> Result<ResultRow, ExperimentEr
         .map_err(|e| f(e.to_string()))?;
     let t = overlay.cycle_time(&p.model).map_err(|e| f(e.to_string()))?;
     let mut row = axis_cells(job, underlay, &p, &[]);
-    row.push("silos", underlay.node_count());
+    row.push("silos", p.model.silo_count());
     push_degrees(&mut row, &overlay);
     row.push("cycle_time_ms", t.published_ms())
         .push("rounds_per_s", 1000.0 / t.published_ms());
@@ -277,7 +192,7 @@ fn simulate_job(job: &Job, underlay: &Underlay) -> Result<ResultRow, ExperimentE
         &p,
         &["network", "rounds", "straggler", "seed"],
     );
-    row.push("silos", underlay.node_count());
+    row.push("silos", p.model.silo_count());
     push_degrees(&mut row, &overlay);
     row.push("cycle_time_ms", tau.map_or(Cell::from(""), Into::into))
         .push("mean_round_ms", stats.mean_ms)
@@ -294,16 +209,6 @@ fn simulate_job(job: &Job, underlay: &Underlay) -> Result<ResultRow, ExperimentE
         .push("transfers", result.transfers)
         .push("max_active_flows", result.network_stats.max_active_flows);
     Ok(row)
-}
-
-pub(super) fn parse_axis<T: std::str::FromStr>(
-    job: &Job,
-    axis: &str,
-    what: &str,
-) -> Result<T, ExperimentError> {
-    job.get(axis)
-        .parse()
-        .map_err(|_| fail(job, format!("{axis} `{}`: expected {what}", job.get(axis))))
 }
 
 /// `train`: DPASGD on the overlay, every round timed by the event engine

@@ -14,6 +14,7 @@ pub mod aggregate;
 pub mod assemble;
 pub mod grid;
 mod jobs;
+mod point;
 mod program_job;
 pub mod run;
 pub mod spec;

@@ -17,7 +17,7 @@ use crate::units::gigabytes;
 
 use super::assemble::{Cell, ResultRow};
 use super::grid::Job;
-use super::jobs::{delay_point, fail, labelled_axis_cells, parse_axis};
+use super::point::{delay_point, fail, labelled_axis_cells, parse_axis};
 use super::ExperimentError;
 
 /// Runs one `program` grid point.
@@ -73,6 +73,7 @@ pub(super) fn program_job(job: &Job, underlay: &Underlay) -> Result<ResultRow, E
     let mut row = labelled_axis_cells(
         job,
         underlay,
+        &model,
         method.name(),
         server,
         &[

@@ -219,6 +219,26 @@ pub struct Grid {
     /// STAR centre policy: `load`, `first`, `fastest` or a silo label.
     #[serde(default = "default_center")]
     pub center: Vec<String>,
+    /// Model size M overriding the workload preset (`42.88Mbit`, `5MB`);
+    /// an axis only when given, like the other optional network knobs below
+    /// ([`crate::scenario::NETWORK_KNOBS`]).
+    #[serde(default)]
+    pub model_bits: Option<Vec<Scalar>>,
+    /// Time of one local step Tc (ms) overriding the workload preset.
+    #[serde(default)]
+    pub compute_ms: Option<Vec<Scalar>>,
+    /// Per-silo access capacities: CSV file (`silo,up,down` or `silo,capacity`).
+    #[serde(default)]
+    pub access_csv: Option<Vec<Scalar>>,
+    /// Silos on every router.
+    #[serde(default)]
+    pub silos_per_router: Option<Vec<Scalar>>,
+    /// Total number of silos, spread over the routers.
+    #[serde(default)]
+    pub silos: Option<Vec<Scalar>>,
+    /// Seed of the random part of `silos`.
+    #[serde(default)]
+    pub placement_seed: Option<Vec<Scalar>>,
     /// Simulate, train, program: network model (`maxplus`, `paper`, `flow`).
     #[serde(default)]
     pub network: Option<Vec<Scalar>>,
@@ -291,6 +311,18 @@ impl std::fmt::Display for Scalar {
 
 use ExperimentKind::{Program, Simulate, Train};
 
+/// Network knobs that are grid axes (and result columns) only when the file
+/// gives them, so that files without them keep their columns; every kind
+/// accepts them ([`crate::scenario::NetworkSpec::from_knobs`] parses them).
+pub const OPTIONAL_NETWORK_AXES: [&str; 6] = [
+    "model_bits",
+    "compute_ms",
+    "access_csv",
+    "silos_per_router",
+    "silos",
+    "placement_seed",
+];
+
 /// Axes that only some kinds have, in key order: `(axis, kinds that accept
 /// it, default value)`. An axis may appear twice with different kinds and
 /// defaults (a program's `lr` defaults to the paper's 0.03).
@@ -333,6 +365,11 @@ impl Grid {
             ("connectivity", self.connectivity.clone()),
             ("center", self.center.clone()),
         ];
+        for axis in OPTIONAL_NETWORK_AXES {
+            if let Some(v) = self.values(axis) {
+                axes.push((axis, v.iter().map(Scalar::to_string).collect()));
+            }
+        }
         let Some(kind) = self.kind else {
             return axes;
         };
@@ -365,6 +402,12 @@ impl Grid {
             "target" => self.target.as_ref(),
             "eval_every" => self.eval_every.as_ref(),
             "separation" => self.separation.as_ref(),
+            "model_bits" => self.model_bits.as_ref(),
+            "compute_ms" => self.compute_ms.as_ref(),
+            "access_csv" => self.access_csv.as_ref(),
+            "silos_per_router" => self.silos_per_router.as_ref(),
+            "silos" => self.silos.as_ref(),
+            "placement_seed" => self.placement_seed.as_ref(),
             _ => None,
         }
     }

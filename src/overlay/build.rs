@@ -19,6 +19,7 @@ use crate::overlay::matcha::{
 };
 use crate::overlay::random::{random_overlay, RandomGraphError, RandomSpec, RandomSpecError};
 use crate::overlay::{complete, mbst, mst, ring, star, Overlay};
+use crate::placement::SiloPlacement;
 use crate::underlay::Underlay;
 
 /// The overlay families fedtopo can build.
@@ -179,6 +180,21 @@ impl CenterPolicy {
                     underlay.name
                 )
             })?),
+        })
+    }
+
+    /// The policy under a silo placement: a router named by label or id
+    /// ([`CenterPolicy::Silo`] from [`CenterPolicy::parse`]) designates the
+    /// first silo placed at that router.
+    pub fn at_placement(self, placement: &SiloPlacement) -> Result<CenterPolicy, String> {
+        Ok(match self {
+            CenterPolicy::Silo(r) => CenterPolicy::Silo(
+                placement
+                    .silos_at(r)
+                    .next()
+                    .ok_or_else(|| format!("center: no silo is placed at router {r}"))?,
+            ),
+            other => other,
         })
     }
 
