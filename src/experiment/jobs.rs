@@ -34,12 +34,16 @@ struct NetworkPoint {
     center: usize,
 }
 
-fn network_point(job: &Job, underlay: &Underlay) -> Result<NetworkPoint, ExperimentError> {
+fn network_point(
+    job: &Job,
+    underlay: &Underlay,
+    base_dir: &Path,
+) -> Result<NetworkPoint, ExperimentError> {
     let kind: OverlayKind = job
         .get("overlay")
         .parse()
         .map_err(|e| fail(job, format!("{e}")))?;
-    let (model, center) = delay_point(job, underlay)?;
+    let (model, center) = delay_point(job, underlay, base_dir)?;
     Ok(NetworkPoint {
         kind,
         model,
@@ -60,20 +64,22 @@ fn axis_cells(job: &Job, underlay: &Underlay, p: &NetworkPoint, extra: &[&str]) 
     )
 }
 
-/// Computes one grid point of an experiment of `kind`. `run_dir` is the
-/// job's own directory (training runs keep their per-round `metrics.csv`
+/// Computes one grid point of an experiment of `kind`. Files named by the
+/// job (`access_csv`) are relative to `base_dir`, the experiment file's
+/// directory. `run_dir` is the job's own directory (training runs keep their per-round `metrics.csv`
 /// and checkpoints there, so an interrupted job resumes).
 pub fn run_job(
     kind: ExperimentKind,
     job: &Job,
     underlay: &Underlay,
+    base_dir: &Path,
     run_dir: &Path,
 ) -> Result<ResultRow, ExperimentError> {
     match kind {
-        ExperimentKind::Compare => compare_job(job, underlay),
-        ExperimentKind::Simulate => simulate_job(job, underlay),
-        ExperimentKind::Train => train_job(job, underlay, run_dir),
-        ExperimentKind::Program => super::program_job::program_job(job, underlay),
+        ExperimentKind::Compare => compare_job(job, underlay, base_dir),
+        ExperimentKind::Simulate => simulate_job(job, underlay, base_dir),
+        ExperimentKind::Train => train_job(job, underlay, base_dir, run_dir),
+        ExperimentKind::Program => super::program_job::program_job(job, underlay, base_dir),
     }
 }
 
@@ -92,8 +98,12 @@ fn build_options(center: usize, seed: u64) -> BuildOptions {
 /// `compare`: the overlay's max-plus cycle time; for schedules the paper's
 /// round estimate in the published convention ([Marfoq20] App. H.6: total
 /// duration of the sampled rounds over `rounds - 1`).
-fn compare_job(job: &Job, underlay: &Underlay) -> Result<ResultRow, ExperimentError> {
-    let p = network_point(job, underlay)?;
+fn compare_job(
+    job: &Job,
+    underlay: &Underlay,
+    base_dir: &Path,
+) -> Result<ResultRow, ExperimentError> {
+    let p = network_point(job, underlay, base_dir)?;
     let f = |m: String| fail(job, m);
     let options = build_options(p.center, 0);
     let overlay = EvaluatedOverlay::build(p.kind, underlay, &p.model, &options)
@@ -152,8 +162,12 @@ fn matcha_variant_cells(row: &mut ResultRow, kind: OverlayKind, default_budget: 
 }
 
 /// `simulate`: an event replay next to the max-plus cycle time.
-fn simulate_job(job: &Job, underlay: &Underlay) -> Result<ResultRow, ExperimentError> {
-    let p = network_point(job, underlay)?;
+fn simulate_job(
+    job: &Job,
+    underlay: &Underlay,
+    base_dir: &Path,
+) -> Result<ResultRow, ExperimentError> {
+    let p = network_point(job, underlay, base_dir)?;
     let f = |m: String| fail(job, m);
     let network: NetworkKind = job.get("network").parse().map_err(|e| f(format!("{e}")))?;
     let rounds: u64 = parse_axis(job, "rounds", "a whole number >= 1")?;
@@ -215,7 +229,12 @@ fn simulate_job(job: &Job, underlay: &Underlay) -> Result<ResultRow, ExperimentE
 /// ([`crate::train::session`]); the row summarises the run against the
 /// job's target, the per-round records are `RUN_DIR/metrics.csv`.
 #[cfg(feature = "train")]
-fn train_job(job: &Job, underlay: &Underlay, run_dir: &Path) -> Result<ResultRow, ExperimentError> {
+fn train_job(
+    job: &Job,
+    underlay: &Underlay,
+    base_dir: &Path,
+    run_dir: &Path,
+) -> Result<ResultRow, ExperimentError> {
     use crate::overlay::dcliques::placement::DCliquesBuild;
     use crate::train::checkpoint::RunOptions;
     use crate::train::consensus::ConsensusRule;
@@ -227,7 +246,7 @@ fn train_job(job: &Job, underlay: &Underlay, run_dir: &Path) -> Result<ResultRow
     };
     use crate::train::trainer::{ExecMode, TrainConfig};
 
-    let p = network_point(job, underlay)?;
+    let p = network_point(job, underlay, base_dir)?;
     let f = |m: String| fail(job, m);
     let network: NetworkKind = job.get("network").parse().map_err(|e| f(format!("{e}")))?;
     let rounds: u64 = parse_axis(job, "rounds", "a whole number >= 1")?;
@@ -333,6 +352,7 @@ fn train_job(job: &Job, underlay: &Underlay, run_dir: &Path) -> Result<ResultRow
 fn train_job(
     job: &Job,
     _underlay: &Underlay,
+    _base_dir: &Path,
     _run_dir: &Path,
 ) -> Result<ResultRow, ExperimentError> {
     Err(fail(

@@ -2,6 +2,8 @@
 //! from the job's network knobs, the centre silo, the axis columns a result
 //! row starts with, and the error of a job.
 
+use std::path::Path;
+
 use crate::delay::DelayModel;
 use crate::overlay::build::CenterPolicy;
 use crate::scenario::NetworkSpec;
@@ -23,16 +25,19 @@ pub(super) fn fail(job: &Job, message: String) -> ExperimentError {
 }
 
 /// The delay model ([Marfoq20] eq. 3) of a grid point: the network knobs
-/// of the job ([`NetworkSpec::from_knobs`], the parser the CLI uses too),
-/// and the centre silo (the STAR centre, or a program's server) with its own
-/// access.
+/// of the job ([`NetworkSpec::from_knobs`], the parser the CLI uses too;
+/// files relative to `base_dir`), and the centre silo (the STAR centre, or
+/// a program's server) with its own access.
 pub(super) fn delay_point(
     job: &Job,
     underlay: &Underlay,
+    base_dir: &Path,
 ) -> Result<(DelayModel, usize), ExperimentError> {
     let fail = |m: String| fail(job, m);
-    let spec =
+    let mut spec =
         NetworkSpec::from_knobs(|key| Some(job.get(key))).map_err(|e| fail(e.to_string()))?;
+    // Files are relative to the experiment file, like underlays.
+    spec.access_csv = spec.access_csv.map(|p| base_dir.join(p));
     let mut model = spec.build(underlay).map_err(|e| fail(e.to_string()))?;
     let policy = CenterPolicy::parse(job.get("center"), underlay).map_err(fail)?;
     let policy = policy

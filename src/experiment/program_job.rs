@@ -21,10 +21,14 @@ use super::point::{delay_point, fail, labelled_axis_cells, parse_axis};
 use super::ExperimentError;
 
 /// Runs one `program` grid point.
-pub(super) fn program_job(job: &Job, underlay: &Underlay) -> Result<ResultRow, ExperimentError> {
+pub(super) fn program_job(
+    job: &Job,
+    underlay: &Underlay,
+    base_dir: &std::path::Path,
+) -> Result<ResultRow, ExperimentError> {
     let f = |m: String| fail(job, m);
     let method: Method = job.get("overlay").parse().map_err(|e| f(format!("{e}")))?;
-    let (model, server) = delay_point(job, underlay)?;
+    let (model, server) = delay_point(job, underlay, base_dir)?;
     let network: NetworkKind = job.get("network").parse().map_err(|e| f(format!("{e}")))?;
     let steps: u64 = parse_axis(job, "rounds", "a whole number of steps >= 1")?;
     let seed: u64 = parse_axis(job, "seed", "a whole number")?;

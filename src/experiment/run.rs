@@ -141,7 +141,10 @@ pub fn run_jobs(
                 }
                 let dir = store::run_dir(&opts.out, job);
                 let r = store::clear_dir(&dir, restart.contains(&job.index))
-                    .and_then(|()| run_job(spec.kind, job, &underlays[job.get("underlay")], &dir))
+                    .and_then(|()| {
+                        let underlay = &underlays[job.get("underlay")];
+                        run_job(spec.kind, job, underlay, &opts.base_dir, &dir)
+                    })
                     .and_then(|row| store::save(&opts.out, job, &row));
                 if r.is_err() {
                     failed.store(true, Ordering::Relaxed);

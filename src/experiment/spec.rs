@@ -39,6 +39,13 @@
 //! (`mnist`, `fedprox-mnist`, `shakespeare`), `separation`, `lr`,
 //! `batch_size`, `target` (`acc:X`) and `eval_every`.
 //!
+//! Every network knob of the CLI is an axis too ([`crate::scenario::NETWORK_KNOBS`],
+//! parsed by the same [`crate::scenario::NetworkSpec::from_knobs`]): besides
+//! the ones above, `model_bits` (`"42.88Mbit"`), `compute_ms`, `access_csv`
+//! (a file of per-silo capacities), `silos_per_router`, `silos` and
+//! `placement_seed` ([`OPTIONAL_NETWORK_AXES`]) are axes, and result
+//! columns, only when the file gives them.
+//!
 //! `largest_component = true` keeps the largest component of disconnected
 //! underlays. `[[ratio]]` tables add derived columns (a row's value over a baseline
 //! row's, [`RatioSpec`]); `aggregate = "seed"` summarises rows that differ
