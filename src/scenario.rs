@@ -339,3 +339,96 @@ impl Knob<'_> {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn knobs<'a>(pairs: &'a [(&'a str, &'a str)]) -> impl Fn(&str) -> Option<&'a str> + 'a {
+        move |k| pairs.iter().find(|p| p.0 == k).map(|p| p.1)
+    }
+
+    #[test]
+    fn defaults_are_the_paper_setting() {
+        let s = NetworkSpec::from_knobs(|_| None).unwrap();
+        assert_eq!(s.workload, Workload::default());
+        assert_eq!(s.access_bps, DEFAULT_ACCESS_BPS);
+        assert_eq!(s.connectivity, ConnectivityOptions::default());
+        assert_eq!(s.placement, PlacementSpec::OnePerRouter);
+        assert!(s.access_csv.is_none());
+        // Empty texts are "not given" (experiment jobs without the axis).
+        let e = NetworkSpec::from_knobs(|_| Some("")).unwrap();
+        assert_eq!(e.workload, s.workload);
+    }
+
+    #[test]
+    fn overrides_apply_whatever_the_order() {
+        let s = NetworkSpec::from_knobs(knobs(&[
+            ("model_bits", "5MB"),
+            ("compute_ms", "7.5"),
+            ("workload", "femnist"),
+            ("local_steps", "3"),
+            ("core_capacity", "2G"),
+            ("connectivity", "bottleneck"),
+            ("silos", "30"),
+            ("placement_seed", "4"),
+        ]))
+        .unwrap();
+        assert_eq!(s.workload.model_bits, 40e6);
+        assert_eq!(s.workload.compute_ms, 7.5);
+        assert_eq!(s.workload.local_steps, 3);
+        assert_eq!(s.workload.name, "custom");
+        assert_eq!(s.connectivity.core_capacity_bps, Some(2e9));
+        assert_eq!(s.connectivity.model, PathModel::Bottleneck);
+        assert_eq!(s.placement, PlacementSpec::Spread { silos: 30, seed: 4 });
+        let later = s.with_model_bits(1e6, "trained-model");
+        assert_eq!(later.workload.model_bits, 1e6);
+        assert_eq!(later.workload.name, "trained-model");
+    }
+
+    #[test]
+    fn bad_values_name_the_knob_and_what_it_expects() {
+        for (key, bad) in [
+            ("workload", "imagenet"),
+            ("local_steps", "0"),
+            ("model_bits", "-3"),
+            ("compute_ms", "nan"),
+            ("access", "10 parsecs"),
+            ("core_capacity", "fast"),
+            ("connectivity", "shortest"),
+            ("silos", "0"),
+            ("silos_per_router", "x"),
+            ("placement_seed", "-1"),
+        ] {
+            let e = NetworkSpec::from_knobs(knobs(&[(key, bad)])).unwrap_err();
+            assert_eq!(e.key, key);
+            assert_eq!(e.value, bad);
+            assert!(e
+                .to_string()
+                .starts_with(&format!("{key} `{bad}`: expected")));
+        }
+        let both = NetworkSpec::from_knobs(knobs(&[("silos", "4"), ("silos_per_router", "2")]));
+        assert!(both.unwrap_err().to_string().contains("not both"));
+    }
+
+    #[test]
+    fn build_places_silos_and_reads_the_access_file() {
+        let u = load_underlay(Some("aws-gaia"), &LoadOptions::default()).unwrap();
+        let dir = std::env::temp_dir().join(format!("fedtopo-spec-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let csv = dir.join("access.csv");
+        std::fs::write(&csv, "silo,up,down\n0,1G,2G\n").unwrap();
+        let path = csv.to_string_lossy().into_owned();
+        let s = NetworkSpec::from_knobs(knobs(&[
+            ("silos_per_router", "2"),
+            ("access", "5G"),
+            ("access_csv", path.as_str()),
+        ]))
+        .unwrap();
+        let m = s.build(&u).unwrap();
+        assert_eq!(m.silo_count(), 2 * u.node_count());
+        assert_eq!(m.access.up[0], 1e9);
+        assert_eq!(m.access.down[0], 2e9);
+        assert_eq!(m.access.up[m.silo_count() - 1], 5e9);
+    }
+}

@@ -630,3 +630,106 @@ fn program_kind_matches_tornado_learn() {
     assert!(!o.status.success());
     assert!(String::from_utf8_lossy(&o.stderr).contains("fedsgd"));
 }
+
+/// The network knobs are one parser for the CLI and experiment files: a grid
+/// with `model_bits`, `compute_ms`, `silos` / `placement_seed` and an
+/// `access_csv` (relative to the experiment file) gives the cycle times of
+/// `fedtopo compare` with the same options, and those axes become columns.
+#[test]
+fn network_knobs_are_experiment_axes_with_the_cli_values() {
+    let dir = tmp("knobs-csv");
+    let csv = dir.join("silos.csv");
+    std::fs::write(&csv, "silo,up,down\nSeattle,1G,2G\nMiami,500M,500M\n").unwrap();
+    let text = r#"
+name = "knobs"
+kind = "compare"
+[grid]
+underlay = ["aws-north-america"]
+overlay = ["star", "ring", "mst"]
+access = ["1G"]
+core_capacity = ["file", "2G"]
+model_bits = ["5MB"]
+compute_ms = ["7.5"]
+silos = [30]
+placement_seed = [4]
+access_csv = ["silos.csv"]
+"#;
+    let spec = dir.join("knobs.toml");
+    std::fs::write(&spec, text).unwrap();
+    let out = tmp("knobs-out");
+    run_with_threads(spec.to_str().unwrap(), &out, 1);
+    let (header, rows) = results(&out);
+    let col = |name: &str| column(&header, name);
+    assert_eq!(rows.len(), 6);
+    for knob in [
+        "model_bits",
+        "compute_ms",
+        "silos",
+        "placement_seed",
+        "access_csv",
+    ] {
+        let _ = col(knob);
+    }
+    for r in &rows {
+        assert_eq!(
+            &r[col("silos")],
+            "30",
+            "30 silos placed, not one per router"
+        );
+    }
+    for core in ["file", "2G"] {
+        let o = fedtopo(&[
+            "compare",
+            "aws-north-america",
+            "--overlays",
+            "star,ring,mst",
+            "--access",
+            "1G",
+            "--core-capacity",
+            core,
+            "--model-bits",
+            "5MB",
+            "--compute-ms",
+            "7.5",
+            "--silos",
+            "30",
+            "--placement-seed",
+            "4",
+            "--access-csv",
+            csv.to_str().unwrap(),
+            "--format",
+            "json",
+        ]);
+        ok(&o);
+        let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        for cli in v["rows"].as_array().unwrap() {
+            let name = cli["overlay"].as_str().unwrap();
+            let row = rows
+                .iter()
+                .find(|r| &r[col("overlay")] == name && &r[col("core_capacity")] == core)
+                .unwrap();
+            let ours: f64 = row[col("cycle_time_ms")].parse().unwrap();
+            let theirs = cli["cycle_time_ms"].as_f64().unwrap();
+            assert!(
+                (ours - theirs).abs() <= 1e-12 * theirs,
+                "{name} core {core}: experiment {ours} vs CLI {theirs}"
+            );
+        }
+    }
+    // Bad knob values name the knob in both front ends.
+    std::fs::write(&spec, text.replace("[\"5MB\"]", "[\"5 parsecs\"]")).unwrap();
+    let o = fedtopo(&[
+        "run",
+        spec.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(!o.status.success());
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("model_bits `5 parsecs`: expected"),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let o = fedtopo(&["compare", "--model-bits", "5 parsecs"]);
+    assert!(String::from_utf8_lossy(&o.stderr).contains("--model-bits `5 parsecs`: expected"));
+}
