@@ -21,7 +21,6 @@ pub mod mst;
 pub mod random;
 pub mod ring;
 pub mod star;
-pub mod stationary;
 
 use std::borrow::Cow;
 use std::collections::BTreeSet;

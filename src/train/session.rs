@@ -13,8 +13,8 @@ use crate::delay::DelayModel;
 use crate::network::NetworkKind;
 use crate::overlay::build::{build_overlay, build_schedule, BuildOptions, OverlayKind};
 use crate::overlay::failures::{FailureSpec, Failures};
-use crate::overlay::stationary::InitGain;
 use crate::overlay::{OverlaySchedule, Protocol};
+use crate::train::stationary::InitGain;
 use crate::underlay::Underlay;
 
 use crate::overlay::dcliques::placement::{DCliquesBuild, LabelSource};
