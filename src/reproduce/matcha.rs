@@ -9,12 +9,24 @@ use std::path::Path;
 use std::time::Instant;
 
 use serde::Serialize;
+use thiserror::Error;
 
 use super::throughput::paper_model;
 use crate::overlay::matcha::{
-    maxplus_growth, round_estimate, MatchaBase, MatchaDesign, MatchaOptions,
+    maxplus_growth, round_estimate, MatchaBase, MatchaDesign, MatchaError, MatchaOptions,
 };
-use crate::underlay::{LoadOptions, Underlay};
+use crate::underlay::{LoadOptions, Underlay, UnderlayError};
+
+/// Why the MATCHA reproduction failed.
+#[derive(Debug, Error)]
+pub enum MatchaReproError {
+    /// A paper underlay could not be read.
+    #[error(transparent)]
+    Underlay(#[from] UnderlayError),
+    /// MATCHA design or timing failed.
+    #[error(transparent)]
+    Matcha(#[from] MatchaError),
+}
 
 /// One published cycle time: `(table, local steps s, underlay file stem,
 /// overlay, cycle time in ms)`.
@@ -117,18 +129,15 @@ pub struct MatchaRow {
     pub solve_s: f64,
 }
 
-fn load(dir: &Path, name: &str) -> Result<Underlay, Box<dyn std::error::Error>> {
-    Ok(Underlay::load(
-        &dir.join(format!("{name}.gml")),
-        &LoadOptions::default(),
-    )?)
+fn load(dir: &Path, name: &str) -> Result<Underlay, UnderlayError> {
+    Underlay::load(&dir.join(format!("{name}.gml")), &LoadOptions::default())
 }
 
 /// Tables 3, 6, 7: MATCHA on Gc and MATCHA+ on Gu, ours vs published.
 pub fn matcha_tables(
     dir: &Path,
     opts: &MatchaReproOptions,
-) -> Result<Vec<MatchaRow>, Box<dyn std::error::Error>> {
+) -> Result<Vec<MatchaRow>, MatchaReproError> {
     let mut rows = Vec::new();
     let mut designs: Vec<(String, String, MatchaDesign, f64)> = Vec::new();
     for (table, steps, name, kind, published) in PUBLISHED {

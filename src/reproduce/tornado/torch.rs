@@ -1,6 +1,6 @@
 //! The libtorch learner of `fedtopo tornado learn --trainer torch`: the
 //! trainer configuration and optional MNIST data, the model's size, and one
-//! program trained by [`crate::program::train::train`]. Without the `train`
+//! program trained by `program::train::train`. Without the `train`
 //! feature [`TorchLearner`] and [`TorchError`] are uninhabited.
 
 #[cfg(feature = "train")]
