@@ -170,6 +170,12 @@ mod tests {
         c.add_row(["b, c", "say \"hi\""]);
         assert_eq!(sample().to_terminal(), c.to_string());
         assert_eq!(sample().to_string(), c.to_string());
+        if let Some(col) = c.column_mut(1) {
+            col.set_cell_alignment(CellAlignment::Right);
+        }
+        let mut right = sample();
+        right.align_right([1]);
+        assert_eq!(right.to_terminal(), c.to_string());
     }
 
     #[test]
