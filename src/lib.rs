@@ -20,7 +20,6 @@
 //! * [`workload`]: model size (bit), compute time (ms), local steps.
 //! * [`delay`]: eq. (3), the delay of an overlay arc (ms).
 //! * [`overlay`]: STAR, MST, delta-MBST, RING, ring-opt, complete, MATCHA schedules; export.
-//! * [`reproduce_matcha`]: the MATCHA columns of Tables 3, 6, 7 and Table 10.
 //! * [`maxplus`]: Karp and Howard maximum cycle mean, the recurrence.
 //! * [`timing`]: the cycle time of an overlay on a network.
 //! * [`scenario`]: the usual way to assemble all of the above.
@@ -28,7 +27,7 @@
 //! * [`program`]: round programs of hierarchical / ring-based FL (TornadoAggregate
 //!   and Table 4 of Lee et al. 2021), grouping, timing in the event engine.
 //! * [`experiment`]: declarative experiment files, parallel and sharded sweeps.
-//! * [`reproduce`]: the paper's tables, ours vs published.
+//! * [`reproduce`]: the papers' tables, ours vs published, one module per paper.
 //! * [`train`]: DPASGD training coupled to the simulator (models need the
 //!   `train` feature).
 //!
@@ -50,8 +49,6 @@ pub mod program;
 pub mod replay;
 pub mod report;
 pub mod reproduce;
-pub mod reproduce_init_gain;
-pub mod reproduce_matcha;
 pub mod scenario;
 pub mod timing;
 pub mod train;

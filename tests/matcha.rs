@@ -7,7 +7,7 @@ mod common;
 use fedtopo::overlay::matcha::{
     check_decomposition, coloring::max_degree, MatchaBase, MatchaDesign, MatchaOptions,
 };
-use fedtopo::reproduce_matcha::{matcha_tables, MatchaReproOptions};
+use fedtopo::reproduce::matcha::{matcha_tables, MatchaReproOptions, PUBLISHED};
 use fedtopo::underlay::{LoadOptions, Underlay};
 
 const PAPER: [&str; 5] = ["gaia", "amazon_us", "geantdistance", "exodus", "ebone"];
@@ -80,4 +80,26 @@ fn matcha_columns_of_tables_3_6_7() {
             r.underlay
         );
     }
+}
+
+/// The published constants of the MATCHA reproducer are the MATCHA rows of
+/// the throughput experiment's `published.csv`, in the same order.
+#[test]
+fn published_constants_match_the_experiment_csv() {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("experiments/throughput-tables/published.csv");
+    let mut rdr = csv::ReaderBuilder::new()
+        .comment(Some(b'#'))
+        .from_path(&path)
+        .unwrap();
+    let rows: Vec<(u32, u32, String, String, f64)> = rdr
+        .deserialize()
+        .map(Result::unwrap)
+        .filter(|r: &(u32, u32, String, String, f64)| r.3.starts_with("matcha"))
+        .collect();
+    let ours: Vec<(u32, u32, String, String, f64)> = PUBLISHED
+        .iter()
+        .map(|&(t, s, u, o, ms)| (t, s, u.to_string(), o.to_string(), ms))
+        .collect();
+    assert_eq!(rows, ours);
 }

@@ -27,16 +27,16 @@ use std::path::PathBuf;
 use anyhow::{bail, Context, Result};
 use fedtopo::overlay::failures::{FailureSpec, Failures};
 use fedtopo::overlay::random::{random_overlay, RandomSpec};
-use fedtopo::overlay::stationary::InitGain;
 use fedtopo::overlay::{complete, Overlay, OverlaySchedule};
 use fedtopo::report::plot::{line_plot, Axes, Series};
-use fedtopo::reproduce_init_gain::slope;
+use fedtopo::reproduce::init_gain::slope;
 use fedtopo::train::consensus::ConsensusRule;
 use fedtopo::train::data::partition::Partition;
 use fedtopo::train::data::synthetic::{generate, SyntheticSpec};
 use fedtopo::train::data::FederatedData;
 use fedtopo::train::model::ModelKind;
 use fedtopo::train::optim::{LrSchedule, OptimizerKind};
+use fedtopo::train::stationary::InitGain;
 use fedtopo::train::trainer::{ExecMode, TrainConfig, Trainer};
 
 /// `(round, mean test loss)` points of one run.

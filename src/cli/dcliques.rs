@@ -119,7 +119,7 @@ pub struct ConvergenceArgs {
 pub fn run_convergence(a: ConvergenceArgs) -> Result<()> {
     use anyhow::Context;
     use fedtopo::overlay::dcliques::TopologyKind;
-    use fedtopo::report::plot::{line_plot, Axes, Series};
+    use fedtopo::report::dcliques::convergence;
     use fedtopo::train::clique_averaging::convergence::{run, Setup};
 
     let mut variants = Vec::new();
@@ -150,84 +150,9 @@ pub fn run_convergence(a: ConvergenceArgs) -> Result<()> {
     };
     let runs = run(&setup, &variants)?;
     std::fs::create_dir_all(&a.out).with_context(|| format!("creating {}", a.out.display()))?;
-    let mut csv = String::from(
-        "topology,edges,mean_clique_skew,round,test_acc_mean,test_acc_min,test_acc_max,train_loss_mean,consensus_distance\n",
-    );
-    let mut md = format!(
-        "Setup: {} nodes, Gaussian mixture ({} classes, dim {}, spread {}), partition {}, \
-         logistic regression, lr {}, batch {}, momentum {}, {} rounds, seed {}, Metropolis-Hastings weights.\n\n\
-         | topology | edges | mean clique skew | test acc mean (min) @5 | @10 | @20 | final mean | final min | final max | first round with mean >= 0.95 x best final mean |\n|---|---|---|---|---|---|---|---|---|---|\n",
-        setup.nodes, setup.classes, setup.dim, setup.spread, setup.partition, setup.lr, setup.batch_size, setup.momentum,
-        setup.rounds, setup.seed
-    );
-    let best = runs
-        .iter()
-        .filter_map(|r| r.records.last())
-        .map(|l| l.test_acc.mean)
-        .fold(0.0, f64::max);
-    let mut series = Vec::new();
-    for r in &runs {
-        for rec in &r.records {
-            csv.push_str(&format!(
-                "{},{},{:.6},{},{:.6},{:.6},{:.6},{:.6},{:.6e}\n",
-                r.name,
-                r.edges,
-                r.mean_clique_skew,
-                rec.wall_clock_ms as u64,
-                rec.test_acc.mean,
-                rec.test_acc.min,
-                rec.test_acc.max,
-                rec.train_loss.mean,
-                rec.consensus_distance
-            ));
-        }
-        let last = r.records.last().expect("at least the initial record");
-        let reach = r
-            .records
-            .iter()
-            .find(|x| x.test_acc.mean >= 0.95 * best)
-            .map_or("-".to_string(), |x| format!("{}", x.wall_clock_ms as u64));
-        let at = |round: u64| {
-            r.records
-                .iter()
-                .find(|x| x.wall_clock_ms as u64 == round)
-                .map_or("-".to_string(), |x| {
-                    format!("{:.4} ({:.4})", x.test_acc.mean, x.test_acc.min)
-                })
-        };
-        md.push_str(&format!(
-            "| {} | {} | {:.3} | {} | {} | {} | {:.4} | {:.4} | {:.4} | {} |\n",
-            r.name,
-            r.edges,
-            r.mean_clique_skew,
-            at(5),
-            at(10),
-            at(20),
-            last.test_acc.mean,
-            last.test_acc.min,
-            last.test_acc.max,
-            reach
-        ));
-        series.push(Series {
-            name: r.name.clone(),
-            points: r
-                .records
-                .iter()
-                .map(|x| (x.wall_clock_ms, x.test_acc.mean))
-                .collect(),
-        });
-    }
-    let svg = line_plot(
-        "D-Cliques convergence (mean test accuracy over nodes)",
-        &Axes {
-            x_label: "round".into(),
-            y_label: "test accuracy".into(),
-            ..Axes::default()
-        },
-        &series,
-    )
-    .map_err(anyhow::Error::msg)?;
-    std::fs::write(a.out.join("convergence.csv"), csv)?;
+    let md = convergence::markdown(&setup, &runs);
+    let svg = convergence::svg(&runs).map_err(anyhow::Error::msg)?;
+    std::fs::write(a.out.join("convergence.csv"), convergence::csv(&runs))?;
     std::fs::write(a.out.join("convergence.md"), &md)?;
     std::fs::write(a.out.join("convergence.svg"), svg)?;
     print!("{md}");

@@ -87,59 +87,36 @@ pub fn run(c: ReproduceCommand) -> Result<()> {
 }
 
 fn run_init_gain(a: InitGainExponentsArgs) -> Result<()> {
-    use fedtopo::reproduce_init_gain::{exponents, exponents_markdown, ExponentOptions};
+    use fedtopo::report::init_gain::{exponents_csv, exponents_page, points_csv};
+    use fedtopo::reproduce::init_gain::{exponents, ExponentOptions};
     if a.mean_degree == 0 {
         anyhow::bail!("--mean-degree must be at least 1");
     }
-    let rows = exponents(&ExponentOptions {
+    let opts = ExponentOptions {
         sizes: a.sizes.clone(),
         seeds: a.seeds,
         mean_degree: a.mean_degree,
-    })?;
+    };
+    let rows = exponents(&opts)?;
     std::fs::create_dir_all(&a.out).with_context(|| format!("creating {}", a.out.display()))?;
-    let mut w = csv::Writer::from_writer(Vec::new());
-    for r in &rows {
-        w.serialize(r)?;
-    }
-    std::fs::write(a.out.join("exponents.csv"), w.into_inner()?)?;
-    let mut p = String::from("family,n,mean_pi_norm,mean_component_size\n");
-    for r in &rows {
-        for (n, norm, m) in &r.points {
-            p += &format!("{},{n},{norm:.6e},{m:.1}\n", r.family);
-        }
-    }
-    std::fs::write(a.out.join("points.csv"), p)?;
-    let md = format!(
-        "## ||pi|| ~ n^-alpha (sizes {:?}, {} seeds, mean degree {})\n\n{}",
-        a.sizes,
-        a.seeds,
-        a.mean_degree,
-        exponents_markdown(&rows)
-    );
+    std::fs::write(a.out.join("exponents.csv"), exponents_csv(&rows)?)?;
+    std::fs::write(a.out.join("points.csv"), points_csv(&rows))?;
+    let md = exponents_page(&rows, &opts);
     std::fs::write(a.out.join("exponents.md"), &md)?;
     print!("{md}");
     Ok(())
 }
 
 fn run_dcliques(a: DcliquesTableArgs) -> Result<()> {
-    use fedtopo::overlay::dcliques::table::{
-        edge_table, edge_table_csv, render_edge_table, render_skew_table, skew_stats,
-        skew_stats_csv,
-    };
+    use fedtopo::report::dcliques::{edge_table_csv, results_markdown, skew_stats_csv};
+    use fedtopo::reproduce::dcliques::{edge_table, skew_stats};
+    let experiments = a.experiments.max(1);
     let rows = edge_table(&[100, 1000], a.seed)?;
-    let skew = skew_stats(100, &[0, 100, 200, 400, 1000], a.experiments.max(1), a.seed)?;
+    let skew = skew_stats(100, &[0, 100, 200, 400, 1000], experiments, a.seed)?;
     std::fs::create_dir_all(&a.out).with_context(|| format!("creating {}", a.out.display()))?;
     std::fs::write(a.out.join("edges.csv"), edge_table_csv(&rows))?;
     std::fs::write(a.out.join("skew.csv"), skew_stats_csv(&skew))?;
-    let md = format!(
-        "## Edges and messages per node (M = 10, Greedy Swap K = 1000, MNIST shards, seed {})\n\n{}\n\
-         ## Average clique skew, n = 100, M = 10, {} experiments (seeds {}..)\n\n{}",
-        a.seed,
-        render_edge_table(&rows),
-        a.experiments.max(1),
-        a.seed,
-        render_skew_table(&skew)
-    );
+    let md = results_markdown(&rows, &skew, a.seed, experiments);
     std::fs::write(a.out.join("results.md"), &md)?;
     print!("{md}");
     Ok(())
@@ -147,7 +124,8 @@ fn run_dcliques(a: DcliquesTableArgs) -> Result<()> {
 
 fn run_matcha(a: MatchaTablesArgs) -> Result<()> {
     use fedtopo::overlay::matcha::MatchaOptions;
-    use fedtopo::reproduce_matcha::{matcha_tables, tables_markdown, MatchaReproOptions};
+    use fedtopo::report::matcha::{results_csv, results_markdown};
+    use fedtopo::reproduce::matcha::{matcha_tables, MatchaReproOptions};
     let opts = MatchaReproOptions {
         matcha: MatchaOptions {
             seed: a.seed,
@@ -161,18 +139,8 @@ fn run_matcha(a: MatchaTablesArgs) -> Result<()> {
         .map_err(|e| anyhow!("{e}"))
         .with_context(ctx)?;
     std::fs::create_dir_all(&a.out)?;
-    let mut w = csv::Writer::from_writer(Vec::new());
-    for r in &rows {
-        w.serialize(r)?;
-    }
-    std::fs::write(
-        a.out.join("results.csv"),
-        String::from_utf8(w.into_inner()?)?,
-    )?;
-    let md = format!(
-        "## Tables 3, 6, 7: MATCHA (Gc) and MATCHA+ (Gu), ours vs published\n\n{}",
-        tables_markdown(&rows)
-    );
+    std::fs::write(a.out.join("results.csv"), results_csv(&rows)?)?;
+    let md = results_markdown(&rows);
     std::fs::write(a.out.join("results.md"), &md)?;
     print!("{md}");
     Ok(())

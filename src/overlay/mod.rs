@@ -19,7 +19,6 @@ pub mod mst;
 pub mod random;
 pub mod ring;
 pub mod star;
-pub mod stationary;
 
 use crate::delay::DelayModel;
 

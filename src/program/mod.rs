@@ -35,7 +35,6 @@ pub mod grouping;
 pub mod learn;
 pub mod method;
 pub mod outcome;
-pub mod reproduce;
 pub mod sim;
 pub mod spec;
 #[cfg(feature = "train")]

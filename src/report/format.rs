@@ -1,8 +1,8 @@
 //! Output formats shared by the CLI's commands.
 
-use comfy_table::{presets::UTF8_BORDERS_ONLY, CellAlignment, Table};
 use serde::Serialize;
 
+use super::table::Table;
 use super::Comparison;
 
 /// How results are printed.
@@ -37,9 +37,7 @@ fn shorten(circuit: &[String]) -> String {
 
 /// A terminal table of a comparison.
 pub fn render_table(c: &Comparison) -> String {
-    let mut t = Table::new();
-    t.load_style(UTF8_BORDERS_ONLY);
-    t.set_header([
+    let mut t = Table::new([
         "overlay",
         "arcs",
         "max deg",
@@ -49,7 +47,7 @@ pub fn render_table(c: &Comparison) -> String {
         "critical circuit",
     ]);
     for r in &c.rows {
-        t.add_row([
+        t.row([
             r.overlay.clone(),
             r.arcs.to_string(),
             r.max_degree.to_string(),
@@ -65,11 +63,7 @@ pub fn render_table(c: &Comparison) -> String {
             },
         ]);
     }
-    for col in 1..6 {
-        if let Some(c) = t.column_mut(col) {
-            c.set_cell_alignment(CellAlignment::Right);
-        }
-    }
+    t.align_right(1..6);
     format!("{} ({} silos)\n{t}\n", c.underlay, c.silos)
 }
 

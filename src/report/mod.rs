@@ -1,9 +1,16 @@
-//! Reports: comparing overlays on one network, as a terminal table, CSV or JSON.
+//! Reports: comparing overlays on one network, as a terminal table, CSV or
+//! JSON; replay and reproduction reports. Every hand-made table goes
+//! through [`table::Table`] (terminal, Markdown, CSV via the `csv` crate).
 
 mod compare;
+pub mod dcliques;
 mod format;
+pub mod init_gain;
+pub mod matcha;
 pub mod plot;
+pub mod replay;
+pub mod table;
+pub mod tornado;
 
 pub use compare::{compare_overlays, CompareRow, Comparison, ScheduleStats};
 pub use format::{render_csv, render_json, render_table, OutputFormat};
-pub mod replay;

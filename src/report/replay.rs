@@ -2,26 +2,32 @@
 //! link utilisation (CSV) and a round-completion timeline (SVG).
 
 use std::collections::BTreeMap;
-use std::fmt::Write as _;
 
 use plotters::prelude::*;
 use serde::Serialize;
 
+use super::table::Table;
 use crate::delay::DelayModel;
 use crate::replay::ReplayResult;
 use crate::units::{BitsPerSec, Ms};
 
 /// `overlay,network,round,silo,start_ms`: every `t_i(k)`.
 pub fn starts_csv(results: &[ReplayResult]) -> String {
-    let mut s = String::from("overlay,network,round,silo,start_ms\n");
+    let mut s = Table::new(["overlay", "network", "round", "silo", "start_ms"]);
     for r in results {
         for (k, row) in r.starts.iter().enumerate() {
             for (i, t) in row.iter().enumerate() {
-                let _ = writeln!(s, "{},{},{k},{i},{t:.6}", r.overlay, r.network);
+                s.row([
+                    r.overlay.clone(),
+                    r.network.clone(),
+                    k.to_string(),
+                    i.to_string(),
+                    format!("{t:.6}"),
+                ]);
             }
         }
     }
-    s
+    s.to_csv()
 }
 
 /// Statistics of the round durations of one replay, ms.
@@ -81,20 +87,30 @@ pub fn round_stats(r: &ReplayResult) -> RoundStats {
 /// `overlay,network,round,first_start_ms,end_ms,duration_ms`, round
 /// `k = 1..=K` ends when its last silo starts it.
 pub fn rounds_csv(results: &[ReplayResult]) -> String {
-    let mut s = String::from("overlay,network,round,first_start_ms,end_ms,duration_ms\n");
+    let mut s = Table::new([
+        "overlay",
+        "network",
+        "round",
+        "first_start_ms",
+        "end_ms",
+        "duration_ms",
+    ]);
     for r in results {
         for k in 1..r.starts.len() {
             let first = r.starts[k].iter().copied().fold(f64::INFINITY, f64::min);
             let end = r.round_end(k);
             let dur = end - r.round_end(k - 1);
-            let _ = writeln!(
-                s,
-                "{},{},{k},{first:.6},{end:.6},{dur:.6}",
-                r.overlay, r.network
-            );
+            s.row([
+                r.overlay.clone(),
+                r.network.clone(),
+                k.to_string(),
+                format!("{first:.6}"),
+                format!("{end:.6}"),
+                format!("{dur:.6}"),
+            ]);
         }
     }
-    s
+    s.to_csv()
 }
 
 /// Traffic carried by one link over a replay.
@@ -190,25 +206,32 @@ pub fn link_usage_labelled(
     out
 }
 
-/// `overlay,network,kind,link,bits,capacity_bps,utilisation` for every replay.
+/// `overlay,network,kind,link,bits,capacity_bps,utilisation` for every
+/// replay (fields quoted where they need it, e.g. labels with commas).
 pub fn links_csv(rows: &[(&ReplayResult, Vec<LinkUsage>)]) -> String {
-    let mut s = String::from("overlay,network,kind,link,bits,capacity_bps,utilisation\n");
+    let mut s = Table::new([
+        "overlay",
+        "network",
+        "kind",
+        "link",
+        "bits",
+        "capacity_bps",
+        "utilisation",
+    ]);
     for (r, usage) in rows {
         for u in usage {
-            let _ = writeln!(
-                s,
-                "{},{},{},\"{}\",{},{},{:.6}",
-                r.overlay,
-                r.network,
-                u.kind,
+            s.row([
+                r.overlay.clone(),
+                r.network.clone(),
+                u.kind.to_string(),
                 u.name.replace('"', "'"),
-                u.bits,
-                u.capacity_bps,
-                u.utilisation
-            );
+                u.bits.to_string(),
+                u.capacity_bps.to_string(),
+                format!("{:.6}", u.utilisation),
+            ]);
         }
     }
-    s
+    s.to_csv()
 }
 
 /// SVG plot: rounds completed (y) against wall-clock time in s (x), one

@@ -310,10 +310,12 @@ impl ConsensusRule {
             ConsensusRule::Average => Ok(ConsensusMatrix::average(n)),
             ConsensusRule::Matcha { alpha } => Ok(matcha(overlay, *alpha)),
             ConsensusRule::DecAvg { sizes } => {
-                let rows = crate::overlay::stationary::decavg_rows(overlay, sizes.as_deref())
-                    .map_err(|e| ConsensusError::File {
-                        path: "decavg".into(),
-                        message: e.to_string(),
+                let rows =
+                    super::stationary::decavg_rows(overlay, sizes.as_deref()).map_err(|e| {
+                        ConsensusError::File {
+                            path: "decavg".into(),
+                            message: e.to_string(),
+                        }
                     })?;
                 let mut data = vec![0.0; n * n];
                 for (i, row) in rows.iter().enumerate() {

@@ -10,6 +10,8 @@
 //!   clock and the event-engine clock (`maxplus | paper | flow` networks).
 //! * [`data`]: synthetic data, MNIST / CIFAR-10 loaders, partitions.
 //! * [`report`]: per-round CSV, time-to-target summaries.
+//! * [`stationary`]: the DecAvg stationary distribution and the
+//!   initialisation gain (Badie-Modiri et al.).
 //!
 //! With the `train` feature (libtorch via tch, `scripts/libtorch.sh`):
 //! * [`model`]: batched models (logreg, MLP, LeNet, GN-LeNet).
@@ -25,6 +27,7 @@ pub mod clock;
 pub mod consensus;
 pub mod data;
 pub mod report;
+pub mod stationary;
 
 #[cfg(feature = "train")]
 pub mod checkpoint;

@@ -15,7 +15,7 @@ use crate::evaluate::{EvalError, EvaluatedOverlay};
 use crate::network::NetworkKind;
 use crate::overlay::build::{BuildOptions, OverlayKind};
 use crate::overlay::failures::FailureSpec;
-use crate::overlay::stationary::InitGain;
+use crate::train::stationary::InitGain;
 use crate::underlay::Underlay;
 
 use crate::overlay::dcliques::placement::{DCliquesBuild, LabelSource};

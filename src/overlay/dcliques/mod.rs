@@ -10,7 +10,6 @@
 //! * [`weights`]: Metropolis-Hastings mixing weights.
 //! * [`count`]: edges and messages per node (paper's count and the real flow).
 //! * [`timing`]: cycle time of Clique Averaging rounds (two phases) on a network.
-//! * [`table`]: the paper's edge/message table, ours vs published.
 //!
 //! Every topology is a [`CliqueTopology`]: an undirected graph plus a
 //! partition of the nodes into cliques (singletons for the baselines, so
@@ -22,7 +21,6 @@ pub mod greedy;
 pub mod inter;
 pub mod labels;
 pub mod placement;
-pub mod table;
 pub mod timing;
 pub mod weights;
 

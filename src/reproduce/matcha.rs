@@ -2,21 +2,76 @@
 //! MATCHA+ columns of Tables 3, 6, 7 (the budget sweep of Table 10 is the
 //! experiment file `experiments/table10-matcha-budget/experiment.toml`).
 //!
-//! `fedtopo reproduce matcha-tables` writes `experiments/matcha/results.*`.
+//! `fedtopo reproduce matcha-tables` writes `experiments/matcha/results.*`
+//! (rendered by [`crate::report::matcha`]).
 
 use std::path::Path;
 use std::time::Instant;
 
 use serde::Serialize;
+use thiserror::Error;
 
-use crate::overlay::matcha::{MatchaBase, MatchaDesign, MatchaOptions};
-use crate::reproduce::paper_model;
+use super::throughput::paper_model;
+use crate::overlay::matcha::{MatchaBase, MatchaDesign, MatchaError, MatchaOptions};
 use crate::timing::schedule::{maxplus_growth, round_estimate};
-use crate::underlay::{LoadOptions, Underlay};
+use crate::timing::TimingError;
+use crate::underlay::{LoadOptions, Underlay, UnderlayError};
 
-/// Published cycle times of Tables 3, 6, 7 (the MATCHA / MATCHA+ rows are
-/// used here).
-pub const PUBLISHED_CSV: &str = include_str!("../experiments/throughput-tables/published.csv");
+/// Why the MATCHA reproduction failed.
+#[derive(Debug, Error)]
+pub enum MatchaReproError {
+    /// A paper underlay could not be read.
+    #[error(transparent)]
+    Underlay(#[from] UnderlayError),
+    /// MATCHA design failed.
+    #[error(transparent)]
+    Matcha(#[from] MatchaError),
+    /// Timing its schedule failed.
+    #[error(transparent)]
+    Timing(#[from] TimingError),
+}
+
+/// One published cycle time: `(table, local steps s, underlay file stem,
+/// overlay, cycle time in ms)`.
+pub type PublishedCell = (u32, u32, &'static str, &'static str, f64);
+
+/// Published MATCHA (on Gc) and MATCHA+ (on Gu) cycle times of Tables 3
+/// (`s = 1`), 6 (`s = 5`) and 7 (`s = 10`) of Marfoq et al. 2020, ms, in
+/// the order of the rows of our table. The same numbers are the MATCHA
+/// rows of `experiments/throughput-tables/published.csv` (read by that
+/// experiment file; a test checks the two agree).
+pub const PUBLISHED: [PublishedCell; 30] = [
+    (3, 1, "gaia", "matcha", 228.0),
+    (3, 1, "gaia", "matcha+", 228.0),
+    (3, 1, "amazon_us", "matcha", 124.0),
+    (3, 1, "amazon_us", "matcha+", 124.0),
+    (3, 1, "geantdistance", "matcha", 452.0),
+    (3, 1, "geantdistance", "matcha+", 106.0),
+    (3, 1, "exodus", "matcha", 593.0),
+    (3, 1, "exodus", "matcha+", 142.0),
+    (3, 1, "ebone", "matcha", 580.0),
+    (3, 1, "ebone", "matcha+", 123.0),
+    (6, 5, "gaia", "matcha", 329.3),
+    (6, 5, "gaia", "matcha+", 329.3),
+    (6, 5, "amazon_us", "matcha", 226.0),
+    (6, 5, "amazon_us", "matcha+", 226.0),
+    (6, 5, "geantdistance", "matcha", 553.8),
+    (6, 5, "geantdistance", "matcha+", 207.4),
+    (6, 5, "exodus", "matcha", 695.0),
+    (6, 5, "exodus", "matcha+", 243.8),
+    (6, 5, "ebone", "matcha", 681.6),
+    (6, 5, "ebone", "matcha+", 224.9),
+    (7, 10, "gaia", "matcha", 456.4),
+    (7, 10, "gaia", "matcha+", 456.4),
+    (7, 10, "amazon_us", "matcha", 353.2),
+    (7, 10, "amazon_us", "matcha+", 353.2),
+    (7, 10, "geantdistance", "matcha", 680.8),
+    (7, 10, "geantdistance", "matcha+", 334.7),
+    (7, 10, "exodus", "matcha", 822.0),
+    (7, 10, "exodus", "matcha+", 370.9),
+    (7, 10, "ebone", "matcha", 808.6),
+    (7, 10, "ebone", "matcha+", 352.1),
+];
 
 /// Options of the reproduction.
 #[derive(Debug, Clone)]
@@ -77,34 +132,18 @@ pub struct MatchaRow {
     pub solve_s: f64,
 }
 
-fn parse(text: &str) -> Vec<Vec<String>> {
-    text.lines()
-        .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
-        .skip(1)
-        .map(|l| l.split(',').map(str::to_string).collect())
-        .collect()
-}
-
-fn load(dir: &Path, name: &str) -> Result<Underlay, Box<dyn std::error::Error>> {
-    Ok(Underlay::load(
-        &dir.join(format!("{name}.gml")),
-        &LoadOptions::default(),
-    )?)
+fn load(dir: &Path, name: &str) -> Result<Underlay, UnderlayError> {
+    Underlay::load(&dir.join(format!("{name}.gml")), &LoadOptions::default())
 }
 
 /// Tables 3, 6, 7: MATCHA on Gc and MATCHA+ on Gu, ours vs published.
 pub fn matcha_tables(
     dir: &Path,
     opts: &MatchaReproOptions,
-) -> Result<Vec<MatchaRow>, Box<dyn std::error::Error>> {
+) -> Result<Vec<MatchaRow>, MatchaReproError> {
     let mut rows = Vec::new();
     let mut designs: Vec<(String, String, MatchaDesign, f64)> = Vec::new();
-    for f in parse(PUBLISHED_CSV)
-        .into_iter()
-        .filter(|f| f[3].starts_with("matcha"))
-    {
-        let (table, steps, name, kind, published): (u32, u32, &str, &str, f64) =
-            (f[0].parse()?, f[1].parse()?, &f[2], &f[3], f[4].parse()?);
+    for (table, steps, name, kind, published) in PUBLISHED {
         let u = load(dir, name)?;
         let model = paper_model(&u, steps);
         if !designs.iter().any(|(n, k, _, _)| n == name && k == kind) {
@@ -156,21 +195,4 @@ pub fn matcha_tables(
         });
     }
     Ok(rows)
-}
-
-/// Markdown of Tables 3/6/7.
-pub fn tables_markdown(rows: &[MatchaRow]) -> String {
-    let mut s = String::from(
-        "| table | s | underlay | overlay | published ms | ours ms | error | seeds min..max ms | max-plus ms (95% CI) | matchings | lambda2 (rel. gap) | alpha | rho (gap) | solve s |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n",
-    );
-    for r in rows {
-        s += &format!(
-            "| {} | {} | {} | {} | {:.1} | {:.1} | {:+.1}% | {:.1}..{:.1} | {:.1} ± {:.1} | {} | {:.4} ({:.1e}) | {:.4} | {:.4} ({:.1e}) | {:.2} |\n",
-            r.table, r.local_steps, r.underlay, r.overlay, r.published_ms, r.ours_ms,
-            100.0 * r.relative_error, r.seed_min_ms, r.seed_max_ms, r.maxplus_ms,
-            r.maxplus_ci95_ms, r.matchings, r.lambda2, r.lambda2_rel_gap, r.alpha, r.rho,
-            r.rho_gap, r.solve_s
-        );
-    }
-    s
 }

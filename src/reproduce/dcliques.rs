@@ -1,15 +1,17 @@
 //! Reproduction of the D-Cliques scaling figures (HAL Sec. 1, 4.5, notes
 //! Sec. 5): edges and messages per node for `n = 100` and `n = 1000`, and
 //! the skew reduction of Greedy Swap (HAL Sec. 4.7.1, Fig. 13/14).
+//! Rendered by [`crate::report::dcliques`]. The convergence runs (HAL Sec.
+//! 4.2-4.4, feature `train`) are `train::clique_averaging::convergence`.
 
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use serde::Serialize;
 
-use super::count::{edge_counts, EdgeCounts};
-use super::greedy::greedy_swap;
-use super::labels::{LabelDistributions, MNIST_TRAIN_COUNTS};
-use super::{
+use crate::overlay::dcliques::count::{edge_counts, EdgeCounts};
+use crate::overlay::dcliques::greedy::greedy_swap;
+use crate::overlay::dcliques::labels::{LabelDistributions, MNIST_TRAIN_COUNTS};
+use crate::overlay::dcliques::{
     build_topology, Construction, DCliquesError, DCliquesOptions, InterClique, TopologyKind,
 };
 
@@ -145,80 +147,6 @@ pub fn skew_stats(
         });
     }
     Ok(out)
-}
-
-/// Markdown table of [`edge_table`] rows.
-pub fn render_edge_table(rows: &[TableRow]) -> String {
-    let f = |v: Option<f64>| v.map_or("-".to_string(), |x| format!("{x}"));
-    let mut s = String::from(
-        "| n | topology | edges | edges/node (ours) | edges/node (paper) | msgs/node, paper's count (ours) | msgs/node (paper) | msgs/node, real flow (ours) |\n|---|---|---|---|---|---|---|---|\n",
-    );
-    for r in rows {
-        let c = &r.counts;
-        s.push_str(&format!(
-            "| {} | {} | {} | {:.2} | {} | {:.2} | {} | {:.2} |\n",
-            c.nodes,
-            c.topology,
-            c.edges,
-            c.edges_per_node,
-            f(r.published_edges_per_node),
-            c.paper_messages_per_node,
-            f(r.published_messages_per_node),
-            c.real_messages_per_node
-        ));
-    }
-    s
-}
-
-/// CSV of [`edge_table`] rows (empty published cells when not given).
-pub fn edge_table_csv(rows: &[TableRow]) -> String {
-    let f = |v: Option<f64>| v.map_or(String::new(), |x| format!("{x}"));
-    let mut s = String::from(
-        "nodes,topology,edges,intra_edges,edges_per_node,max_degree,paper_messages_per_node,real_messages_per_node,published_edges_per_node,published_messages_per_node\n",
-    );
-    for r in rows {
-        let c = &r.counts;
-        s.push_str(&format!(
-            "{},{},{},{},{},{},{},{},{},{}\n",
-            c.nodes,
-            c.topology,
-            c.edges,
-            c.intra_edges,
-            c.edges_per_node,
-            c.max_degree,
-            c.paper_messages_per_node,
-            c.real_messages_per_node,
-            f(r.published_edges_per_node),
-            f(r.published_messages_per_node)
-        ));
-    }
-    s
-}
-
-/// CSV of [`skew_stats`].
-pub fn skew_stats_csv(stats: &[SkewStats]) -> String {
-    let mut s = String::from("steps,mean,min,max,below_0_1\n");
-    for st in stats {
-        s.push_str(&format!(
-            "{},{},{},{},{}\n",
-            st.steps, st.mean, st.min, st.max, st.below_0_1
-        ));
-    }
-    s
-}
-
-/// Markdown table of [`skew_stats`].
-pub fn render_skew_table(stats: &[SkewStats]) -> String {
-    let mut s = String::from(
-        "| Greedy Swap steps K | mean avg skew | min | max | share < 0.1 |\n|---|---|---|---|---|\n",
-    );
-    for st in stats {
-        s.push_str(&format!(
-            "| {} | {:.3} | {:.3} | {:.3} | {:.2} |\n",
-            st.steps, st.mean, st.min, st.max, st.below_0_1
-        ));
-    }
-    s
 }
 
 #[cfg(test)]

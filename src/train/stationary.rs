@@ -22,7 +22,8 @@ use std::str::FromStr;
 use serde::Serialize;
 use thiserror::Error;
 
-use super::Overlay;
+use crate::overlay::random::is_connected;
+use crate::overlay::Overlay;
 
 /// Why `pi` (or a gain) could not be computed.
 #[derive(Debug, Clone, PartialEq, Error)]
@@ -109,25 +110,23 @@ pub fn decavg_rows(
 fn check_connected(overlay: &Overlay) -> Result<(), StationaryError> {
     let n = overlay.silo_count();
     // Weakly connected suffices for undirected overlays.
-    if n > 0 && !super::random::is_connected(n, &overlay.edges_any()) {
+    if n > 0 && !is_connected(n, &edges_any(overlay)) {
         return Err(StationaryError::Disconnected(overlay.name.clone()));
     }
     Ok(())
 }
 
-impl Overlay {
-    /// Undirected pairs `(min, max)` of all arcs (either direction), sorted.
-    pub fn edges_any(&self) -> Vec<(usize, usize)> {
-        let mut e: Vec<(usize, usize)> = self
-            .arcs()
-            .iter()
-            .map(|&(a, b)| (a.min(b), a.max(b)))
-            .collect();
-        e.dedup();
-        e.sort_unstable();
-        e.dedup();
-        e
-    }
+/// Undirected pairs `(min, max)` of all arcs (either direction), sorted.
+fn edges_any(overlay: &Overlay) -> Vec<(usize, usize)> {
+    let mut e: Vec<(usize, usize)> = overlay
+        .arcs()
+        .iter()
+        .map(|&(a, b)| (a.min(b), a.max(b)))
+        .collect();
+    e.dedup();
+    e.sort_unstable();
+    e.dedup();
+    e
 }
 
 /// `pi` in closed form for an undirected connected overlay:

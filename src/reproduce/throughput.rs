@@ -4,8 +4,9 @@
 //!
 //! Tables 3, 6 and 7 themselves are the experiment file
 //! `experiments/throughput-tables/experiment.toml` (`fedtopo run`), checked
-//! by `tests/paper_tables.rs`; MATCHA's extra columns and Table 10 are
-//! [`crate::reproduce_matcha`].
+//! by `tests/paper_tables.rs`; MATCHA's extra columns are
+//! [`super::matcha`], Table 10 the experiment file
+//! `experiments/table10-matcha-budget/experiment.toml`.
 
 use crate::access::AccessLinks;
 use crate::connectivity::{Connectivity, ConnectivityOptions};

@@ -1,12 +1,13 @@
 //! Table 3 of Lee et al. 2021: reduction of the clustering cost of CLUSTER
 //! (Algorithm 3), ours on seeded synthetic label-skewed partitions vs
 //! published (FedShakespeare and MNIST, 100 sampled nodes, 10 groups).
+//! Printed by [`crate::report::tornado::clustering_table`].
 
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use serde::Serialize;
 
-use super::grouping::{
+use crate::program::grouping::{
     cluster_with, fedprox_mnist_partition, near_iid_partition, two_class_partition, ClusterAssign,
     GroupingError, LabelCounts,
 };

@@ -10,13 +10,13 @@
 //! ER, regular and BA graphs it is almost always the whole graph), and the
 //! fit uses that component's size. `alpha` is minus the least-squares slope
 //! of `ln ||pi||` on `ln n` over all draws, with a 95 % normal interval from
-//! the slope's standard error.
+//! the slope's standard error. Rendered by [`crate::report::init_gain`].
 
 use serde::Serialize;
 
 use crate::overlay::random::{draw_edges, largest_component, Param, RandomGraph, RandomGraphError};
-use crate::overlay::stationary::{closed_form, norm2, StationaryError};
 use crate::overlay::Overlay;
+use crate::train::stationary::{closed_form, norm2, StationaryError};
 
 /// Options of the exponent fit.
 #[derive(Debug, Clone)]
@@ -171,24 +171,6 @@ pub fn exponents(opts: &ExponentOptions) -> Result<Vec<ExponentRow>, ExponentErr
         });
     }
     Ok(rows)
-}
-
-/// Markdown table: family, ours (95 % CI), published, difference.
-pub fn exponents_markdown(rows: &[ExponentRow]) -> String {
-    let mut s = String::from(
-        "| family | alpha (ours) | 95 % CI | alpha (paper) | ours - paper |\n|---|---|---|---|---|\n",
-    );
-    for r in rows {
-        let (p, d) = match r.paper_alpha {
-            Some(p) => (format!("{p:.3}"), format!("{:+.3}", r.alpha - p)),
-            None => ("-".into(), "-".into()),
-        };
-        s += &format!(
-            "| {} | {:.3} | ±{:.3} | {} | {} |\n",
-            r.family, r.alpha, r.alpha_ci95, p, d
-        );
-    }
-    s
 }
 
 #[cfg(test)]

@@ -1,0 +1,24 @@
+//! Reproductions of published results, one module per paper: each runs the
+//! library on the paper's set-up and returns rows of ours next to the
+//! published values, which are constants of that module. Tables, Markdown
+//! and CSV are written by [`crate::report`]; `fedtopo reproduce` and
+//! `fedtopo tornado` only parse arguments and call these.
+//!
+//! * [`throughput`]: the network of Marfoq et al. 2020 (Tables 3, 6, 7 of
+//!   STAR, MST, delta-MBST and RING are the experiment file
+//!   `experiments/throughput-tables/experiment.toml`).
+//! * [`matcha`]: the MATCHA and MATCHA+ columns of those tables.
+//! * [`dcliques`]: D-Cliques (Bellet et al. 2021): edges and messages per
+//!   node, Greedy Swap skew.
+//! * [`tornado`]: TornadoAggregate (Lee et al. 2021): Table 3, the Table 4
+//!   programs timed and trained.
+//! * [`init_gain`]: the scaling exponents of `||pi||` (Badie-Modiri et al.,
+//!   Fig. 5).
+
+pub mod dcliques;
+pub mod init_gain;
+pub mod matcha;
+pub mod throughput;
+pub mod tornado;
+
+pub use throughput::paper_model;
