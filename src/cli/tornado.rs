@@ -295,21 +295,21 @@ fn learn(a: LearnArgs) -> Result<()> {
         Learner::Torch => Some(torch_setup(&a)?),
         Learner::Reference => None,
     };
-    let mut timed = if a.nodes.is_none() {
-        let underlay = t.underlay.load(true)?;
-        let model = t.network.delay_model(&underlay)?;
-        Some((underlay, model))
-    } else {
-        None
+    // The network, when timed on an underlay: its spec first, the delay
+    // model once the model size is known (the trained model's real size is
+    // an input of the spec, not a patch on a finished delay model).
+    let network = match a.nodes {
+        None => {
+            let underlay = t.underlay.load(true)?;
+            let spec = t.network.spec(None)?;
+            Some((underlay, spec))
+        }
+        Some(_) => None,
     };
-    let n = match (&timed, a.nodes) {
-        (Some((_, m)), _) => m.silo_count(),
+    let n = match (&network, a.nodes) {
+        (Some((u, spec)), _) => spec.placement.place(u)?.silo_count(),
         (None, Some(n)) if n >= 2 => n,
         _ => bail!("--nodes must be at least 2"),
-    };
-    let server = match &timed {
-        Some((u, m)) => center_policy(&t.server, u)?.resolve(u, m),
-        None => 0,
     };
     let classes = labels(t.partition, n, seeds[0])?.classes();
     let mut bits = MNIST_LOGREG_BITS;
@@ -319,11 +319,23 @@ fn learn(a: LearnArgs) -> Result<()> {
             None => classes * (a.dim + 1),
         };
         bits = 32.0 * params as f64;
-        if let Some((_, model)) = &mut timed {
-            model.workload.model_bits = bits;
-            model.workload.name = "trained-model".into();
-        }
     }
+    let timed = match network {
+        Some((underlay, spec)) => {
+            let spec = if a.real_model_size {
+                spec.with_model_bits(bits, "trained-model")
+            } else {
+                spec
+            };
+            let model = spec.build(&underlay)?;
+            Some((underlay, model))
+        }
+        None => None,
+    };
+    let server = match &timed {
+        Some((u, m)) => center_policy(&t.server, u)?.resolve(u, m),
+        None => 0,
+    };
     let methods = Method::parse_list(&t.methods)?;
     let setup = LearnSetup {
         partition: partition_name(t.partition),
