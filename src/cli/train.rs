@@ -16,7 +16,7 @@ use fedtopo::train::consensus::ConsensusRule;
 use fedtopo::train::data::FederatedData;
 use fedtopo::train::model::ModelKind;
 use fedtopo::train::optim::{LrSchedule, OptimizerKind};
-use fedtopo::train::plot::plot_runs;
+use fedtopo::report::train_curves::plot_runs;
 use fedtopo::train::report::{render_summary_csv, summarize, write_atomic, Target};
 use fedtopo::train::session::{load_dataset, with_data_labels, Session};
 use fedtopo::train::trainer::{ExecMode, TrainConfig, Trainer};

@@ -8,6 +8,7 @@ mod format;
 pub mod init_gain;
 pub mod matcha;
 pub mod plot;
+pub mod train_curves;
 pub mod replay;
 pub mod table;
 pub mod tornado;

@@ -18,7 +18,6 @@
 //! * [`optim`]: SGD with momentum, Adam; constant or `1/sqrt(round)` rate.
 //! * [`trainer`]: DPASGD (eq. 2) on all silos as one tensor program.
 //! * [`checkpoint`]: resumable runs with atomic outputs.
-//! * [`plot`]: SVG curves.
 //! * [`session`]: one overlay's run on a network (shared by the CLI and
 //!   experiment files).
 
@@ -35,8 +34,6 @@ pub mod checkpoint;
 pub mod model;
 #[cfg(feature = "train")]
 pub mod optim;
-#[cfg(feature = "train")]
-pub mod plot;
 #[cfg(feature = "train")]
 pub mod session;
 #[cfg(feature = "train")]

@@ -5,9 +5,8 @@ use std::path::Path;
 
 use plotters::prelude::*;
 
-use super::report::RoundRecord;
-
-use crate::report::plot::PALETTE as COLORS;
+use super::plot::PALETTE as COLORS;
+use crate::train::report::RoundRecord;
 
 /// Writes `path` (SVG) with the curves of every run.
 pub fn plot_runs(path: &Path, runs: &[(String, Vec<RoundRecord>)]) -> Result<(), String> {
