@@ -12,8 +12,8 @@ use fedtopo::overlay::build::{
     build_overlay, build_schedule, overlay_cycle_time, parse_overlay_list, BuildOptions,
     OverlayKind,
 };
-use fedtopo::overlay::dcliques::timing::replay_clique_averaging;
 use fedtopo::overlay::failures::{FailureSpec, Failures};
+use fedtopo::replay::two_phase::replay_clique_averaging;
 use fedtopo::replay::{replay_with_progress, ReplayOptions, Straggler};
 use fedtopo::report::replay::{
     link_usage_labelled, links_csv, round_stats, rounds_csv, starts_csv, timeline_svg,

@@ -18,8 +18,8 @@ use crate::network::NetworkKind;
 use crate::overlay::build::{
     build_overlay, build_schedule, overlay_cycle_time, BuildOptions, CenterPolicy, OverlayKind,
 };
-use crate::overlay::dcliques::timing::replay_clique_averaging;
 use crate::overlay::matcha::{cycle::maxplus_rate, round_estimate, MatchaOptions, MatchaSchedule};
+use crate::replay::two_phase::replay_clique_averaging;
 use crate::replay::{replay, ReplayOptions, Straggler};
 use crate::report::replay::round_stats;
 use crate::scenario::NetworkSpec;

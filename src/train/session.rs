@@ -20,8 +20,7 @@ use crate::underlay::Underlay;
 use crate::overlay::dcliques::placement::{DCliquesBuild, LabelSource};
 
 use super::checkpoint::{self, RunOptions};
-use super::clique_averaging::{gradient_matrix, CliqueAveragingClock};
-use super::clock::{EngineClock, RoundClock};
+use super::clique_averaging::gradient_matrix;
 use super::consensus::ConsensusRule;
 use super::data::partition::Partition;
 use super::data::synthetic::{generate, SyntheticSpec};
@@ -29,6 +28,7 @@ use super::data::{cifar, mnist, FederatedData};
 use super::optim::OptimizerKind;
 use super::report::{RoundRecord, Target};
 use super::trainer::{TrainConfig, TrainError, Trainer};
+use crate::replay::clock::{CliqueAveragingClock, EngineClock, RoundClock};
 
 /// What the overlays of one comparison share.
 #[derive(Debug, Clone, Copy)]

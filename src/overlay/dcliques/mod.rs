@@ -23,7 +23,6 @@ pub mod inter;
 pub mod labels;
 pub mod placement;
 pub mod table;
-pub mod timing;
 pub mod weights;
 
 use std::collections::BTreeSet;

@@ -12,10 +12,10 @@ use rand_chacha::ChaCha8Rng;
 use serde::Serialize;
 
 use super::labels::{LabelDistributions, MNIST_TRAIN_COUNTS};
-use super::timing::clique_averaging_cycle_time;
 use super::{build_topology, CliqueTopology, DCliquesError, DCliquesOptions, TopologyKind};
 use crate::delay::DelayModel;
 use crate::overlay::Overlay;
+use crate::timing::two_phase::clique_averaging_cycle_time;
 use crate::timing::{cycle_time, Timing, TimingError};
 
 /// A D-Cliques overlay kind: a topology of the D-Cliques evaluation and
