@@ -87,14 +87,13 @@ impl DelayModel {
     /// l(i,j) + max( outdeg(i)*bits/Cup(i), indeg(j)*bits/Cdn(j), bits/A(i,j) )
     /// ```
     ///
-    /// The one code home of eq. (3)'s communication term: [`Self::arc_delay`]
-    /// (the max-plus graphs of [`crate::timing`]) and the max-plus network
-    /// model ([`crate::network::MaxPlusNetwork`]) both take it from here.
+    /// With [`Self::arc_delay`] (the max-plus graphs of [`crate::timing`]),
+    /// the one code home of eq. (3): both evaluate the same private
+    /// expression; the max-plus network model
+    /// ([`crate::network::MaxPlusNetwork`]) takes its delays from here.
     pub fn comm_ms(&self, i: usize, j: usize, out_deg_i: usize, in_deg_j: usize, bits: Bits) -> Ms {
-        let transfer = (out_deg_i as f64 * transfer_ms(bits, self.access.up[i]))
-            .max(in_deg_j as f64 * transfer_ms(bits, self.access.down[j]))
-            .max(transfer_ms(bits, self.connectivity.bandwidth_bps(i, j)));
-        self.connectivity.latency_ms(i, j) + transfer
+        // 0 + x == x exactly: this is `l + max(...)` to the last bit.
+        self.eq3_ms(0.0, i, j, out_deg_i, in_deg_j, bits)
     }
 
     /// Eq. (3) (Marfoq et al. 2020, eq. (3)): delay of arc `i -> j` of an
@@ -103,7 +102,29 @@ impl DelayModel {
     /// communication part ([`Self::comm_ms`]) for one model of
     /// `workload.model_bits` bit.
     pub fn arc_delay(&self, i: usize, j: usize, out_deg_i: usize, in_deg_j: usize) -> Ms {
-        self.compute_round_ms(i) + self.comm_ms(i, j, out_deg_i, in_deg_j, self.workload.model_bits)
+        let bits = self.workload.model_bits;
+        self.eq3_ms(self.compute_round_ms(i), i, j, out_deg_i, in_deg_j, bits)
+    }
+
+    /// `lead_ms + l(i,j) + max( outdeg(i)*bits/Cup(i), indeg(j)*bits/Cdn(j),
+    /// bits/A(i,j) )`, ms, summed left to right (eq. (3) with `lead_ms =
+    /// s*Tc(i)`, its communication part with `lead_ms = 0`). One expression,
+    /// so that [`Self::arc_delay`] and [`Self::comm_ms`] keep the exact
+    /// floating-point values they always had (adding `s*Tc(i)` last instead
+    /// would move results by an ulp and flip ties in overlay builders).
+    fn eq3_ms(
+        &self,
+        lead_ms: Ms,
+        i: usize,
+        j: usize,
+        out_deg_i: usize,
+        in_deg_j: usize,
+        bits: Bits,
+    ) -> Ms {
+        let transfer = (out_deg_i as f64 * transfer_ms(bits, self.access.up[i]))
+            .max(in_deg_j as f64 * transfer_ms(bits, self.access.down[j]))
+            .max(transfer_ms(bits, self.connectivity.bandwidth_bps(i, j)));
+        lead_ms + self.connectivity.latency_ms(i, j) + transfer
     }
 
     /// Eq. (3) without access limits ("edge-capacitated"):
