@@ -18,6 +18,14 @@
 //! `max_i ( d_o(c,i) - s*Tc(c) + d_o(i,c) )`, [`crate::timing::cycle_time`]'s
 //! STAR formula, as long as the centre's own computation is not the
 //! bottleneck.
+//!
+//! Layout: every protocol-over-a-network simulation runs on the one
+//! [`harness`] (event queue, network model, delivered transfers, deadlock
+//! check). The round protocol above is one protocol on it, advanced on
+//! demand by the [`RoundStepper`]; [`replay`] is a stepper with a last
+//! round `K` run to the end. [`two_phase`] replays Clique Averaging rounds
+//! (the other protocol here; round programs, [`crate::program::sim`], are
+//! the third), and [`clock`] hands the trainer a [`clock::RoundClock`].
 
 use serde::Serialize;
 use thiserror::Error;

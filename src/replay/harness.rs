@@ -3,7 +3,8 @@
 //!
 //! The harness owns what every protocol-on-a-network simulation needs and
 //! nothing protocol-specific: the event queue, the network model, the timer
-//! plumbing between them ([`EngineTimers`], events [`Ev`]), the buffer of
+//! plumbing between them ([`EngineTimers`] on the harness's own event
+//! type), the buffer of
 //! delivered transfers and the deadlock check (the queue ran dry while the
 //! protocol has not finished). A protocol ([`EventProtocol`]) only reacts:
 //! to its start, to its own timers (e.g. "silo `i` finished computing") and
@@ -29,7 +30,7 @@ use crate::units::Ms;
 
 /// An event of the harness: a protocol timer or a network-model timer.
 #[derive(Debug, Clone, Copy)]
-pub enum Ev<E> {
+enum Ev<E> {
     /// A timer the protocol set ([`Link::schedule_at`]).
     Protocol(E),
     /// A timer of the network model (its token).

@@ -9,7 +9,8 @@
 //! * [`baselines`]: random `d`-regular, diverse random, node ring, grid, fully connected.
 //! * [`weights`]: Metropolis-Hastings mixing weights.
 //! * [`count`]: edges and messages per node (paper's count and the real flow).
-//! * [`timing`]: cycle time of Clique Averaging rounds (two phases) on a network.
+//! * Cycle time of Clique Averaging rounds (two phases) on a network:
+//!   [`crate::timing::two_phase`]; their event replay: [`crate::replay::two_phase`].
 //! * [`table`]: the paper's edge/message table, ours vs published.
 //!
 //! Every topology is a [`CliqueTopology`]: an undirected graph plus a
