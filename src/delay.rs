@@ -1,4 +1,4 @@
-//! The delay of one overlay arc, paper eq. (3), in one place.
+//! The delay of one overlay arc, Marfoq et al. 2020, eq. (3), in one place.
 //!
 //! ```text
 //! d_o(i,j) = s*Tc(i) + l(i,j) + max( outdeg(i)*M/Cup(i), indeg(j)*M/Cdn(j), M/A(i,j) )
@@ -13,7 +13,7 @@ use serde::Serialize;
 
 use crate::access::AccessLinks;
 use crate::connectivity::Connectivity;
-use crate::units::{transfer_ms, Ms};
+use crate::units::{transfer_ms, Bits, Ms};
 use crate::workload::Workload;
 
 /// Everything needed to time an overlay on a network: connectivity graph,
@@ -78,13 +78,53 @@ impl DelayModel {
         )
     }
 
-    /// Eq. (3): delay of arc `i -> j` of an overlay in which `i` sends to
-    /// `out_deg_i` silos and `j` receives from `in_deg_j` silos, ms.
+    /// Communication part of eq. (3) (Marfoq et al. 2020, eq. (3)) for a
+    /// message of `bits` bit on arc `i -> j` of an overlay (or protocol
+    /// phase) in which `i` sends to `out_deg_i` silos and `j` receives from
+    /// `in_deg_j` silos, ms:
+    ///
+    /// ```text
+    /// l(i,j) + max( outdeg(i)*bits/Cup(i), indeg(j)*bits/Cdn(j), bits/A(i,j) )
+    /// ```
+    ///
+    /// With [`Self::arc_delay`] (the max-plus graphs of [`crate::timing`]),
+    /// the one code home of eq. (3): both evaluate the same private
+    /// expression; the max-plus network model
+    /// ([`crate::network::MaxPlusNetwork`]) takes its delays from here.
+    pub fn comm_ms(&self, i: usize, j: usize, out_deg_i: usize, in_deg_j: usize, bits: Bits) -> Ms {
+        // 0 + x == x exactly: this is `l + max(...)` to the last bit.
+        self.eq3_ms(0.0, i, j, out_deg_i, in_deg_j, bits)
+    }
+
+    /// Eq. (3) (Marfoq et al. 2020, eq. (3)): delay of arc `i -> j` of an
+    /// overlay in which `i` sends to `out_deg_i` silos and `j` receives from
+    /// `in_deg_j` silos, ms: `s*Tc(i)` ([`Self::compute_round_ms`]) plus the
+    /// communication part ([`Self::comm_ms`]) for one model of
+    /// `workload.model_bits` bit.
     pub fn arc_delay(&self, i: usize, j: usize, out_deg_i: usize, in_deg_j: usize) -> Ms {
-        let transfer = (out_deg_i as f64 * self.up_ms(i))
-            .max(in_deg_j as f64 * self.down_ms(j))
-            .max(self.core_ms(i, j));
-        self.compute_round_ms(i) + self.connectivity.latency_ms(i, j) + transfer
+        let bits = self.workload.model_bits;
+        self.eq3_ms(self.compute_round_ms(i), i, j, out_deg_i, in_deg_j, bits)
+    }
+
+    /// `lead_ms + l(i,j) + max( outdeg(i)*bits/Cup(i), indeg(j)*bits/Cdn(j),
+    /// bits/A(i,j) )`, ms, summed left to right (eq. (3) with `lead_ms =
+    /// s*Tc(i)`, its communication part with `lead_ms = 0`). One expression,
+    /// so that [`Self::arc_delay`] and [`Self::comm_ms`] keep the exact
+    /// floating-point values they always had (adding `s*Tc(i)` last instead
+    /// would move results by an ulp and flip ties in overlay builders).
+    fn eq3_ms(
+        &self,
+        lead_ms: Ms,
+        i: usize,
+        j: usize,
+        out_deg_i: usize,
+        in_deg_j: usize,
+        bits: Bits,
+    ) -> Ms {
+        let transfer = (out_deg_i as f64 * transfer_ms(bits, self.access.up[i]))
+            .max(in_deg_j as f64 * transfer_ms(bits, self.access.down[j]))
+            .max(transfer_ms(bits, self.connectivity.bandwidth_bps(i, j)));
+        lead_ms + self.connectivity.latency_ms(i, j) + transfer
     }
 
     /// Eq. (3) without access limits ("edge-capacitated"):

@@ -24,15 +24,13 @@ use crate::graph::failures::{FailureError, FailureSpec, Failures};
 use crate::graph::{Overlay, OverlaySchedule};
 use crate::network::{NetworkKind, NetworkModel};
 use crate::overlay::build::{build, BuildError, BuildOptions, Built, OverlayKind};
-use crate::overlay::dcliques::timing::{
-    clique_averaging_cycle_time, replay_clique_averaging, CliqueReplayError,
-};
 use crate::overlay::export::ExportedOverlay;
+use crate::replay::clock::{CliqueAveragingClock, ClockError, EngineClock, RoundClock};
+use crate::replay::two_phase::{replay_clique_averaging, CliqueReplayError};
 use crate::replay::{replay_with_progress, ReplayError, ReplayOptions, ReplayResult, Straggler};
 use crate::timing::schedule::{maxplus_rate, round_estimate, RoundEstimate};
+use crate::timing::two_phase::two_phase_cycle_time;
 use crate::timing::{cycle_time, TimingError};
-use crate::train::clique_averaging::CliqueAveragingClock;
-use crate::train::clock::{ClockError, EngineClock, RoundClock};
 use crate::units::Ms;
 
 /// Why an evaluated overlay could not be built, timed, replayed or clocked.
@@ -90,7 +88,7 @@ pub enum EvalError {
 pub struct OverlayTiming {
     /// Cycle time, ms per round: the exact max-plus cycle time for static
     /// overlays ([`crate::timing::cycle_time`]) and clique averaging
-    /// ([`crate::overlay::dcliques::timing`]); for schedules the paper's
+    /// ([`crate::timing::two_phase`]); for schedules the paper's
     /// estimate, the mean round duration ([Marfoq20] App. H.6).
     pub cycle_time_ms: Ms,
     /// A critical circuit (silo indices; empty for schedules).
@@ -343,8 +341,9 @@ impl EvaluatedOverlay {
                     schedule: None,
                 }
             }
-            Shape::CliqueAveraging { topology, .. } => {
-                let t = clique_averaging_cycle_time(topology, model)?;
+            Shape::CliqueAveraging { topology, models } => {
+                let gradients = topology.gradient_overlay();
+                let t = two_phase_cycle_time(&topology.name, &gradients, models, model)?;
                 OverlayTiming {
                     cycle_time_ms: t.cycle_time_ms,
                     critical_circuit: t.critical_circuit,

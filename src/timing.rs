@@ -10,6 +10,8 @@
 //! iteration ([`crate::maxplus::howard`]); Karp's algorithm is the
 //! independent cross-check.
 
+pub mod two_phase;
+
 use serde::Serialize;
 use thiserror::Error;
 

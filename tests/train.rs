@@ -4,9 +4,9 @@
 
 use fedtopo::overlay::build::{build_overlay, BuildOptions, OverlayKind};
 use fedtopo::overlay::Overlay;
+use fedtopo::replay::clock::MaxPlusClock;
 use fedtopo::scenario::{load_underlay, NetworkSpec};
 use fedtopo::train::checkpoint::{run, RunOptions};
-use fedtopo::train::clock::MaxPlusClock;
 use fedtopo::train::consensus::ConsensusRule;
 use fedtopo::train::data::synthetic::{generate, SyntheticSpec};
 use fedtopo::train::data::{Dataset, FederatedData};

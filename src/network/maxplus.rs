@@ -1,11 +1,12 @@
-//! The max-plus network: every transfer takes the eq. (3) communication
-//! delay `l(i,j) + max(outdeg(i) M/Cup(i), indeg(j) M/Cdn(j), M/A(i,j))` (ms),
+//! The max-plus network: every transfer takes the communication delay of
+//! Marfoq et al. 2020, eq. (3), [`DelayModel::comm_ms`]:
+//! `l(i,j) + max(outdeg(i) M/Cup(i), indeg(j) M/Cdn(j), M/A(i,j))` (ms),
 //! whatever else is in flight. With it, the round replay equals the max-plus
 //! recurrence `t_j(k+1) = max_i (t_i(k) + d_o(i,j))` (paper eq. 4).
 
 use super::{NetworkModel, Slab, Timers, Transfer};
 use crate::delay::DelayModel;
-use crate::units::{transfer_ms, Ms};
+use crate::units::Ms;
 
 /// Eq. (3) arc delays, no interference between transfers.
 #[derive(Debug)]
@@ -23,14 +24,11 @@ impl<'a> MaxPlusNetwork<'a> {
         }
     }
 
-    /// Communication part of eq. (3) for `t`, ms (`d_o(i,j) - s*Tc(i)`).
+    /// Communication part of eq. (3) (Marfoq et al. 2020, eq. (3)) for `t`,
+    /// ms (`d_o(i,j) - s*Tc(i)` at `t.bits`): [`DelayModel::comm_ms`].
     pub fn comm_ms(&self, t: &Transfer) -> Ms {
-        let d = self.delay;
-        let (i, j) = (t.from, t.to);
-        let transfer = (t.out_deg as f64 * transfer_ms(t.bits, d.access.up[i]))
-            .max(t.in_deg as f64 * transfer_ms(t.bits, d.access.down[j]))
-            .max(transfer_ms(t.bits, d.connectivity.bandwidth_bps(i, j)));
-        d.connectivity.latency_ms(i, j) + transfer
+        self.delay
+            .comm_ms(t.from, t.to, t.out_deg, t.in_deg, t.bits)
     }
 }
 

@@ -30,8 +30,8 @@ use thiserror::Error;
 
 use super::spec::{Op, Program};
 use crate::delay::DelayModel;
-use crate::engine::{run, Handler, Scheduler};
-use crate::network::{EngineTimers, MaxPlusNetwork, NetEvent, NetworkModel, Transfer};
+use crate::network::{MaxPlusNetwork, NetworkModel, Transfer};
+use crate::replay::harness::{EventProtocol, Harness, Link};
 use crate::units::{Bits, Ms};
 
 /// Why a program could not be timed.
@@ -293,57 +293,45 @@ impl SimResult {
     }
 }
 
-#[derive(Debug, Clone, Copy)]
-enum Ev {
-    Done(usize),
-    Net(u64),
-}
+/// The protocol's timer: task `k` (a computation) finished.
+type TaskDone = usize;
 
-impl NetEvent for Ev {
-    fn net_timer(token: u64) -> Self {
-        Ev::Net(token)
-    }
-}
-
+/// The task graph as an [`EventProtocol`] on the replay harness: a task
+/// starts once every task it waits for completed; a transfer task is one
+/// transfer through the network (its task id travels in
+/// [`Transfer::round`]).
 struct Exec<'a> {
     graph: &'a TaskGraph,
-    net: &'a mut dyn NetworkModel,
     dependents: Vec<Vec<usize>>,
     left: Vec<u32>,
     at: Vec<Ms>,
     completed: usize,
-    delivered: Vec<Transfer>,
 }
 
 impl Exec<'_> {
-    fn start(&mut self, k: usize, q: &mut Scheduler<Ev>) {
+    fn start_task(&mut self, k: usize, link: &mut Link<'_, TaskDone>) {
         match self.graph.tasks[k].kind {
-            TaskKind::Compute { ms, .. } => {
-                q.schedule_in(ms, Ev::Done(k));
-            }
+            TaskKind::Compute { ms, .. } => link.schedule_in(ms, k),
             TaskKind::Msg {
                 from,
                 to,
                 out_deg,
                 in_deg,
-            } => {
-                let t = Transfer {
-                    from,
-                    to,
-                    // The task id travels in the round field.
-                    round: k as u64,
-                    bits: self.graph.bits,
-                    out_deg,
-                    in_deg,
-                };
-                self.net.start(t, &mut EngineTimers(q), &mut self.delivered);
-            }
-            TaskKind::Join => self.complete(k, q),
+            } => link.send(Transfer {
+                from,
+                to,
+                // The task id travels in the round field.
+                round: k as u64,
+                bits: self.graph.bits,
+                out_deg,
+                in_deg,
+            }),
+            TaskKind::Join => self.complete(k, link),
         }
     }
 
-    fn complete(&mut self, k: usize, q: &mut Scheduler<Ev>) {
-        let now = q.now();
+    fn complete(&mut self, k: usize, link: &mut Link<'_, TaskDone>) {
+        let now = link.now();
         let mut stack = vec![k];
         while let Some(k) = stack.pop() {
             self.at[k] = now;
@@ -355,29 +343,41 @@ impl Exec<'_> {
                     if let TaskKind::Join = self.graph.tasks[d].kind {
                         stack.push(d);
                     } else {
-                        self.start(d, q);
+                        self.start_task(d, link);
                     }
                 }
             }
         }
     }
-
-    fn drain(&mut self, q: &mut Scheduler<Ev>) {
-        while let Some(t) = self.delivered.pop() {
-            self.complete(t.round as usize, q);
-        }
-    }
 }
 
-impl Handler<Ev> for Exec<'_> {
-    fn handle(&mut self, _now: Ms, ev: Ev, q: &mut Scheduler<Ev>) {
-        match ev {
-            Ev::Done(k) => self.complete(k, q),
-            Ev::Net(token) => self
-                .net
-                .on_timer(token, &mut EngineTimers(q), &mut self.delivered),
+impl EventProtocol for Exec<'_> {
+    type Event = TaskDone;
+    type Stall = SimError;
+
+    fn start(&mut self, link: &mut Link<'_, TaskDone>) {
+        let roots: Vec<usize> = (0..self.left.len())
+            .filter(|&k| self.left[k] == 0)
+            .collect();
+        for k in roots {
+            self.start_task(k, link);
         }
-        self.drain(q);
+    }
+
+    fn on_event(&mut self, k: TaskDone, link: &mut Link<'_, TaskDone>) {
+        self.complete(k, link);
+    }
+
+    fn on_delivered(&mut self, t: Transfer, link: &mut Link<'_, TaskDone>) {
+        self.complete(t.round as usize, link);
+    }
+
+    fn finished(&self) -> bool {
+        self.completed == self.left.len()
+    }
+
+    fn stall(&self) -> SimError {
+        SimError::Stuck(self.left.len() - self.completed)
     }
 }
 
@@ -427,32 +427,23 @@ pub fn simulate(
             dependents[d].push(k);
         }
     }
-    let mut exec = Exec {
+    let exec = Exec {
         graph: &graph,
-        net: network,
         dependents,
         left,
         at: vec![f64::NAN; m],
         completed: 0,
-        delivered: Vec::new(),
     };
-    let mut q = Scheduler::new();
-    let roots: Vec<usize> = (0..m).filter(|&k| exec.left[k] == 0).collect();
-    for k in roots {
-        exec.start(k, &mut q);
-    }
-    exec.drain(&mut q);
-    let stats = run(&mut q, &mut exec, None);
-    if exec.completed != m {
-        return Err(SimError::Stuck(m - exec.completed));
-    }
-    let at = std::mem::take(&mut exec.at);
-    let network_name = exec.net.name().to_string();
+    let mut h = Harness::new(exec, network);
+    h.run_to_end()?;
+    let events = h.events();
+    let network_name = h.network_name().to_string();
+    let at = h.into_protocol().at;
     Ok(SimResult {
         network: network_name,
         step_ends: graph.step_ends(&at),
         counters: count(&graph, delay, links),
-        events: stats.events,
+        events,
     })
 }
 

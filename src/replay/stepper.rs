@@ -11,30 +11,30 @@
 //! between two events, so stepping to round 3 and then to round 7 handles
 //! exactly the events that stepping to round 7 at once handles. This is
 //! what a training clock needs (round by round, deterministic, rebuildable
-//! by replaying from round 0, see `train::clock::EngineClock`).
+//! by replaying from round 0, see [`super::clock::EngineClock`]).
+//!
+//! [`super::replay`] is a stepper with a last round run to the end
+//! ([`RoundStepper::finish`]).
 
-use std::collections::{HashMap, VecDeque};
-
-use super::{checked_straggler, Ev, Net, ReplayError, Sim, Straggler};
+use super::harness::{Harness, Net};
+use super::round::RoundProtocol;
+use super::{ReplayError, ReplayOptions, ReplayResult, Straggler};
 use crate::delay::DelayModel;
-use crate::engine::{Handler, Scheduler};
 use crate::network::NetworkModel;
-use crate::overlay::{OverlaySchedule, Protocol};
+use crate::overlay::OverlaySchedule;
 use crate::units::Ms;
 
 /// A round replay advanced on demand (see the module docs).
 pub struct RoundStepper<'a> {
-    sim: Sim<'a>,
-    q: Scheduler<Ev>,
-    events: u64,
+    harness: Harness<'a, RoundProtocol<'a>>,
 }
 
 impl std::fmt::Debug for RoundStepper<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("RoundStepper")
-            .field("network", &self.sim.net.name())
+            .field("network", &self.harness.network_name())
             .field("rounds_started", &self.rounds_started())
-            .field("events", &self.events)
+            .field("events", &self.harness.events())
             .finish()
     }
 }
@@ -54,46 +54,41 @@ impl<'a> RoundStepper<'a> {
         straggler: Straggler,
         seed: u64,
     ) -> Result<Self, ReplayError> {
-        let n = schedule.silo_count();
-        let straggler = checked_straggler(schedule, delay, straggler, seed)?;
-        let star_center = match schedule.round(0).protocol {
-            Protocol::ServerClient { center } => Some(center),
-            Protocol::Gossip => None,
-        };
-        let mut sim = Sim {
+        let p = RoundProtocol::new(schedule, delay, straggler, seed, u64::MAX, None)?;
+        Ok(RoundStepper {
+            harness: Harness::new(p, network),
+        })
+    }
+
+    /// The stepper of [`super::replay_with_progress`]: rounds
+    /// `0..options.rounds` (silos that start the last round stop there),
+    /// `on_round(k)` called when the last silo starts round `k`.
+    pub(super) fn with_last_round(
+        schedule: &'a dyn OverlaySchedule,
+        delay: &'a DelayModel,
+        network: Net<'a>,
+        options: &ReplayOptions,
+        on_round: &'a mut dyn FnMut(u64),
+    ) -> Result<Self, ReplayError> {
+        let p = RoundProtocol::new(
             schedule,
             delay,
-            net: Net::Owned(network),
-            rounds: u64::MAX,
-            straggler,
-            info: HashMap::new(),
-            static_info: None,
-            round: vec![0; n],
-            compute_done: vec![false; n],
-            received: vec![VecDeque::new(); n],
-            starts: Vec::new(),
-            delivered: Vec::new(),
-            transfers: 0,
-            arc_transfers: HashMap::new(),
-            star_center,
-            reached: Vec::new(),
-            on_round: None,
-        };
-        if schedule.is_static() {
-            sim.static_info = Some(sim.make_info(0));
-        }
-        let mut q = Scheduler::new();
-        for i in 0..n {
-            sim.start_round(i, 0, 0.0, &mut q);
-        }
-        Ok(RoundStepper { sim, q, events: 0 })
+            options.straggler,
+            options.seed,
+            options.rounds,
+            Some(on_round),
+        )?;
+        Ok(RoundStepper {
+            harness: Harness::new(p, network),
+        })
     }
 
     /// Number of rounds `k` whose start times `t(k)` are complete (every
     /// silo has started them).
     pub fn rounds_started(&self) -> u64 {
-        let n = self.sim.round.len() as u32;
-        self.sim.reached.iter().take_while(|&&r| r == n).count() as u64
+        let p = self.harness.protocol();
+        let n = p.round.len() as u32;
+        p.reached.iter().take_while(|&&r| r == n).count() as u64
     }
 
     /// Handles events until every silo has started round `k`, then returns
@@ -104,46 +99,56 @@ impl<'a> RoundStepper<'a> {
     /// round's overlay is not strongly connected enough to let every silo
     /// through).
     pub fn advance_to(&mut self, k: u64) -> Result<&[Ms], ReplayError> {
-        let n = self.sim.round.len() as u32;
-        let ku = k as usize;
-        while self.sim.reached.get(ku).copied().unwrap_or(0) < n {
-            let Some((now, _, ev)) = self.q.pop() else {
-                let (silo, &round) = self
-                    .sim
-                    .round
-                    .iter()
-                    .enumerate()
-                    .min_by_key(|&(_, r)| *r)
-                    .expect("at least one silo");
-                return Err(ReplayError::Deadlock { silo, round });
-            };
-            self.sim.handle(now, ev, &mut self.q);
-            self.events += 1;
-        }
+        self.harness.run_until(|p| p.all_reached(k))?;
         // Rounds every silo has left are never looked at again.
-        let lowest = self.sim.round.iter().copied().min().unwrap_or(0);
-        self.sim.info.retain(|&r, _| r >= lowest);
-        Ok(&self.sim.starts[ku])
+        let p = self.harness.protocol_mut();
+        p.forget_past_rounds();
+        Ok(&p.starts[k as usize])
+    }
+
+    /// Runs to the end (a stepper with a last round) and returns the whole
+    /// replay.
+    ///
+    /// # Errors
+    /// [`ReplayError::Deadlock`] when some silo did not reach the last
+    /// round.
+    pub(super) fn finish(mut self) -> Result<ReplayResult, ReplayError> {
+        self.harness.run_to_end()?;
+        let events = self.harness.events();
+        let network = self.harness.network_name().to_string();
+        let network_stats = self.harness.network_stats();
+        let p = self.harness.into_protocol();
+        let mut arc_transfers: Vec<_> = p.arc_transfers.into_iter().collect();
+        arc_transfers.sort_unstable();
+        Ok(ReplayResult {
+            overlay: p.name,
+            network,
+            starts: p.starts,
+            events,
+            transfers: p.transfers,
+            arc_transfers,
+            network_stats,
+        })
     }
 
     /// `t(k)` if every silo has already started round `k`.
     pub fn starts(&self, k: u64) -> Option<&[Ms]> {
-        (k < self.rounds_started()).then(|| self.sim.starts[k as usize].as_slice())
+        (k < self.rounds_started()).then(|| self.harness.protocol().starts[k as usize].as_slice())
     }
 
     /// Events handled so far.
     pub fn events(&self) -> u64 {
-        self.events
+        self.harness.events()
     }
 
     /// Transfers started so far.
     pub fn transfers(&self) -> u64 {
-        self.sim.transfers
+        self.harness.protocol().transfers
     }
 
     /// The network model's name.
     pub fn network_name(&self) -> &'static str {
-        self.sim.net.name()
+        self.harness.network_name()
     }
 }
 

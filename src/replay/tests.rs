@@ -7,12 +7,14 @@ use crate::connectivity::{Connectivity, ConnectivityOptions};
 use crate::maxplus::{recurrence_slope, Recurrence};
 use crate::network::{FlowNetwork, MaxPlusNetwork, NetworkKind, PaperNetwork};
 use crate::overlay::build::{build_overlay, BuildOptions, OverlayKind};
+use crate::overlay::{Overlay, Protocol};
 use crate::scenario::{load_underlay, NetworkSpec};
 use crate::timing::{cycle_time, maxplus_graph};
 use crate::underlay::{LoadOptions, Underlay};
 use crate::workload::Workload;
 use proptest::prelude::*;
-use rand::Rng;
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
 
 fn builtin(access_bps: f64) -> (Underlay, DelayModel) {
     let u = load_underlay(None, &LoadOptions::default()).unwrap();

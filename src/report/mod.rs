@@ -8,10 +8,10 @@ mod format;
 pub mod init_gain;
 pub mod matcha;
 pub mod plot;
-pub mod train_curves;
 pub mod replay;
 pub mod table;
 pub mod tornado;
+pub mod train_curves;
 
 pub use compare::{compare_overlays, CompareRow, Comparison, ScheduleStats};
 pub use format::{render_csv, render_json, render_table, OutputFormat};

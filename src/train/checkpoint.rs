@@ -13,10 +13,10 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use super::clock::RoundClock;
 use super::report::{render_csv, write_atomic, RoundRecord};
 use super::trainer::{TrainError, Trainer};
 use crate::overlay::OverlaySchedule;
+use crate::replay::clock::RoundClock;
 
 /// Saved progress of one run.
 #[derive(Debug, Clone, Serialize, Deserialize)]

@@ -1,7 +1,8 @@
 //! D-Cliques training support (Bellet et al. 2021, notes `d-cliques.md`
 //! Sec. 2): the Clique Averaging gradient matrix, Metropolis-Hastings model
-//! weights, a wall-clock [`RoundClock`] for two-phase Clique Averaging
-//! rounds, and a label-skew test bed (class-conditional Gaussians).
+//! weights and a label-skew test bed (class-conditional Gaussians). The
+//! wall-clock of two-phase Clique Averaging rounds is
+//! [`crate::replay::clock::CliqueAveragingClock`].
 //!
 //! Clique Averaging at node `i`, round `k`:
 //! `g_i = (1/|C(i)|) sum_{j in C(i)} grad F(theta_j; S_j)` over its clique
@@ -15,15 +16,10 @@ use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use rand_distr::{Distribution, Normal};
 
-use super::clock::{ClockError, RoundClock};
 use super::consensus::{ConsensusError, ConsensusMatrix};
 use super::data::{DataError, Dataset};
-use crate::delay::DelayModel;
 use crate::overlay::dcliques::weights::metropolis_hastings_dense;
 use crate::overlay::dcliques::{CliqueTopology, DCliquesError};
-use crate::overlay::Overlay;
-use crate::timing;
-use crate::units::Ms;
 
 /// The Clique Averaging matrix `G`: `G_ij = 1/|C(i)|` for `j` in node
 /// `i`'s group `C(i)` (which must contain `i`), 0 elsewhere. Row-stochastic.
@@ -48,70 +44,6 @@ pub fn model_matrix(t: &CliqueTopology) -> Result<ConsensusMatrix, ConsensusErro
     let n = t.node_count();
     let w = metropolis_hastings_dense(n, t.edges());
     ConsensusMatrix::from_rows(w.chunks(n.max(1)).map(<[f64]>::to_vec).collect())
-}
-
-/// Wall-clock times of Clique Averaging rounds: gradients travel on the
-/// fixed gradient overlay (intra-clique arcs), models on the round's
-/// overlay; two phases per round as in [`crate::overlay::dcliques::timing`]:
-///
-/// ```text
-/// u_j = max( t_j + s Tc(j), max_{i in Ng(j)} t_i + d_o^g(i,j) )
-/// t_j(k+1) = max( u_j, max_{i in Nm(j)} u_i + d_o^m(i,j) - s Tc(i) )
-/// ```
-#[derive(Debug, Clone)]
-pub struct CliqueAveragingClock {
-    model: DelayModel,
-    gradients: Overlay,
-    t: Vec<Ms>,
-    next: u64,
-}
-
-impl CliqueAveragingClock {
-    /// A clock on `model` with gradient overlay `gradients`, silos at 0 ms.
-    pub fn new(model: DelayModel, gradients: Overlay) -> Self {
-        let n = model.silo_count();
-        CliqueAveragingClock {
-            model,
-            gradients,
-            t: vec![0.0; n],
-            next: 0,
-        }
-    }
-}
-
-impl RoundClock for CliqueAveragingClock {
-    fn round_end_times(&mut self, k: u64, overlay: &Overlay) -> Result<Vec<Ms>, ClockError> {
-        if k != self.next {
-            return Err(ClockError::OutOfOrder {
-                expected: self.next,
-                got: k,
-            });
-        }
-        let n = self.t.len();
-        if overlay.silo_count() != n || self.gradients.silo_count() != n {
-            return Err(timing::TimingError::SizeMismatch {
-                overlay: overlay.silo_count(),
-                network: n,
-            }
-            .into());
-        }
-        let m = &self.model;
-        let g = &self.gradients;
-        let mut u: Vec<Ms> = (0..n).map(|j| self.t[j] + m.compute_round_ms(j)).collect();
-        for &(i, j) in g.arcs() {
-            let d = m.arc_delay(i, j, g.out_degree(i), g.in_degree(j));
-            u[j] = u[j].max(self.t[i] + d);
-        }
-        let mut next = u.clone();
-        for &(i, j) in overlay.arcs() {
-            let d = m.arc_delay(i, j, overlay.out_degree(i), overlay.in_degree(j))
-                - m.compute_round_ms(i);
-            next[j] = next[j].max(u[i] + d);
-        }
-        self.t.clone_from(&next);
-        self.next += 1;
-        Ok(next)
-    }
 }
 
 /// Class-conditional Gaussians: class means `mu_y ~ N(0, spread^2 I)` in
@@ -164,13 +96,10 @@ pub fn gaussian_mixture(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::overlay::dcliques::timing::clique_averaging_cycle_time;
     use crate::overlay::dcliques::{
         build_topology, DCliquesOptions, LabelDistributions, TopologyKind,
     };
-    use crate::scenario::{load_underlay, NetworkSpec};
     use crate::train::consensus::metropolis_hastings;
-    use crate::underlay::LoadOptions;
 
     fn topo(n: usize) -> CliqueTopology {
         let labels = LabelDistributions::one_class_per_node(n, 5).unwrap();
@@ -202,27 +131,6 @@ mod tests {
         assert!(g.is_symmetric(1e-15));
         assert!((g.get(0, 0) - 0.2).abs() < 1e-15);
         assert!(gradient_matrix(&[vec![1], vec![1]]).is_err());
-    }
-
-    #[test]
-    fn clock_matches_two_phase_cycle_time() {
-        let u = load_underlay(None, &LoadOptions::default()).unwrap();
-        let m = NetworkSpec::default().delay_model(&u);
-        let t = topo(m.silo_count());
-        let mut c = CliqueAveragingClock::new(m.clone(), t.gradient_overlay());
-        let o = t.overlay();
-        let rounds = 3000;
-        let mut last = Vec::new();
-        for k in 0..rounds {
-            last = c.round_end_times(k, &o).unwrap();
-        }
-        let slope = last.iter().copied().fold(0.0, f64::max) / rounds as f64;
-        let tau = clique_averaging_cycle_time(&t, &m).unwrap().cycle_time_ms;
-        assert!(
-            slope >= tau - 1e-9 && slope - tau < 0.01 * tau,
-            "{slope} {tau}"
-        );
-        assert!(c.round_end_times(0, &o).is_err());
     }
 
     #[test]

@@ -2,12 +2,13 @@
 //! as fast as the machine allows, and let the network simulator tell when
 //! each round would have ended on the chosen underlay (paper Sec. 4).
 //!
+//! Round clocks (when each round would have ended) are timing, in
+//! [`crate::replay::clock`].
+//!
 //! Always built (pure Rust, tested without libtorch):
 //! * [`consensus`]: consensus matrices of an overlay (local-degree,
 //!   Metropolis–Hastings, 1/2 for rings, MATCHA's `I - alpha L`, exact
 //!   averaging, user matrix).
-//! * [`clock`]: the [`clock::RoundClock`] seam, the closed-form max-plus
-//!   clock and the event-engine clock (`maxplus | paper | flow` networks).
 //! * [`data`]: synthetic data, MNIST / CIFAR-10 loaders, partitions.
 //! * [`report`]: per-round CSV, time-to-target summaries.
 //! * [`stationary`]: the DecAvg stationary distribution and the
@@ -22,7 +23,6 @@
 //!   experiment files).
 
 pub mod clique_averaging;
-pub mod clock;
 pub mod consensus;
 pub mod data;
 pub mod report;

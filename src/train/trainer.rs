@@ -43,7 +43,7 @@ pub enum TrainError {
     Torch(#[from] tch::TchError),
     /// Clock error.
     #[error(transparent)]
-    Clock(#[from] super::clock::ClockError),
+    Clock(#[from] crate::replay::clock::ClockError),
     /// Checkpoint I/O.
     #[error("checkpoint {path}: {message}")]
     Checkpoint {

@@ -9,7 +9,8 @@
 //! * [`baselines`]: random `d`-regular, diverse random, node ring, grid, fully connected.
 //! * [`weights`]: Metropolis-Hastings mixing weights.
 //! * [`count`]: edges and messages per node (paper's count and the real flow).
-//! * [`timing`]: cycle time of Clique Averaging rounds (two phases) on a network.
+//! * Cycle time of Clique Averaging rounds (two phases) on a network:
+//!   [`crate::timing::two_phase`]; their event replay: [`crate::replay::two_phase`].
 //!
 //! Every topology is a [`CliqueTopology`]: an undirected graph plus a
 //! partition of the nodes into cliques (singletons for the baselines, so
@@ -21,7 +22,6 @@ pub mod greedy;
 pub mod inter;
 pub mod labels;
 pub mod placement;
-pub mod timing;
 pub mod weights;
 
 use std::collections::BTreeSet;

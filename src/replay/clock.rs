@@ -1,0 +1,68 @@
+//! Round clocks, the seam between training and the network simulator: a [`RoundClock`]
+//! turns the overlay of each round into the wall-clock time (ms) at which
+//! every silo finishes that round.
+//!
+//! The trainer runs rounds `k = 0, 1, 2, ...` as fast as the machine allows
+//! and asks the clock, round by round, when they *would* have ended on the
+//! simulated network. [`MaxPlusClock`] implements the paper's max-plus
+//! recurrence in closed form; [`EngineClock`] replays the rounds event by
+//! event in the discrete-event engine ([`crate::engine`]) over any network
+//! model ([`crate::network::NetworkKind`]: `maxplus | paper | flow`). With the `maxplus`
+//! network both give the same times (tested), an independent cross-check.
+//! [`CliqueAveragingClock`] times two-phase Clique Averaging rounds with
+//! the max-plus recurrence of [`crate::timing::two_phase`].
+//!
+//! Clocks are timing, not training: they live in the replay layer so that
+//! any layer below the trainer can hand one out.
+
+use thiserror::Error;
+
+use crate::overlay::Overlay;
+use crate::timing::TimingError;
+use crate::units::Ms;
+
+use super::ReplayError;
+
+mod clique_averaging;
+mod engine;
+mod maxplus;
+
+pub use clique_averaging::CliqueAveragingClock;
+pub use engine::EngineClock;
+pub use maxplus::MaxPlusClock;
+
+/// Why a clock could not time a round.
+#[derive(Debug, Error)]
+pub enum ClockError {
+    /// Rounds must be timed in order `0, 1, 2, ...`.
+    #[error("round {got} timed out of order (expected round {expected})")]
+    OutOfOrder {
+        /// The round the clock expected.
+        expected: u64,
+        /// The round it was given.
+        got: u64,
+    },
+    /// The overlay does not fit the network.
+    #[error(transparent)]
+    Timing(#[from] TimingError),
+    /// The event-driven replay failed.
+    #[error(transparent)]
+    Replay(#[from] ReplayError),
+    /// Anything a clock implementation wants to report.
+    #[error("{0}")]
+    Other(String),
+}
+
+/// Wall-clock times of training rounds on a simulated network.
+///
+/// Contract: the clock starts with every silo at time 0 ms; the `k`-th call
+/// (`k = 0, 1, ...`, in order, one call per round) receives round `k`'s
+/// overlay and returns `t(k+1)`, the time (ms since the start) at which each
+/// silo has finished round `k` (local steps, sends, receives and averaging),
+/// one entry per silo. Times never decrease from one round to the next.
+/// A clock is deterministic: the same overlays give the same times, so a
+/// resumed run rebuilds its clock by replaying the rounds already done.
+pub trait RoundClock {
+    /// End times (ms, one per silo) of round `k` on `overlay`.
+    fn round_end_times(&mut self, k: u64, overlay: &Overlay) -> Result<Vec<Ms>, ClockError>;
+}

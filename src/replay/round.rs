@@ -1,0 +1,347 @@
+//! The round protocol of [`super::replay`] as an [`EventProtocol`] on the
+//! [`super::harness`]: gossip rounds (compute, send to out-neighbours, wait
+//! for every in-neighbour) or, for a server-client overlay, the two-phase
+//! STAR protocol (upload, aggregate, broadcast). See the [`super`] docs.
+
+use std::borrow::Cow;
+use std::collections::{HashMap, VecDeque};
+
+use rand::SeedableRng;
+use rand_chacha::ChaCha8Rng;
+use statrs::distribution::LogNormal;
+
+use super::harness::{EventProtocol, Link};
+use super::{ReplayError, Straggler};
+use crate::delay::DelayModel;
+use crate::network::Transfer;
+use crate::overlay::{Overlay, OverlaySchedule, Protocol};
+use crate::units::Ms;
+
+/// The protocol's timer: silo `i` finished computing its round.
+pub(crate) type ComputeDone = usize;
+
+struct RoundInfo {
+    overlay: Overlay,
+    out: Vec<Vec<usize>>,
+    /// Compute time of each silo in this round, ms.
+    compute: Vec<Ms>,
+}
+
+/// Synchronous rounds of an overlay schedule (module docs), from round 0
+/// at time 0 ms to round `rounds` (`u64::MAX`: endless).
+pub(crate) struct RoundProtocol<'a> {
+    schedule: &'a dyn OverlaySchedule,
+    delay: &'a DelayModel,
+    /// Name of round 0's overlay.
+    pub(crate) name: String,
+    /// Last round: silos that start it neither compute nor send
+    /// (`u64::MAX`: endless).
+    rounds: u64,
+    straggler: Option<(LogNormal, ChaCha8Rng)>,
+    info: HashMap<u64, RoundInfo>,
+    static_info: Option<RoundInfo>,
+    /// Current round of every silo.
+    pub(crate) round: Vec<u64>,
+    compute_done: Vec<bool>,
+    /// `received[i][r]`: models of round `round[i] + r` received by silo `i`.
+    received: Vec<VecDeque<usize>>,
+    /// `starts[k][i] = t_i(k)`, ms (NaN until silo `i` starts round `k`).
+    pub(crate) starts: Vec<Vec<Ms>>,
+    /// Transfers started.
+    pub(crate) transfers: u64,
+    /// Transfers started per ordered silo pair.
+    pub(crate) arc_transfers: HashMap<(usize, usize), u64>,
+    star_center: Option<usize>,
+    /// Silos that reached each round.
+    pub(crate) reached: Vec<u32>,
+    on_round: Option<&'a mut dyn FnMut(u64)>,
+}
+
+/// Checks that `schedule` and `delay` have the same silos and builds the
+/// compute-time sampler of `straggler` (seeded by `seed`).
+pub(crate) fn checked_straggler(
+    schedule: &dyn OverlaySchedule,
+    delay: &DelayModel,
+    straggler: Straggler,
+    seed: u64,
+) -> Result<Option<(LogNormal, ChaCha8Rng)>, ReplayError> {
+    if schedule.silo_count() != delay.silo_count() {
+        return Err(ReplayError::SizeMismatch {
+            overlay: schedule.silo_count(),
+            network: delay.silo_count(),
+        });
+    }
+    Ok(match straggler {
+        Straggler::None => None,
+        Straggler::LogNormal { sigma } => {
+            let d = LogNormal::new(0.0, sigma).map_err(|_| ReplayError::BadSigma(sigma))?;
+            Some((d, ChaCha8Rng::seed_from_u64(seed)))
+        }
+    })
+}
+
+impl<'a> RoundProtocol<'a> {
+    /// Rounds `0..rounds` of `schedule` on `delay` (`rounds = u64::MAX`:
+    /// endless); the protocol is that of round 0's overlay.
+    ///
+    /// # Errors
+    /// [`ReplayError::SizeMismatch`] or [`ReplayError::BadSigma`].
+    pub(crate) fn new(
+        schedule: &'a dyn OverlaySchedule,
+        delay: &'a DelayModel,
+        straggler: Straggler,
+        seed: u64,
+        rounds: u64,
+        on_round: Option<&'a mut dyn FnMut(u64)>,
+    ) -> Result<Self, ReplayError> {
+        let n = schedule.silo_count();
+        let straggler = checked_straggler(schedule, delay, straggler, seed)?;
+        let first = schedule.round(0);
+        let name = first.name.clone();
+        let star_center = match first.protocol {
+            Protocol::ServerClient { center } => Some(center),
+            Protocol::Gossip => None,
+        };
+        drop(first);
+        let mut p = RoundProtocol {
+            schedule,
+            delay,
+            name,
+            rounds,
+            straggler,
+            info: HashMap::new(),
+            static_info: None,
+            round: vec![0; n],
+            compute_done: vec![false; n],
+            received: vec![VecDeque::new(); n],
+            starts: Vec::new(),
+            transfers: 0,
+            arc_transfers: HashMap::new(),
+            star_center,
+            reached: Vec::new(),
+            on_round,
+        };
+        if schedule.is_static() {
+            p.static_info = Some(p.make_info(0));
+        }
+        Ok(p)
+    }
+
+    /// True when every silo has started round `k`.
+    pub(crate) fn all_reached(&self, k: u64) -> bool {
+        self.reached.get(k as usize).copied().unwrap_or(0) as usize == self.round.len()
+    }
+
+    /// Forgets the per-round overlays of rounds every silo has left.
+    pub(crate) fn forget_past_rounds(&mut self) {
+        let lowest = self.round.iter().copied().min().unwrap_or(0);
+        self.info.retain(|&r, _| r >= lowest);
+    }
+
+    fn make_info(&mut self, k: u64) -> RoundInfo {
+        let overlay = match self.schedule.round(k) {
+            Cow::Borrowed(o) => o.clone(),
+            Cow::Owned(o) => o,
+        };
+        let n = overlay.silo_count();
+        let mut compute: Vec<Ms> = (0..n).map(|i| self.delay.compute_round_ms(i)).collect();
+        if let Some((dist, rng)) = self.straggler.as_mut() {
+            use rand::distributions::Distribution;
+            for c in &mut compute {
+                *c *= dist.sample(rng);
+            }
+        }
+        RoundInfo {
+            out: overlay.out_neighbours(),
+            overlay,
+            compute,
+        }
+    }
+
+    // `if let` here would hit the NLL conditional-return limitation.
+    #[allow(clippy::unnecessary_unwrap)]
+    fn info(&mut self, k: u64) -> &RoundInfo {
+        if self.static_info.is_some() && self.straggler.is_none() {
+            return self.static_info.as_ref().unwrap();
+        }
+        if !self.info.contains_key(&k) {
+            let inf = self.make_info(k);
+            self.info.insert(k, inf);
+        }
+        &self.info[&k]
+    }
+
+    #[allow(clippy::unnecessary_unwrap)]
+    fn info_mut(&mut self, k: u64) -> &mut RoundInfo {
+        self.info(k);
+        if self.static_info.is_some() && self.straggler.is_none() {
+            return self.static_info.as_mut().unwrap();
+        }
+        self.info.get_mut(&k).unwrap()
+    }
+
+    /// Silo `i` starts round `k` at `now`.
+    fn start_round(&mut self, i: usize, k: u64, now: Ms, link: &mut Link<'_, ComputeDone>) {
+        self.round[i] = k;
+        if self.starts.len() <= k as usize {
+            self.starts.push(vec![f64::NAN; self.round.len()]);
+            self.reached.push(0);
+        }
+        self.starts[k as usize][i] = now;
+        self.reached[k as usize] += 1;
+        if self.reached[k as usize] as usize == self.round.len() {
+            if let Some(f) = self.on_round.as_mut() {
+                f(k);
+            }
+        }
+        self.compute_done[i] = false;
+        if k < self.rounds {
+            let c = self.info(k).compute[i];
+            link.schedule_at(now + c, i);
+        }
+    }
+
+    fn send(
+        &mut self,
+        from: usize,
+        to: usize,
+        k: u64,
+        out_deg: usize,
+        in_deg: usize,
+        link: &mut Link<'_, ComputeDone>,
+    ) {
+        self.transfers += 1;
+        *self.arc_transfers.entry((from, to)).or_insert(0) += 1;
+        link.send(Transfer {
+            from,
+            to,
+            round: k,
+            bits: self.delay.workload.model_bits,
+            out_deg,
+            in_deg,
+        });
+    }
+
+    fn try_advance_gossip(&mut self, i: usize, link: &mut Link<'_, ComputeDone>) {
+        let k = self.round[i];
+        if k >= self.rounds || !self.compute_done[i] {
+            return;
+        }
+        let need = self.info(k).overlay.in_degree(i);
+        if self.received[i].front().copied().unwrap_or(0) < need {
+            return;
+        }
+        self.received[i].pop_front();
+        let now = link.now();
+        self.start_round(i, k + 1, now, link);
+    }
+
+    fn count_received(&mut self, to: usize, round: u64) {
+        let off = (round - self.round[to]) as usize;
+        let r = &mut self.received[to];
+        if r.len() <= off {
+            r.resize(off + 1, 0);
+        }
+        r[off] += 1;
+    }
+
+    fn try_aggregate(&mut self, c: usize, link: &mut Link<'_, ComputeDone>) {
+        let k = self.round[c];
+        if k >= self.rounds || !self.compute_done[c] {
+            return;
+        }
+        let (need, out_c) = {
+            let o = &self.info(k).overlay;
+            (o.in_degree(c), o.out_degree(c))
+        };
+        if self.received[c].front().copied().unwrap_or(0) < need {
+            return;
+        }
+        self.received[c].pop_front();
+        let now = link.now();
+        // Broadcast the aggregate of round k.
+        let targets = self.info(k).out[c].clone();
+        for j in targets {
+            let in_j = self.info(k).overlay.in_degree(j);
+            self.send(c, j, k, out_c, in_j, link);
+        }
+        self.start_round(c, k + 1, now, link);
+    }
+}
+
+impl EventProtocol for RoundProtocol<'_> {
+    type Event = ComputeDone;
+    type Stall = ReplayError;
+
+    fn start(&mut self, link: &mut Link<'_, ComputeDone>) {
+        for i in 0..self.round.len() {
+            self.start_round(i, 0, 0.0, link);
+        }
+    }
+
+    fn on_event(&mut self, i: ComputeDone, link: &mut Link<'_, ComputeDone>) {
+        self.compute_done[i] = true;
+        let k = self.round[i];
+        match self.star_center {
+            Some(c) if c == i => self.try_aggregate(c, link),
+            Some(c) => {
+                let (o, inc) = {
+                    let ov = &self.info(k).overlay;
+                    (ov.out_degree(i), ov.in_degree(c))
+                };
+                self.send(i, c, k, o, inc, link);
+            }
+            None => {
+                let targets = std::mem::take(&mut self.info_mut(k).out[i]);
+                let out_deg = targets.len();
+                for &j in &targets {
+                    let in_j = self.info(k).overlay.in_degree(j);
+                    self.send(i, j, k, out_deg, in_j, link);
+                }
+                self.info_mut(k).out[i] = targets;
+                self.try_advance_gossip(i, link);
+            }
+        }
+    }
+
+    fn on_delivered(&mut self, t: Transfer, link: &mut Link<'_, ComputeDone>) {
+        match self.star_center {
+            None => {
+                self.count_received(t.to, t.round);
+                self.try_advance_gossip(t.to, link);
+            }
+            Some(c) if t.to == c => {
+                self.count_received(c, t.round);
+                self.try_aggregate(c, link);
+            }
+            Some(_) => {
+                // Broadcast of round t.round reached a client.
+                let now = link.now();
+                self.start_round(t.to, t.round + 1, now, link);
+            }
+        }
+    }
+
+    fn finished(&self) -> bool {
+        self.round.iter().all(|&k| k >= self.rounds)
+    }
+
+    /// A bounded run reports the first silo below the last round; an
+    /// endless one the first silo in the lowest round.
+    fn stall(&self) -> ReplayError {
+        let below_last = (self.rounds != u64::MAX)
+            .then(|| self.round.iter().position(|&k| k < self.rounds))
+            .flatten();
+        let silo = below_last.unwrap_or_else(|| {
+            self.round
+                .iter()
+                .enumerate()
+                .min_by_key(|&(_, r)| *r)
+                .map_or(0, |(i, _)| i)
+        });
+        ReplayError::Deadlock {
+            silo,
+            round: self.round.get(silo).copied().unwrap_or(0),
+        }
+    }
+}
