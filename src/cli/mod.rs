@@ -1,8 +1,10 @@
 //! Command-line parsing and dispatch. Each sub-command lives in its own file.
 
 mod args;
+mod choice;
 mod compare;
 mod dcliques;
+mod load_notes;
 mod overlay;
 mod reproduce;
 mod run;

@@ -15,9 +15,9 @@ use crate::program::Method;
 use crate::underlay::Underlay;
 use crate::units::gigabytes;
 
-use super::assemble::{Cell, ResultRow};
 use super::grid::Job;
 use super::jobs::{delay_point, fail, labelled_axis_cells, parse_axis};
+use super::row::{Cell, ResultRow};
 use super::ExperimentError;
 
 /// Runs one `program` grid point.

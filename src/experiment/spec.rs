@@ -53,6 +53,7 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
+use super::row::Cell;
 use super::ExperimentError;
 
 /// What every grid point runs.
@@ -221,72 +222,50 @@ pub struct Grid {
     pub center: Vec<String>,
     /// Simulate, train, program: network model (`maxplus`, `paper`, `flow`).
     #[serde(default)]
-    pub network: Option<Vec<Scalar>>,
+    pub network: Option<Vec<Cell>>,
     /// Simulate, train, program: rounds replayed or trained (program: steps).
     #[serde(default)]
-    pub rounds: Option<Vec<Scalar>>,
+    pub rounds: Option<Vec<Cell>>,
     /// Simulate: compute times, `none` or `lognormal:SIGMA`.
     #[serde(default)]
-    pub straggler: Option<Vec<Scalar>>,
+    pub straggler: Option<Vec<Cell>>,
     /// Simulate, train, program: seed of every random draw (stragglers, MATCHA, data,
     /// initialisation).
     #[serde(default)]
-    pub seed: Option<Vec<Scalar>>,
+    pub seed: Option<Vec<Cell>>,
     /// Train: `synthetic`, `synthetic:ALPHA,BETA`, `mnist:DIR`, `cifar10:DIR`.
     #[serde(default)]
-    pub dataset: Option<Vec<Scalar>>,
+    pub dataset: Option<Vec<Cell>>,
     /// Train: partition of a real dataset (`iid`, `shards:2`, `dirichlet:0.5`, ...);
     /// program: synthetic label skew (`mnist`, `fedprox-mnist`, `shakespeare`).
     #[serde(default)]
-    pub partition: Option<Vec<Scalar>>,
+    pub partition: Option<Vec<Cell>>,
     /// Train: model (`logreg`, `mlp:200`, `lenet`, `gn-lenet`).
     #[serde(default)]
-    pub model: Option<Vec<Scalar>>,
+    pub model: Option<Vec<Cell>>,
     /// Train: optimiser, `sgd`, `sgd:MOMENTUM` or `adam`.
     #[serde(default)]
-    pub optimizer: Option<Vec<Scalar>>,
+    pub optimizer: Option<Vec<Cell>>,
     /// Train, program: learning rate.
     #[serde(default)]
-    pub lr: Option<Vec<Scalar>>,
+    pub lr: Option<Vec<Cell>>,
     /// Train, program: mini-batch size.
     #[serde(default)]
-    pub batch_size: Option<Vec<Scalar>>,
+    pub batch_size: Option<Vec<Cell>>,
     /// Train: consensus rule (`auto`, `local-degree`, `mh`, ...).
     #[serde(default)]
-    pub consensus: Option<Vec<Scalar>>,
+    pub consensus: Option<Vec<Cell>>,
     /// Train (and program, `acc:X` only): target of the time-to-target summary, `acc:X` (test accuracy)
     /// or `loss:X` (train loss).
     #[serde(default)]
-    pub target: Option<Vec<Scalar>>,
+    pub target: Option<Vec<Cell>>,
     /// Train, program: evaluate every this many rounds (program steps).
     #[serde(default)]
-    pub eval_every: Option<Vec<Scalar>>,
+    pub eval_every: Option<Vec<Cell>>,
     /// Program: distance between the synthetic classes' means (reference
     /// learner, [`crate::program::learn::LearnOptions`]).
     #[serde(default)]
-    pub separation: Option<Vec<Scalar>>,
-}
-
-/// A grid value: text or a number, kept as written.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(untagged)]
-pub enum Scalar {
-    /// A whole number.
-    Int(i64),
-    /// A number with a fraction.
-    Float(f64),
-    /// Text.
-    Text(String),
-}
-
-impl std::fmt::Display for Scalar {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Scalar::Int(v) => write!(f, "{v}"),
-            Scalar::Float(v) => write!(f, "{v}"),
-            Scalar::Text(v) => f.write_str(v),
-        }
-    }
+    pub separation: Option<Vec<Cell>>,
 }
 
 use ExperimentKind::{Program, Simulate, Train};
@@ -339,7 +318,7 @@ impl Grid {
         for (axis, kinds, default) in KIND_AXES {
             if kinds.contains(&kind) {
                 let values = match self.values(axis) {
-                    Some(v) => v.iter().map(Scalar::to_string).collect(),
+                    Some(v) => v.iter().map(Cell::to_string).collect(),
                     None => vec![default.to_string()],
                 };
                 axes.push((axis, values));
@@ -349,7 +328,7 @@ impl Grid {
     }
 
     /// The values given for a kind-specific axis (`None` when absent).
-    fn values(&self, axis: &str) -> Option<&Vec<Scalar>> {
+    fn values(&self, axis: &str) -> Option<&Vec<Cell>> {
         match axis {
             "network" => self.network.as_ref(),
             "rounds" => self.rounds.as_ref(),

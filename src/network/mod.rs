@@ -109,7 +109,7 @@ pub struct NetworkStats {
 }
 
 /// Which network model to use.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum NetworkKind {
     /// Eq. (3) arc delays: the replay equals the max-plus recurrence.
@@ -121,6 +121,9 @@ pub enum NetworkKind {
 }
 
 impl NetworkKind {
+    /// Every network model, in the order they are listed to users.
+    pub const ALL: [NetworkKind; 3] = [NetworkKind::Maxplus, NetworkKind::Paper, NetworkKind::Flow];
+
     /// The model's name.
     pub fn name(self) -> &'static str {
         match self {
