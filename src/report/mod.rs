@@ -2,8 +2,10 @@
 
 mod compare;
 mod format;
+mod output_format;
 pub mod plot;
 
 pub use compare::{compare_overlays, CompareRow, Comparison, ScheduleStats};
 pub use format::{render_csv, render_json, render_table, OutputFormat};
+pub use output_format::UnknownFormat;
 pub mod replay;
