@@ -15,6 +15,8 @@ use fedtopo::underlay::{Disconnected, LoadOptions, MissingCoordinates, Underlay}
 use fedtopo::units::{parse_bandwidth, parse_bits};
 use fedtopo::workload::Workload;
 
+use super::choice::choice;
+
 /// What to do with nodes that lack coordinates when an edge needs them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Default)]
 pub enum MissingPolicy {
@@ -61,7 +63,7 @@ impl UnderlayArgs {
         };
         let u = load_underlay(self.underlay.as_deref(), &opts)?;
         if !quiet {
-            for line in super::underlay::report_lines(&u) {
+            for line in super::load_notes::report_lines(&u) {
                 eprintln!("note: {}: {line}", u.name);
             }
         }
@@ -94,7 +96,7 @@ pub struct NetworkArgs {
     #[arg(long, value_parser = parse_bandwidth)]
     pub core_capacity: Option<f64>,
     /// Path model: `paper` (capacity / hops) or `bottleneck` (min capacity on the route).
-    #[arg(long, value_enum, default_value_t = PathModel::Paper)]
+    #[arg(long, value_parser = choice(PathModel::ALL, PathModel::name), default_value_t = PathModel::Paper)]
     pub connectivity: PathModel,
 }
 

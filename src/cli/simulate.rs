@@ -20,6 +20,7 @@ use fedtopo::report::replay::{
 };
 
 use super::args::{center_policy_at, NetworkArgs, PlacementArgs, UnderlayArgs};
+use super::choice::choice;
 
 /// Options of `fedtopo simulate`.
 #[derive(Debug, Args)]
@@ -40,7 +41,7 @@ pub struct SimulateArgs {
     #[arg(long, default_value_t = 100)]
     rounds: u64,
     /// Network model: maxplus (eq. 3), paper (Appendix F), flow (max-min fair).
-    #[arg(long = "network", value_enum, default_value_t = NetworkKind::Maxplus)]
+    #[arg(long = "network", value_parser = choice(NetworkKind::ALL, NetworkKind::name), default_value_t = NetworkKind::Maxplus)]
     network_model: NetworkKind,
     /// Seed of every random draw.
     #[arg(long, default_value_t = 0)]

@@ -18,6 +18,7 @@ use fedtopo::program::Method;
 use fedtopo::units::{gigabytes, BITS_PER_GB};
 
 use super::args::{center_policy, NetworkArgs, UnderlayArgs};
+use super::choice::choice;
 
 /// Sub-commands of `fedtopo tornado`.
 #[derive(Debug, Subcommand)]
@@ -126,7 +127,7 @@ pub struct TimeArgs {
     #[arg(long, default_value_t = 100)]
     steps: u64,
     /// Network model: maxplus (eq. 3), paper (Appendix F), flow (max-min fair).
-    #[arg(long = "network", value_enum, default_value_t = NetworkKind::Flow)]
+    #[arg(long = "network", value_parser = choice(NetworkKind::ALL, NetworkKind::name), default_value_t = NetworkKind::Flow)]
     network_model: NetworkKind,
     /// Global aggregator: load, first, fastest, or a silo label/id.
     #[arg(long, default_value = "load")]

@@ -27,8 +27,8 @@ use crate::underlay::Underlay;
 use crate::units::parse_bandwidth;
 use crate::workload::Workload;
 
-use super::assemble::{Cell, ResultRow};
 use super::grid::Job;
+use super::row::{Cell, ResultRow};
 use super::spec::ExperimentKind;
 use super::ExperimentError;
 
