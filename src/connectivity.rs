@@ -1,6 +1,6 @@
 //! The connectivity graph `Gc`: for every ordered pair of silos, the route
 //! over the underlay, its latency `l(i,j)` (ms) and its available bandwidth
-//! `A(i,j)` (bit/s) (paper Sec. 2).
+//! `A(i,j)` (bit/s) (\[Marfoq20\] Sec. 2).
 //!
 //! Routes are shortest paths by length (km) over the underlay's core links,
 //! computed with Dijkstra from every silo (ties broken towards the lower
@@ -8,7 +8,7 @@
 //! into `(l, A)`:
 //!
 //! * [`PathModel::Paper`]: exactly as the published numbers were produced
-//!   (notes, "paper model"): `l = 0.0085 ms/km * length + 4 ms` (the 4 ms once
+//!   (the authors' code for \[Marfoq20\] Sec. 2.2 and App. G.1): `l = 0.0085 ms/km * length + 4 ms` (the 4 ms once
 //!   per path), `A = core capacity / hops`.
 //! * [`PathModel::Bottleneck`]: same latency, `A = min capacity along the route`.
 //!

@@ -1,4 +1,4 @@
-//! The delay of one overlay arc, paper eq. (3), in one place.
+//! The delay of one overlay arc, \[Marfoq20\] eq. (3), in one place.
 //!
 //! ```text
 //! d_o(i,j) = s*Tc(i) + l(i,j) + max( outdeg(i)*M/Cup(i), indeg(j)*M/Cdn(j), M/A(i,j) )
@@ -78,7 +78,7 @@ impl DelayModel {
         )
     }
 
-    /// Eq. (3): delay of arc `i -> j` of an overlay in which `i` sends to
+    /// \[Marfoq20\] Eq. (3): delay of arc `i -> j` of an overlay in which `i` sends to
     /// `out_deg_i` silos and `j` receives from `in_deg_j` silos, ms.
     pub fn arc_delay(&self, i: usize, j: usize, out_deg_i: usize, in_deg_j: usize) -> Ms {
         let transfer = (out_deg_i as f64 * self.up_ms(i))
@@ -87,8 +87,8 @@ impl DelayModel {
         self.compute_round_ms(i) + self.connectivity.latency_ms(i, j) + transfer
     }
 
-    /// Eq. (3) without access limits ("edge-capacitated"):
-    /// `s*Tc(i) + l(i,j) + M/A(i,j)`, ms. Used for MST (Prop. 3.1) and RING.
+    /// \[Marfoq20\] Eq. (3) without access limits ("edge-capacitated"):
+    /// `s*Tc(i) + l(i,j) + M/A(i,j)`, ms. Used for MST (\[Marfoq20\] Prop. 3.1) and RING.
     pub fn edge_capacitated_delay(&self, i: usize, j: usize) -> Ms {
         self.compute_round_ms(i) + self.connectivity.latency_ms(i, j) + self.core_ms(i, j)
     }

@@ -48,7 +48,7 @@ enum Command {
     /// Replay training rounds in wall-clock time (event engine).
     Simulate(simulate::SimulateArgs),
     /// TornadoAggregate and ring-based hierarchies (Lee et al. 2021): round
-    /// programs timed on an underlay, clustering cost (Table 3).
+    /// programs timed on an underlay, clustering cost ([Lee21] Table 3).
     #[command(subcommand)]
     Tornado(tornado::TornadoCommand),
 }

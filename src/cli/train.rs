@@ -35,8 +35,8 @@ pub struct TrainArgs {
     /// ring-opt, complete, matcha, matcha+).
     #[arg(long, default_value = "star,mst,ring")]
     overlays: String,
-    /// Network model timing the rounds in the event engine: maxplus (eq. 3),
-    /// paper (Appendix F), flow (max-min fair sharing).
+    /// Network model timing the rounds in the event engine: maxplus ([Marfoq20] eq. 3),
+    /// paper ([Marfoq20] App. F), flow (max-min fair sharing).
     #[arg(long = "network", value_parser = choice(NetworkKind::ALL, NetworkKind::name), default_value_t = NetworkKind::Maxplus)]
     network_model: NetworkKind,
     /// MATCHA communication budget Cb, in (0, 1] (activations drawn from --seed).

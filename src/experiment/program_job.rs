@@ -1,5 +1,5 @@
 //! `kind = "program"`: one round program (a method of Lee et al. 2021,
-//! Table 4, named by the `overlay` axis) on the grid point's underlay:
+//! \[Lee21\] Table 4, named by the `overlay` axis) on the grid point's underlay:
 //! grouped on synthetic label-skewed data (`partition`), timed step by step
 //! in the event engine (`network`), trained by the reference learner
 //! ([`crate::program::learn`]) for `rounds` steps; the row gives the final

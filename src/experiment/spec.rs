@@ -2,7 +2,7 @@
 //!
 //! ```toml
 //! name = "fig3-access-sweep"
-//! description = "Cycle time vs access capacity on Geant (paper Fig. 3)"
+//! description = "Cycle time vs access capacity on Geant ([Marfoq20] Fig. 3)"
 //! kind = "compare"                      # what each grid point runs
 //! published = "published.csv"           # optional: ours vs published
 //!
@@ -69,7 +69,7 @@ pub enum ExperimentKind {
     /// (needs the `train` feature).
     Train,
     /// Run a round program (TornadoAggregate and the baselines of its
-    /// Table 4, [`crate::program`]): the `overlay` axis names the method;
+    /// \[Lee21\] Table 4, [`crate::program`]): the `overlay` axis names the method;
     /// the program is timed in the event engine on the underlay and trained
     /// by the reference learner on synthetic label-skewed data.
     Program,
@@ -145,7 +145,7 @@ pub struct ExperimentSpec {
     #[serde(default, rename = "plot")]
     pub plots: Vec<PlotSpec>,
     /// Columns derived as ratios to a baseline row (e.g. MATCHA's cycle
-    /// time over RING's, paper Table 10).
+    /// time over RING's, \[Marfoq20\] Table 10).
     #[serde(default, rename = "ratio")]
     pub ratios: Vec<RatioSpec>,
     /// Load disconnected underlays by keeping their largest connected
@@ -208,7 +208,7 @@ pub struct Grid {
     /// Local steps s.
     #[serde(default = "default_steps")]
     pub local_steps: Vec<u32>,
-    /// Workload presets (paper Table 2).
+    /// Workload presets (\[Marfoq20\] Table 2).
     #[serde(default = "default_workload")]
     pub workload: Vec<String>,
     /// Core link capacity: `file` (keep the underlay's) or a bandwidth.

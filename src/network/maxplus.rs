@@ -1,13 +1,13 @@
-//! The max-plus network: every transfer takes the eq. (3) communication
+//! The max-plus network: every transfer takes the \[Marfoq20\] eq. (3) communication
 //! delay `l(i,j) + max(outdeg(i) M/Cup(i), indeg(j) M/Cdn(j), M/A(i,j))` (ms),
 //! whatever else is in flight. With it, the round replay equals the max-plus
-//! recurrence `t_j(k+1) = max_i (t_i(k) + d_o(i,j))` (paper eq. 4).
+//! recurrence `t_j(k+1) = max_i (t_i(k) + d_o(i,j))` (\[Marfoq20\] eq. 4).
 
 use super::{NetworkModel, Slab, Timers, Transfer};
 use crate::delay::DelayModel;
 use crate::units::{transfer_ms, Ms};
 
-/// Eq. (3) arc delays, no interference between transfers.
+/// \[Marfoq20\] Eq. (3) arc delays, no interference between transfers.
 #[derive(Debug)]
 pub struct MaxPlusNetwork<'a> {
     delay: &'a DelayModel,
@@ -23,7 +23,7 @@ impl<'a> MaxPlusNetwork<'a> {
         }
     }
 
-    /// Communication part of eq. (3) for `t`, ms (`d_o(i,j) - s*Tc(i)`).
+    /// Communication part of \[Marfoq20\] eq. (3) for `t`, ms (`d_o(i,j) - s*Tc(i)`).
     pub fn comm_ms(&self, t: &Transfer) -> Ms {
         let d = self.delay;
         let (i, j) = (t.from, t.to);

@@ -211,7 +211,7 @@ impl BatchedModel {
         })
     }
 
-    /// Uncoordinated initialisation (Badie-Modiri et al., Algorithm 1):
+    /// Uncoordinated initialisation (\[BadieModiri24\] Algorithm 1):
     /// every silo draws its own weights, He-uniform scaled by `gain`,
     /// `U(-g sqrt(6 / fan_in), +g sqrt(6 / fan_in))`, and biases
     /// `U(-g / sqrt(fan_in), +g / sqrt(fan_in))` (PyTorch's default bias

@@ -10,9 +10,9 @@
 //! 2. `j` sends its updated model to all its neighbours (the *model
 //!    overlay*, all arcs) and starts round `k+1` once it holds them all.
 //!
-//! Gradients have the size of the model. With eq. (3) delays and the
+//! Gradients have the size of the model. With \[Marfoq20\] eq. (3) delays and the
 //! degrees of each phase's overlay (`dg`, `dm` = communication part of
-//! eq. 3, without the computation):
+//! \[Marfoq20\] eq. 3, without the computation):
 //!
 //! ```text
 //! u_j(k)   = max( t_j(k) + s Tc(j),  max_{i in Ng(j)} t_i(k) + s Tc(i) + dg(i,j) )
@@ -50,7 +50,7 @@ fn check(t: &CliqueTopology, model: &DelayModel) -> Result<(), TimingError> {
     Ok(())
 }
 
-/// Communication part of eq. (3) for arc `i -> j` of `o`, ms.
+/// Communication part of \[Marfoq20\] eq. (3) for arc `i -> j` of `o`, ms.
 fn comm(model: &DelayModel, o: &Overlay, i: usize, j: usize) -> Ms {
     model.arc_delay(i, j, o.out_degree(i), o.in_degree(j)) - model.compute_round_ms(i)
 }
