@@ -1,5 +1,5 @@
 //! Reproduction of the MATCHA results of Marfoq et al. 2020: the MATCHA and
-//! MATCHA+ columns of Tables 3, 6, 7 (the budget sweep of Table 10 is the
+//! MATCHA+ columns of \[Marfoq20\] Tables 3, 6, 7 (the budget sweep of Table 10 is the
 //! experiment file `experiments/table10-matcha-budget/experiment.toml`).
 //!
 //! `fedtopo reproduce matcha-tables` writes `experiments/matcha/results.*`.
@@ -15,7 +15,7 @@ use crate::overlay::matcha::{
 use crate::reproduce::paper_model;
 use crate::underlay::{LoadOptions, Underlay};
 
-/// Published cycle times of Tables 3, 6, 7 (the MATCHA / MATCHA+ rows are
+/// Published cycle times of \[Marfoq20\] Tables 3, 6, 7 (the MATCHA / MATCHA+ rows are
 /// used here).
 pub const PUBLISHED_CSV: &str = include_str!("../experiments/throughput-tables/published.csv");
 
@@ -37,7 +37,7 @@ impl Default for MatchaReproOptions {
     }
 }
 
-/// One row of Tables 3/6/7, ours vs published.
+/// One row of \[Marfoq20\] Tables 3/6/7, ours vs published.
 #[derive(Debug, Clone, Serialize)]
 pub struct MatchaRow {
     /// Paper table.
@@ -93,7 +93,7 @@ fn load(dir: &Path, name: &str) -> Result<Underlay, Box<dyn std::error::Error>> 
     )?)
 }
 
-/// Tables 3, 6, 7: MATCHA on Gc and MATCHA+ on Gu, ours vs published.
+/// \[Marfoq20\] Tables 3, 6, 7: MATCHA on Gc and MATCHA+ on Gu, ours vs published.
 pub fn matcha_tables(
     dir: &Path,
     opts: &MatchaReproOptions,
@@ -159,7 +159,7 @@ pub fn matcha_tables(
     Ok(rows)
 }
 
-/// Markdown of Tables 3/6/7.
+/// Markdown of \[Marfoq20\] Tables 3/6/7.
 pub fn tables_markdown(rows: &[MatchaRow]) -> String {
     let mut s = String::from(
         "| table | s | underlay | overlay | published ms | ours ms | error | seeds min..max ms | max-plus ms (95% CI) | matchings | lambda2 (rel. gap) | alpha | rho (gap) | solve s |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n",

@@ -74,7 +74,7 @@ impl UnderlayArgs {
 /// Network and workload options.
 #[derive(Debug, Clone, Args)]
 pub struct NetworkArgs {
-    /// Workload preset (Table 2): shakespeare, femnist, sent140, inaturalist.
+    /// Workload preset ([Marfoq20] Table 2): shakespeare, femnist, sent140, inaturalist.
     #[arg(long, default_value = "inaturalist")]
     pub workload: String,
     /// Model size M, overriding the preset (`44961717`, `42.88Mbit`, `5MB`).

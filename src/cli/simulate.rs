@@ -40,7 +40,7 @@ pub struct SimulateArgs {
     /// Number of rounds K.
     #[arg(long, default_value_t = 100)]
     rounds: u64,
-    /// Network model: maxplus (eq. 3), paper (Appendix F), flow (max-min fair).
+    /// Network model: maxplus ([Marfoq20] eq. 3), paper ([Marfoq20] App. F), flow (max-min fair).
     #[arg(long = "network", value_parser = choice(NetworkKind::ALL, NetworkKind::name), default_value_t = NetworkKind::Maxplus)]
     network_model: NetworkKind,
     /// Seed of every random draw.

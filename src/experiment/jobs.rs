@@ -4,7 +4,7 @@
 //! underlay with the job's access and core capacities, path model, workload
 //! and STAR centre. Then
 //! * `compare`: the overlay's max-plus cycle time ([`crate::timing`]); for
-//!   MATCHA kinds, the paper's round estimate (App. H.6: total duration of
+//!   MATCHA kinds, the paper's round estimate (\[Marfoq20\] App. H.6: total duration of
 //!   1000 seeded rounds / 999, as published);
 //! * `simulate`: the same cycle time plus an event replay of `rounds` rounds
 //!   ([`crate::replay`]) with the job's network model and stragglers; MATCHA
@@ -60,7 +60,7 @@ fn network_point(job: &Job, underlay: &Underlay) -> Result<NetworkPoint, Experim
     })
 }
 
-/// The delay model (eq. 3) of a grid point: the underlay with the job's
+/// The delay model (\[Marfoq20\] eq. 3) of a grid point: the underlay with the job's
 /// access and core capacities, path model and workload, and the centre
 /// silo (the STAR centre, or a program's server) with its own access.
 pub(super) fn delay_point(
@@ -212,11 +212,11 @@ fn compare_job(job: &Job, underlay: &Underlay) -> Result<ResultRow, ExperimentEr
 }
 
 /// The MATCHA columns of a compare row (empty for static overlays): base
-/// graph, budget `Cb`, the mixing matrix's `rho` (Sec. 3: per-round
+/// graph, budget `Cb`, the mixing matrix's `rho` (\[Wang19\]: per-round
 /// contraction of `E[W^T W]`, which sets how many rounds training needs)
 /// and the exact max-plus growth rate of the same seeded rounds (ms per
 /// round, at most the round estimate), so that a budget sweep (paper
-/// Table 10) can be plotted against `matcha_budget` by `matcha_base`.
+/// \[Marfoq20\] Table 10) can be plotted against `matcha_budget` by `matcha_base`.
 fn matcha_cells(
     row: &mut ResultRow,
     kind: OverlayKind,

@@ -26,13 +26,13 @@ pub enum OverlayKind {
     /// A seeded random graph (`er:p=0.1`, `ba:m=2`, `regular:k=4`,
     /// `chung-lu:gamma=3,k=8`, `torus`), redrawn until connected.
     Random(RandomSpec),
-    /// Server-client (Sec. 3).
+    /// Server-client (\[Marfoq20\] Sec. 3).
     Star,
-    /// Minimum spanning tree (Prop. 3.1).
+    /// Minimum spanning tree (\[Marfoq20\] Prop. 3.1).
     Mst,
-    /// delta-MBST (Algorithm 1).
+    /// delta-MBST (\[Marfoq20\] Algorithm 1).
     DeltaMbst,
-    /// Christofides ring (Prop. 3.3).
+    /// Christofides ring (\[Marfoq20\] Prop. 3.3).
     Ring,
     /// Ring improved by local search on the directed cycle time.
     RingOpt,

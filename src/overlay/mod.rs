@@ -1,12 +1,12 @@
 //! Overlays: who sends its model to whom in a communication round.
 //!
 //! An [`Overlay`] is a digraph over silos (a strong spanning sub-digraph of
-//! the connectivity graph, paper Sec. 2). Undirected overlays hold both arcs
+//! the connectivity graph, \[Marfoq20\] Sec. 2). Undirected overlays hold both arcs
 //! of every edge. Overlays that change every round (MATCHA) implement
 //! [`OverlaySchedule`]; a static overlay is a schedule that returns itself.
 //!
 //! Builders, one file per family:
-//! [`star`] (server-client), [`mst`] (Prop. 3.1), [`mbst`] (Algorithm 1),
+//! [`star`] (server-client), [`mst`] (\[Marfoq20\] Prop. 3.1), [`mbst`] (Algorithm 1),
 //! [`ring`] (Christofides, Prop. 3.3, and `ring-opt`), [`complete`].
 //! [`export`] writes GML, DOT and JSON.
 
@@ -35,7 +35,7 @@ use crate::delay::DelayModel;
 #[serde(rename_all = "snake_case", tag = "kind")]
 pub enum Protocol {
     /// Decentralized: every silo sends to its out-neighbours, then averages
-    /// what it received (paper eq. 2).
+    /// what it received (\[Marfoq20\] eq. 2).
     Gossip,
     /// Server-client: the orchestrator `center` gathers all models,
     /// aggregates and broadcasts (two phases per round).

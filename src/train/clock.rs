@@ -55,13 +55,13 @@ pub trait RoundClock {
     fn round_end_times(&mut self, k: u64, overlay: &Overlay) -> Result<Vec<Ms>, ClockError>;
 }
 
-/// The exact max-plus recurrence of the paper (Sec. 2, "Cycle time"):
+/// The exact max-plus recurrence of \[Marfoq20\] (Sec. 2, "Cycle time"):
 ///
 /// ```text
 /// t_i(k+1) = max_{j in N_i^in u {i}} ( t_j(k) + d_o(j,i) ),   d_o(i,i) = s*Tc(i)
 /// ```
 ///
-/// with the eq. (3) arc delays of the round's overlay
+/// with the \[Marfoq20\] eq. (3) arc delays of the round's overlay
 /// ([`timing::maxplus_graph`]); `t_i(k)` is the time silo `i` starts round
 /// `k`. A server-client overlay (STAR, centre `c`) runs the two-phase
 /// protocol of [`crate::replay`]: the centre aggregates once it has computed
@@ -335,7 +335,7 @@ mod tests {
     }
 
     /// Independent methods: the closed-form recurrence and the event-driven
-    /// replay over the eq. (3) network agree on every silo's time of every
+    /// replay over the \[Marfoq20\] eq. (3) network agree on every silo's time of every
     /// round, static overlays, STAR's two-phase protocol and MATCHA's
     /// per-round overlays alike.
     #[test]
@@ -369,7 +369,7 @@ mod tests {
 
     /// On a directed ring every silo sends one model and receives one, so a
     /// flow's rate never exceeds `min(Cup(i), Cdn(j))`. When the core is not
-    /// the eq. (3) bottleneck (`M/A(i,j) <= max(M/Cup(i), M/Cdn(j))`), every
+    /// the \[Marfoq20\] eq. (3) bottleneck (`M/A(i,j) <= max(M/Cup(i), M/Cdn(j))`), every
     /// flow-model transfer therefore takes at least its max-plus delay, and
     /// by monotonicity of the recurrence every flow time is >= the max-plus
     /// time. Paper network likewise (downloads serialised at the receiver,

@@ -35,7 +35,7 @@ use super::trainer::{TrainConfig, TrainError, Trainer};
 pub struct Session<'a> {
     /// The underlay (overlays are built on it).
     pub underlay: &'a Underlay,
-    /// Delays of the network (eq. 3) and what the network models time.
+    /// Delays of the network (\[Marfoq20\] eq. 3) and what the network models time.
     pub model: &'a DelayModel,
     /// Overlay construction options (centre, seeds, MATCHA budget).
     pub options: &'a BuildOptions,
