@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Guard: the committed experiment outputs regenerate byte-identical.
 #
-# Builds the release binary, reruns the fast experiments and reproduction
+# Builds fedtopo (release profile unless told otherwise), reruns the fast experiments and reproduction
 # commands into a scratch directory (a fresh `--out`, so no stored job result
 # is reused) and compares what they write with the committed files:
 #   * experiment files (`fedtopo run experiments/X/experiment.toml --out DIR`):
@@ -16,7 +16,11 @@
 # Experiments that need `--features train` (fig2-wallclock, table10-training,
 # dcliques convergence, init-gain/train, learn-torch-*) are not rerun.
 #
-# Usage: scripts/check-experiments.sh [--slow] [--bin PATH] [--keep]
+# Usage: scripts/check-experiments.sh [--slow] [--profile NAME | --bin PATH] [--keep]
+#   --profile NAME: cargo profile to build with (default release; CI uses
+#     `test`, opt-level 2, whose binary `cargo test` has just built);
+#   --bin PATH: use this fedtopo binary instead of building one;
+#   --keep: keep the scratch directory and print its path.
 # Exits non-zero, printing the diffs, when any output differs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -25,12 +29,14 @@ ROOT=$PWD
 SLOW=0
 KEEP=0
 BIN=
+PROFILE=release
 while [ $# -gt 0 ]; do
   case "$1" in
     --slow) SLOW=1 ;;
     --keep) KEEP=1 ;;
     --bin) shift; BIN=$1 ;;
-    -h|--help) sed -n '2,22p' "$0"; exit 0 ;;
+    --profile) shift; PROFILE=$1 ;;
+    -h|--help) sed -n '2,26p' "$0"; exit 0 ;;
     *) echo "unknown option $1" >&2; exit 2 ;;
   esac
   shift
@@ -49,8 +55,12 @@ export FEDTOPO_SHARED="$(cd "$SHARED" && pwd)"
 PAPER=$FEDTOPO_SHARED/underlays/paper
 
 if [ -z "$BIN" ]; then
-  cargo build --release --locked --quiet
-  BIN=$ROOT/target/release/fedtopo
+  cargo build --profile "$PROFILE" --locked --quiet --bin fedtopo
+  case "$PROFILE" in
+    dev | test) BIN=$ROOT/target/debug/fedtopo ;;
+    bench) BIN=$ROOT/target/release/fedtopo ;;
+    *) BIN=$ROOT/target/$PROFILE/fedtopo ;;
+  esac
 fi
 
 SCRATCH=$(mktemp -d "${TMPDIR:-/tmp}/check-experiments.XXXXXX")

@@ -11,7 +11,7 @@ use clap::builder::{PossibleValuesParser, TypedValueParser};
 pub fn choice<T, const N: usize>(
     all: [T; N],
     name: fn(T) -> &'static str,
-) -> impl TypedValueParser<Value = T> + Send + Sync + 'static
+) -> impl TypedValueParser<Value = T> + 'static
 where
     T: FromStr + Clone + Send + Sync + 'static,
     T::Err: std::error::Error + Send + Sync + 'static,
