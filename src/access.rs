@@ -1,8 +1,8 @@
 //! Silo access links: the uplink `Cup(i)` and downlink `Cdn(i)` that attach
-//! each silo to its router (paper Sec. 2, "node-capacitated" network).
+//! each silo to its router (\[Marfoq20\] Sec. 2, "node-capacitated" network).
 //!
 //! By default every silo gets a symmetric access link of 10 Gbit/s, the
-//! paper's setting for Table 3. Capacities can be set globally or per silo
+//! paper's setting for \[Marfoq20\] Table 3. Capacities can be set globally or per silo
 //! from a CSV file with a header `silo,up,down` (or `silo,capacity` for
 //! symmetric links); `silo` is a router label or GML id, capacities use the
 //! unit syntax of [`crate::units::parse_bandwidth`] (`10G`, `100Mbps`, `1e9`).
@@ -16,7 +16,7 @@ use crate::placement::SiloPlacement;
 use crate::underlay::Underlay;
 use crate::units::{parse_bandwidth, BitsPerSec};
 
-/// Default access capacity, bit/s (10 Gbit/s, as in Table 3).
+/// Default access capacity, bit/s (10 Gbit/s, as in \[Marfoq20\] Table 3).
 pub const DEFAULT_ACCESS_BPS: BitsPerSec = 10e9;
 
 /// Uplink and downlink capacity of every silo, bit/s (`f64::INFINITY` = unlimited).

@@ -1,6 +1,6 @@
 //! The connectivity graph `Gc`: for every ordered pair of silos, the route
 //! over the underlay, its latency `l(i,j)` (ms) and its available bandwidth
-//! `A(i,j)` (bit/s) (paper Sec. 2).
+//! `A(i,j)` (bit/s) (\[Marfoq20\] Sec. 2).
 //!
 //! Routes are shortest paths by length (km) over the underlay's core links,
 //! computed with Dijkstra from every silo (ties broken towards the lower
@@ -8,7 +8,7 @@
 //! into `(l, A)`:
 //!
 //! * [`PathModel::Paper`]: exactly as the published numbers were produced
-//!   (notes, "paper model"): `l = 0.0085 ms/km * length + 4 ms` (the 4 ms once
+//!   (the authors' code for \[Marfoq20\] Sec. 2.2 and App. G.1): `l = 0.0085 ms/km * length + 4 ms` (the 4 ms once
 //!   per path), `A = core capacity / hops`.
 //! * [`PathModel::Bottleneck`]: same latency, `A = min capacity along the route`.
 //!
@@ -21,6 +21,8 @@
 
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
+use std::fmt;
+use std::str::FromStr;
 
 use serde::Serialize;
 
@@ -29,7 +31,7 @@ use crate::underlay::Underlay;
 use crate::units::{BitsPerSec, Km, Ms};
 
 /// How a route's latency and available bandwidth are derived.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, clap::ValueEnum, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Default)]
 #[serde(rename_all = "lowercase")]
 pub enum PathModel {
     /// `A = core capacity / hops` (the paper's model).
@@ -37,6 +39,40 @@ pub enum PathModel {
     Paper,
     /// `A = min capacity along the route`.
     Bottleneck,
+}
+
+impl PathModel {
+    /// Every path model, in the order they are listed to users.
+    pub const ALL: [PathModel; 2] = [PathModel::Paper, PathModel::Bottleneck];
+
+    /// The model's name (`paper`, `bottleneck`), as parsed by [`str::parse`].
+    pub fn name(self) -> &'static str {
+        match self {
+            PathModel::Paper => "paper",
+            PathModel::Bottleneck => "bottleneck",
+        }
+    }
+}
+
+impl fmt::Display for PathModel {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// An unknown path model name.
+#[derive(Debug, Clone, thiserror::Error, PartialEq)]
+#[error("unknown path model `{0}`; expected paper or bottleneck")]
+pub struct UnknownPathModel(pub String);
+
+impl FromStr for PathModel {
+    type Err = UnknownPathModel;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        PathModel::ALL
+            .into_iter()
+            .find(|m| m.name() == s)
+            .ok_or_else(|| UnknownPathModel(s.to_string()))
+    }
 }
 
 /// Parameters of the connectivity graph.
@@ -318,6 +354,15 @@ impl Connectivity {
 mod tests {
     use super::*;
     use crate::underlay::LoadOptions;
+
+    #[test]
+    fn path_model_names_round_trip_and_unknown_lists_choices() {
+        for m in PathModel::ALL {
+            assert_eq!(m.to_string().parse::<PathModel>(), Ok(m));
+        }
+        let err = "shortest".parse::<PathModel>().unwrap_err().to_string();
+        assert!(err.contains("paper or bottleneck"), "{err}");
+    }
 
     /// A path a - b - c with a slow long shortcut a - c.
     fn triangle() -> Underlay {

@@ -1,4 +1,4 @@
-//! The delay of one overlay arc, Marfoq et al. 2020, eq. (3), in one place.
+//! The delay of one overlay arc, \[Marfoq20\] eq. (3), in one place.
 //!
 //! ```text
 //! d_o(i,j) = s*Tc(i) + l(i,j) + max( outdeg(i)*M/Cup(i), indeg(j)*M/Cdn(j), M/A(i,j) )
@@ -78,7 +78,7 @@ impl DelayModel {
         )
     }
 
-    /// Communication part of eq. (3) (Marfoq et al. 2020, eq. (3)) for a
+    /// Communication part of \[Marfoq20\] eq. (3) for a
     /// message of `bits` bit on arc `i -> j` of an overlay (or protocol
     /// phase) in which `i` sends to `out_deg_i` silos and `j` receives from
     /// `in_deg_j` silos, ms:
@@ -96,7 +96,7 @@ impl DelayModel {
         self.eq3_ms(0.0, i, j, out_deg_i, in_deg_j, bits)
     }
 
-    /// Eq. (3) (Marfoq et al. 2020, eq. (3)): delay of arc `i -> j` of an
+    /// \[Marfoq20\] eq. (3): delay of arc `i -> j` of an
     /// overlay in which `i` sends to `out_deg_i` silos and `j` receives from
     /// `in_deg_j` silos, ms: `s*Tc(i)` ([`Self::compute_round_ms`]) plus the
     /// communication part ([`Self::comm_ms`]) for one model of
@@ -127,8 +127,8 @@ impl DelayModel {
         lead_ms + self.connectivity.latency_ms(i, j) + transfer
     }
 
-    /// Eq. (3) without access limits ("edge-capacitated"):
-    /// `s*Tc(i) + l(i,j) + M/A(i,j)`, ms. Used for MST (Prop. 3.1) and RING.
+    /// \[Marfoq20\] Eq. (3) without access limits ("edge-capacitated"):
+    /// `s*Tc(i) + l(i,j) + M/A(i,j)`, ms. Used for MST (\[Marfoq20\] Prop. 3.1) and RING.
     pub fn edge_capacitated_delay(&self, i: usize, j: usize) -> Ms {
         self.compute_round_ms(i) + self.connectivity.latency_ms(i, j) + self.core_ms(i, j)
     }

@@ -6,8 +6,8 @@
 //! clique averaging) and then answers, whatever the shape:
 //!
 //! * [`EvaluatedOverlay::cycle_time`]: the exact max-plus cycle time
-//!   ([Marfoq20] Sec. 2; two-phase for clique averaging) or, for schedules,
-//!   the paper's round estimate ([Marfoq20] App. H.6) next to the exact
+//!   (\[Marfoq20\] Sec. 2; two-phase for clique averaging) or, for schedules,
+//!   the paper's round estimate (\[Marfoq20\] App. H.6) next to the exact
 //!   max-plus growth rate of the same sampled rounds;
 //! * [`EvaluatedOverlay::replay`]: an event replay on any network model;
 //! * [`EvaluatedOverlay::clock`]: the round clock a trainer advances;
@@ -89,7 +89,7 @@ pub struct OverlayTiming {
     /// Cycle time, ms per round: the exact max-plus cycle time for static
     /// overlays ([`crate::timing::cycle_time`]) and clique averaging
     /// ([`crate::timing::two_phase`]); for schedules the paper's
-    /// estimate, the mean round duration ([Marfoq20] App. H.6).
+    /// estimate, the mean round duration (\[Marfoq20\] App. H.6).
     pub cycle_time_ms: Ms,
     /// A critical circuit (silo indices; empty for schedules).
     pub critical_circuit: Vec<usize>,
@@ -104,7 +104,7 @@ impl OverlayTiming {
     }
 
     /// The cycle time in the published convention: for schedules the total
-    /// duration of the sampled rounds over `rounds - 1` ([Marfoq20] App. H.6,
+    /// duration of the sampled rounds over `rounds - 1` (\[Marfoq20\] App. H.6,
     /// as in its tables), else the cycle time itself. ms.
     pub fn published_ms(&self) -> Ms {
         self.schedule
@@ -124,7 +124,7 @@ pub struct ScheduleTiming {
     pub maxplus_ms: Ms,
 }
 
-/// How a schedule mixes: MATCHA's design ([Wang19]).
+/// How a schedule mixes: MATCHA's design (\[Wang19\]).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct ScheduleMixing {
     /// Activation seed.
@@ -297,7 +297,7 @@ impl EvaluatedOverlay {
     }
 
     /// The silo groups whose gradients are averaged at every local step
-    /// (clique averaging, [Bellet21]); `None` for every other shape.
+    /// (clique averaging, \[Bellet21\]); `None` for every other shape.
     pub fn gradient_groups(&self) -> Option<Vec<Vec<usize>>> {
         match &self.shape {
             Shape::CliqueAveraging { topology, .. } => Some(topology.averaging_groups()),

@@ -6,7 +6,7 @@
 //! without silos). Silos on the same router reach each other over their
 //! access links only: their route has no core link, zero latency
 //! (`l(i,j) = 0` ms, no per-path constant) and unlimited route bandwidth
-//! (`A(i,j) = inf`), so eq. (3) reduces to the access terms
+//! (`A(i,j) = inf`), so \[Marfoq20\] eq. (3) reduces to the access terms
 //! `max(outdeg(i) M/Cup(i), indeg(j) M/Cdn(j))`.
 //!
 //! Silos are numbered so that the silos of one router are consecutive, in

@@ -1,7 +1,7 @@
 //! Round replay: synchronous decentralized training replayed event by event
 //! in wall-clock time over a [`NetworkModel`].
 //!
-//! Gossip overlays (paper Sec. 2, eq. 2): in round `k` every silo `i`
+//! Gossip overlays (\[Marfoq20\] Sec. 2, eq. 2): in round `k` every silo `i`
 //! computes `s` local steps (`s*Tc(i)` ms, optionally scaled by a straggler
 //! factor), sends its model to its out-neighbours in round `k`'s overlay,
 //! waits for the round-`k` models of all its in-neighbours and starts round

@@ -62,7 +62,7 @@ pub const NETWORK_KNOBS: [(&str, &str, &str); 11] = [
     (
         "workload",
         "inaturalist",
-        "a workload preset of [Marfoq20] Table 2: shakespeare, femnist, sent140 or inaturalist",
+        "a workload preset: shakespeare, femnist, sent140 or inaturalist",
     ),
     (
         "local_steps",
@@ -235,11 +235,7 @@ impl NetworkSpec {
             "file" => None,
             _ => Some(core.parse(|t| parse_bandwidth(t).ok())?),
         };
-        let model = get("connectivity").parse(|t| match t.trim() {
-            "paper" => Some(PathModel::Paper),
-            "bottleneck" => Some(PathModel::Bottleneck),
-            _ => None,
-        })?;
+        let model = get("connectivity").parse(|t| t.trim().parse::<PathModel>().ok())?;
         let count = |key| -> Result<Option<usize>, KnobError> {
             let k = get(key);
             if !k.given {

@@ -1,12 +1,12 @@
 //! Cycle time of an overlay on a network: the max-plus linear system of the
-//! paper (Sec. 2, "Cycle time"):
+//! (\[Marfoq20\] Sec. 2, "Cycle time"):
 //!
 //! ```text
 //! t_i(k+1) = max_{j in N_i^in u {i}} ( t_j(k) + d_o(j,i) ),   d_o(i,i) = s*Tc(i)
 //! ```
 //!
 //! The cycle time `tau` (ms per round) is the maximum cycle mean of the
-//! weighted digraph with the eq. (3) delays, computed by Howard's policy
+//! weighted digraph with the \[Marfoq20\] eq. (3) delays, computed by Howard's policy
 //! iteration ([`crate::maxplus::howard`]); Karp's algorithm is the
 //! independent cross-check.
 
@@ -62,7 +62,7 @@ impl Timing {
     }
 }
 
-/// The max-plus digraph of `overlay`: arc `i -> j` with the eq. (3) delay
+/// The max-plus digraph of `overlay`: arc `i -> j` with the \[Marfoq20\] eq. (3) delay
 /// for the overlay's degrees, plus the self-loop `d_o(i,i) = s*Tc(i)`.
 pub fn maxplus_graph(
     overlay: &Overlay,
@@ -96,7 +96,7 @@ pub fn maxplus_graph(
 /// of `(d_o(i,j) + d_o(j,i)) / 2` over its edges and `s*Tc(i)` over silos.
 ///
 /// Exact for undirected *trees*, whose only elementary circuits are the
-/// 2-circuits of their edges and the self-loops (notes, "Cycle time"); for
+/// 2-circuits of their edges and the self-loops (\[Marfoq20\] Sec. 2.3); for
 /// undirected graphs with cycles it is a lower bound. Used to rank the
 /// delta-MBST candidates fast; the result is re-checked with Howard.
 pub fn undirected_tree_cycle_time(overlay: &Overlay, model: &DelayModel) -> Ms {
@@ -127,7 +127,7 @@ fn check_size(overlay: &Overlay, model: &DelayModel) -> Result<(), TimingError> 
 /// * Server-client (STAR): one round is a broadcast from the centre `c` then
 ///   a gather to it, so `tau = max_i ( d_o(c,i) - s*Tc(c) + d_o(i,c) )`,
 ///   which is the paper's `2 * (tau_tree - s*Tc) + s*Tc` for the undirected
-///   star with cycle time `tau_tree` (notes, "Overlays: STAR").
+///   star with cycle time `tau_tree` (\[Marfoq20\] Sec. 3).
 pub fn cycle_time(overlay: &Overlay, model: &DelayModel) -> Result<Timing, TimingError> {
     match overlay.protocol {
         Protocol::Gossip => {

@@ -2,8 +2,8 @@
 //!
 //! A [`Workload`] is the model size `M` (bit), the time of one local
 //! mini-batch step `Tc` (ms) and the number of local steps `s` per round
-//! (paper eq. 2). Presets are the paper's Table 2 (mini-batch gradient time
-//! measured on a P100 GPU), with exact sizes from the notes.
+//! (\[Marfoq20\] eq. 2). Presets are \[Marfoq20\] Table 2 (mini-batch gradient time
+//! measured on a P100 GPU), with the exact sizes (bit) of the same models.
 
 use serde::Serialize;
 
@@ -22,7 +22,7 @@ pub struct Workload {
     pub local_steps: u32,
 }
 
-/// The paper's four workloads (Table 2): name, model, `M` (bit), `Tc` (ms).
+/// The paper's four workloads (\[Marfoq20\] Table 2): name, model, `M` (bit), `Tc` (ms).
 pub const PRESETS: [(&str, &str, Bits, Ms); 4] = [
     ("shakespeare", "stacked GRU", 3_385_747.0, 389.6),
     ("femnist", "2-layer CNN", 4_843_243.0, 4.6),
@@ -31,7 +31,7 @@ pub const PRESETS: [(&str, &str, Bits, Ms); 4] = [
 ];
 
 impl Workload {
-    /// A preset of Table 2 by name (case-insensitive), with `s` local steps.
+    /// A preset of \[Marfoq20\] Table 2 by name (case-insensitive), with `s` local steps.
     pub fn preset(name: &str, local_steps: u32) -> Option<Workload> {
         PRESETS.iter().find(|p| p.0.eq_ignore_ascii_case(name)).map(
             |&(name, _, model_bits, compute_ms)| Workload {
@@ -50,7 +50,7 @@ impl Workload {
 }
 
 impl Default for Workload {
-    /// iNaturalist / ResNet-18 with one local step, the setting of Table 3.
+    /// iNaturalist / ResNet-18 with one local step, the setting of \[Marfoq20\] Table 3.
     fn default() -> Self {
         Workload::preset("inaturalist", 1).expect("preset exists")
     }

@@ -6,6 +6,7 @@ use std::path::PathBuf;
 use anyhow::Result;
 use clap::{Args, ValueEnum};
 
+use fedtopo::connectivity::PathModel;
 use fedtopo::delay::DelayModel;
 use fedtopo::overlay::build::CenterPolicy;
 use fedtopo::placement::SiloPlacement;
@@ -59,7 +60,7 @@ impl UnderlayArgs {
         };
         let u = load_underlay(self.underlay.as_deref(), &opts)?;
         if !quiet {
-            for line in super::underlay::report_lines(&u) {
+            for line in super::load_notes::report_lines(&u) {
                 eprintln!("note: {}: {line}", u.name);
             }
         }
@@ -93,7 +94,7 @@ pub struct NetworkArgs {
     #[arg(long, default_value = "file")]
     pub core_capacity: String,
     /// Path model: `paper` (capacity / hops) or `bottleneck` (min capacity on the route).
-    #[arg(long, default_value = "paper")]
+    #[arg(long, default_value = "paper", value_parser = PathModel::ALL.map(PathModel::name))]
     pub connectivity: String,
 }
 

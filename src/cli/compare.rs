@@ -11,6 +11,7 @@ use fedtopo::overlay::matcha::MatchaOptions;
 use fedtopo::report::{compare_overlays, render_csv, render_json, render_table, OutputFormat};
 
 use super::args::{center_policy_at, NetworkArgs, PlacementArgs, UnderlayArgs};
+use super::choice::choice;
 
 /// Format of exported overlay files.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -58,7 +59,7 @@ pub struct CompareArgs {
     #[arg(long, default_value = "load")]
     center: String,
     /// Output format.
-    #[arg(long, value_enum, default_value_t = OutputFormat::Table)]
+    #[arg(long, value_parser = choice(OutputFormat::ALL, OutputFormat::name), default_value_t = OutputFormat::Table)]
     format: OutputFormat,
     /// Also write every overlay to this directory.
     #[arg(long)]

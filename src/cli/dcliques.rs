@@ -10,7 +10,7 @@ use fedtopo::overlay::dcliques::DCliquesOptions;
 /// Label distributions of the D-Cliques nodes (one node per silo).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum LabelsArg {
-    /// MNIST label counts, sorted and cut into 2 shards per node (HAL Sec. 4.1).
+    /// MNIST label counts, sorted and cut into 2 shards per node ([Bellet21] Sec. 4.1).
     Shards,
     /// One class per node (node i holds class i mod --classes).
     OneClass,

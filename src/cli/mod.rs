@@ -1,8 +1,10 @@
 //! Command-line parsing and dispatch. Each sub-command lives in its own file.
 
 mod args;
+mod choice;
 mod compare;
 mod dcliques;
+mod load_notes;
 mod overlay;
 mod reproduce;
 mod run;
@@ -46,7 +48,7 @@ enum Command {
     /// Replay training rounds in wall-clock time (event engine).
     Simulate(simulate::SimulateArgs),
     /// TornadoAggregate and ring-based hierarchies (Lee et al. 2021): round
-    /// programs timed on an underlay, clustering cost (Table 3).
+    /// programs timed on an underlay, clustering cost ([Lee21] Table 3).
     #[command(subcommand)]
     Tornado(tornado::TornadoCommand),
 }

@@ -8,9 +8,9 @@ use clap::{Args, Subcommand};
 /// `fedtopo reproduce ...`
 #[derive(Debug, Subcommand)]
 pub enum ReproduceCommand {
-    /// MATCHA / MATCHA+ columns of Tables 3, 6, 7 and the budget sweep of Table 10.
+    /// MATCHA / MATCHA+ columns of [Marfoq20] Tables 3, 6, 7 and the budget sweep of Table 10.
     MatchaTables(MatchaTablesArgs),
-    /// Scaling exponents of ||pi|| with n on random graphs (Badie-Modiri et al. Fig. 5).
+    /// Scaling exponents of ||pi|| with n on random graphs ([BadieModiri24] Fig. 5).
     InitGainExponents(InitGainExponentsArgs),
     /// D-Cliques edge/message table (n = 100, 1000) and Greedy Swap skew.
     DcliquesTable(DcliquesTableArgs),
@@ -74,7 +74,7 @@ pub struct MatchaTablesArgs {
     matcha_rounds: u64,
 }
 
-/// Runs a reproduce command. (Tables 3, 6, 7 for STAR, MST, delta-MBST and
+/// Runs a reproduce command. ([Marfoq20] Tables 3, 6, 7 for STAR, MST, delta-MBST and
 /// RING are an experiment file: `fedtopo run experiments/throughput-tables/experiment.toml`.)
 pub fn run(c: ReproduceCommand) -> Result<()> {
     match c {

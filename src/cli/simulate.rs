@@ -17,6 +17,7 @@ use fedtopo::report::replay::{
 };
 
 use super::args::{center_policy_at, NetworkArgs, PlacementArgs, UnderlayArgs};
+use super::choice::choice;
 
 /// Options of `fedtopo simulate`.
 #[derive(Debug, Args)]
@@ -36,8 +37,8 @@ pub struct SimulateArgs {
     /// Number of rounds K.
     #[arg(long, default_value_t = 100)]
     rounds: u64,
-    /// Network model: maxplus (eq. 3), paper (Appendix F), flow (max-min fair).
-    #[arg(long = "network", value_enum, default_value_t = NetworkKind::Maxplus)]
+    /// Network model: maxplus ([Marfoq20] eq. 3), paper ([Marfoq20] App. F), flow (max-min fair).
+    #[arg(long = "network", value_parser = choice(NetworkKind::ALL, NetworkKind::name), default_value_t = NetworkKind::Maxplus)]
     network_model: NetworkKind,
     /// Seed of every random draw.
     #[arg(long, default_value_t = 0)]

@@ -19,14 +19,15 @@ use fedtopo::reproduce::tornado::time::{time_methods, TimeOptions};
 use fedtopo::reproduce::tornado::torch::TorchLearner;
 
 use super::args::{center_policy, NetworkArgs, UnderlayArgs};
+use super::choice::choice;
 
 /// Sub-commands of `fedtopo tornado`.
 #[derive(Debug, Subcommand)]
 pub enum TornadoCommand {
-    /// Time the Table 4 programs on an underlay: wall-clock per step,
+    /// Time the [Lee21] Table 4 programs on an underlay: wall-clock per step,
     /// messages and bytes per node and per core link.
     Time(Box<TimeArgs>),
-    /// Table 3: clustering-cost reduction of CLUSTER, ours vs published.
+    /// [Lee21] Table 3: clustering-cost reduction of CLUSTER, ours vs published.
     Clustering(ClusteringArgs),
     /// Train under every program on label-skewed data: softmax regression
     /// (pure-Rust reference learner) or, with `--trainer torch`, the libtorch
@@ -120,14 +121,14 @@ pub struct TimeArgs {
     underlay: UnderlayArgs,
     #[command(flatten)]
     network: NetworkArgs,
-    /// Methods, comma-separated, or `all` (Table 4 parameters).
+    /// Methods, comma-separated, or `all` ([Lee21] Table 4 parameters).
     #[arg(long, default_value = "all")]
     methods: String,
-    /// Steps T to simulate (Table 4's global period is 100).
+    /// Steps T to simulate ([Lee21] Table 4's global period is 100).
     #[arg(long, default_value_t = 100)]
     steps: u64,
-    /// Network model: maxplus (eq. 3), paper (Appendix F), flow (max-min fair).
-    #[arg(long = "network", value_enum, default_value_t = NetworkKind::Flow)]
+    /// Network model: maxplus ([Marfoq20] eq. 3), paper ([Marfoq20] App. F), flow (max-min fair).
+    #[arg(long = "network", value_parser = choice(NetworkKind::ALL, NetworkKind::name), default_value_t = NetworkKind::Flow)]
     network_model: NetworkKind,
     /// Global aggregator: load, first, fastest, or a silo label/id.
     #[arg(long, default_value = "load")]

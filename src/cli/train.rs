@@ -22,6 +22,7 @@ use fedtopo::train::session::{load_dataset, with_data_labels, Session};
 use fedtopo::train::trainer::{ExecMode, TrainConfig, Trainer};
 
 use super::args::{center_policy, NetworkArgs, UnderlayArgs};
+use super::choice::choice;
 
 /// Options of `fedtopo train`.
 #[derive(Debug, Args)]
@@ -34,9 +35,9 @@ pub struct TrainArgs {
     /// ring-opt, complete, matcha, matcha+).
     #[arg(long, default_value = "star,mst,ring")]
     overlays: String,
-    /// Network model timing the rounds in the event engine: maxplus (eq. 3),
-    /// paper (Appendix F), flow (max-min fair sharing).
-    #[arg(long = "network", value_enum, default_value_t = NetworkKind::Maxplus)]
+    /// Network model timing the rounds in the event engine: maxplus ([Marfoq20] eq. 3),
+    /// paper ([Marfoq20] App. F), flow (max-min fair sharing).
+    #[arg(long = "network", value_parser = choice(NetworkKind::ALL, NetworkKind::name), default_value_t = NetworkKind::Maxplus)]
     network_model: NetworkKind,
     /// MATCHA communication budget Cb, in (0, 1] (activations drawn from --seed).
     #[arg(long, default_value_t = 0.5)]

@@ -7,10 +7,11 @@ use serde::Serialize;
 use fedtopo::builtin::{BUILTIN_UNDERLAYS, DEFAULT_UNDERLAY};
 use fedtopo::connectivity::{Connectivity, ConnectivityOptions};
 use fedtopo::report::{render_json, OutputFormat};
-use fedtopo::underlay::Underlay;
 use fedtopo::units::format_bandwidth;
 
 use super::args::UnderlayArgs;
+use super::choice::choice;
+use super::load_notes::report_lines;
 
 /// `fedtopo underlay ...`
 #[derive(Debug, Subcommand)]
@@ -27,7 +28,7 @@ pub struct InfoArgs {
     #[command(flatten)]
     underlay: UnderlayArgs,
     /// Output format (table or json).
-    #[arg(long, value_enum, default_value_t = OutputFormat::Table)]
+    #[arg(long, value_parser = choice(OutputFormat::ALL, OutputFormat::name), default_value_t = OutputFormat::Table)]
     format: OutputFormat,
 }
 
@@ -64,48 +65,6 @@ struct Info {
     max_capacity_bps: f64,
     routers_without_coordinates: usize,
     notes: Vec<String>,
-}
-
-/// Human lines describing what loading dropped, merged or approximated.
-pub fn report_lines(u: &Underlay) -> Vec<String> {
-    let r = &u.report;
-    let mut lines = Vec::new();
-    if !r.dropped_nodes.is_empty() {
-        lines.push(format!(
-            "dropped {} node(s): {}",
-            r.dropped_nodes.len(),
-            r.dropped_nodes.join("; ")
-        ));
-    }
-    if !r.dropped_components.is_empty() {
-        lines.push(format!(
-            "kept the largest component; dropped components of sizes {:?}",
-            r.dropped_components
-        ));
-    }
-    if r.self_loops_removed > 0 {
-        lines.push(format!("removed {} self-loop(s)", r.self_loops_removed));
-    }
-    if r.parallel_edges_merged > 0 {
-        lines.push(format!(
-            "merged {} parallel edge(s) (shortest length, largest capacity kept)",
-            r.parallel_edges_merged
-        ));
-    }
-    if r.lengths_from_geodesic > 0 {
-        lines.push(format!(
-            "{} link length(s) computed as WGS-84 geodesics (no `distance` attribute)",
-            r.lengths_from_geodesic
-        ));
-    }
-    if r.capacities_defaulted > 0 {
-        lines.push(format!(
-            "{} link(s) without `capacity`/`LinkSpeedRaw` got the default capacity",
-            r.capacities_defaulted
-        ));
-    }
-    lines.extend(r.notes.iter().cloned());
-    lines
 }
 
 fn info(a: InfoArgs) -> Result<()> {

@@ -7,8 +7,8 @@
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
-use super::assemble::ResultRow;
 use super::grid::Job;
+use super::row::ResultRow;
 
 /// Mean, minimum, maximum and count of one column over a group.
 #[derive(Debug, Clone, Copy, PartialEq)]

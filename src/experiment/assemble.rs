@@ -7,104 +7,13 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::Path;
 
-use serde::{Deserialize, Serialize};
-
 use crate::report::plot::{line_plot, Axes, Series};
-use crate::units::parse_bandwidth;
 
 use super::aggregate;
 use super::grid::Job;
+use super::row::{numeric, Cell, ResultRow};
 use super::spec::{ExperimentSpec, PlotSpec, RatioSpec};
 use super::{store, ExperimentError};
-
-/// One value of a result row.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(untagged)]
-pub enum Cell {
-    /// A count.
-    Int(i64),
-    /// A measurement (written with Rust's shortest round-trip format).
-    Float(f64),
-    /// Text (axis values as written, labels).
-    Text(String),
-}
-
-impl std::fmt::Display for Cell {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Cell::Int(v) => write!(f, "{v}"),
-            Cell::Float(v) => write!(f, "{v}"),
-            Cell::Text(v) => f.write_str(v),
-        }
-    }
-}
-
-impl From<&str> for Cell {
-    fn from(v: &str) -> Self {
-        Cell::Text(v.to_string())
-    }
-}
-impl From<String> for Cell {
-    fn from(v: String) -> Self {
-        Cell::Text(v)
-    }
-}
-impl From<f64> for Cell {
-    fn from(v: f64) -> Self {
-        Cell::Float(v)
-    }
-}
-impl From<usize> for Cell {
-    fn from(v: usize) -> Self {
-        Cell::Int(i64::try_from(v).unwrap_or(i64::MAX))
-    }
-}
-impl From<u64> for Cell {
-    fn from(v: u64) -> Self {
-        Cell::Int(i64::try_from(v).unwrap_or(i64::MAX))
-    }
-}
-
-/// The result of one job: named columns in a fixed order (the same for
-/// every job of an experiment kind), stored as JSON and joined into
-/// `results.csv`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
-pub struct ResultRow {
-    /// `(column, value)` in output order.
-    pub cells: Vec<(String, Cell)>,
-}
-
-impl ResultRow {
-    /// Appends column `name`.
-    pub fn push(&mut self, name: &str, value: impl Into<Cell>) -> &mut Self {
-        self.cells.push((name.to_string(), value.into()));
-        self
-    }
-
-    /// A column's value.
-    pub fn cell(&self, name: &str) -> Option<&Cell> {
-        self.cells.iter().find(|(c, _)| c == name).map(|(_, v)| v)
-    }
-
-    /// A column's value as text (`None` for unknown columns).
-    pub fn column(&self, name: &str) -> Option<String> {
-        self.cell(name).map(Cell::to_string)
-    }
-
-    /// A numeric column's value.
-    pub fn number(&self, name: &str) -> Option<f64> {
-        match self.cell(name)? {
-            Cell::Int(v) => Some(*v as f64),
-            Cell::Float(v) => Some(*v),
-            Cell::Text(t) => numeric(t),
-        }
-    }
-
-    /// Column names, in order.
-    pub fn names(&self) -> impl Iterator<Item = &str> {
-        self.cells.iter().map(|(c, _)| c.as_str())
-    }
-}
 
 /// Published values keyed by the join columns they share with our rows.
 struct Published {
@@ -432,13 +341,6 @@ fn markdown(
         let _ = writeln!(s, "| {} |", cells.join(" | "));
     }
     Ok(s)
-}
-
-/// A numeric value of a column: a number, or a bandwidth such as `10G`.
-fn numeric(text: &str) -> Option<f64> {
-    text.parse::<f64>()
-        .ok()
-        .or_else(|| parse_bandwidth(text).ok())
 }
 
 /// The line name of `row` in `plot`: its `series` columns joined by ` / `.

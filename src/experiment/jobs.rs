@@ -4,7 +4,7 @@
 //! underlay with the job's access and core capacities, path model, workload
 //! and STAR centre. Then
 //! * `compare`: the overlay's max-plus cycle time ([`crate::timing`]); for
-//!   MATCHA kinds, the paper's round estimate (App. H.6: total duration of
+//!   MATCHA kinds, the paper's round estimate (\[Marfoq20\] App. H.6: total duration of
 //!   1000 seeded rounds / 999, as published);
 //! * `simulate`: the same cycle time plus an event replay of `rounds` rounds
 //!   ([`crate::replay`]) with the job's network model and stragglers; MATCHA
@@ -21,9 +21,9 @@ use crate::replay::{ReplayOptions, Straggler};
 use crate::report::replay::round_stats;
 use crate::underlay::Underlay;
 
-use super::assemble::{Cell, ResultRow};
 use super::grid::Job;
 use super::point::{delay_point, fail, labelled_axis_cells, parse_axis};
+use super::row::{Cell, ResultRow};
 use super::spec::ExperimentKind;
 use super::ExperimentError;
 
@@ -96,7 +96,7 @@ fn build_options(center: usize, seed: u64) -> BuildOptions {
 }
 
 /// `compare`: the overlay's max-plus cycle time; for schedules the paper's
-/// round estimate in the published convention ([Marfoq20] App. H.6: total
+/// round estimate in the published convention (\[Marfoq20\] App. H.6: total
 /// duration of the sampled rounds over `rounds - 1`).
 fn compare_job(
     job: &Job,
@@ -130,11 +130,11 @@ fn push_degrees(row: &mut ResultRow, overlay: &EvaluatedOverlay) {
 }
 
 /// The MATCHA columns of a compare row (empty for static overlays): base
-/// graph, budget `Cb`, the mixing matrix's `rho` ([Wang19] Sec. 3: per-round
+/// graph, budget `Cb`, the mixing matrix's `rho` (\[Wang19\]: per-round
 /// contraction of `E[W^T W]`, which sets how many rounds training needs)
 /// and the exact max-plus growth rate of the same seeded rounds (ms per
-/// round, at most the round estimate), so that a budget sweep ([Marfoq20]
-/// Table 10) can be plotted against `matcha_budget` by `matcha_base`.
+/// round, at most the round estimate), so that a budget sweep (paper
+/// \[Marfoq20\] Table 10) can be plotted against `matcha_budget` by `matcha_base`.
 fn matcha_cells(
     row: &mut ResultRow,
     overlay: &EvaluatedOverlay,

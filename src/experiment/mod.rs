@@ -2,6 +2,7 @@
 //! on each point and which outputs to write (CSV, Markdown, SVG plots).
 //!
 //! * [`spec`]: the file format.
+//! * [`row`]: a job's result row and its [`Cell`]s (also the grid values).
 //! * [`grid`]: expansion into jobs in a fixed order; `--shard i/n` slices.
 //! * [`run`]: running jobs in parallel (rayon); each job's result is written
 //!   atomically to `OUT/jobs/<id>.json`, so an interrupted sweep resumes
@@ -16,15 +17,17 @@ pub mod grid;
 mod jobs;
 mod point;
 mod program_job;
+pub mod row;
 pub mod run;
 pub mod spec;
 mod store;
 
 use thiserror::Error;
 
-pub use assemble::{assemble, Cell, ResultRow};
+pub use assemble::assemble;
 pub use grid::{expand, Job, Shard};
 pub use jobs::run_job;
+pub use row::{Cell, ResultRow};
 pub use run::{run_jobs, RunOptions, RunSummary};
 pub use spec::{ExperimentKind, ExperimentSpec, Grid, PlotSpec};
 pub use store::{import_jobs, job_path};

@@ -10,8 +10,8 @@ use crate::scenario::NetworkSpec;
 use crate::underlay::Underlay;
 use crate::units::parse_bandwidth;
 
-use super::assemble::ResultRow;
 use super::grid::Job;
+use super::row::ResultRow;
 use super::spec::OPTIONAL_NETWORK_AXES;
 use super::ExperimentError;
 
@@ -24,7 +24,7 @@ pub(super) fn fail(job: &Job, message: String) -> ExperimentError {
     }
 }
 
-/// The delay model ([Marfoq20] eq. 3) of a grid point: the network knobs
+/// The delay model (\[Marfoq20\] eq. 3) of a grid point: the network knobs
 /// of the job ([`NetworkSpec::from_knobs`], the parser the CLI uses too;
 /// files relative to `base_dir`), and the centre silo (the STAR centre, or
 /// a program's server) with its own access.

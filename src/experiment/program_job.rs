@@ -1,5 +1,5 @@
-//! `kind = "program"`: one round program (a method of Lee et al. 2021,
-//! Table 4, named by the `overlay` axis) on the grid point's underlay:
+//! `kind = "program"`: one round program (a method of \[Lee21\],
+//! \[Lee21\] Table 4, named by the `overlay` axis) on the grid point's underlay:
 //! grouped on synthetic label-skewed data (`partition`), timed step by step
 //! in the event engine (`network`), trained by the reference learner
 //! ([`crate::program::learn`]) for `rounds` steps; the row gives the final
@@ -15,9 +15,9 @@ use crate::program::Method;
 use crate::underlay::Underlay;
 use crate::units::gigabytes;
 
-use super::assemble::{Cell, ResultRow};
 use super::grid::Job;
 use super::point::{delay_point, fail, labelled_axis_cells, parse_axis};
+use super::row::{Cell, ResultRow};
 use super::ExperimentError;
 
 /// Runs one `program` grid point.

@@ -2,7 +2,7 @@
 //!
 //! ```toml
 //! name = "fig3-access-sweep"
-//! description = "Cycle time vs access capacity on Geant (paper Fig. 3)"
+//! description = "Cycle time vs access capacity on Geant (\[Marfoq20\] Fig. 3)"
 //! kind = "compare"                      # what each grid point runs
 //! published = "published.csv"           # optional: ours vs published
 //!
@@ -60,6 +60,7 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
+use super::row::Cell;
 use super::ExperimentError;
 
 /// What every grid point runs.
@@ -75,7 +76,7 @@ pub enum ExperimentKind {
     /// (needs the `train` feature).
     Train,
     /// Run a round program (TornadoAggregate and the baselines of its
-    /// Table 4, [`crate::program`]): the `overlay` axis names the method;
+    /// \[Lee21\] Table 4, [`crate::program`]): the `overlay` axis names the method;
     /// the program is timed in the event engine on the underlay and trained
     /// by the reference learner on synthetic label-skewed data.
     Program,
@@ -151,7 +152,7 @@ pub struct ExperimentSpec {
     #[serde(default, rename = "plot")]
     pub plots: Vec<PlotSpec>,
     /// Columns derived as ratios to a baseline row (e.g. MATCHA's cycle
-    /// time over RING's, paper Table 10).
+    /// time over RING's, \[Marfoq20\] Table 10).
     #[serde(default, rename = "ratio")]
     pub ratios: Vec<RatioSpec>,
     /// Load disconnected underlays by keeping their largest connected
@@ -214,7 +215,7 @@ pub struct Grid {
     /// Local steps s.
     #[serde(default = "default_steps")]
     pub local_steps: Vec<u32>,
-    /// Workload presets (paper Table 2).
+    /// Workload presets (\[Marfoq20\] Table 2).
     #[serde(default = "default_workload")]
     pub workload: Vec<String>,
     /// Core link capacity: `file` (keep the underlay's) or a bandwidth.
@@ -230,90 +231,68 @@ pub struct Grid {
     /// an axis only when given, like the other optional network knobs below
     /// ([`crate::scenario::NETWORK_KNOBS`]).
     #[serde(default)]
-    pub model_bits: Option<Vec<Scalar>>,
+    pub model_bits: Option<Vec<Cell>>,
     /// Time of one local step Tc (ms) overriding the workload preset.
     #[serde(default)]
-    pub compute_ms: Option<Vec<Scalar>>,
+    pub compute_ms: Option<Vec<Cell>>,
     /// Per-silo access capacities: CSV file (`silo,up,down` or `silo,capacity`).
     #[serde(default)]
-    pub access_csv: Option<Vec<Scalar>>,
+    pub access_csv: Option<Vec<Cell>>,
     /// Silos on every router.
     #[serde(default)]
-    pub silos_per_router: Option<Vec<Scalar>>,
+    pub silos_per_router: Option<Vec<Cell>>,
     /// Total number of silos, spread over the routers.
     #[serde(default)]
-    pub silos: Option<Vec<Scalar>>,
+    pub silos: Option<Vec<Cell>>,
     /// Seed of the random part of `silos`.
     #[serde(default)]
-    pub placement_seed: Option<Vec<Scalar>>,
+    pub placement_seed: Option<Vec<Cell>>,
     /// Simulate, train, program: network model (`maxplus`, `paper`, `flow`).
     #[serde(default)]
-    pub network: Option<Vec<Scalar>>,
+    pub network: Option<Vec<Cell>>,
     /// Simulate, train, program: rounds replayed or trained (program: steps).
     #[serde(default)]
-    pub rounds: Option<Vec<Scalar>>,
+    pub rounds: Option<Vec<Cell>>,
     /// Simulate: compute times, `none` or `lognormal:SIGMA`.
     #[serde(default)]
-    pub straggler: Option<Vec<Scalar>>,
+    pub straggler: Option<Vec<Cell>>,
     /// Simulate, train, program: seed of every random draw (stragglers, MATCHA, data,
     /// initialisation).
     #[serde(default)]
-    pub seed: Option<Vec<Scalar>>,
+    pub seed: Option<Vec<Cell>>,
     /// Train: `synthetic`, `synthetic:ALPHA,BETA`, `mnist:DIR`, `cifar10:DIR`.
     #[serde(default)]
-    pub dataset: Option<Vec<Scalar>>,
+    pub dataset: Option<Vec<Cell>>,
     /// Train: partition of a real dataset (`iid`, `shards:2`, `dirichlet:0.5`, ...);
     /// program: synthetic label skew (`mnist`, `fedprox-mnist`, `shakespeare`).
     #[serde(default)]
-    pub partition: Option<Vec<Scalar>>,
+    pub partition: Option<Vec<Cell>>,
     /// Train: model (`logreg`, `mlp:200`, `lenet`, `gn-lenet`).
     #[serde(default)]
-    pub model: Option<Vec<Scalar>>,
+    pub model: Option<Vec<Cell>>,
     /// Train: optimiser, `sgd`, `sgd:MOMENTUM` or `adam`.
     #[serde(default)]
-    pub optimizer: Option<Vec<Scalar>>,
+    pub optimizer: Option<Vec<Cell>>,
     /// Train, program: learning rate.
     #[serde(default)]
-    pub lr: Option<Vec<Scalar>>,
+    pub lr: Option<Vec<Cell>>,
     /// Train, program: mini-batch size.
     #[serde(default)]
-    pub batch_size: Option<Vec<Scalar>>,
+    pub batch_size: Option<Vec<Cell>>,
     /// Train: consensus rule (`auto`, `local-degree`, `mh`, ...).
     #[serde(default)]
-    pub consensus: Option<Vec<Scalar>>,
+    pub consensus: Option<Vec<Cell>>,
     /// Train (and program, `acc:X` only): target of the time-to-target summary, `acc:X` (test accuracy)
     /// or `loss:X` (train loss).
     #[serde(default)]
-    pub target: Option<Vec<Scalar>>,
+    pub target: Option<Vec<Cell>>,
     /// Train, program: evaluate every this many rounds (program steps).
     #[serde(default)]
-    pub eval_every: Option<Vec<Scalar>>,
+    pub eval_every: Option<Vec<Cell>>,
     /// Program: distance between the synthetic classes' means (reference
     /// learner, [`crate::program::learn::LearnOptions`]).
     #[serde(default)]
-    pub separation: Option<Vec<Scalar>>,
-}
-
-/// A grid value: text or a number, kept as written.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(untagged)]
-pub enum Scalar {
-    /// A whole number.
-    Int(i64),
-    /// A number with a fraction.
-    Float(f64),
-    /// Text.
-    Text(String),
-}
-
-impl std::fmt::Display for Scalar {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Scalar::Int(v) => write!(f, "{v}"),
-            Scalar::Float(v) => write!(f, "{v}"),
-            Scalar::Text(v) => f.write_str(v),
-        }
-    }
+    pub separation: Option<Vec<Cell>>,
 }
 
 use ExperimentKind::{Program, Simulate, Train};
@@ -374,7 +353,7 @@ impl Grid {
         ];
         for axis in OPTIONAL_NETWORK_AXES {
             if let Some(v) = self.values(axis) {
-                axes.push((axis, v.iter().map(Scalar::to_string).collect()));
+                axes.push((axis, v.iter().map(Cell::to_string).collect()));
             }
         }
         let Some(kind) = self.kind else {
@@ -383,7 +362,7 @@ impl Grid {
         for (axis, kinds, default) in KIND_AXES {
             if kinds.contains(&kind) {
                 let values = match self.values(axis) {
-                    Some(v) => v.iter().map(Scalar::to_string).collect(),
+                    Some(v) => v.iter().map(Cell::to_string).collect(),
                     None => vec![default.to_string()],
                 };
                 axes.push((axis, values));
@@ -393,7 +372,7 @@ impl Grid {
     }
 
     /// The values given for a kind-specific axis (`None` when absent).
-    fn values(&self, axis: &str) -> Option<&Vec<Scalar>> {
+    fn values(&self, axis: &str) -> Option<&Vec<Cell>> {
         match axis {
             "network" => self.network.as_ref(),
             "rounds" => self.rounds.as_ref(),

@@ -6,8 +6,8 @@
 
 use std::path::{Path, PathBuf};
 
-use super::assemble::ResultRow;
 use super::grid::Job;
+use super::row::ResultRow;
 use super::ExperimentError;
 
 /// Fingerprint of this build's source (`src/**` and `Cargo.lock`, by

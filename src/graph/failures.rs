@@ -1,4 +1,4 @@
-//! Random failures (Badie-Modiri et al., Fig. 2): in every round each node,
+//! Random failures (\[BadieModiri24\] Fig. 2): in every round each node,
 //! or each directed link, is active independently with probability `p`.
 //!
 //! [`Failures`] wraps any [`OverlaySchedule`]; round `k` keeps the arcs whose

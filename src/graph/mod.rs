@@ -2,7 +2,7 @@
 //!
 //! The floor below timing and the builders: an [`Overlay`] is a digraph over
 //! silos (a strong spanning sub-digraph of the connectivity graph,
-//! [Marfoq20] Sec. 2) with the [`Protocol`] its rounds run; undirected
+//! \[Marfoq20\] Sec. 2) with the [`Protocol`] its rounds run; undirected
 //! overlays hold both arcs of every edge. Overlays that change every round
 //! (MATCHA, random failures) implement [`OverlaySchedule`]; a static overlay
 //! is a schedule that returns itself. [`failures`] wraps any schedule with

@@ -24,7 +24,7 @@ const NONE: usize = usize::MAX;
 ///
 /// The circuit is the last circuit closed by the maximum-weight `n`-arc walk
 /// ending at the maximising node; every circuit of that walk is critical
-/// (Karp 1978, proof of Thm. 1). The returned `value` is that circuit's mean,
+/// (\[Karp78\], proof of Thm. 1). The returned `value` is that circuit's mean,
 /// which equals Karp's formula up to rounding.
 pub fn karp(g: &WeightedDigraph) -> Result<CycleTime, MaxPlusError> {
     g.check_cycle_time_input()?;

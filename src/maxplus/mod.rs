@@ -9,11 +9,11 @@
 //! ```
 //!
 //! (Marfoq, Xu, Neglia, Vidal 2020, "Throughput-optimal topology design for
-//! cross-silo federated learning", Section 3). For a strongly connected overlay
+//! cross-silo federated learning", \[Marfoq20\] Section 3). For a strongly connected overlay
 //! `t(k) / k` converges to the *cycle time* `tau` (ms per round), which equals
 //! the maximum cycle mean: the maximum over elementary circuits of the total
 //! weight divided by the number of arcs (Baccelli, Cohen, Olsder, Quadrat 1992,
-//! "Synchronization and Linearity", Thm. 3.23). Self-loops (circuits of one
+//! "Synchronization and Linearity", \[BCOQ92\] Thm. 3.23). Self-loops (circuits of one
 //! arc) and parallel arcs (only the heaviest matters) are allowed.
 //!
 //! Algorithms:

@@ -1,5 +1,5 @@
 //! The max-plus recurrence `t_i(k + 1) = max over arcs (j -> i) of
-//! (t_j(k) + d(j, i))` (ms), Marfoq et al. 2020, eq. (4).
+//! (t_j(k) + d(j, i))` (ms), \[Marfoq20\] eq. (4).
 //!
 //! For a strongly connected graph with cycle time `tau` and finite `t(0)`,
 //! the slope `max_i (t_i(K) - t_i(0)) / K` satisfies
@@ -10,7 +10,7 @@
 //!
 //! for every `K >= 1` (span = max - min; `w_max`, `w_min` = extreme arc
 //! weights). Proof: let `v` be a max-plus eigenvector, `A v = tau + v`
-//! (Baccelli et al. 1992, Thm. 3.23). With `c- = min(t(0) - v)` and
+//! (\[BCOQ92\] Thm. 3.23). With `c- = min(t(0) - v)` and
 //! `c+ = max(t(0) - v)`, monotonicity gives `c- + v + K tau <= t(K) <=
 //! c+ + v + K tau`, hence `0 <= max_i (t_i(K) - t_i(0)) - K tau <= c+ - c- =
 //! span(t(0) - v) <= span(t(0)) + span(v)`. Along a path `P` from `j` to `i`

@@ -10,7 +10,7 @@
 //! * the downlink of silo `j` (`Cdn(j)`).
 //!
 //! Rates are the max-min fair allocation (Bertsekas & Gallager, "Data
-//! Networks", Sec. 6.5.2), recomputed whenever a flow starts or ends by the
+//! Networks", \[BG92\] Sec. 6.5.2), recomputed whenever a flow starts or ends by the
 //! incremental progressive filling of [`super::maxmin::MaxMin`]: only the
 //! flows that share a resource with the change are re-filled, and the set
 //! grows only while some flow lost its bottleneck. Changes at the same

@@ -4,7 +4,7 @@
 //! Flows cross resources of fixed capacity (bit/s). The max-min fair
 //! allocation is the unique feasible allocation in which **every flow has a
 //! bottleneck**: a saturated resource on which no other flow has a larger
-//! rate (Bertsekas & Gallager, "Data Networks", Sec. 6.5.2). From scratch it
+//! rate (\[BG92\] Sec. 6.5.2). From scratch it
 //! is computed by progressive filling ([`progressive_filling`]).
 //!
 //! [`MaxMin::update`] recomputes it incrementally after flows were added or

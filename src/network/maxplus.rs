@@ -1,14 +1,14 @@
 //! The max-plus network: every transfer takes the communication delay of
-//! Marfoq et al. 2020, eq. (3), [`DelayModel::comm_ms`]:
+//! \[Marfoq20\] eq. (3), [`DelayModel::comm_ms`]:
 //! `l(i,j) + max(outdeg(i) M/Cup(i), indeg(j) M/Cdn(j), M/A(i,j))` (ms),
 //! whatever else is in flight. With it, the round replay equals the max-plus
-//! recurrence `t_j(k+1) = max_i (t_i(k) + d_o(i,j))` (paper eq. 4).
+//! recurrence `t_j(k+1) = max_i (t_i(k) + d_o(i,j))` (\[Marfoq20\] eq. 4).
 
 use super::{NetworkModel, Slab, Timers, Transfer};
 use crate::delay::DelayModel;
 use crate::units::Ms;
 
-/// Eq. (3) arc delays, no interference between transfers.
+/// \[Marfoq20\] Eq. (3) arc delays, no interference between transfers.
 #[derive(Debug)]
 pub struct MaxPlusNetwork<'a> {
     delay: &'a DelayModel,
@@ -24,7 +24,7 @@ impl<'a> MaxPlusNetwork<'a> {
         }
     }
 
-    /// Communication part of eq. (3) (Marfoq et al. 2020, eq. (3)) for `t`,
+    /// Communication part of \[Marfoq20\] eq. (3) for `t`,
     /// ms (`d_o(i,j) - s*Tc(i)` at `t.bits`): [`DelayModel::comm_ms`].
     pub fn comm_ms(&self, t: &Transfer) -> Ms {
         self.delay

@@ -1,10 +1,10 @@
 //! Network models: how long a model transfer between two silos takes, behind
 //! one trait, [`NetworkModel`], driven by the event engine ([`crate::engine`]).
 //!
-//! * [`maxplus::MaxPlusNetwork`]: the arc delay of eq. (3), independent
+//! * [`maxplus::MaxPlusNetwork`]: the arc delay of \[Marfoq20\] eq. (3), independent
 //!   transfers (messages do not interfere). The replay then equals the
 //!   max-plus recurrence.
-//! * [`paper::PaperNetwork`]: the published time simulator (Appendix F,
+//! * [`paper::PaperNetwork`]: the published time simulator (\[Marfoq20\] Appendix F,
 //!   Algorithm 3), with downloads serialised at the receiver.
 //! * [`flow::FlowNetwork`]: fluid max-min fair sharing of silo uplinks,
 //!   downlinks and core links, recomputed by progressive filling.
@@ -109,18 +109,21 @@ pub struct NetworkStats {
 }
 
 /// Which network model to use.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum NetworkKind {
-    /// Eq. (3) arc delays: the replay equals the max-plus recurrence.
+    /// \[Marfoq20\] Eq. (3) arc delays: the replay equals the max-plus recurrence.
     Maxplus,
-    /// The published simulator (Appendix F, Algorithm 3).
+    /// The published simulator (\[Marfoq20\] Appendix F, Algorithm 3).
     Paper,
     /// Fluid max-min fair sharing over access and core links.
     Flow,
 }
 
 impl NetworkKind {
+    /// Every network model, in the order they are listed to users.
+    pub const ALL: [NetworkKind; 3] = [NetworkKind::Maxplus, NetworkKind::Paper, NetworkKind::Flow];
+
     /// The model's name.
     pub fn name(self) -> &'static str {
         match self {

@@ -1,6 +1,6 @@
-//! The published time simulator (Marfoq et al. 2020, Appendix F, Algorithm 3).
+//! The published time simulator (\[Marfoq20\] Appendix F, Algorithm 3).
 //!
-//! Algorithm 3, line by line (`j -> i` is an overlay arc, `N_i^-` the
+//! \[Marfoq20\] Algorithm 3, line by line (`j -> i` is an overlay arc, `N_i^-` the
 //! in-neighbours of `i`, `N_j^+` the out-neighbours of `j`):
 //!
 //! * lines 1-3, `t_i(0) = 0`: the replay's initial round-start times
@@ -10,10 +10,10 @@
 //!   max is the arrival of `j`'s model at `i`, [`PaperNetwork::path_ms`];
 //!   the max over in-neighbours is the replay waiting for every model.
 //! * line 6, `t_i(k) += s*Tc(i)`: the replay computes at the *start* of a
-//!   round, so its round-start times are Algorithm 3's times minus
+//!   round, so its round-start times are \[Marfoq20\] Algorithm 3's times minus
 //!   `s*Tc(i)` (the same sequence shifted by one computation).
 //! * the **extra download term** (in the published code, not in the
-//!   algorithm's text; notes, "Time simulator"): arrivals at `i` are taken
+//!   algorithm's text of \[Marfoq20\] App. F): arrivals at `i` are taken
 //!   in time order (ties: event order) and each occupies `i`'s downlink for
 //!   `M/Cdn(i)` ms, so the `m`-th arrival `a_m` is delivered at
 //!   `f_m = max(f_{m-1}, a_m) + M/Cdn(i)` ([`PaperNetwork`]'s `on_timer`,
@@ -28,7 +28,7 @@ use crate::units::{transfer_ms, Ms};
 
 const AT_RECEIVER: u64 = 1 << 63;
 
-/// Algorithm 3 with serialised downloads.
+/// \[Marfoq20\] Algorithm 3 with serialised downloads.
 #[derive(Debug)]
 pub struct PaperNetwork<'a> {
     delay: &'a DelayModel,
@@ -47,7 +47,7 @@ impl<'a> PaperNetwork<'a> {
         }
     }
 
-    /// Algorithm 3, line 5 (the term inside the max, without `t_j(k-1)`):
+    /// \[Marfoq20\] Algorithm 3, line 5 (the term inside the max, without `t_j(k-1)`):
     /// time from send to arrival at the receiver,
     /// `l(j,i) + M / min(Cup(j)/outdeg(j), Cdn(i)/indeg(i), A(j,i))`, ms.
     pub fn path_ms(&self, t: &Transfer) -> Ms {

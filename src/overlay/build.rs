@@ -29,13 +29,13 @@ pub enum OverlayKind {
     /// A seeded random graph (`er:p=0.1`, `ba:m=2`, `regular:k=4`,
     /// `chung-lu:gamma=3,k=8`, `torus`), redrawn until connected.
     Random(RandomSpec),
-    /// Server-client (Sec. 3).
+    /// Server-client (\[Marfoq20\] Sec. 3).
     Star,
-    /// Minimum spanning tree (Prop. 3.1).
+    /// Minimum spanning tree (\[Marfoq20\] Prop. 3.1).
     Mst,
-    /// delta-MBST (Algorithm 1).
+    /// delta-MBST (\[Marfoq20\] Algorithm 1).
     DeltaMbst,
-    /// Christofides ring (Prop. 3.3).
+    /// Christofides ring (\[Marfoq20\] Prop. 3.3).
     Ring,
     /// Ring improved by local search on the directed cycle time.
     RingOpt,
@@ -45,7 +45,7 @@ pub enum OverlayKind {
     /// Gc (`matcha`), the underlay Gu (`matcha+`) or another base, with an
     /// optional budget of its own (`matcha:base=delta-mbst,budget=0.1`).
     Matcha(MatchaVariant),
-    /// D-Cliques topologies and their baselines (Bellet et al. 2021), with
+    /// D-Cliques topologies and their baselines (\[Bellet21\]), with
     /// or without Clique Averaging (`+ca`).
     DCliques(DCliquesOverlay),
 }
@@ -277,9 +277,9 @@ pub enum BuildError {
 pub enum Built {
     /// The same overlay every round (one gossip or server-client exchange).
     Static(Overlay),
-    /// A new seeded overlay every round (MATCHA [Wang19]).
+    /// A new seeded overlay every round (MATCHA \[Wang19\]).
     Matcha(MatchaSchedule),
-    /// D-Cliques with Clique Averaging [Bellet21]: two phases per round,
+    /// D-Cliques with Clique Averaging \[Bellet21\]: two phases per round,
     /// gradients inside cliques, then models over the whole topology.
     CliqueAveraging(CliqueTopology),
 }

@@ -1,5 +1,5 @@
 //! Writing overlays as GML (readable by networkx's `read_gml`), Graphviz DOT
-//! and JSON. Arcs carry their eq. (3) delay in ms when a model is given.
+//! and JSON. Arcs carry their \[Marfoq20\] eq. (3) delay in ms when a model is given.
 
 use std::collections::HashSet;
 use std::fmt::Write as _;
@@ -33,7 +33,7 @@ pub struct ExportedArc {
     pub source: usize,
     /// Receiving silo.
     pub target: usize,
-    /// Eq. (3) delay, ms.
+    /// \[Marfoq20\] Eq. (3) delay, ms.
     pub delay_ms: Option<f64>,
 }
 

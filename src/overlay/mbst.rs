@@ -1,16 +1,16 @@
-//! delta-MBST (paper Algorithm 1, Appendix D): an undirected overlay for
+//! delta-MBST (\[Marfoq20\] Algorithm 1, Appendix D): an undirected overlay for
 //! node-capacitated networks, the best of several bounded-degree spanning
-//! trees of the undirected connectivity graph with weight (Algorithm 1, line 3)
+//! trees of the undirected connectivity graph with weight (\[Marfoq20\] Algorithm 1, line 3)
 //!
 //! ```text
-//! w(i,j) = d_o(i,j) + d_o(j,i)   with eq. (3) delays at degree 1
+//! w(i,j) = d_o(i,j) + d_o(j,i)   with \[Marfoq20\] eq. (3) delays at degree 1
 //!        = s*Tc(i) + s*Tc(j) + l(i,j) + l(j,i)
 //!          + max(M/Cup(i), M/Cdn(j), M/A(i,j)) + max(M/Cup(j), M/Cdn(i), M/A(j,i))
 //! ```
 //!
 //! Candidates: (a) a Hamiltonian path in the cube of the MST of `w`
 //! (lines 6-9, a 2-MBST approximation); (b) delta-Prim trees for
-//! delta = 3 .. N-1 (lines 10-12, Algorithm 2). The candidate with the
+//! delta = 3 .. N-1 (lines 10-12, \[Marfoq20\] Algorithm 2). The candidate with the
 //! smallest cycle time, with the degrees it really has, is returned
 //! (line 13). Ties go to the earlier candidate in that order.
 
@@ -21,14 +21,14 @@ use crate::overlay::algo::{
 use crate::overlay::{silo_matrix, Overlay};
 use crate::timing::undirected_tree_cycle_time;
 
-/// The weight of Algorithm 1, line 3, ms.
+/// The weight of \[Marfoq20\] Algorithm 1, line 3, ms.
 pub fn mbst_weights(model: &DelayModel) -> DenseMatrix {
     silo_matrix(model, |i, j| {
         model.arc_delay(i, j, 1, 1) + model.arc_delay(j, i, 1, 1)
     })
 }
 
-/// One candidate of Algorithm 1 and its cycle time.
+/// One candidate of \[Marfoq20\] Algorithm 1 and its cycle time.
 #[derive(Debug, Clone)]
 pub struct Candidate {
     /// "cube-path" or "delta-prim(d)".
@@ -39,7 +39,7 @@ pub struct Candidate {
     pub cycle_time_ms: f64,
 }
 
-/// All candidates of Algorithm 1, in the order they are considered.
+/// All candidates of \[Marfoq20\] Algorithm 1, in the order they are considered.
 pub fn candidates(model: &DelayModel) -> Vec<Candidate> {
     let n = model.silo_count();
     let w = mbst_weights(model);
@@ -68,7 +68,7 @@ pub fn candidates(model: &DelayModel) -> Vec<Candidate> {
     out
 }
 
-/// The delta-MBST overlay: the best candidate of Algorithm 1 (candidates are
+/// The delta-MBST overlay: the best candidate of \[Marfoq20\] Algorithm 1 (candidates are
 /// trees, ranked by their exact closed-form cycle time; ties go to the
 /// earlier candidate).
 pub fn delta_mbst(model: &DelayModel) -> Overlay {

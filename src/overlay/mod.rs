@@ -3,10 +3,10 @@
 //! one floor below, in [`crate::graph`] (re-exported here).
 //!
 //! Builders, one file per family:
-//! [`star`] (server-client), [`mst`] ([Marfoq20] Prop. 3.1), [`mbst`]
-//! ([Marfoq20] Algorithm 1), [`ring`] (Christofides, [Marfoq20] Prop. 3.3,
-//! and `ring-opt`), [`complete`], [`random`], [`dcliques`] ([Bellet21]),
-//! [`matcha`] ([Wang19]). [`build`] builds any of them by name;
+//! [`star`] (server-client), [`mst`] (\[Marfoq20\] Prop. 3.1), [`mbst`]
+//! (\[Marfoq20\] Algorithm 1), [`ring`] (Christofides, \[Marfoq20\] Prop. 3.3,
+//! and `ring-opt`), [`complete`], [`random`], [`dcliques`] (\[Bellet21\]),
+//! [`matcha`] (\[Wang19\]). [`build`] builds any of them by name;
 //! [`export`] writes GML, DOT and JSON.
 
 pub mod algo;

@@ -1,11 +1,11 @@
-//! RING (paper Prop. 3.3/3.6) and `ring-opt`.
+//! RING (\[Marfoq20\] Prop. 3.3/3.6) and `ring-opt`.
 //!
 //! RING: Christofides' tour (MST + exact minimum-weight perfect matching on
 //! odd-degree vertices + Euler tour + shortcutting) on the symmetrised arc
-//! delays `(d_o(i,j) + d_o(j,i)) / 2` at degree 1 (eq. 3), oriented in the
+//! delays `(d_o(i,j) + d_o(j,i)) / 2` at degree 1 (\[Marfoq20\] eq. 3), oriented in the
 //! direction with the smaller cycle time. A directed ring's cycle time is
 //! the sum of its arc delays divided by N, so it is at most 3N times the
-//! optimum (Prop. 3.6).
+//! optimum (\[Marfoq20\] Prop. 3.6).
 //!
 //! `ring-opt`: the RING improved by local search (Or-opt, 2-opt and
 //! segment-exchange 3-opt moves) directly on the asymmetric arc delays,
@@ -17,7 +17,7 @@ use crate::overlay::algo::{
 };
 use crate::overlay::{silo_matrix, Overlay};
 
-/// Arc delays of eq. (3) at degree 1 (every silo sends to and receives from
+/// Arc delays of \[Marfoq20\] eq. (3) at degree 1 (every silo sends to and receives from
 /// exactly one other), ms.
 pub fn ring_delays(model: &DelayModel) -> DenseMatrix {
     silo_matrix(model, |i, j| model.arc_delay(i, j, 1, 1))

@@ -1,10 +1,11 @@
-//! STAR: the server-client overlay (paper Sec. 3, Table 1).
+//! STAR: the server-client overlay (\[Marfoq20\] Sec. 3, Table 1).
 //!
 //! The orchestrator sits at the silo of highest *load centrality* (Goh et
 //! al. 2001, as networkx's `load_centrality`) with latency as the weight.
 //! On the connectivity graph itself every direct route is a shortest path,
 //! so every silo has load 0 there and the paper's choice falls back to the
-//! first silo of the file (notes, "Reproduction facts"). fedtopo therefore
+//! first silo of the file (the centre of the published \[Marfoq20\] Table 3
+//! values; the authors' code breaks the tie by file order). fedtopo therefore
 //! offers several policies: load centrality over the *underlay*
 //! (meaningful), the first silo (the paper's effective choice), the centre
 //! that minimises the STAR cycle time, or a silo named by the user.

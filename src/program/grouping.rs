@@ -1,12 +1,12 @@
-//! Grouping nodes by their label distributions (paper Algorithm 3).
+//! Grouping nodes by their label distributions (\[Lee21\] Algorithm 3).
 //!
-//! * [`emd`]: eq. (32), `EMD(D1, D2) = sum_class |P(y|D1) - P(y|D2)|`.
+//! * [`emd`]: \[Lee21\] eq. (32), `EMD(D1, D2) = sum_class |P(y|D1) - P(y|D2)|`.
 //! * [`cluster`] (CLUSTER): k-medoids. Random medoids; every node joins the
 //!   group whose medoid is nearest (EMD); every group's new medoid is the
 //!   member nearest to the group's pooled distribution (`COST_U(i,k) =
 //!   EMD(D^{k,i}, D^k)`); repeat until the assignment is steady (at most
 //!   [`MAX_ITERATIONS`]). Cost: mean over nodes of `EMD(D^{k,i}, D^k)`
-//!   (`COST_A`), the quantity of the paper's Table 3.
+//!   (`COST_A`), the quantity of \[Lee21\] Table 3.
 //! * [`group_by_iid`] (GROUP_BY_IID): random medoids seed the groups; the
 //!   other nodes, in a seeded random order, join the group (below the size
 //!   cap `ceil(N/G)` \[derived\]) whose pooled distribution including the node
@@ -127,7 +127,7 @@ impl LabelCounts {
     }
 }
 
-/// Eq. (32) between two count vectors (each normalised to a distribution):
+/// \[Lee21\] Eq. (32) between two count vectors (each normalised to a distribution):
 /// `sum_c |p_c - q_c|`, in `[0, 2]`.
 pub fn emd(a: &[f64], b: &[f64]) -> f64 {
     let sa: f64 = a.iter().sum();
@@ -140,7 +140,7 @@ pub fn emd(a: &[f64], b: &[f64]) -> f64 {
 pub struct Grouping {
     /// The groups (each sorted), all non-empty.
     pub groups: Vec<Vec<usize>>,
-    /// Cost after the first assignment (Algorithm 3 line 13).
+    /// Cost after the first assignment (\[Lee21\] Algorithm 3 line 13).
     pub initial_cost: f64,
     /// Cost at the end.
     pub final_cost: f64,
@@ -216,7 +216,7 @@ pub fn iid_cost(labels: &LabelCounts, groups: &[Vec<usize>]) -> f64 {
         / groups.len() as f64
 }
 
-/// How CLUSTER assigns a node to a group (Algorithm 3 leaves it open:
+/// How CLUSTER assigns a node to a group (\[Lee21\] Algorithm 3 leaves it open:
 /// `COST_A(i,k) = EMD(D^{k,i}, D^k)` names the group's data `D^k`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub enum ClusterAssign {
@@ -227,7 +227,7 @@ pub enum ClusterAssign {
     Pooled,
 }
 
-/// CLUSTER of Algorithm 3 (k-medoids on label distributions), seeded, with
+/// CLUSTER of \[Lee21\] Algorithm 3 (k-medoids on label distributions), seeded, with
 /// nearest-medoid assignment; see [`cluster_with`].
 pub fn cluster(
     labels: &LabelCounts,
@@ -237,7 +237,7 @@ pub fn cluster(
     cluster_with(labels, g, ClusterAssign::Medoid, rng)
 }
 
-/// CLUSTER of Algorithm 3 with the given assignment rule: random medoids,
+/// CLUSTER of \[Lee21\] Algorithm 3 with the given assignment rule: random medoids,
 /// assignment, then repeat {medoid of k <- member nearest the pooled
 /// distribution of k; reassign} until the assignment repeats or the cost
 /// stops decreasing (the best assignment seen is returned), at most
@@ -309,7 +309,7 @@ pub fn cluster_with(
     })
 }
 
-/// GROUP_BY_IID of Algorithm 3, seeded (see the module docs).
+/// GROUP_BY_IID of \[Lee21\] Algorithm 3, seeded (see the module docs).
 pub fn group_by_iid(
     labels: &LabelCounts,
     g: usize,
@@ -415,7 +415,7 @@ pub const MNIST_CLASS_SIZES: [u32; 10] =
 /// Devices of FedProx's (and so FedML's) federated MNIST.
 pub const FEDPROX_MNIST_DEVICES: usize = 1000;
 
-/// Label counts of FedML's MNIST (Lee et al. 2021, App. E: "1000 nodes",
+/// Label counts of FedML's MNIST (\[Lee21\] App. E: "1000 nodes",
 /// 61,664 train + 7,371 test examples = all 69,035 of FedProx's split),
 /// which is FedProx's generator (Li et al. 2020, `data/mnist/generate_niid.py`,
 /// re-implemented here on label counts only): device `u` of 1000 holds
@@ -587,7 +587,7 @@ mod fedprox_tests {
     }
 
     /// On FedML's MNIST labels CLUSTER ends near the published final cost
-    /// (0.474, Table 3 of Lee et al. 2021): mean over 10 seeds within 0.05.
+    /// (0.474, \[Lee21\] Table 3): mean over 10 seeds within 0.05.
     #[test]
     fn cluster_final_cost_on_fedprox_mnist_is_near_published() {
         let mut fin = 0.0;

@@ -319,7 +319,7 @@ pub fn program_metric(
 /// gets `labels.row(i)[c]` examples of class `c` (counts rounded), taken
 /// from a seeded shuffle of the pool's class-`c` examples, node after node.
 /// When the nodes ask for more examples of a class than the pool holds the
-/// shuffle is reused from its start [derived], so the label skew is exact
+/// shuffle is reused from its start \[derived\], so the label skew is exact
 /// and every node's data is distinct from the next ones' as long as the
 /// pool suffices.
 pub fn split_by_counts(

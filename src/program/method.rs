@@ -1,4 +1,4 @@
-//! The nine algorithms of the paper's Table 4 as parameter choices of one
+//! The nine algorithms of \[Lee21\] Table 4 as parameter choices of one
 //! [`ProgramSpec`] generator.
 
 use std::fmt;
@@ -13,7 +13,7 @@ use thiserror::Error;
 use super::grouping::{self, GroupingError, LabelCounts};
 use super::spec::{Inter, Intra, ProgramError, ProgramSpec};
 
-/// Architecture (paper Table 1, Definitions 1-8).
+/// Architecture (\[Lee21\] Table 1, Definitions 1-8).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub enum Architecture {
     /// STAR: one group, global aggregation every `tau`.
@@ -59,7 +59,7 @@ impl Architecture {
     }
 }
 
-/// How nodes are grouped (Algorithm 3).
+/// How nodes are grouped (\[Lee21\] Algorithm 3).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub enum GroupingKind {
     /// A single group of all nodes.
@@ -72,7 +72,7 @@ pub enum GroupingKind {
     Cluster,
 }
 
-/// One algorithm of Table 4.
+/// One algorithm of \[Lee21\] Table 4.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
 pub enum Method {
     /// FedAvg (McMahan et al.): STAR.
@@ -83,9 +83,9 @@ pub enum Method {
     Astraea,
     /// MM-PSGD (Ding et al.): RING-stars, clustered groups, one chain.
     MmPsgd,
-    /// Tornado (Algorithm 1): RING-stars, IID groups, `C = G`.
+    /// Tornado (\[Lee21\] Algorithm 1): RING-stars, IID groups, `C = G`.
     Tornado,
-    /// Tornadoes (Algorithm 2): STAR-rings, clustered groups, `C = G`.
+    /// Tornadoes (\[Lee21\] Algorithm 2): STAR-rings, clustered groups, `C = G`.
     Tornadoes,
     /// IFCA (Ghosh et al.): stars, clustered groups.
     Ifca,
@@ -95,7 +95,7 @@ pub enum Method {
     TornadoRings,
 }
 
-/// The parameters of one algorithm (a row of Table 4).
+/// The parameters of one algorithm (a row of \[Lee21\] Table 4).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct MethodParams {
     /// The algorithm.
@@ -104,13 +104,13 @@ pub struct MethodParams {
     pub architecture: Architecture,
     /// Grouping scheme.
     pub grouping: GroupingKind,
-    /// Number of groups `|G|` (Table 4's "group size" column).
+    /// Number of groups `|G|` (\[Lee21\] Table 4's "group size" column).
     pub groups: usize,
-    /// Chains `C` (1 where Table 4 has none).
+    /// Chains `C` (1 where \[Lee21\] Table 4 has none).
     pub chains: usize,
     /// `tau1` (`tau` for flat and pluralistic architectures).
     pub tau1: u64,
-    /// `tau2` (1 where Table 4 has none).
+    /// `tau2` (1 where \[Lee21\] Table 4 has none).
     pub tau2: u64,
 }
 
@@ -129,7 +129,7 @@ pub enum MethodError {
 }
 
 impl Method {
-    /// All nine, in Table 4 order.
+    /// All nine, in \[Lee21\] Table 4 order.
     pub const ALL: [Method; 9] = [
         Method::FedAvg,
         Method::HierFavg,
@@ -157,7 +157,7 @@ impl Method {
         }
     }
 
-    /// Table 4 row: architecture, grouping, `|G|`, `C`, intervals.
+    /// \[Lee21\] Table 4 row: architecture, grouping, `|G|`, `C`, intervals.
     pub fn defaults(self) -> MethodParams {
         use Architecture as A;
         use GroupingKind as Gk;
@@ -221,7 +221,7 @@ impl MethodParams {
     }
 
     /// Groups the nodes of `labels` (seeded), draws the random rings
-    /// (Algorithm 1 line 2, Algorithm 2 line 2) and builds the program.
+    /// (\[Lee21\] Algorithm 1 line 2, Algorithm 2 line 2) and builds the program.
     /// Aggregation weights are the nodes' data sizes; group leaders are the
     /// first member of each (shuffled) group, the server is `server`, which
     /// also leads the single group of STAR.

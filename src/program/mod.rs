@@ -1,6 +1,6 @@
 //! Round programs: hierarchical and ring-based federated learning
-//! (TornadoAggregate, Lee et al. 2021, and the eight baselines of its
-//! Table 4) as one general mechanism.
+//! (TornadoAggregate, \[Lee21\], and the eight baselines of its
+//! \[Lee21\] Table 4) as one general mechanism.
 //!
 //! A [`Program`] is a sequence of *steps* `t = 1, 2, ...`. In step `t` the
 //! *active* nodes compute one local SGD step, then the step's operations
@@ -19,10 +19,10 @@
 //! * `t mod tau1*tau2 == 0` (and an inter-group op exists): the inter-group op;
 //! * else `t mod tau1 == 0`: the intra-group op of every active group.
 //!
-//! The nine algorithms of the paper's Table 4 are [`Method`]s, each a choice
+//! The nine algorithms of \[Lee21\] Table 4 are [`Method`]s, each a choice
 //! of these parameters ([`Method::defaults`]).
 //!
-//! * [`grouping`]: EMD between label distributions (eq. 32), GROUP_BY_IID,
+//! * [`grouping`]: EMD between label distributions (\[Lee21\] eq. 32), GROUP_BY_IID,
 //!   CLUSTER (k-medoids, Algorithm 3), random grouping.
 //! * [`sim`]: the program in the event engine on a real underlay:
 //!   wall-clock per step, bytes and messages per node and per core link.

@@ -16,12 +16,12 @@
 //!
 //! A node that neither computes nor receives in step `t` keeps its model
 //! (no waiting). Nodes advance independently: groups without global
-//! communication are not synchronised. Transfer degrees for eq. (3) are
+//! communication are not synchronised. Transfer degrees for \[Marfoq20\] eq. (3) are
 //! counted per step and phase (uploads/hops vs broadcasts), so with the
 //! [`crate::network::MaxPlusNetwork`] a leader's `k` broadcasts each take
 //! `k M / Cup`, as in the STAR analysis of the throughput paper.
 //!
-//! [`TaskGraph::longest_path_ms`] times the same graph with eq. (3) delays
+//! [`TaskGraph::longest_path_ms`] times the same graph with \[Marfoq20\] eq. (3) delays
 //! directly (a longest path, the max-plus recurrence), an independent check
 //! of the event-driven run with the max-plus network.
 
@@ -191,7 +191,7 @@ impl TaskGraph {
         })
     }
 
-    /// Completion time of every task with eq. (3) message delays
+    /// Completion time of every task with \[Marfoq20\] eq. (3) message delays
     /// ([`MaxPlusNetwork::comm_ms`]), by a longest-path pass, ms.
     pub fn longest_path_ms(&self, delay: &DelayModel) -> Vec<Ms> {
         let net = MaxPlusNetwork::new(delay);

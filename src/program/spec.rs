@@ -8,12 +8,12 @@ use thiserror::Error;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub enum Intra {
     /// All members compute; every `tau1` steps they upload to the group
-    /// leader, which broadcasts the data-weighted average back (paper eq. 4).
+    /// leader, which broadcasts the data-weighted average back (\[Lee21\] eq. 4).
     Star,
     /// `chains` models travel the group's ring: in step `t` chain `c` is held
     /// by ring position `(j + c) mod |N^k|`, `j = floor((t-1)/tau1)`; only the
     /// holders compute; every `tau1` steps each holder hands its model to the
-    /// next position (Definition 4, Algorithm 2 lines 7-11). Capped at the
+    /// next position (\[Lee21\] Definition 4, Algorithm 2 lines 7-11). Capped at the
     /// group size \[derived\].
     Ring {
         /// Chains per group ring, `C >= 1`.
@@ -30,9 +30,9 @@ pub enum Inter {
     /// nodes under [`Intra::Star`], the chain holders under [`Intra::Ring`])
     /// is uploaded to the server, which broadcasts the average to every node.
     /// Weights: `|D^i|` per node under `Star`; `|D^k| / C_k` per chain model
-    /// of group `k` under `Ring` (eq. 4's `sum_k |D^k|/|D| w^k`) \[derived\].
+    /// of group `k` under `Ring` (\[Lee21\] eq. 4's `sum_k |D^k|/|D| w^k`) \[derived\].
     Star,
-    /// Ring of groups carried by `chains` chains (Definition 5, Algorithm 1):
+    /// Ring of groups carried by `chains` chains (\[Lee21\] Definition 5, Algorithm 1):
     /// in period `l = floor((t-1)/(tau1 tau2))` chain `c` is in group
     /// `ring[(l + c) mod G]`; only the nodes of those groups compute; at the
     /// end of the period each chain's group aggregate (at its leader) is sent

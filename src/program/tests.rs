@@ -283,7 +283,7 @@ fn mnist_like(n: usize, seed: u64) -> LabelCounts {
     two_class_partition(n, 10, 2, seed).unwrap()
 }
 
-/// Every Table 4 method on 100 nodes: valid, no node written twice per
+/// Every \[Lee21\] Table 4 method on 100 nodes: valid, no node written twice per
 /// step, message totals over one period of 100 steps as derived by hand.
 #[test]
 fn table4_methods_on_100_nodes() {
@@ -493,7 +493,7 @@ fn fedavg_timing_by_hand() {
 }
 
 /// A single ring hop chain (RING, tau = 1) by hand: each step is Tc plus
-/// the hop delay of eq. (3) with degree 1.
+/// the hop delay of \[Marfoq20\] eq. (3) with degree 1.
 #[test]
 fn ring_timing_by_hand() {
     let d = line_model(1e8, 1e6, 10.0);
@@ -608,7 +608,7 @@ fn flow_fedavg_server_access_is_the_bottleneck() {
 }
 
 /// `mixing_rows` is row-stochastic and multiplying by it equals `apply`
-/// (snapshot semantics) for every step of every Table 4 method.
+/// (snapshot semantics) for every step of every \[Lee21\] Table 4 method.
 #[test]
 fn mixing_matrix_equals_snapshot_apply() {
     let labels = mnist_like(30, 9);

@@ -1,5 +1,5 @@
 //! Round programs on the libtorch batched trainer ([`Trainer`], feature
-//! `train`): the nine methods of Table 4 train a real model (logistic
+//! `train`): the nine methods of \[Lee21\] Table 4 train a real model (logistic
 //! regression, MLPs, LeNet) on label-skewed silos.
 //!
 //! Step `t` of a [`Program`] is one trainer round ([`apply_step`]): the

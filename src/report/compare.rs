@@ -32,7 +32,7 @@ pub struct CompareRow {
 /// Cycle time of an overlay that changes every round (MATCHA).
 ///
 /// `cycle_time_ms` of the row is the paper's estimate (mean round duration,
-/// App. H.6); `maxplus_ms` is the exact max-plus growth rate of the same
+/// \[Marfoq20\] App. H.6); `maxplus_ms` is the exact max-plus growth rate of the same
 /// sampled sequence (never larger: silos only wait for their round's
 /// in-neighbours).
 #[derive(Debug, Clone, Serialize)]

@@ -6,7 +6,7 @@ use super::table::Table;
 use super::Comparison;
 
 /// How results are printed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum OutputFormat {
     /// Aligned table for people.
     #[default]

@@ -7,6 +7,7 @@ pub mod dcliques;
 mod format;
 pub mod init_gain;
 pub mod matcha;
+mod output_format;
 pub mod plot;
 pub mod replay;
 pub mod table;
@@ -15,3 +16,4 @@ pub mod train_curves;
 
 pub use compare::{compare_overlays, CompareRow, Comparison, ScheduleStats};
 pub use format::{render_csv, render_json, render_table, OutputFormat};
+pub use output_format::UnknownFormat;

@@ -1,8 +1,9 @@
-//! Reproduction of the D-Cliques scaling figures (HAL Sec. 1, 4.5, notes
-//! Sec. 5): edges and messages per node for `n = 100` and `n = 1000`, and
-//! the skew reduction of Greedy Swap (HAL Sec. 4.7.1, Fig. 13/14).
-//! Rendered by [`crate::report::dcliques`]. The convergence runs (HAL Sec.
-//! 4.2-4.4, feature `train`) are `train::clique_averaging::convergence`.
+//! Reproduction of the D-Cliques scaling figures (\[Bellet21\] Sec. 1,
+//! 4.5): edges and messages per node for `n = 100` and `n = 1000`, and
+//! the skew reduction of Greedy Swap (\[Bellet21\] Sec. 4.7.1, Fig. 13/14).
+//! Rendered by [`crate::report::dcliques`]. The convergence runs
+//! (\[Bellet21\] Sec. 4.2-4.4, feature `train`) are
+//! `train::clique_averaging::convergence`.
 
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
@@ -27,7 +28,7 @@ pub struct TableRow {
 }
 
 /// The topologies of the table at `n` nodes, with the published figures
-/// (HAL Sec. 1 and 4.5: 999 / 18.9 / 37.8 / 14.5 at n = 1000; 99 / 9.9 at
+/// (\[Bellet21\] Sec. 1 and 4.5: 999 / 18.9 / 37.8 / 14.5 at n = 1000; 99 / 9.9 at
 /// n = 100).
 fn rows_for(n: usize) -> Vec<(TopologyKind, Option<f64>, Option<f64>)> {
     let dc = |inter| TopologyKind::DCliques {
@@ -118,7 +119,7 @@ pub struct SkewStats {
 }
 
 /// Average clique skew after `steps` Greedy Swap steps, over `experiments`
-/// seeds `seed..seed+experiments` (HAL Sec. 4.7.1: n = 100, M = 10, 100
+/// seeds `seed..seed+experiments` (\[Bellet21\] Sec. 4.7.1: n = 100, M = 10, 100
 /// experiments, MNIST shards partition).
 pub fn skew_stats(
     n: usize,

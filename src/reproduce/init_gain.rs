@@ -1,6 +1,6 @@
 //! `fedtopo reproduce init-gain-exponents`: the scaling `||pi|| ~ n^-alpha`
-//! of the DecAvg stationary distribution on random graphs (Badie-Modiri et
-//! al., Fig. 5(a,b)), fitted over sizes and seeds, ours vs the published
+//! of the DecAvg stationary distribution on random graphs (\[BadieModiri24\]
+//! Fig. 5(a,b)), fitted over sizes and seeds, ours vs the published
 //! exponents.
 //!
 //! Every family is drawn with the same expected mean degree (BA: `m = k/2`),
@@ -44,7 +44,7 @@ impl Default for ExponentOptions {
 pub struct ExponentRow {
     /// Family as a spec (`er:k=8`, ...).
     pub family: String,
-    /// Published exponent (notes' table), if any.
+    /// Published exponent (\[BadieModiri24\] Fig. 5), if any.
     pub paper_alpha: Option<f64>,
     /// Fitted exponent.
     pub alpha: f64,
@@ -71,7 +71,7 @@ pub enum ExponentError {
     TooFewSizes,
 }
 
-/// The families of Fig. 5 with the notes' exponents.
+/// The families of \[BadieModiri24\] Fig. 5 with their published exponents.
 pub fn families(mean_degree: usize) -> Vec<(RandomGraph, Option<f64>)> {
     let k = Param(mean_degree as f64);
     let mut v = vec![

@@ -1,5 +1,5 @@
-//! Reproduction of the MATCHA results of Marfoq et al. 2020: the MATCHA and
-//! MATCHA+ columns of Tables 3, 6, 7 (the budget sweep of Table 10 is the
+//! Reproduction of the MATCHA results of \[Marfoq20\]: the MATCHA and
+//! MATCHA+ columns of \[Marfoq20\] Tables 3, 6, 7 (the budget sweep of Table 10 is the
 //! experiment file `experiments/table10-matcha-budget/experiment.toml`).
 //!
 //! `fedtopo reproduce matcha-tables` writes `experiments/matcha/results.*`
@@ -36,7 +36,7 @@ pub enum MatchaReproError {
 pub type PublishedCell = (u32, u32, &'static str, &'static str, f64);
 
 /// Published MATCHA (on Gc) and MATCHA+ (on Gu) cycle times of Tables 3
-/// (`s = 1`), 6 (`s = 5`) and 7 (`s = 10`) of Marfoq et al. 2020, ms, in
+/// (`s = 1`), 6 (`s = 5`) and 7 (`s = 10`) of \[Marfoq20\], ms, in
 /// the order of the rows of our table. The same numbers are the MATCHA
 /// rows of `experiments/throughput-tables/published.csv` (read by that
 /// experiment file; a test checks the two agree).
@@ -91,7 +91,7 @@ impl Default for MatchaReproOptions {
     }
 }
 
-/// One row of Tables 3/6/7, ours vs published.
+/// One row of \[Marfoq20\] Tables 3/6/7, ours vs published.
 #[derive(Debug, Clone, Serialize)]
 pub struct MatchaRow {
     /// Paper table.
@@ -136,7 +136,7 @@ fn load(dir: &Path, name: &str) -> Result<Underlay, UnderlayError> {
     Underlay::load(&dir.join(format!("{name}.gml")), &LoadOptions::default())
 }
 
-/// Tables 3, 6, 7: MATCHA on Gc and MATCHA+ on Gu, ours vs published.
+/// \[Marfoq20\] Tables 3, 6, 7: MATCHA on Gc and MATCHA+ on Gu, ours vs published.
 pub fn matcha_tables(
     dir: &Path,
     opts: &MatchaReproOptions,

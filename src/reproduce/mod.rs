@@ -4,15 +4,15 @@
 //! and CSV are written by [`crate::report`]; `fedtopo reproduce` and
 //! `fedtopo tornado` only parse arguments and call these.
 //!
-//! * [`throughput`]: the network of Marfoq et al. 2020 (Tables 3, 6, 7 of
+//! * [`throughput`]: the network of \[Marfoq20\] (Tables 3, 6, 7 of
 //!   STAR, MST, delta-MBST and RING are the experiment file
 //!   `experiments/throughput-tables/experiment.toml`).
 //! * [`matcha`]: the MATCHA and MATCHA+ columns of those tables.
-//! * [`dcliques`]: D-Cliques (Bellet et al. 2021): edges and messages per
+//! * [`dcliques`]: D-Cliques (\[Bellet21\]): edges and messages per
 //!   node, Greedy Swap skew.
-//! * [`tornado`]: TornadoAggregate (Lee et al. 2021): Table 3, the Table 4
+//! * [`tornado`]: TornadoAggregate (\[Lee21\]): Table 3, the Table 4
 //!   programs timed and trained.
-//! * [`init_gain`]: the scaling exponents of `||pi||` (Badie-Modiri et al.,
+//! * [`init_gain`]: the scaling exponents of `||pi||` (\[BadieModiri24\],
 //!   Fig. 5).
 
 pub mod dcliques;

@@ -1,11 +1,11 @@
-//! The throughput paper's network (Marfoq et al. 2020, Sec. 5 and the
-//! notes' "Reproduction facts"): the `paper` path model, 1 Gbit/s core
+//! The throughput paper's network (\[Marfoq20\] Sec. 4 and App. G.1, as its
+//! Table 3 values were produced): the `paper` path model, 1 Gbit/s core
 //! links, 10 Gbit/s access links, iNaturalist workload.
 //!
-//! Tables 3, 6 and 7 themselves are the experiment file
+//! \[Marfoq20\] Tables 3, 6 and 7 themselves are the experiment file
 //! `experiments/throughput-tables/experiment.toml` (`fedtopo run`), checked
 //! by `tests/paper_tables.rs`; MATCHA's extra columns are
-//! [`super::matcha`], Table 10 the experiment file
+//! [`super::matcha`], \[Marfoq20\] Table 10 the experiment file
 //! `experiments/table10-matcha-budget/experiment.toml`.
 
 use crate::access::AccessLinks;

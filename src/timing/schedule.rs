@@ -1,8 +1,8 @@
 //! Cycle time of an overlay schedule (a different overlay every round, e.g.
-//! MATCHA [Wang19]), two ways.
+//! MATCHA \[Wang19\]), two ways.
 //!
-//! * [`round_estimate`], the paper's estimate ([Marfoq20] App. H.6): rounds are
-//!   synchronous; round `k` lasts its largest arc delay ([Marfoq20] eq. 3, with round
+//! * [`round_estimate`], the paper's estimate (\[Marfoq20\] App. H.6): rounds are
+//!   synchronous; round `k` lasts its largest arc delay (\[Marfoq20\] eq. 3, with round
 //!   `k`'s degrees); the cycle time is the mean over `R` sampled rounds. The
 //!   published numbers divide the total by `R - 1` (reported too).
 //! * [`maxplus_growth`], the exact value for the max-plus recurrence
@@ -23,7 +23,7 @@ use crate::graph::{Overlay, OverlaySchedule};
 use crate::units::Ms;
 
 /// Duration of one synchronous round on `overlay`: its largest arc delay
-/// ([Marfoq20] eq. 3, with the overlay's degrees), or the largest compute time when it
+/// (\[Marfoq20\] eq. 3, with the overlay's degrees), or the largest compute time when it
 /// has no arc. ms.
 pub fn round_duration_ms(overlay: &Overlay, model: &DelayModel) -> Ms {
     let compute = (0..overlay.silo_count())
@@ -49,7 +49,7 @@ pub struct RoundEstimate {
     pub std_ms: Ms,
 }
 
-/// Mean round duration of rounds `0..rounds` of `schedule` (App. H.6).
+/// Mean round duration of rounds `0..rounds` of `schedule` (\[Marfoq20\] App. H.6).
 ///
 /// # Errors
 /// [`TimingError::Sampling`] for fewer than 2 rounds, [`TimingError::SizeMismatch`].

@@ -1,5 +1,5 @@
 //! Cycle time of two-phase rounds: D-Cliques rounds with Clique Averaging
-//! (Bellet et al. 2021) on a real network (new, not in the paper): nodes
+//! (\[Bellet21\]) on a real network (new, not in the paper): nodes
 //! are silos of an underlay.
 //!
 //! A Clique Averaging round `k` has two communication phases:
@@ -11,8 +11,8 @@
 //! 2. `j` sends its updated model to all its neighbours (the *model
 //!    overlay*, all arcs) and starts round `k+1` once it holds them all.
 //!
-//! Gradients have the size of the model. With the delays of Marfoq et al.
-//! 2020, eq. (3), and the degrees of each phase's overlay (`dg`, `dm` =
+//! Gradients have the size of the model. With the delays of \[Marfoq20\]
+//! eq. (3), and the degrees of each phase's overlay (`dg`, `dm` =
 //! [`DelayModel::comm_ms`], the communication part of eq. (3), without the
 //! computation):
 //!

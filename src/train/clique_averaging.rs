@@ -1,7 +1,7 @@
-//! D-Cliques training support (Bellet et al. 2021, notes `d-cliques.md`
-//! Sec. 2): the Clique Averaging gradient matrix, Metropolis-Hastings model
-//! weights and a label-skew test bed (class-conditional Gaussians). The
-//! wall-clock of two-phase Clique Averaging rounds is
+//! D-Cliques training support (\[Bellet21\] Sec. 2 and 3.4): the Clique
+//! Averaging gradient matrix (\[Bellet21\] Algorithm 3), Metropolis-Hastings
+//! model weights and a label-skew test bed (class-conditional Gaussians).
+//! The wall-clock of two-phase Clique Averaging rounds is
 //! [`crate::replay::clock::CliqueAveragingClock`].
 //!
 //! Clique Averaging at node `i`, round `k`:
@@ -39,7 +39,7 @@ pub fn gradient_matrix(groups: &[Vec<usize>]) -> Result<ConsensusMatrix, DClique
     ConsensusMatrix::from_rows(rows).map_err(|e| DCliquesError::Invalid(e.to_string()))
 }
 
-/// Metropolis-Hastings model weights of `t` (notes Sec. 3).
+/// Metropolis-Hastings model weights of `t` (\[Bellet21\] Sec. 2).
 pub fn model_matrix(t: &CliqueTopology) -> Result<ConsensusMatrix, ConsensusError> {
     let n = t.node_count();
     let w = metropolis_hastings_dense(n, t.edges());
@@ -144,7 +144,7 @@ mod tests {
     }
 }
 
-/// Convergence comparison on label-skewed data (HAL Sec. 4.2-4.4), needs
+/// Convergence comparison on label-skewed data (\[Bellet21\] Sec. 4.2-4.4), needs
 /// the `train` feature.
 #[cfg(feature = "train")]
 pub mod convergence {
@@ -191,7 +191,7 @@ pub mod convergence {
         pub momentum: f64,
         /// Seed of the data, partition, topologies and training.
         pub seed: u64,
-        /// Partition: `shards:2` (HAL main) or `one-class` (HAL extreme skew).
+        /// Partition: `shards:2` (\[Bellet21\] main partition) or `one-class` (\[Bellet21\] extreme skew).
         pub partition: String,
     }
 

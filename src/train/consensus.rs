@@ -1,4 +1,4 @@
-//! Consensus (mixing) matrices `A` of an overlay for DPASGD (paper eq. 2):
+//! Consensus (mixing) matrices `A` of an overlay for DPASGD (\[Marfoq20\] eq. 2):
 //! after its local steps silo `i` replaces its model by `sum_j A_ij theta_j`.
 //!
 //! Row `i` holds the weights silo `i` gives to the models it *receives*: a
@@ -247,7 +247,7 @@ pub enum ConsensusRule {
         /// Step `alpha` (MATCHA picks it by an SDP on the schedule).
         alpha: f64,
     },
-    /// DecAvg (Badie-Modiri et al. eq. 2): `A_ij = s_j / (s_i + sum_{l ->
+    /// DecAvg (\[BadieModiri24\] eq. 2): `A_ij = s_j / (s_i + sum_{l ->
     /// i} s_l)` over the silo and the models it receives, `s` the data
     /// sizes (`None`: equal, `1 / (indeg(i) + 1)`). Only the round's arcs
     /// count, so failed links and nodes drop out and the weights renormalise.

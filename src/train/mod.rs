@@ -1,6 +1,6 @@
 //! Training coupled to the simulator: train the real model round by round
 //! as fast as the machine allows, and let the network simulator tell when
-//! each round would have ended on the chosen underlay (paper Sec. 4).
+//! each round would have ended on the chosen underlay (\[Marfoq20\] Sec. 4).
 //!
 //! Round clocks (when each round would have ended) are timing, in
 //! [`crate::replay::clock`].
@@ -12,12 +12,12 @@
 //! * [`data`]: synthetic data, MNIST / CIFAR-10 loaders, partitions.
 //! * [`report`]: per-round CSV, time-to-target summaries.
 //! * [`stationary`]: the DecAvg stationary distribution and the
-//!   initialisation gain (Badie-Modiri et al.).
+//!   initialisation gain (\[BadieModiri24\]).
 //!
 //! With the `train` feature (libtorch via tch, `scripts/libtorch.sh`):
 //! * [`model`]: batched models (logreg, MLP, LeNet, GN-LeNet).
 //! * [`optim`]: SGD with momentum, Adam; constant or `1/sqrt(round)` rate.
-//! * [`trainer`]: DPASGD (eq. 2) on all silos as one tensor program.
+//! * [`trainer`]: DPASGD (\[Marfoq20\] eq. 2) on all silos as one tensor program.
 //! * [`checkpoint`]: resumable runs with atomic outputs.
 //! * [`session`]: one overlay's run on a network (shared by the CLI and
 //!   experiment files).

@@ -24,7 +24,7 @@ pub enum ModelKind {
         hidden: usize,
     },
     /// Three hidden ReLU layers, `dim -> h0 -> h1 -> h2 -> classes` (the
-    /// MLP of Badie-Modiri et al. is `mlp:512-256-128` on MNIST).
+    /// MLP of \[BadieModiri24\] is `mlp:512-256-128` on MNIST).
     DeepMlp {
         /// Hidden units of the three layers.
         hidden: [usize; 3],
@@ -211,7 +211,7 @@ impl BatchedModel {
         })
     }
 
-    /// Uncoordinated initialisation (Badie-Modiri et al., Algorithm 1):
+    /// Uncoordinated initialisation (\[BadieModiri24\] Algorithm 1):
     /// every silo draws its own weights, He-uniform scaled by `gain`,
     /// `U(-g sqrt(6 / fan_in), +g sqrt(6 / fan_in))`, and biases
     /// `U(-g / sqrt(fan_in), +g / sqrt(fan_in))` (PyTorch's default bias

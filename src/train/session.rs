@@ -35,7 +35,7 @@ use super::trainer::{TrainConfig, TrainError, Trainer};
 pub struct Session<'a> {
     /// The underlay (overlays are built on it).
     pub underlay: &'a Underlay,
-    /// Delays of the network (eq. 3) and what the network models time.
+    /// Delays of the network (\[Marfoq20\] eq. 3) and what the network models time.
     pub model: &'a DelayModel,
     /// Overlay construction options (centre, seeds, MATCHA budget).
     pub options: &'a BuildOptions,
@@ -47,7 +47,7 @@ pub struct Session<'a> {
     pub partition: &'a str,
     /// Network model of the event engine clock.
     pub network: NetworkKind,
-    /// Uncoordinated initialisation (Badie-Modiri et al.): every silo draws
+    /// Uncoordinated initialisation (\[BadieModiri24\]): every silo draws
     /// its own He-uniform weights scaled by this gain rule; `None`: every
     /// silo starts from the same model (coordinated).
     pub init: Option<InitGain>,

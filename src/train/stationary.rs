@@ -1,8 +1,8 @@
 //! The stationary distribution `pi` of DecAvg averaging and the
-//! topology-aware initialisation gain `g = 1 / ||pi||_2` (Badie-Modiri et
-//! al., Sec. 4.1, eq. 3, Algorithm 1).
+//! topology-aware initialisation gain `g = 1 / ||pi||_2`
+//! (\[BadieModiri24\] Sec. 4.1, eq. 3, Algorithm 1).
 //!
-//! DecAvg (their eq. 2): silo `i` replaces its model by
+//! DecAvg (\[BadieModiri24\] eq. 2): silo `i` replaces its model by
 //! `sum_{j in N_i u {i}} beta_ij w_j` with `beta_ij = s_j / (s_i + sum_{l in
 //! N_i} s_l)`, `s` the data sizes and `N_i` the silos it receives from. The
 //! row-stochastic `W = (beta_ij)` is a lazy random walk (the self-looped
@@ -83,7 +83,7 @@ fn sizes_or_ones(overlay: &Overlay, sizes: Option<&[f64]>) -> Result<Vec<f64>, S
     }
 }
 
-/// DecAvg weights (eq. 2), sparse: row `i` lists `(j, beta_ij)` for `j = i`
+/// DecAvg weights (\[BadieModiri24\] eq. 2), sparse: row `i` lists `(j, beta_ij)` for `j = i`
 /// and every in-neighbour `j` (arc `j -> i`); rows sum to 1. `sizes = None`
 /// means equal data (`beta_ij = 1 / (indeg(i) + 1)`).
 pub fn decavg_rows(

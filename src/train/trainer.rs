@@ -1,4 +1,4 @@
-//! Decentralized periodic averaging SGD (DPASGD, paper eq. 2) on all silos
+//! Decentralized periodic averaging SGD (DPASGD, \[Marfoq20\] eq. 2) on all silos
 //! at once:
 //!
 //! ```text
@@ -282,8 +282,8 @@ impl Trainer {
     }
 
     /// Replaces every silo's parameters by its own He-uniform draw scaled
-    /// by `gain` (uncoordinated initialisation, Badie-Modiri et al.
-    /// Algorithm 1; see [`BatchedModel::reinit_he_uniform`]), seeded by the
+    /// by `gain` (uncoordinated initialisation,
+    /// \[BadieModiri24\] Algorithm 1; see [`BatchedModel::reinit_he_uniform`]), seeded by the
     /// configuration's seed, and resets the optimiser state. Call before
     /// the first round.
     pub fn reinitialise_uncoordinated(&mut self, gain: f64) -> Result<(), TrainError> {
@@ -354,7 +354,7 @@ impl Trainer {
         out
     }
 
-    /// Enables Clique Averaging (D-Cliques, notes Sec. 2) with gradient
+    /// Enables Clique Averaging (\[Bellet21\] Sec. 3.4, Algorithm 3) with gradient
     /// matrix `g` (e.g. [`crate::train::clique_averaging::gradient_matrix`]):
     /// at every local step each silo's gradient is replaced by
     /// `sum_j G_ij grad_j` before the optimiser step (momentum buffers stay
@@ -1066,7 +1066,7 @@ mod tests {
         assert!(t.class_metrics(&[3], EvalSet::Test).is_err());
     }
 
-    /// Every step of every Table 4 method through the trainer equals the
+    /// Every step of every \[Lee21\] Table 4 method through the trainer equals the
     /// local steps followed by `Step::apply` on the flattened parameters.
     #[test]
     fn program_step_equals_step_apply() {

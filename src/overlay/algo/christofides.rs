@@ -1,4 +1,4 @@
-//! Christofides tour (Prop. 3.3 / 3.6, RING overlay): MST + exact minimum
+//! Christofides tour (\[Marfoq20\] Prop. 3.3 / 3.6, RING overlay): MST + exact minimum
 //! weight perfect matching on the odd-degree vertices + Euler tour +
 //! shortcutting.
 
@@ -140,7 +140,7 @@ fn shortcut(n: usize, walk: &[usize]) -> Vec<usize> {
 /// read as a cycle. For a metric `w` its cost is at most 1.5 times the optimal
 /// tour; for an asymmetric `w` the better of the two orientations costs at
 /// most the symmetrised tour cost (the two orientations sum to twice it), which
-/// is how the RING overlay (Prop. 3.3 / 3.6) uses it on the arc delays `d_o`.
+/// is how the RING overlay (\[Marfoq20\] Prop. 3.3 / 3.6) uses it on the arc delays `d_o`.
 /// Deterministic (ties by lowest index).
 pub fn christofides_tour(w: &DenseMatrix) -> Vec<usize> {
     let s = w.symmetrized();

@@ -112,7 +112,7 @@ impl DenseMatrix {
     ///
     /// For an already symmetric matrix this is an exact copy (`(a + a) / 2 == a`
     /// in floating point). This is the undirected weight `d^(u)` of the proof
-    /// of Prop. 3.1.
+    /// of \[Marfoq20\] Prop. 3.1.
     pub fn symmetrized(&self) -> Self {
         let n = self.n;
         let mut data = self.data.clone();

@@ -1,19 +1,19 @@
 //! Pure graph algorithms behind the RING, MST and delta-MBST overlays
-//! (Marfoq et al. 2020, Section 3 and Appendix D), on dense delay matrices.
+//! (\[Marfoq20\] Section 3 and Appendix D), on dense delay matrices.
 //!
 //! Nothing here knows about networks: inputs are [`DenseMatrix`] values whose
 //! entry `(i, j)` is a weight or delay in ms from node `i` to node `j`.
 //!
-//! - [`minimum_spanning_tree`]: MST overlay (Prop. 3.1).
+//! - [`minimum_spanning_tree`]: MST overlay (\[Marfoq20\] Prop. 3.1).
 //! - [`delta_prim`], [`hamiltonian_path_in_cube`]: the two candidate families
-//!   of the delta-MBST overlay (Algorithm 1; Algorithm 2 is delta-Prim).
+//!   of the delta-MBST overlay (\[Marfoq20\] Algorithm 1; Algorithm 2 is delta-Prim).
 //! - [`christofides_tour`], [`improve_directed_ring`], [`directed_ring_cost`]:
-//!   the RING overlay (Prop. 3.3 / 3.6), Christofides plus asymmetric local
+//!   the RING overlay (\[Marfoq20\] Prop. 3.3 / 3.6), Christofides plus asymmetric local
 //!   search on the directed arc delays.
 //!
 //! Undirected algorithms read a possibly asymmetric matrix through its
 //! symmetrisation `(w(i,j) + w(j,i)) / 2` (the weight `d^(u)` of the proof of
-//! Prop. 3.1), which leaves symmetric matrices unchanged.
+//! \[Marfoq20\] Prop. 3.1), which leaves symmetric matrices unchanged.
 
 mod christofides;
 mod matrix;

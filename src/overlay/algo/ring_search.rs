@@ -1,5 +1,5 @@
 //! Local search for the directed RING overlay (asymmetric TSP on the arc
-//! delays `d_o`, Prop. 3.3 / 3.6): the cycle time of a directed ring is
+//! delays `d_o`, \[Marfoq20\] Prop. 3.3 / 3.6): the cycle time of a directed ring is
 //! `directed_ring_cost / N`, so minimising the ring cost maximises throughput.
 
 use super::DenseMatrix;

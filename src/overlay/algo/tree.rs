@@ -1,4 +1,4 @@
-//! Spanning trees: Prim's MST (Prop. 3.1), delta-Prim (Algorithm 2) and a
+//! Spanning trees: Prim's MST (\[Marfoq20\] Prop. 3.1), delta-Prim (Algorithm 2) and a
 //! Hamiltonian path in the cube of a tree (candidate (a) of Algorithm 1).
 
 use super::{DenseMatrix, Edge};
@@ -23,7 +23,7 @@ fn better(w: f64, i: usize, best_w: f64, best_i: usize) -> bool {
 /// for the node joining the tree and for its attachment point), so the output
 /// is deterministic. Edges are returned as `(u, v)` with `u < v`, in the order
 /// Prim adds them; `n - 1` edges (none for `n <= 1`). This is the MST overlay
-/// of Prop. 3.1.
+/// of \[Marfoq20\] Prop. 3.1.
 pub fn minimum_spanning_tree(w: &DenseMatrix) -> Vec<Edge> {
     let s = w.symmetrized();
     let n = s.n();
@@ -60,7 +60,7 @@ pub fn minimum_spanning_tree(w: &DenseMatrix) -> Vec<Edge> {
     edges
 }
 
-/// State of one delta-Prim run (Algorithm 2).
+/// State of one delta-Prim run (\[Marfoq20\] Algorithm 2).
 struct DeltaPrim<'a> {
     s: &'a DenseMatrix,
     delta: usize,
@@ -177,7 +177,7 @@ impl<'a> DeltaPrim<'a> {
     }
 }
 
-/// delta-Prim (Algorithm 2 of the paper): Prim's algorithm from `root` on the
+/// delta-Prim (\[Marfoq20\] Algorithm 2): Prim's algorithm from `root` on the
 /// weights `(w(i,j) + w(j,i)) / 2` (ms) that only attaches a new node to a
 /// tree node whose degree is still `< delta`, so the result has maximum
 /// degree `<= delta`.
@@ -240,7 +240,7 @@ fn tree_adjacency(n: usize, tree: &[Edge]) -> Vec<Vec<usize>> {
 /// Hamiltonian path in the cube `T^3` of a spanning tree `T` on `0..n`:
 /// every node appears once and consecutive nodes are at tree distance `<= 3`
 /// (Sekanina 1960 / Karaganis 1968: the cube of a connected graph is
-/// Hamiltonian). Candidate (a) of Algorithm 1 (delta-MBST): turning the path
+/// Hamiltonian). Candidate (a) of \[Marfoq20\] Algorithm 1 (delta-MBST): turning the path
 /// into an undirected overlay gives maximum degree 2.
 ///
 /// Construction: root `T` at node 0 and walk it depth-first (children by

@@ -1,4 +1,4 @@
-//! Baseline topologies of the D-Cliques evaluation (HAL Sec. 4.1, 4.4,
+//! Baseline topologies of the D-Cliques evaluation (\[Bellet21\] Sec. 4.1, 4.4,
 //! App. C.3.4): random `d`-regular graph, "diverse" random graph (every
 //! closed neighbourhood covers every label), node ring, grid, fully
 //! connected. Edges `(a, b)` with `a < b`.
@@ -129,7 +129,7 @@ fn adjacency(n: usize, set: &BTreeSet<(usize, usize)>) -> Vec<Vec<usize>> {
     adj
 }
 
-/// "Diverse" random `d`-regular graph (HAL App. C.3.4): every node's closed
+/// "Diverse" random `d`-regular graph (\[Bellet21\] App. C.3.4): every node's closed
 /// neighbourhood holds every label. Starts from a circulant graph on the
 /// nodes interleaved by dominant label (diverse when `d + 1 >= L` and the
 /// labels are balanced), then random double-edge swaps that keep every

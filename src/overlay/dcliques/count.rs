@@ -1,4 +1,4 @@
-//! Edges and messages per node and round (HAL Sec. 4.5, Table in the notes).
+//! Edges and messages per node and round (\[Bellet21\] Sec. 1 and 4.5).
 //!
 //! The paper counts a D-Cliques round with Clique Averaging as two messages
 //! per edge (model + gradient), i.e. `2 x` the average degree. Really,

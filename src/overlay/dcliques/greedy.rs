@@ -1,5 +1,5 @@
-//! Clique construction: Greedy Swap (HAL Algorithm 2) and the extreme-skew
-//! one-class-per-node construction (HAL Algorithm 5).
+//! Clique construction: Greedy Swap (\[Bellet21\] Algorithm 2) and the extreme-skew
+//! one-class-per-node construction (\[Bellet21\] Algorithm 5).
 
 use rand::seq::SliceRandom;
 use rand::Rng;
@@ -8,7 +8,9 @@ use rand_chacha::ChaCha8Rng;
 use super::labels::LabelDistributions;
 use super::DCliquesError;
 
-/// Greedy Swap (HAL Algorithm 2, with the corrections of the notes):
+/// Greedy Swap (\[Bellet21\] Algorithm 2, with its printed pseudocode corrected:
+/// line 11 evaluates `C2 \ {j} u {i}`, and the `if swaps` test runs once
+/// per step):
 /// random cliques of at most `max_size` nodes (the leftover nodes form the
 /// last, smaller clique), then `steps` times: pick two distinct random
 /// cliques, list every swap `(i in C1, j in C2)` that lowers
@@ -86,7 +88,7 @@ pub fn greedy_swap(
     Ok(cliques)
 }
 
-/// Extreme skew (HAL Algorithm 5): every node holds one class (its
+/// Extreme skew (\[Bellet21\] Algorithm 5): every node holds one class (its
 /// [`LabelDistributions::dominant`] label). Cliques are built by repeatedly
 /// adding a random remaining node whose class is not yet in the clique,
 /// until the clique holds every class (clique size `L`, skew 0) or no such

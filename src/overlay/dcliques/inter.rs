@@ -1,4 +1,4 @@
-//! Inter-clique topologies (HAL Sec. 3.3 and Algorithm 4): ring, fractal,
+//! Inter-clique topologies (\[Bellet21\] Sec. 3.3 and Algorithm 4): ring, fractal,
 //! small-world, fully connected. Every edge attaches to the node of a clique
 //! (or group) with the fewest inter-clique edges so far (`least_edges`),
 //! ties broken uniformly at random.
@@ -19,7 +19,7 @@ pub enum InterClique {
     Ring,
     /// Groups of `M` cliques, one edge per pair inside a group, recursively.
     Fractal,
-    /// HAL Algorithm 4 with `ns` finger edges per offset and direction.
+    /// \[Bellet21\] Algorithm 4 with `ns` finger edges per offset and direction.
     SmallWorld {
         /// Finger edges per offset set (`ns`, default 2).
         ns: usize,

@@ -1,5 +1,5 @@
 //! Label distributions `p_i(y)` of nodes and the skew of a set of nodes
-//! (D-Cliques, HAL eq. 3).
+//! (D-Cliques, \[Bellet21\] eq. 3).
 
 use rand::seq::SliceRandom;
 use rand_chacha::ChaCha8Rng;
@@ -60,7 +60,7 @@ impl LabelDistributions {
         LabelDistributions { p, global }
     }
 
-    /// Extreme skew: node `i` holds only label `i mod classes` (HAL Sec. 4.1,
+    /// Extreme skew: node `i` holds only label `i mod classes` (\[Bellet21\] Sec. 4.1,
     /// App. C.1). `n` must be a multiple of `classes` for a balanced
     /// global distribution (not required).
     pub fn one_class_per_node(n: usize, classes: usize) -> Result<Self, DCliquesError> {
@@ -77,7 +77,7 @@ impl LabelDistributions {
         Self::from_counts(&counts)
     }
 
-    /// The paper's main partition (HAL Sec. 4.1): `classes * per_class`
+    /// The paper's main partition (\[Bellet21\] Sec. 4.1): `classes * per_class`
     /// examples sorted by label, cut into `shards_per_node * n` equal shards,
     /// `shards_per_node` random shards per node. Seeded by `rng`.
     pub fn shards(
@@ -149,7 +149,7 @@ impl LabelDistributions {
     }
 
     /// `skew(C) = sum_y |p_C(y) - p(y)|` with `p_C` the unweighted mean of
-    /// the nodes of `clique` (HAL eq. 3). Empty set: 0.
+    /// the nodes of `clique` (\[Bellet21\] eq. 3). Empty set: 0.
     pub fn skew(&self, clique: &[usize]) -> f64 {
         if clique.is_empty() {
             return 0.0;

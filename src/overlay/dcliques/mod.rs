@@ -1,11 +1,11 @@
-//! D-Cliques (Bellet et al. 2021, HAL preprint; notes `d-cliques.md`):
+//! D-Cliques (\[Bellet21\]):
 //! sparse topologies of fully connected cliques whose label distribution
 //! matches the global one, sparsely interconnected, plus the baselines of
 //! the paper's evaluation.
 //!
-//! * [`labels`]: per-node label distributions `p_i(y)` and the skew (HAL eq. 3).
-//! * [`greedy`]: Greedy Swap (HAL Alg. 2) and the one-class construction (Alg. 5).
-//! * [`inter`]: ring, fractal, small-world (Alg. 4), fully connected inter-clique edges.
+//! * [`labels`]: per-node label distributions `p_i(y)` and the skew (\[Bellet21\] eq. 3).
+//! * [`greedy`]: Greedy Swap (\[Bellet21\] Algorithm 2) and the one-class construction (\[Bellet21\] Algorithm 5).
+//! * [`inter`]: ring, fractal, small-world (\[Bellet21\] Algorithm 4), fully connected inter-clique edges.
 //! * [`baselines`]: random `d`-regular, diverse random, node ring, grid, fully connected.
 //! * [`weights`]: Metropolis-Hastings mixing weights.
 //! * [`count`]: edges and messages per node (paper's count and the real flow).
@@ -62,7 +62,7 @@ pub enum Construction {
     Greedy,
     /// Random cliques (Greedy Swap with 0 steps).
     Random,
-    /// One class per node (HAL Alg. 5); needs single-label nodes.
+    /// One class per node (\[Bellet21\] Algorithm 5); needs single-label nodes.
     OneClass,
 }
 
@@ -181,14 +181,14 @@ impl FromStr for TopologyKind {
     }
 }
 
-/// Construction parameters (HAL defaults: `M = 10`, `K = 1000`).
+/// Construction parameters (\[Bellet21\] defaults: `M = 10`, `K = 1000`).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct DCliquesOptions {
     /// Maximum clique size `M`.
     pub max_size: usize,
     /// Greedy Swap steps `K`.
     pub steps: usize,
-    /// Intra-clique edges removed at random from every clique (HAL Sec. 4.6).
+    /// Intra-clique edges removed at random from every clique (\[Bellet21\] Sec. 4.6).
     pub remove_intra: usize,
     /// Seed of every random choice.
     pub seed: u64,

@@ -106,7 +106,7 @@ pub enum LabelSource {
 }
 
 impl Default for LabelSource {
-    /// MNIST training-set label counts, 2 shards per node (HAL Sec. 4.1).
+    /// MNIST training-set label counts, 2 shards per node (\[Bellet21\] Sec. 4.1).
     fn default() -> Self {
         LabelSource::Shards {
             class_counts: MNIST_TRAIN_COUNTS.to_vec(),

@@ -1,4 +1,4 @@
-//! Metropolis-Hastings mixing weights (notes Sec. 3; HAL Sec. 2):
+//! Metropolis-Hastings mixing weights (\[Bellet21\] Sec. 2):
 //! `W_ij = 1 / (max(deg i, deg j) + 1)` for every edge `{i, j}`,
 //! `W_ii = 1 - sum_{j != i} W_ij`. Symmetric and doubly stochastic; degrees
 //! exclude the node itself.
@@ -40,7 +40,7 @@ pub fn metropolis_hastings_dense(n: usize, edges: &[(usize, usize)]) -> Vec<f64>
 mod tests {
     use super::*;
 
-    /// The notes' worked example: two 10-cliques (nodes 0..10 and 10..20)
+    /// Worked example: two 10-cliques (nodes 0..10 and 10..20)
     /// joined by one edge B--G (B = 1, G = 11).
     #[test]
     fn worked_example() {

@@ -1,6 +1,6 @@
 //! Matching decomposition of a base graph by proper edge colouring.
 //!
-//! MATCHA (Wang et al. 2019, Sec. 3, step 1) splits the base graph into
+//! MATCHA (\[Wang19\] Sec. 3, step 1) splits the base graph into
 //! disjoint matchings. A proper edge colouring does exactly that: each colour
 //! class is a matching. We use the Misra–Gries algorithm (at most
 //! max-degree + 1 colours, Vizing's bound) as implemented by

@@ -1,5 +1,5 @@
-//! MATCHA (Wang et al. 2019), the randomised overlay the throughput paper
-//! compares against (Marfoq et al. 2020, App. G.3, H.6, Tables 3, 6, 7, 10).
+//! MATCHA (\[Wang19\]), the randomised overlay the throughput paper
+//! compares against (\[Marfoq20\] App. G.3, H.6, Tables 3, 6, 7, 10).
 //!
 //! Pipeline, one file per stage:
 //! 1. [`coloring`]: split a base graph into matchings (Misra–Gries proper
@@ -15,8 +15,8 @@
 //!
 //! Base graphs ([`MatchaBase`]): **MATCHA** starts from the connectivity graph
 //! `Gc` (every pair of silos), **MATCHA+** from the underlay `Gu`, as in the
-//! paper's text and Table 3 (the authors' code swaps the two labels). MATCHA
-//! can start from any other overlay (Table 10: over delta-MBST, over RING).
+//! paper's text and \[Marfoq20\] Table 3 (the authors' code swaps the two labels). MATCHA
+//! can start from any other overlay (\[Marfoq20\] Table 10: over delta-MBST, over RING).
 //!
 //! [`OverlaySchedule`]: crate::overlay::OverlaySchedule
 
@@ -84,7 +84,7 @@ pub enum MatchaBase {
     Connectivity,
     /// The underlay `Gu`: the physical links between silos (paper's MATCHA+).
     Underlay,
-    /// Any overlay, made undirected (Table 10: MATCHA over delta-MBST / RING).
+    /// Any overlay, made undirected (\[Marfoq20\] Table 10: MATCHA over delta-MBST / RING).
     Overlay(Overlay),
 }
 

@@ -1,5 +1,5 @@
-//! The two optimisation problems of MATCHA (Wang et al. 2019, Sec. 4;
-//! Marfoq et al. 2020, App. G.3), solved with certified optimality gaps.
+//! The two optimisation problems of MATCHA (\[Wang19\] Sec. 4;
+//! \[Marfoq20\] App. G.3), solved with certified optimality gaps.
 //!
 //! 1. **Activation probabilities**: maximise `lambda_2(sum_j p_j L_j)` over
 //!    `0 <= p_j <= 1`, `sum_j p_j <= B` (`B = Cb * #matchings`). `lambda_2` is

@@ -1,4 +1,4 @@
-//! Per-round MATCHA topologies (Wang et al. 2019, Sec. 3, step 3).
+//! Per-round MATCHA topologies (\[Wang19\] Sec. 3, step 3).
 //!
 //! Round `k` activates every matching `j` independently with probability
 //! `p_j` (redrawing when none is active); its topology is the union of the

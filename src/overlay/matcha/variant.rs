@@ -2,8 +2,8 @@
 //! a communication budget of its own — the overlay names `matcha`,
 //! `matcha+` and `matcha:base=B,budget=CB`.
 //!
-//! Marfoq et al. 2020 run MATCHA over the connectivity graph `Gc` (every pair
-//! of silos, "MATCHA") and over the underlay `Gu` ("MATCHA+", Tables 3, 6,
+//! \[Marfoq20\] run MATCHA over the connectivity graph `Gc` (every pair
+//! of silos, "MATCHA") and over the underlay `Gu` ("MATCHA+", \[Marfoq20\] Tables 3, 6,
 //! 7), and in Table 10 over the underlay, a delta-MBST and a RING for a sweep
 //! of budgets `Cb`. A variant names one such configuration, so that a sweep
 //! is a list of overlay names (`--overlays` or an experiment file's
@@ -26,12 +26,12 @@ pub enum MatchaOn {
     Connectivity,
     /// The underlay `Gu`: the physical links between silos (MATCHA+).
     Underlay,
-    /// The minimum spanning tree (Prop. 3.1), undirected.
+    /// The minimum spanning tree (\[Marfoq20\] Prop. 3.1), undirected.
     Mst,
-    /// The delta-MBST (Algorithm 1), undirected (Table 10).
+    /// The delta-MBST (\[Marfoq20\] Algorithm 1), undirected (Table 10).
     DeltaMbst,
-    /// The Christofides ring (Prop. 3.3), undirected: each silo talks to
-    /// both ring neighbours (Table 10).
+    /// The Christofides ring (\[Marfoq20\] Prop. 3.3), undirected: each silo talks to
+    /// both ring neighbours (\[Marfoq20\] Table 10).
     Ring,
 }
 

@@ -1,5 +1,5 @@
 //! Chung-Lu graphs with Pareto weights (the heavy-tailed family of
-//! Badie-Modiri et al. Fig. 5, degree distribution `p(k) ~ k^-gamma`).
+//! \[BadieModiri24\] Fig. 5, degree distribution `p(k) ~ k^-gamma`).
 
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;

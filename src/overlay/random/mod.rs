@@ -1,4 +1,4 @@
-//! Random-graph overlays (Badie-Modiri et al., Sec. 4.2 and Fig. 5):
+//! Random-graph overlays (\[BadieModiri24\] Sec. 4.2 and Fig. 5):
 //! Erdos-Renyi `G(n, p)`, Barabasi-Albert, random `k`-regular, Chung-Lu
 //! with Pareto weights, plus the deterministic 2-D torus.
 //!

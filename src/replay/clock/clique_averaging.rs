@@ -1,5 +1,5 @@
 //! [`CliqueAveragingClock`]: round end times of two-phase Clique Averaging
-//! rounds (D-Cliques, Bellet et al. 2021) from the max-plus recurrence of
+//! rounds (D-Cliques, \[Bellet21\]) from the max-plus recurrence of
 //! [`crate::timing::two_phase`].
 
 use super::{ClockError, RoundClock};

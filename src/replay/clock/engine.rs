@@ -142,7 +142,7 @@ mod tests {
     }
 
     /// Independent methods: the closed-form recurrence and the event-driven
-    /// replay over the eq. (3) network agree on every silo's time of every
+    /// replay over the \[Marfoq20\] eq. (3) network agree on every silo's time of every
     /// round, static overlays, STAR's two-phase protocol and MATCHA's
     /// per-round overlays alike.
     #[test]
@@ -176,7 +176,7 @@ mod tests {
 
     /// On a directed ring every silo sends one model and receives one, so a
     /// flow's rate never exceeds `min(Cup(i), Cdn(j))`. When the core is not
-    /// the eq. (3) bottleneck (`M/A(i,j) <= max(M/Cup(i), M/Cdn(j))`), every
+    /// the \[Marfoq20\] eq. (3) bottleneck (`M/A(i,j) <= max(M/Cup(i), M/Cdn(j))`), every
     /// flow-model transfer therefore takes at least its max-plus delay, and
     /// by monotonicity of the recurrence every flow time is >= the max-plus
     /// time. Paper network likewise (downloads serialised at the receiver,

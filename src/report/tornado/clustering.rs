@@ -1,4 +1,4 @@
-//! Table 3 of Lee et al. 2021 (clustering-cost reduction of CLUSTER), ours
+//! Table 3 of \[Lee21\] (clustering-cost reduction of CLUSTER), ours
 //! vs published, as a terminal table.
 
 use crate::report::table::Table;

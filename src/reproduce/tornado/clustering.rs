@@ -1,4 +1,4 @@
-//! Table 3 of Lee et al. 2021: reduction of the clustering cost of CLUSTER
+//! \[Lee21\] Table 3: reduction of the clustering cost of CLUSTER
 //! (Algorithm 3), ours on seeded synthetic label-skewed partitions vs
 //! published (FedShakespeare and MNIST, 100 sampled nodes, 10 groups).
 //! Printed by [`crate::report::tornado::clustering_table`].
@@ -12,7 +12,7 @@ use crate::program::grouping::{
     GroupingError, LabelCounts,
 };
 
-/// Published Table 3: dataset, initial cost, final cost, reduction. The
+/// Published \[Lee21\] Table 3: dataset, initial cost, final cost, reduction. The
 /// published "reduction" is `(initial - final) / final` (0.728 -> 0.474 is
 /// "53.6%"; 0.391 -> 0.375 is "4.3%"), not `1 - final/initial`.
 pub const PUBLISHED_TABLE3: [(&str, f64, f64, f64); 2] = [
@@ -20,7 +20,7 @@ pub const PUBLISHED_TABLE3: [(&str, f64, f64, f64); 2] = [
     ("MNIST", 0.728, 0.474, 0.536),
 ];
 
-/// One row of our Table 3.
+/// One row of our \[Lee21\] Table 3.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ClusteringRow {
     /// Published dataset this synthetic partition stands for.
@@ -43,7 +43,7 @@ pub struct ClusteringRow {
     pub published: (f64, f64, f64),
 }
 
-/// The label partitions of our Table 3: `(published dataset, our
+/// The label partitions of our \[Lee21\] Table 3: `(published dataset, our
 /// partition's description, generator(nodes, seed))`.
 type Partition = (
     &'static str,

@@ -1,4 +1,4 @@
-//! Every Table 4 program (Lee et al. 2021) trained on label-skewed data
+//! Every Table 4 program (\[Lee21\]) trained on label-skewed data
 //! under one or several seeds (`fedtopo tornado learn`): accuracy curves
 //! with the bytes and, on an underlay, the wall-clock of every evaluation,
 //! and the summary against a target accuracy.

@@ -1,4 +1,4 @@
-//! TornadoAggregate and ring-based hierarchies (Lee et al. 2021) as round
+//! TornadoAggregate and ring-based hierarchies (\[Lee21\]) as round
 //! programs ([`crate::program`]): the paper's Table 3 (clustering cost),
 //! the Table 4 programs timed on an underlay, and training under every
 //! program with statistics over seeds. `fedtopo tornado` calls these and

@@ -1,4 +1,4 @@
-//! The Table 4 programs (Lee et al. 2021) timed on a network: wall-clock
+//! The Table 4 programs (\[Lee21\]) timed on a network: wall-clock
 //! per step, messages and bytes per node and per core link
 //! (`fedtopo tornado time`).
 

@@ -24,7 +24,7 @@ pub enum Partition {
     Dirichlet(f64),
     /// Iid labels, silo sizes proportional to `LogNormal(0, sigma)` draws.
     LogNormal(f64),
-    /// The paper's geographic split (Marfoq et al., Sec. 4): every class has
+    /// The paper's geographic split (\[Marfoq20\] Sec. 4): every class has
     /// a home location; half of the examples go to a random silo, the other
     /// half to the silo geographically closest to their class's home.
     Geo,

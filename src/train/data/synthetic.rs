@@ -1,5 +1,5 @@
-//! The `Synthetic(alpha, beta)` federated dataset of FedProx (Li et al.,
-//! 2020, Sec. 5.1; LEAF's generator): every silo `k` has its own model and
+//! The `Synthetic(alpha, beta)` federated dataset of FedProx (\[Li20\]
+//! Sec. 5.1; LEAF's generator): every silo `k` has its own model and
 //! its own input distribution,
 //!
 //! ```text
