@@ -4,36 +4,56 @@
 //! which communication topology trains fastest, in wall-clock time, on a
 //! real network?
 //!
-//! The pipeline, one module per stage:
+//! The pipeline, one module per stage, each floor importing only from the
+//! floors before it (checked in CI by `scripts/module-graph.py --check`):
 //!
 //! ```text
-//!  GML file ──> underlay ──> connectivity ──> overlay ──> timing ──> report
-//!  (routers,    (routes,      (who sends     (max-plus cycle   (tables,
-//!   links,       l(i,j) ms,    to whom)        time, \[Marfoq20\] eq. 3)      CSV, JSON,
-//!   silos)       A(i,j) bit/s)                                   GML/DOT)
+//!  underlay ─> connectivity ─> delay ─> overlay ─> timing / replay ─> evaluate ─> train ─> report
+//!  (routers,   (routes, l(i,j)  (eq. 3  (who sends  (max-plus cycle   (one value  (DPASGD  (tables,
+//!   links,      ms, A(i,j)       arc     to whom)    time; event      per built   on the   CSV, JSON,
+//!   silos)      bit/s)           delay)              replay)          overlay)    clock)   SVG, GML)
 //! ```
 //!
+//! Foundations:
+//! * [`units`]: ms, bit, bit/s and their parsers.
+//! * [`engine`]: the discrete-event core (time-ordered queue, cancellation).
+//! * [`maxplus`]: Karp and Howard maximum cycle mean, the max-plus recurrence.
+//! * [`cite`]: the citation keys (`\[Marfoq20\]`, `\[Wang19\]`,
+//!   `\[Bellet21\]`, `\[Lee21\]`, `\[BadieModiri24\]`, ...) every equation
+//!   or algorithm reference in these docs names.
+//!
+//! The network:
 //! * [`underlay`]: GML reader and the [`underlay::Underlay`] it builds.
+//! * [`builtin`]: the built-in underlays.
+//! * [`placement`]: which router each silo is attached to (default: one per router).
 //! * [`access`]: silo access links (bit/s).
 //! * [`connectivity`]: routes and the `paper` / `bottleneck` path models.
-//! * [`placement`]: which router each silo is attached to (default: one per router).
 //! * [`workload`]: model size (bit), compute time (ms), local steps.
-//! * [`delay`]: \[Marfoq20\] eq. (3), the delay of an overlay arc (ms).
-//! * [`overlay`]: STAR, MST, delta-MBST, RING, ring-opt, complete, MATCHA schedules; export.
-//! * [`maxplus`]: Karp and Howard maximum cycle mean, the recurrence.
-//! * [`timing`]: the cycle time of an overlay on a network.
-//! * [`scenario`]: the usual way to assemble all of the above.
-//! * [`report`]: comparison tables as text, CSV and JSON; SVG plots.
-//! * [`program`]: round programs of hierarchical / ring-based FL (TornadoAggregate
-//!   and \[Lee21\] Table 4), grouping, timing in the event engine.
-//! * [`experiment`]: declarative experiment files, parallel and sharded sweeps.
-//! * [`reproduce`]: the papers' tables, ours vs published, one module per paper.
+//! * [`delay`]: \[Marfoq20\] eq. (3), the delay of an overlay arc (ms), in one place.
+//! * [`scenario`]: the front door: load an underlay; [`scenario::NetworkSpec`]
+//!   parses every network knob (CLI and experiment files) into a delay model.
+//! * [`network`]: network models of the event replay (maxplus, paper, flow).
+//!
+//! Overlays and their timing:
+//! * [`graph`]: overlay graph types ([`graph::Overlay`], [`graph::Protocol`],
+//!   [`graph::OverlaySchedule`]) and random failures.
+//! * [`timing`]: max-plus cycle time of an overlay, of a per-round schedule,
+//!   of two-phase (clique averaging) rounds.
+//! * [`overlay`]: the builders (STAR, MST, delta-MBST, RING, ring-opt,
+//!   complete, random, D-Cliques, MATCHA), build-by-name, export.
+//! * [`replay`]: the one protocol harness over engine and network; round
+//!   replay, two-phase replay, the round stepper and round clocks.
+//! * [`evaluate`]: [`evaluate::EvaluatedOverlay`], any overlay kind built,
+//!   timed, replayed, clocked and exported through one value.
+//!
+//! Training and studies:
 //! * [`train`]: DPASGD training coupled to the simulator (models need the
 //!   `train` feature).
-//!
-//! * [`cite`]: the citation keys (`\[Marfoq20\]`, `\[Wang19\]`, `\[Bellet21\]`,
-//!   `\[Lee21\]`, `\[BadieModiri24\]`, ...) every equation or algorithm
-//!   reference in these docs names.
+//! * [`program`]: round programs of hierarchical / ring-based FL
+//!   (TornadoAggregate and \[Lee21\] Table 4): grouping, event timing, learners.
+//! * [`experiment`]: declarative experiment files, parallel and sharded sweeps.
+//! * [`report`]: tables (one writer), comparison and replay reports, SVG plots.
+//! * [`reproduce`]: the papers' tables, ours vs published, one module per paper.
 //!
 //! Units: time in ms, sizes in bit, bandwidth in bit/s, lengths in km.
 

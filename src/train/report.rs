@@ -1,6 +1,6 @@
 //! Training reports: the per-round CSV, time-to-target summaries and
-//! speed-ups. Pure Rust; the SVG plots are in [`super::plot`] (feature
-//! `train`).
+//! speed-ups. Pure Rust; the SVG plots are in
+//! [`crate::report::train_curves`].
 
 use std::io::Write;
 use std::path::Path;
