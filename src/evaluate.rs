@@ -125,7 +125,7 @@ pub struct ScheduleTiming {
 }
 
 /// How a schedule mixes: MATCHA's design (\[Wang19\]).
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
 pub struct ScheduleMixing {
     /// Activation seed.
     pub seed: u64,

@@ -174,20 +174,6 @@ impl OverlaySchedule for Overlay {
     }
 }
 
-/// A boxed schedule is a schedule (so wrappers such as
-/// [`failures::Failures`] take any schedule chosen at run time).
-impl<S: OverlaySchedule + ?Sized> OverlaySchedule for Box<S> {
-    fn silo_count(&self) -> usize {
-        (**self).silo_count()
-    }
-    fn round(&self, k: u64) -> Cow<'_, Overlay> {
-        (**self).round(k)
-    }
-    fn is_static(&self) -> bool {
-        (**self).is_static()
-    }
-}
-
 /// A borrowed schedule is a schedule (so wrappers take a schedule they do
 /// not own).
 impl<S: OverlaySchedule + ?Sized> OverlaySchedule for &S {

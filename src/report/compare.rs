@@ -3,7 +3,7 @@
 use serde::Serialize;
 
 use crate::delay::DelayModel;
-use crate::evaluate::{EvalError, EvaluatedOverlay};
+use crate::evaluate::{EvalError, EvaluatedOverlay, ScheduleMixing};
 use crate::overlay::build::{BuildOptions, OverlayKind};
 use crate::underlay::Underlay;
 
@@ -39,26 +39,15 @@ pub struct CompareRow {
 pub struct ScheduleStats {
     /// Rounds sampled.
     pub rounds: u64,
-    /// Activation seed.
-    pub seed: u64,
     /// Mean round duration, ms.
     pub mean_round_ms: f64,
     /// Total of the rounds / (rounds - 1), the published convention, ms.
     pub published_convention_ms: f64,
     /// Exact max-plus growth rate `t(K)/K` of the same sequence, ms.
     pub maxplus_ms: f64,
-    /// Number of matchings.
-    pub matchings: usize,
-    /// Communication budget Cb.
-    pub budget: f64,
-    /// Optimal algebraic connectivity found.
-    pub lambda2: f64,
-    /// Its certified relative optimality gap.
-    pub lambda2_rel_gap: f64,
-    /// Mixing parameter alpha (W = I - alpha L).
-    pub alpha: f64,
-    /// Spectral norm of E[W^T W] - J/n.
-    pub rho: f64,
+    /// How the schedule mixes (seed, matchings, budget, lambda_2, alpha, rho).
+    #[serde(flatten)]
+    pub mixing: ScheduleMixing,
 }
 
 /// A comparison: the rows plus the overlays themselves (for export).
@@ -90,18 +79,12 @@ pub fn compare_overlays(
         let t = overlay.cycle_time(model)?;
         let degrees = overlay.degree_stats();
         let schedule = match (&t.schedule, overlay.mixing()) {
-            (Some(s), Some(m)) => Some(ScheduleStats {
+            (Some(s), Some(mixing)) => Some(ScheduleStats {
                 rounds: s.estimate.rounds,
-                seed: m.seed,
                 mean_round_ms: s.estimate.mean_ms,
                 published_convention_ms: s.estimate.published_ms,
                 maxplus_ms: s.maxplus_ms,
-                matchings: m.matchings,
-                budget: m.budget,
-                lambda2: m.lambda2,
-                lambda2_rel_gap: m.lambda2_rel_gap,
-                alpha: m.alpha,
-                rho: m.rho,
+                mixing,
             }),
             _ => None,
         };

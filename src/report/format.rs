@@ -57,7 +57,7 @@ pub fn render_table(c: &Comparison) -> String {
             match &r.schedule {
                 Some(st) => format!(
                     "random ({} matchings, Cb {}); max-plus {:.1} ms",
-                    st.matchings, st.budget, st.maxplus_ms
+                    st.mixing.matchings, st.mixing.budget, st.maxplus_ms
                 ),
                 None => shorten(&r.critical_circuit),
             },
