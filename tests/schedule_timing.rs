@@ -2,7 +2,7 @@
 //! schedules of the built-in AWS underlays: the paper's round estimate
 //! against the exact max-plus growth rate and the static cycle time.
 
-use fedtopo::overlay::matcha::{MatchaBase, MatchaDesign, MatchaOptions};
+use fedtopo::overlay::matcha::{MatchaBase, MatchaDesign, MatchaOptions, MatchaSchedule};
 use fedtopo::overlay::OverlaySchedule;
 use fedtopo::reproduce::paper_model;
 use fedtopo::scenario::load_underlay;
@@ -12,6 +12,12 @@ use fedtopo::underlay::{LoadOptions, Underlay};
 
 fn gaia() -> Underlay {
     load_underlay(Some("aws-gaia"), &LoadOptions::default()).unwrap()
+}
+
+/// MATCHA on the connectivity graph of `u` with default options, seeded.
+fn matcha(u: &Underlay, seed: u64) -> MatchaSchedule {
+    let d = MatchaDesign::on("m", &MatchaBase::Connectivity, u, &MatchaOptions::default());
+    d.unwrap().schedule(seed)
 }
 
 #[test]
@@ -44,14 +50,7 @@ fn maxplus_never_exceeds_the_round_estimate() {
     let u = load_underlay(Some("aws-north-america"), &LoadOptions::default()).unwrap();
     for steps in [1, 5] {
         let model = paper_model(&u, steps);
-        let d = MatchaDesign::on(
-            "m",
-            &MatchaBase::Connectivity,
-            &u,
-            &MatchaOptions::default(),
-        )
-        .unwrap();
-        let s = d.schedule(9);
+        let s = matcha(&u, 9);
         for rounds in [2, 50, 300] {
             let est = round_estimate(&s, &model, rounds).unwrap();
             let mp = maxplus_rate(&s, &model, rounds).unwrap();
@@ -67,14 +66,7 @@ fn maxplus_never_exceeds_the_round_estimate() {
 fn sampling_errors_are_typed() {
     let u = gaia();
     let model = paper_model(&u, 1);
-    let d = MatchaDesign::on(
-        "m",
-        &MatchaBase::Connectivity,
-        &u,
-        &MatchaOptions::default(),
-    )
-    .unwrap();
-    let s = d.schedule(0);
+    let s = matcha(&u, 0);
     assert!(matches!(
         round_estimate(&s, &model, 1),
         Err(TimingError::Sampling(_))
