@@ -120,7 +120,7 @@ pub fn run_convergence(a: ConvergenceArgs) -> Result<()> {
     use anyhow::Context;
     use fedtopo::overlay::dcliques::TopologyKind;
     use fedtopo::report::dcliques::convergence;
-    use fedtopo::train::clique_averaging::convergence::{run, Setup};
+    use fedtopo::reproduce::dcliques::convergence::{run, Setup};
 
     let mut variants = Vec::new();
     for t in a.topologies.split(',').filter(|t| !t.trim().is_empty()) {

@@ -129,7 +129,7 @@ pub fn results_markdown(
 pub mod convergence {
     use super::Table;
     use crate::report::plot::{line_plot, Axes, Series};
-    use crate::train::clique_averaging::convergence::{Run, Setup};
+    use crate::reproduce::dcliques::convergence::{Run, Setup};
 
     /// `convergence.csv`: one row per run and evaluation (`round` is the
     /// round number).

@@ -2,8 +2,11 @@
 //! 4.5): edges and messages per node for `n = 100` and `n = 1000`, and
 //! the skew reduction of Greedy Swap (\[Bellet21\] Sec. 4.7.1, Fig. 13/14).
 //! Rendered by [`crate::report::dcliques`]. The convergence runs
-//! (\[Bellet21\] Sec. 4.2-4.4, feature `train`) are
-//! `train::clique_averaging::convergence`.
+//! (\[Bellet21\] Sec. 4.2-4.4, feature `train`) are in the `convergence`
+//! submodule.
+
+#[cfg(feature = "train")]
+pub mod convergence;
 
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
