@@ -40,7 +40,8 @@
 //!   methods (Table 4), aggregation (eq. 4).
 //! * **\[BadieModiri24\]** Arash Badie-Modiri, Lorenzo Valerio, Chiara
 //!   Boldrini, János Kertész, Márton Karsai. *Initialisation and Topology
-//!   Effects in Decentralised Federated Learning.* arXiv preprint, 2024.
+//!   Effects in Decentralised Federated Learning.* arXiv preprint, 2024 (the
+//!   year is inferred: the paper's text gives none and cites work of 2023).
 //!   DecAvg (eq. 2), the stationary distribution and the initialisation gain
 //!   (Sec. 4.1, eq. 3, Algorithm 1), random-graph families and the scaling
 //!   exponents (Sec. 4.2, Fig. 5), failures (Fig. 2).
