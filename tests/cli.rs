@@ -324,3 +324,55 @@ fn simulate_replays_matcha_schedules() {
     assert_eq!(a, run("1"));
     assert_ne!(a, run("2"), "the schedule must depend on --seed");
 }
+
+/// `simulate --format csv|json` and the schedule columns of `compare`'s CSV:
+/// parseable, one row per overlay, the same numbers as the other commands.
+#[test]
+fn simulate_and_compare_outputs_for_scripts() {
+    let base = ["aws-gaia", "--overlays", "ring,matcha", "--access", "1G"];
+    let run = |cmd: &str, extra: &[&str]| {
+        let mut args = vec![cmd];
+        args.extend(base);
+        args.extend(extra);
+        let o = fedtopo(&args);
+        assert!(o.status.success(), "{}", stderr(&o));
+        stdout(&o)
+    };
+    let read = |text: &str| {
+        let mut r = csv::Reader::from_reader(text.as_bytes());
+        let h = r.headers().unwrap().clone();
+        let rows: Vec<csv::StringRecord> = r.records().map(Result::unwrap).collect();
+        (h, rows)
+    };
+    let col = |h: &csv::StringRecord, name: &str| h.iter().position(|c| c == name).unwrap();
+    // compare: MATCHA's row says how its arcs were counted and carries its
+    // max-plus rate (never above the round estimate) and mixing figures.
+    let (h, rows) = read(&run("compare", &["--format", "csv"]));
+    assert_eq!(rows.len(), 2);
+    assert_eq!(&rows[0][col(&h, "degree_basis")], "overlay");
+    assert_eq!(&rows[0][col(&h, "maxplus_ms")], "");
+    let m = &rows[1];
+    assert_eq!(&m[col(&h, "degree_basis")], "sampled_rounds:1000");
+    let num = |r: &csv::StringRecord, c: &str| r[col(&h, c)].parse::<f64>().unwrap();
+    assert!(num(m, "maxplus_ms") <= num(m, "cycle_time_ms") + 1e-9);
+    assert!(num(m, "lambda2") > 0.0 && num(m, "rho") < 1.0);
+    let ring_tau = num(&rows[0], "cycle_time_ms");
+    // simulate: CSV and JSON give the same rows; the ring's cycle time is
+    // compare's, MATCHA has none.
+    let sim = ["--rounds", "30", "--seed", "2"];
+    let (sh, srows) = read(&run("simulate", &[&sim[..], &["--format", "csv"]].concat()));
+    assert_eq!(srows.len(), 2);
+    let tau: f64 = srows[0][col(&sh, "cycle_time_ms")].parse().unwrap();
+    assert!((tau - ring_tau).abs() <= 1e-9 * ring_tau);
+    assert_eq!(&srows[1][col(&sh, "cycle_time_ms")], "");
+    let v: serde_json::Value = serde_json::from_str(&run(
+        "simulate",
+        &[&sim[..], &["--format", "json"]].concat(),
+    ))
+    .unwrap();
+    let jrows = v["rows"].as_array().unwrap();
+    assert_eq!(jrows.len(), 2);
+    let steady: f64 = srows[1][col(&sh, "steady_round_ms")].parse().unwrap();
+    assert_eq!(jrows[1]["steady_round_ms"].as_f64().unwrap(), steady);
+    assert!(jrows[1]["cycle_time_ms"].is_null());
+}

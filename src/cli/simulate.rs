@@ -4,7 +4,6 @@ use std::path::PathBuf;
 
 use anyhow::{bail, Context, Result};
 use clap::Args;
-use comfy_table::{presets::UTF8_BORDERS_ONLY, Table};
 use indicatif::{ProgressBar, ProgressStyle};
 
 use fedtopo::evaluate::EvaluatedOverlay;
@@ -13,8 +12,11 @@ use fedtopo::overlay::build::{parse_overlay_list, BuildOptions};
 use fedtopo::overlay::failures::FailureSpec;
 use fedtopo::replay::{ReplayOptions, Straggler};
 use fedtopo::report::replay::{
-    link_usage_labelled, links_csv, round_stats, rounds_csv, starts_csv, timeline_svg,
+    link_usage_labelled, links_csv, replay_summary, replay_summary_table, rounds_csv, starts_csv,
+    timeline_svg,
 };
+use fedtopo::report::table::serde_csv;
+use fedtopo::report::{render_json, OutputFormat};
 
 use super::args::{center_policy_at, NetworkArgs, PlacementArgs, UnderlayArgs};
 use super::choice::choice;
@@ -50,6 +52,9 @@ pub struct SimulateArgs {
     /// link active in a round with probability P, seeded by --seed).
     #[arg(long, default_value = "none")]
     failures: String,
+    /// Output format of the summary: table, csv or json.
+    #[arg(long, value_parser = choice(OutputFormat::ALL, OutputFormat::name), default_value_t = OutputFormat::Table)]
+    format: OutputFormat,
     /// Directory for starts.csv, rounds.csv, links.csv and timeline.svg.
     #[arg(long)]
     out: Option<PathBuf>,
@@ -107,9 +112,9 @@ pub fn run(a: SimulateArgs) -> Result<()> {
         // Schedules (MATCHA: a new seeded overlay every round) have no
         // static cycle time to compare the replay with.
         taus.push(if overlay.is_schedule() {
-            f64::NAN
+            None
         } else {
-            overlay.cycle_time(&model)?.cycle_time_ms
+            Some(overlay.cycle_time(&model)?.cycle_time_ms)
         });
         let mut tick = |k| {
             if k > 0 {
@@ -119,40 +124,19 @@ pub fn run(a: SimulateArgs) -> Result<()> {
         results.push(overlay.replay(&model, net.as_mut(), &ropts, failures, &mut tick)?);
     }
     bar.finish_and_clear();
-    let mut table = Table::new();
-    table.load_style(UTF8_BORDERS_ONLY);
-    table.set_header(vec![
-        "overlay",
-        "network",
-        "rounds",
-        "mean round (ms)",
-        "steady (ms)",
-        "p95 (ms)",
-        "max-plus cycle time (ms)",
-        "ratio",
-    ]);
-    for (r, tau) in results.iter().zip(&taus) {
-        let s = round_stats(r);
-        table.add_row(vec![
-            s.overlay.clone(),
-            s.network.clone(),
-            s.rounds.to_string(),
-            format!("{:.1}", s.mean_ms),
-            format!("{:.1}", s.steady_ms),
-            format!("{:.1}", s.p95_ms),
-            if tau.is_nan() {
-                "-".into()
-            } else {
-                format!("{tau:.1}")
-            },
-            if tau.is_nan() {
-                "-".into()
-            } else {
-                format!("{:.3}", s.steady_ms / tau)
-            },
-        ]);
+    let rows = replay_summary(&results, &taus);
+    match a.format {
+        OutputFormat::Table => println!("{}", replay_summary_table(&rows)),
+        OutputFormat::Csv => print!("{}", serde_csv(&rows)?),
+        OutputFormat::Json => print!(
+            "{}",
+            render_json(&serde_json::json!({
+                "underlay": underlay.name,
+                "silos": model.silo_count(),
+                "rows": rows,
+            }))
+        ),
     }
-    println!("{table}");
     if let Some(dir) = &a.out {
         std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
         let write = |name: &str, text: String| {

@@ -78,9 +78,26 @@ struct CsvRow<'a> {
     rounds_per_s: f64,
     speedup_vs_star: Option<f64>,
     critical_circuit: String,
+    /// What `arcs` and `max_degree` are: `overlay` (the one overlay of every
+    /// round) or `sampled_rounds:R` for schedules (arcs: the mean over the R
+    /// sampled rounds; max_degree: the largest of any round).
+    degree_basis: String,
+    /// Schedules: the exact max-plus growth rate of the sampled rounds, ms.
+    maxplus_ms: Option<f64>,
+    /// Schedules: communication budget `Cb`.
+    budget: Option<f64>,
+    /// Schedules: number of matchings.
+    matchings: Option<usize>,
+    /// Schedules: algebraic connectivity of the expected topology.
+    lambda2: Option<f64>,
+    /// Schedules: spectral norm of `E[W^T W] - J/n`.
+    rho: Option<f64>,
 }
 
-/// CSV of a comparison (one row per overlay; the circuit joined by `;`).
+/// CSV of a comparison (one row per overlay; the circuit joined by `;`;
+/// for schedules (MATCHA) the sampling basis of `arcs` / `max_degree` and
+/// the schedule's max-plus rate and mixing figures, empty for static
+/// overlays).
 pub fn render_csv(c: &Comparison) -> String {
     let mut w = csv::Writer::from_writer(Vec::new());
     for r in &c.rows {
@@ -94,6 +111,14 @@ pub fn render_csv(c: &Comparison) -> String {
             rounds_per_s: r.rounds_per_s,
             speedup_vs_star: r.speedup_vs_star,
             critical_circuit: r.critical_circuit.join(";"),
+            degree_basis: r.schedule.as_ref().map_or("overlay".to_string(), |st| {
+                format!("sampled_rounds:{}", st.rounds)
+            }),
+            maxplus_ms: r.schedule.as_ref().map(|st| st.maxplus_ms),
+            budget: r.schedule.as_ref().map(|st| st.mixing.budget),
+            matchings: r.schedule.as_ref().map(|st| st.mixing.matchings),
+            lambda2: r.schedule.as_ref().map(|st| st.mixing.lambda2),
+            rho: r.schedule.as_ref().map(|st| st.mixing.rho),
         })
         .expect("in-memory CSV");
     }

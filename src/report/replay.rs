@@ -288,6 +288,97 @@ pub fn timeline_svg(results: &[ReplayResult], title: &str) -> Result<String, Str
     Ok(svg)
 }
 
+/// One overlay's replay next to its max-plus cycle time: a line of
+/// `fedtopo simulate`'s output (terminal, CSV, JSON).
+#[derive(Debug, Clone, Serialize)]
+pub struct ReplaySummaryRow {
+    /// Overlay name.
+    pub overlay: String,
+    /// Network model.
+    pub network: String,
+    /// Rounds replayed.
+    pub rounds: usize,
+    /// `max_i t_i(K) / K`, ms.
+    pub mean_round_ms: Ms,
+    /// Mean round over the second half of the replay, ms.
+    pub steady_round_ms: Ms,
+    /// Median round, ms.
+    pub median_round_ms: Ms,
+    /// 95th percentile round (nearest rank), ms.
+    pub p95_round_ms: Ms,
+    /// Longest round, ms.
+    pub max_round_ms: Ms,
+    /// Time at which the last silo ends the last round, ms.
+    pub makespan_ms: Ms,
+    /// The max-plus cycle time, ms (none for schedules, whose overlay
+    /// changes every round).
+    pub cycle_time_ms: Option<Ms>,
+    /// `steady_round_ms / cycle_time_ms`.
+    pub steady_over_cycle_time: Option<f64>,
+    /// Events the engine handled.
+    pub events: u64,
+    /// Model transfers.
+    pub transfers: u64,
+}
+
+/// The summary rows of replays `results`, with each one's max-plus cycle
+/// time (`None` for schedules).
+pub fn replay_summary(
+    results: &[ReplayResult],
+    cycle_times: &[Option<Ms>],
+) -> Vec<ReplaySummaryRow> {
+    results
+        .iter()
+        .zip(cycle_times)
+        .map(|(r, &tau)| {
+            let s = round_stats(r);
+            ReplaySummaryRow {
+                overlay: s.overlay,
+                network: s.network,
+                rounds: s.rounds,
+                mean_round_ms: s.mean_ms,
+                steady_round_ms: s.steady_ms,
+                median_round_ms: s.median_ms,
+                p95_round_ms: s.p95_ms,
+                max_round_ms: s.max_ms,
+                makespan_ms: r.makespan_ms(),
+                cycle_time_ms: tau,
+                steady_over_cycle_time: tau.map(|t| s.steady_ms / t),
+                events: r.events,
+                transfers: r.transfers,
+            }
+        })
+        .collect()
+}
+
+/// The terminal table of replay summary rows.
+pub fn replay_summary_table(rows: &[ReplaySummaryRow]) -> String {
+    let mut t = Table::new([
+        "overlay",
+        "network",
+        "rounds",
+        "mean round (ms)",
+        "steady (ms)",
+        "p95 (ms)",
+        "max-plus cycle time (ms)",
+        "ratio",
+    ]);
+    for r in rows {
+        t.row([
+            r.overlay.clone(),
+            r.network.clone(),
+            r.rounds.to_string(),
+            format!("{:.1}", r.mean_round_ms),
+            format!("{:.1}", r.steady_round_ms),
+            format!("{:.1}", r.p95_round_ms),
+            r.cycle_time_ms.map_or("-".into(), |t| format!("{t:.1}")),
+            r.steady_over_cycle_time
+                .map_or("-".into(), |x| format!("{x:.3}")),
+        ]);
+    }
+    t.to_terminal()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
