@@ -149,6 +149,9 @@ impl AccessLinks {
             }
         };
         let mut changed = 0;
+        // The line that set each silo: a silo named twice is an error, not
+        // "last row wins".
+        let mut set_on: Vec<Option<u64>> = vec![None; self.len()];
         for record in reader.records() {
             let record = record.map_err(|e| {
                 let line = e.position().map_or(0, |p| p.line());
@@ -166,17 +169,24 @@ impl AccessLinks {
             let up = parse_bandwidth(field(up_col)).map_err(|e| rec_err(line, e.to_string()))?;
             let down =
                 parse_bandwidth(field(down_col)).map_err(|e| rec_err(line, e.to_string()))?;
-            match placement {
-                None => {
-                    self.set(i, up, down);
-                    changed += 1;
+            let silos: Vec<usize> = match placement {
+                None => vec![i],
+                Some(p) => p.silos_at(i).collect(),
+            };
+            for s in silos {
+                if let Some(first) = set_on.get(s).copied().flatten() {
+                    return Err(rec_err(
+                        line,
+                        format!(
+                            "silo `{name}` is already set on line {first}; give every silo one row"
+                        ),
+                    ));
                 }
-                Some(p) => {
-                    for s in p.silos_at(i) {
-                        self.set(s, up, down);
-                        changed += 1;
-                    }
+                if let Some(slot) = set_on.get_mut(s) {
+                    *slot = Some(line);
                 }
+                self.set(s, up, down);
+                changed += 1;
             }
         }
         Ok(changed)
@@ -228,6 +238,14 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("`silo` column"), "{e}");
+        let e = a
+            .apply_csv_str("silo,up,down\nTokyo,1G,1G\n5,2G,2G\n", "x.csv", &u)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.starts_with("x.csv:3:") && e.contains("already set on line 2"),
+            "{e}"
+        );
     }
 
     #[test]

@@ -27,6 +27,7 @@
 //! * [`builtin`]: the built-in underlays.
 //! * [`placement`]: which router each silo is attached to (default: one per router).
 //! * [`access`]: silo access links (bit/s).
+//! * [`silos`]: heterogeneous silos from a CSV (per-silo compute time, access).
 //! * [`connectivity`]: routes and the `paper` / `bottleneck` path models.
 //! * [`workload`]: model size (bit), compute time (ms), local steps.
 //! * [`delay`]: \[Marfoq20\] eq. (3), the delay of an overlay arc (ms), in one place.
@@ -77,6 +78,7 @@ pub mod replay;
 pub mod report;
 pub mod reproduce;
 pub mod scenario;
+pub mod silos;
 pub mod timing;
 pub mod train;
 pub mod underlay;

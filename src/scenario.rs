@@ -18,6 +18,7 @@ use crate::builtin::{builtin_underlay, BUILTIN_UNDERLAYS, DEFAULT_UNDERLAY};
 use crate::connectivity::{Connectivity, ConnectivityOptions, PathModel};
 use crate::delay::DelayModel;
 use crate::placement::{PlacementError, SiloPlacement};
+use crate::silos::{SiloFileError, SiloOverrides};
 use crate::underlay::{LoadOptions, Underlay, UnderlayError};
 use crate::units::{parse_bandwidth, parse_bits, Bits, BitsPerSec, Ms};
 use crate::workload::Workload;
@@ -37,6 +38,9 @@ pub enum ScenarioError {
     /// A network knob with a value it does not accept.
     #[error(transparent)]
     Knob(#[from] KnobError),
+    /// The silo file could not be applied.
+    #[error(transparent)]
+    Silos(#[from] SiloFileError),
     /// The silos could not be placed on the routers.
     #[error(transparent)]
     Placement(#[from] PlacementError),
@@ -58,7 +62,7 @@ pub struct KnobError {
 
 /// The network knobs: `(key, default, what it accepts)`. An empty default
 /// means "not set" (the preset's value, or no file).
-pub const NETWORK_KNOBS: [(&str, &str, &str); 11] = [
+pub const NETWORK_KNOBS: [(&str, &str, &str); 12] = [
     (
         "workload",
         "inaturalist",
@@ -87,6 +91,11 @@ pub const NETWORK_KNOBS: [(&str, &str, &str); 11] = [
         "`file` (the underlay's capacities) or a bandwidth such as 1G",
     ),
     ("connectivity", "paper", "a path model: paper or bottleneck"),
+    (
+        "silos_csv",
+        "",
+        "a CSV file of per-silo compute times and access capacities (silo,compute_ms,up,down)",
+    ),
     (
         "silos_per_router",
         "",
@@ -169,6 +178,9 @@ pub struct NetworkSpec {
     /// Per-silo access capacities, applied over `access_bps` by
     /// [`Self::build`] (CSV `silo,up,down` or `silo,capacity`).
     pub access_csv: Option<PathBuf>,
+    /// Heterogeneous silos: per-silo `Tc(i)` and access capacities
+    /// ([`crate::silos`]), applied last by [`Self::build`].
+    pub silos_csv: Option<PathBuf>,
     /// Where silos sit on the routers ([`Self::build`]).
     pub placement: PlacementSpec,
 }
@@ -180,6 +192,7 @@ impl Default for NetworkSpec {
             access_bps: DEFAULT_ACCESS_BPS,
             workload: Workload::default(),
             access_csv: None,
+            silos_csv: None,
             placement: PlacementSpec::OnePerRouter,
         }
     }
@@ -258,6 +271,7 @@ impl NetworkSpec {
             (None, None) => PlacementSpec::OnePerRouter,
         };
         let access_csv = get("access_csv");
+        let silos_csv = get("silos_csv");
         Ok(NetworkSpec {
             connectivity: ConnectivityOptions {
                 model,
@@ -267,6 +281,7 @@ impl NetworkSpec {
             access_bps: get("access").parse(|t| parse_bandwidth(t).ok())?,
             workload,
             access_csv: access_csv.given.then(|| PathBuf::from(access_csv.text)),
+            silos_csv: silos_csv.given.then(|| PathBuf::from(silos_csv.text)),
             placement,
         })
     }
@@ -281,7 +296,8 @@ impl NetworkSpec {
     }
 
     /// The delay model of `underlay` under the whole spec: silos placed by
-    /// [`Self::placement`], uniform access `access_bps`, then the access CSV.
+    /// [`Self::placement`], uniform access `access_bps`, then the access CSV,
+    /// then the silo CSV (per-silo `Tc(i)` and capacities).
     ///
     /// # Errors
     /// A placement that does not fit the underlay; an unreadable or bad
@@ -294,6 +310,19 @@ impl NetworkSpec {
             model
                 .access
                 .apply_csv_at(path, underlay, Some(&placement))?;
+        }
+        if let Some(path) = &self.silos_csv {
+            let placement = model.connectivity.placement().clone();
+            let o = SiloOverrides::read(path, underlay, &placement)?;
+            for i in 0..model.silo_count() {
+                let up = o.up[i].unwrap_or(model.access.up[i]);
+                let down = o.down[i].unwrap_or(model.access.down[i]);
+                model.access.set(i, up, down);
+            }
+            if o.compute_ms.iter().any(Option::is_some) {
+                let tc = model.workload.compute_ms;
+                model.compute_ms = Some(o.compute_ms.iter().map(|c| c.unwrap_or(tc)).collect());
+            }
         }
         Ok(model)
     }

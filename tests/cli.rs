@@ -376,3 +376,50 @@ fn simulate_and_compare_outputs_for_scripts() {
     assert_eq!(jrows[1]["steady_round_ms"].as_f64().unwrap(), steady);
     assert!(jrows[1]["cycle_time_ms"].is_null());
 }
+
+/// `--silos-csv`: heterogeneous compute times. One silo whose local step
+/// takes 1e6 ms dominates every overlay of aws-gaia: its self-loop
+/// `s * Tc = 3e6` ms (s = 3) is the largest cycle mean (hand-computed: the
+/// ring's 11-arc circuit averages (3e6 + ...)/11, a tree's 2-circuits
+/// (3e6 + ...)/2, both below 3e6 as long as the communication terms are
+/// below 1.5e6 ms). A silo named twice is an error naming both lines.
+#[test]
+fn silos_csv_sets_per_silo_compute_and_access() {
+    let dir = std::env::temp_dir().join(format!("fedtopo-silos-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let csv = dir.join("silos.csv");
+    std::fs::write(
+        &csv,
+        "silo,compute_ms,up,down\nTokyo,1000000,,\nSeoul,,100M,1G\n",
+    )
+    .unwrap();
+    let o = fedtopo(&[
+        "compare",
+        "aws-gaia",
+        "--overlays",
+        "ring,mst,star",
+        "-s",
+        "3",
+        "--silos-csv",
+        csv.to_str().unwrap(),
+        "--format",
+        "json",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let rows = v["rows"].as_array().unwrap();
+    for r in &rows[..2] {
+        assert_eq!(r["cycle_time_ms"].as_f64().unwrap(), 3e6, "{r}");
+        assert_eq!(r["critical_circuit"][0], "Tokyo");
+    }
+    // STAR: the broadcast then the gather through Tokyo's 3e6 ms of compute.
+    assert!(rows[2]["cycle_time_ms"].as_f64().unwrap() > 3e6);
+    std::fs::write(&csv, "silo,compute_ms\nTokyo,5\n5,7\n").unwrap();
+    let o = fedtopo(&["compare", "aws-gaia", "--silos-csv", csv.to_str().unwrap()]);
+    assert!(!o.status.success());
+    assert!(
+        stderr(&o).contains("silos.csv:3: silo `Tokyo` is already set on line 2"),
+        "{}",
+        stderr(&o)
+    );
+}

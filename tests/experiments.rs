@@ -640,6 +640,12 @@ fn network_knobs_are_experiment_axes_with_the_cli_values() {
     let dir = tmp("knobs-csv");
     let csv = dir.join("silos.csv");
     std::fs::write(&csv, "silo,up,down\nSeattle,1G,2G\nMiami,500M,500M\n").unwrap();
+    let silos = dir.join("compute.csv");
+    std::fs::write(
+        &silos,
+        "silo,compute_ms,capacity\nDenver,40,\nDallas#0,,300M\n",
+    )
+    .unwrap();
     let text = r#"
 name = "knobs"
 kind = "compare"
@@ -653,6 +659,7 @@ compute_ms = ["7.5"]
 silos = [30]
 placement_seed = [4]
 access_csv = ["silos.csv"]
+silos_csv = ["compute.csv"]
 "#;
     let spec = dir.join("knobs.toml");
     std::fs::write(&spec, text).unwrap();
@@ -697,6 +704,8 @@ access_csv = ["silos.csv"]
             "4",
             "--access-csv",
             csv.to_str().unwrap(),
+            "--silos-csv",
+            silos.to_str().unwrap(),
             "--format",
             "json",
         ]);

@@ -90,6 +90,10 @@ pub struct NetworkArgs {
     /// Per-silo access capacities: CSV with `silo,up,down` or `silo,capacity`.
     #[arg(long)]
     pub access_csv: Option<PathBuf>,
+    /// Heterogeneous silos: CSV with `silo` and any of `compute_ms` (ms per
+    /// local step), `up`, `down` or `capacity`; applied after --access-csv.
+    #[arg(long)]
+    pub silos_csv: Option<PathBuf>,
     /// Capacity of every core link (`1G`), or `file` to keep the file's values.
     #[arg(long, default_value = "file")]
     pub core_capacity: String,
@@ -107,10 +111,9 @@ impl NetworkArgs {
         let count = |v: Option<usize>| v.map(|k| k.to_string());
         let per_router = placement.and_then(|p| count(p.silos_per_router));
         let silos = placement.and_then(|p| count(p.silos));
-        let csv = self
-            .access_csv
-            .as_ref()
-            .map(|p| p.to_string_lossy().into_owned());
+        let path = |p: &Option<PathBuf>| p.as_ref().map(|p| p.to_string_lossy().into_owned());
+        let csv = path(&self.access_csv);
+        let silos_csv = path(&self.silos_csv);
         NetworkSpec::from_knobs(|key| match key {
             "workload" => Some(self.workload.as_str()),
             "local_steps" => Some(steps.as_str()),
@@ -118,6 +121,7 @@ impl NetworkArgs {
             "compute_ms" => self.compute_ms.as_deref(),
             "access" => Some(self.access.as_str()),
             "access_csv" => csv.as_deref(),
+            "silos_csv" => silos_csv.as_deref(),
             "core_capacity" => Some(self.core_capacity.as_str()),
             "connectivity" => Some(self.connectivity.as_str()),
             "silos_per_router" => per_router.as_deref(),

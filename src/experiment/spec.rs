@@ -42,7 +42,8 @@
 //! Every network knob of the CLI is an axis too ([`crate::scenario::NETWORK_KNOBS`],
 //! parsed by the same [`crate::scenario::NetworkSpec::from_knobs`]): besides
 //! the ones above, `model_bits` (`"42.88Mbit"`), `compute_ms`, `access_csv`
-//! (a file of per-silo capacities), `silos_per_router`, `silos` and
+//! (a file of per-silo capacities), `silos_csv` (per-silo compute times and
+//! capacities, [`crate::silos`]), `silos_per_router`, `silos` and
 //! `placement_seed` ([`OPTIONAL_NETWORK_AXES`]) are axes, and result
 //! columns, only when the file gives them.
 //!
@@ -238,6 +239,9 @@ pub struct Grid {
     /// Per-silo access capacities: CSV file (`silo,up,down` or `silo,capacity`).
     #[serde(default)]
     pub access_csv: Option<Vec<Cell>>,
+    /// Heterogeneous silos: CSV file (`silo,compute_ms,up,down`).
+    #[serde(default)]
+    pub silos_csv: Option<Vec<Cell>>,
     /// Silos on every router.
     #[serde(default)]
     pub silos_per_router: Option<Vec<Cell>>,
@@ -300,10 +304,11 @@ use ExperimentKind::{Program, Simulate, Train};
 /// Network knobs that are grid axes (and result columns) only when the file
 /// gives them, so that files without them keep their columns; every kind
 /// accepts them ([`crate::scenario::NetworkSpec::from_knobs`] parses them).
-pub const OPTIONAL_NETWORK_AXES: [&str; 6] = [
+pub const OPTIONAL_NETWORK_AXES: [&str; 7] = [
     "model_bits",
     "compute_ms",
     "access_csv",
+    "silos_csv",
     "silos_per_router",
     "silos",
     "placement_seed",
@@ -391,6 +396,7 @@ impl Grid {
             "model_bits" => self.model_bits.as_ref(),
             "compute_ms" => self.compute_ms.as_ref(),
             "access_csv" => self.access_csv.as_ref(),
+            "silos_csv" => self.silos_csv.as_ref(),
             "silos_per_router" => self.silos_per_router.as_ref(),
             "silos" => self.silos.as_ref(),
             "placement_seed" => self.placement_seed.as_ref(),
