@@ -742,3 +742,66 @@ silos_csv = ["compute.csv"]
     let o = fedtopo(&["compare", "--model-bits", "5 parsecs"]);
     assert!(String::from_utf8_lossy(&o.stderr).contains("--model-bits `5 parsecs`: expected"));
 }
+
+/// `failures` is an axis of simulate (and train) experiments, as the CLI's
+/// `--failures`: same replay, same numbers; other kinds refuse it; files
+/// without it keep their columns.
+#[test]
+fn failures_axis_replays_like_the_cli() {
+    let text = r#"
+name = "fail"
+kind = "simulate"
+[grid]
+underlay = ["aws-gaia"]
+overlay = ["ring", "complete"]
+access = ["1G"]
+rounds = [40]
+seed = [3]
+failures = ["node:0.7", "link:0.5"]
+"#;
+    let (spec, _out, header, rows) = run_spec("failures", text, 1);
+    let col = |name: &str| column(&header, name);
+    assert_eq!(rows.len(), 4);
+    for r in &rows {
+        let o = fedtopo(&[
+            "simulate",
+            "aws-gaia",
+            "--overlays",
+            &r[col("overlay")],
+            "--access",
+            "1G",
+            "--rounds",
+            "40",
+            "--seed",
+            "3",
+            "--failures",
+            &r[col("failures")],
+            "--format",
+            "csv",
+        ]);
+        ok(&o);
+        let mut rdr = csv::Reader::from_reader(&o.stdout[..]);
+        let h = rdr.headers().unwrap().clone();
+        let cli = rdr.records().next().unwrap().unwrap();
+        let pos = h.iter().position(|c| c == "steady_round_ms").unwrap();
+        assert_eq!(&cli[pos], &r[col("steady_round_ms")], "{:?}", r);
+    }
+    // A failure model changes the rounds (they are not the failure-free ones).
+    let steady = |i: usize| rows[i][col("steady_round_ms")].parse::<f64>().unwrap();
+    assert_ne!(steady(0), steady(1));
+    // compare has no failures axis.
+    std::fs::write(
+        &spec,
+        text.replace("kind = \"simulate\"", "kind = \"compare\"")
+            .replace("rounds = [40]\nseed = [3]\n", ""),
+    )
+    .unwrap();
+    let o = fedtopo(&["run", spec.to_str().unwrap()]);
+    assert!(!o.status.success());
+    assert!(
+        String::from_utf8_lossy(&o.stderr)
+            .contains("`failures` applies only to kind = simulate or train"),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+}

@@ -16,6 +16,7 @@ use crate::delay::DelayModel;
 use crate::evaluate::{EvaluatedOverlay, OverlayTiming};
 use crate::network::NetworkKind;
 use crate::overlay::build::{BuildOptions, CenterPolicy, OverlayKind};
+use crate::overlay::failures::FailureSpec;
 use crate::overlay::matcha::MatchaOptions;
 use crate::replay::{ReplayOptions, Straggler};
 use crate::report::replay::round_stats;
@@ -81,6 +82,24 @@ pub fn run_job(
         ExperimentKind::Train => train_job(job, underlay, base_dir, run_dir),
         ExperimentKind::Program => super::program_job::program_job(job, underlay, base_dir),
     }
+}
+
+/// The job's random failures (`failures` axis, when the file gives it).
+fn job_failures(job: &Job) -> Result<Option<FailureSpec>, ExperimentError> {
+    if !job.has("failures") {
+        return Ok(None);
+    }
+    FailureSpec::parse_optional(job.get("failures"))
+        .map_err(|e| fail(job, format!("failures `{}`: {e}", job.get("failures"))))
+}
+
+/// `axes` plus `failures` when the experiment has that axis.
+fn with_failures<'a>(job: &Job, axes: &[&'a str]) -> Vec<&'a str> {
+    let mut v = axes.to_vec();
+    if job.has("failures") {
+        v.push("failures");
+    }
+    v
 }
 
 fn build_options(center: usize, seed: u64) -> BuildOptions {
@@ -196,15 +215,16 @@ fn simulate_job(
                 .cycle_time_ms,
         )
     };
+    let failures = job_failures(job)?;
     let result = overlay
-        .replay(&p.model, net.as_mut(), &ropts, None, &mut |_| {})
+        .replay(&p.model, net.as_mut(), &ropts, failures, &mut |_| {})
         .map_err(|e| f(e.to_string()))?;
     let stats = round_stats(&result);
     let mut row = axis_cells(
         job,
         underlay,
         &p,
-        &["network", "rounds", "straggler", "seed"],
+        &with_failures(job, &["network", "rounds", "straggler", "seed"]),
     );
     row.push("silos", p.model.silo_count());
     push_degrees(&mut row, &overlay);
@@ -297,7 +317,7 @@ fn train_job(
         partition: job.get("partition"),
         network,
         init: None,
-        failures: None,
+        failures: job_failures(job)?,
     };
     let opts = RunOptions {
         rounds,
@@ -317,20 +337,23 @@ fn train_job(
         job,
         underlay,
         &p,
-        &[
-            "network",
-            "rounds",
-            "seed",
-            "dataset",
-            "partition",
-            "model",
-            "optimizer",
-            "lr",
-            "batch_size",
-            "consensus",
-            "target",
-            "eval_every",
-        ],
+        &with_failures(
+            job,
+            &[
+                "network",
+                "rounds",
+                "seed",
+                "dataset",
+                "partition",
+                "model",
+                "optimizer",
+                "lr",
+                "batch_size",
+                "consensus",
+                "target",
+                "eval_every",
+            ],
+        ),
     );
     let opt_f = |v: Option<f64>| v.map_or(Cell::from(""), Cell::from);
     row.push("silos", p.model.silo_count())

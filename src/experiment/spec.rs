@@ -293,6 +293,10 @@ pub struct Grid {
     /// Train, program: evaluate every this many rounds (program steps).
     #[serde(default)]
     pub eval_every: Option<Vec<Cell>>,
+    /// Simulate, train: random failures, `none`, `node:P` or `link:P`
+    /// ([`OPTIONAL_KIND_AXES`]).
+    #[serde(default)]
+    pub failures: Option<Vec<Cell>>,
     /// Program: distance between the synthetic classes' means (reference
     /// learner, [`crate::program::learn::LearnOptions`]).
     #[serde(default)]
@@ -300,6 +304,13 @@ pub struct Grid {
 }
 
 use ExperimentKind::{Program, Simulate, Train};
+
+/// Kind-specific axes that are grid axes (and result columns) only when
+/// the file gives them: `(axis, kinds that accept it)`. `failures`:
+/// `none`, `node:P` or `link:P` (each node / directed link active in a
+/// round with probability P, drawn from the job's seed), as the CLI's
+/// `--failures`.
+pub const OPTIONAL_KIND_AXES: [(&str, &[ExperimentKind]); 1] = [("failures", &[Simulate, Train])];
 
 /// Network knobs that are grid axes (and result columns) only when the file
 /// gives them, so that files without them keep their columns; every kind
@@ -373,6 +384,11 @@ impl Grid {
                 axes.push((axis, values));
             }
         }
+        for (axis, kinds) in OPTIONAL_KIND_AXES {
+            if let (true, Some(v)) = (kinds.contains(&kind), self.values(axis)) {
+                axes.push((axis, v.iter().map(Cell::to_string).collect()));
+            }
+        }
         axes
     }
 
@@ -393,6 +409,7 @@ impl Grid {
             "target" => self.target.as_ref(),
             "eval_every" => self.eval_every.as_ref(),
             "separation" => self.separation.as_ref(),
+            "failures" => self.failures.as_ref(),
             "model_bits" => self.model_bits.as_ref(),
             "compute_ms" => self.compute_ms.as_ref(),
             "access_csv" => self.access_csv.as_ref(),
@@ -493,11 +510,17 @@ impl ExperimentSpec {
 
     fn validate(&self, source: &str) -> Result<(), ExperimentError> {
         let g = &self.grid;
-        for (axis, _, _) in KIND_AXES {
+        let kind_axes = KIND_AXES
+            .iter()
+            .map(|&(a, k, _)| (a, k))
+            .chain(OPTIONAL_KIND_AXES);
+        for (axis, _) in kind_axes {
             let kinds: Vec<ExperimentKind> = KIND_AXES
                 .iter()
-                .filter(|(a, _, _)| *a == axis)
-                .flat_map(|(_, k, _)| k.iter().copied())
+                .map(|&(a, k, _)| (a, k))
+                .chain(OPTIONAL_KIND_AXES)
+                .filter(|(a, _)| *a == axis)
+                .flat_map(|(_, k)| k.iter().copied())
                 .collect();
             if g.values(axis).is_some() && !kinds.contains(&self.kind) {
                 let names: Vec<String> = kinds
