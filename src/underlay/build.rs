@@ -2,11 +2,12 @@
 
 use super::geodesy::geodesic_km;
 use super::gml::{GmlEntry, GmlValue, Pos};
+use super::geodesy::spherical_mean;
 use super::{
-    CapacitySource, CoreLink, Disconnected, LengthSource, LoadOptions, LoadReport,
-    MissingCoordinates, Router, Underlay, UnderlayError,
+    CapacitySource, CoreLink, Disconnected, EstimatedPosition, LengthSource, LoadOptions,
+    LoadReport, MissingCoordinates, NodeName, Router, Underlay, UnderlayError,
 };
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::Path;
 
 /// A node as read from the file.
@@ -20,7 +21,14 @@ struct RawNode {
 
 impl RawNode {
     fn describe(&self) -> String {
-        format!("{} (id {})", self.label, self.id)
+        self.name().to_string()
+    }
+
+    fn name(&self) -> NodeName {
+        NodeName {
+            gml_id: self.id,
+            label: self.label.clone(),
+        }
     }
 }
 
@@ -73,15 +81,41 @@ pub(super) fn build(
     edges.retain(|e| e.a != e.b);
     report.self_loops_removed = before - edges.len();
 
-    let mut keep = vec![true; nodes.len()];
-    apply_coordinate_policy(&ctx, opts, &nodes, &edges, &mut keep, &mut report)?;
-    if !keep.iter().any(|&k| k) {
-        return Err(UnderlayError::Empty {
-            file: file.to_string(),
-        });
+    if let Some(v) = opts.default_length_km {
+        if !(v.is_finite() && v >= 0.0) {
+            return Err(UnderlayError::BadDefaultLength {
+                file: file.to_string(),
+                value: v,
+            });
+        }
     }
-    apply_connectivity_policy(&ctx, opts, &nodes, &edges, &mut keep, &mut report)?;
-    let (routers, links) = assemble(&nodes, &edges, &keep, opts, &mut report);
+    let mut keep = vec![true; nodes.len()];
+    let mut pos = Positions {
+        at: nodes.iter().map(|n| n.lat_lon).collect(),
+        estimated: vec![false; nodes.len()],
+    };
+    if opts.missing_coordinates == MissingCoordinates::Estimate {
+        if nodes.is_empty() {
+            return Err(UnderlayError::Empty {
+                file: file.to_string(),
+            });
+        }
+        apply_connectivity_policy(&ctx, opts, &nodes, &edges, &mut keep, &mut report)?;
+        estimate_positions(&nodes, &edges, &keep, &mut pos, &mut report);
+        check_lengths_known(&ctx, opts, &nodes, &edges, &keep, &pos)?;
+    } else {
+        apply_coordinate_policy(&ctx, opts, &nodes, &edges, &mut keep, &mut report)?;
+        if !keep.iter().any(|&k| k) {
+            if !nodes.is_empty() && nodes.iter().all(|n| n.lat_lon.is_none()) {
+                return Err(no_coordinates(&ctx, &nodes, &edges, &vec![true; nodes.len()]));
+            }
+            return Err(UnderlayError::Empty {
+                file: file.to_string(),
+            });
+        }
+        apply_connectivity_policy(&ctx, opts, &nodes, &edges, &mut keep, &mut report)?;
+    }
+    let (routers, links) = assemble(&nodes, &edges, &keep, &pos, opts, &mut report);
     Ok(Underlay {
         name: stem(file),
         routers,
@@ -378,10 +412,14 @@ fn apply_coordinate_policy(
         .map(|(&n, &e)| describe_missing(nodes, n, e))
         .collect();
     match opts.missing_coordinates {
-        MissingCoordinates::Refuse => Err(UnderlayError::MissingCoordinates {
-            file: ctx.file.to_string(),
-            nodes: described,
-        }),
+        // Such links get the default length (make_link).
+        MissingCoordinates::Refuse if opts.default_length_km.is_some() => Ok(()),
+        MissingCoordinates::Refuse | MissingCoordinates::Estimate => {
+            Err(UnderlayError::MissingCoordinates {
+                file: ctx.file.to_string(),
+                nodes: described,
+            })
+        }
         MissingCoordinates::Drop => {
             for &n in needy.keys() {
                 if let Some(k) = keep.get_mut(n) {
@@ -421,6 +459,155 @@ fn describe_missing(nodes: &[RawNode], n: usize, edge: &RawEdge) -> String {
         id(edge.b),
         edge.pos.line
     )
+}
+
+/// Positions of the raw nodes: from the file or estimated.
+struct Positions {
+    /// `(latitude, longitude)` in degrees.
+    at: Vec<Option<(f64, f64)>>,
+    /// Whether `at[i]` is an estimate.
+    estimated: Vec<bool>,
+}
+
+impl Positions {
+    fn get(&self, i: usize) -> Option<(f64, f64)> {
+        self.at.get(i).copied().flatten()
+    }
+
+    fn is_estimated(&self, i: usize) -> bool {
+        self.estimated.get(i).copied().unwrap_or(false)
+    }
+}
+
+/// Whether `edge` needs coordinates (no `distance`) that an endpoint lacks.
+fn lacks_length(edge: &RawEdge, pos: &Positions) -> bool {
+    edge.distance_km.is_none() && (pos.get(edge.a).is_none() || pos.get(edge.b).is_none())
+}
+
+/// [`MissingCoordinates::Estimate`]: gives every kept router without a
+/// position the spherical mean of its positioned neighbours, in rounds
+/// (Jacobi: a round uses only positions known before it) until a round
+/// estimates nothing; records each estimate in file order. Does nothing
+/// when no kept edge needs a missing position.
+fn estimate_positions(
+    nodes: &[RawNode],
+    edges: &[RawEdge],
+    keep: &[bool],
+    pos: &mut Positions,
+    report: &mut LoadReport,
+) {
+    let kept = |i: usize| keep.get(i).copied().unwrap_or(false);
+    let kept_edges: Vec<&RawEdge> = edges.iter().filter(|e| kept(e.a) && kept(e.b)).collect();
+    if !kept_edges.iter().any(|e| lacks_length(e, pos)) {
+        return;
+    }
+    let mut adj: Vec<BTreeSet<usize>> = vec![BTreeSet::new(); nodes.len()];
+    for e in &kept_edges {
+        if let Some(s) = adj.get_mut(e.a) {
+            s.insert(e.b);
+        }
+        if let Some(s) = adj.get_mut(e.b) {
+            s.insert(e.a);
+        }
+    }
+    let mut found: Vec<(usize, EstimatedPosition)> = Vec::new();
+    for round in 1.. {
+        let mut new = Vec::new();
+        for (i, around) in adj.iter().enumerate() {
+            if !kept(i) || pos.get(i).is_some() {
+                continue;
+            }
+            let used: Vec<usize> = around
+                .iter()
+                .copied()
+                .filter(|&j| pos.get(j).is_some())
+                .collect();
+            let points: Vec<(f64, f64)> = used.iter().filter_map(|&j| pos.get(j)).collect();
+            if let Some(p) = spherical_mean(&points) {
+                new.push((i, p, used));
+            }
+        }
+        if new.is_empty() {
+            break;
+        }
+        for (i, p, used) in new {
+            if let (Some(slot), Some(flag)) = (pos.at.get_mut(i), pos.estimated.get_mut(i)) {
+                *slot = Some(p);
+                *flag = true;
+            }
+            let name = |j: usize| nodes.get(j).map(RawNode::name);
+            if let Some(node) = name(i) {
+                found.push((
+                    i,
+                    EstimatedPosition {
+                        node,
+                        lat_lon: p,
+                        neighbours: used.iter().filter_map(|&j| name(j)).collect(),
+                        round,
+                    },
+                ));
+            }
+        }
+    }
+    found.sort_by_key(|(i, _)| *i);
+    report
+        .estimated_positions
+        .extend(found.into_iter().map(|(_, e)| e));
+}
+
+/// After estimation: every kept edge without `distance` has positioned
+/// endpoints, or gets [`LoadOptions::default_length_km`]; otherwise the
+/// file is refused ([`UnderlayError::NoCoordinates`] when no kept router
+/// has a position).
+fn check_lengths_known(
+    ctx: &Ctx,
+    opts: &LoadOptions,
+    nodes: &[RawNode],
+    edges: &[RawEdge],
+    keep: &[bool],
+    pos: &Positions,
+) -> Result<(), UnderlayError> {
+    if opts.default_length_km.is_some() {
+        return Ok(());
+    }
+    let kept = |i: usize| keep.get(i).copied().unwrap_or(false);
+    let kept_edges: Vec<&RawEdge> = edges.iter().filter(|e| kept(e.a) && kept(e.b)).collect();
+    if !kept_edges.iter().any(|e| lacks_length(e, pos)) {
+        return Ok(());
+    }
+    let any_positioned = (0..nodes.len()).any(|i| kept(i) && pos.get(i).is_some());
+    if !any_positioned {
+        return Err(no_coordinates(ctx, nodes, edges, keep));
+    }
+    // Defensive: the kept routers are connected, so all were estimated.
+    let mut needy: BTreeMap<usize, &RawEdge> = BTreeMap::new();
+    for e in kept_edges.into_iter().filter(|e| lacks_length(e, pos)) {
+        for n in [e.a, e.b] {
+            if pos.get(n).is_none() {
+                needy.entry(n).or_insert(e);
+            }
+        }
+    }
+    Err(UnderlayError::MissingCoordinates {
+        file: ctx.file.to_string(),
+        nodes: needy
+            .iter()
+            .map(|(&n, &e)| describe_missing(nodes, n, e))
+            .collect(),
+    })
+}
+
+/// [`UnderlayError::NoCoordinates`] over the kept routers.
+fn no_coordinates(ctx: &Ctx, nodes: &[RawNode], edges: &[RawEdge], keep: &[bool]) -> UnderlayError {
+    let kept = |i: usize| keep.get(i).copied().unwrap_or(false);
+    UnderlayError::NoCoordinates {
+        file: ctx.file.to_string(),
+        routers: (0..nodes.len()).filter(|&i| kept(i)).count(),
+        edges: edges
+            .iter()
+            .filter(|e| kept(e.a) && kept(e.b) && e.distance_km.is_none())
+            .count(),
+    }
 }
 
 /// Connected components among kept nodes, each a list of node indices in
@@ -485,9 +672,23 @@ fn apply_connectivity_policy(
     if opts.disconnected == Disconnected::Refuse {
         let mut sizes: Vec<usize> = comps.iter().map(Vec::len).collect();
         sizes.sort_unstable_by(|x, y| y.cmp(x));
+        let largest = largest_component(&comps);
+        let outside: Vec<String> = comps
+            .iter()
+            .enumerate()
+            .filter(|(ci, _)| *ci != largest)
+            .flat_map(|(_, c)| c.iter())
+            .filter_map(|&n| nodes.get(n).map(RawNode::describe))
+            .collect();
+        let more = outside.len().saturating_sub(10);
+        let mut named = outside.into_iter().take(10).collect::<Vec<_>>().join(", ");
+        if more > 0 {
+            named.push_str(&format!(" and {more} more router(s)"));
+        }
         return Err(UnderlayError::Disconnected {
             file: ctx.file.to_string(),
             component_sizes: sizes,
+            outside_largest: named,
         });
     }
     let largest = largest_component(&comps);
@@ -527,6 +728,7 @@ fn assemble(
     nodes: &[RawNode],
     edges: &[RawEdge],
     keep: &[bool],
+    pos: &Positions,
     opts: &LoadOptions,
     report: &mut LoadReport,
 ) -> (Vec<Router>, Vec<CoreLink>) {
@@ -548,7 +750,7 @@ fn assemble(
     let mut by_pair: HashMap<(usize, usize), usize> = HashMap::new();
     let mut removed_with_nodes = 0;
     for edge in edges {
-        let Some(link) = make_link(edge, nodes, &new_index, opts) else {
+        let Some(link) = make_link(edge, &new_index, pos, opts) else {
             removed_with_nodes += 1;
             continue;
         };
@@ -574,19 +776,23 @@ fn assemble(
 /// when its length cannot be determined).
 fn make_link(
     edge: &RawEdge,
-    nodes: &[RawNode],
     new_index: &[Option<usize>],
+    pos: &Positions,
     opts: &LoadOptions,
 ) -> Option<CoreLink> {
     let ia = new_index.get(edge.a).copied().flatten()?;
     let ib = new_index.get(edge.b).copied().flatten()?;
-    let (length_km, length_source) = match edge.distance_km {
-        Some(d) => (d, LengthSource::Distance),
-        None => {
-            let pa = nodes.get(edge.a)?.lat_lon?;
-            let pb = nodes.get(edge.b)?.lat_lon?;
-            (geodesic_km(pa, pb), LengthSource::Geodesic)
+    let (length_km, length_source) = match (edge.distance_km, pos.get(edge.a), pos.get(edge.b)) {
+        (Some(d), _, _) => (d, LengthSource::Distance),
+        (None, Some(pa), Some(pb)) => {
+            let source = if pos.is_estimated(edge.a) || pos.is_estimated(edge.b) {
+                LengthSource::Estimated
+            } else {
+                LengthSource::Geodesic
+            };
+            (geodesic_km(pa, pb), source)
         }
+        (None, _, _) => (opts.default_length_km?, LengthSource::DefaultLength),
     };
     let (capacity_bps, capacity_source) = edge
         .capacity
@@ -621,6 +827,14 @@ fn summarise_links(links: &[CoreLink], removed_with_nodes: usize, report: &mut L
         .iter()
         .filter(|l| l.length_source == LengthSource::Geodesic)
         .count();
+    report.lengths_from_estimates = links
+        .iter()
+        .filter(|l| l.length_source == LengthSource::Estimated)
+        .count();
+    report.lengths_defaulted = links
+        .iter()
+        .filter(|l| l.length_source == LengthSource::DefaultLength)
+        .count();
     report.capacities_defaulted = links
         .iter()
         .filter(|l| l.capacity_source == CapacitySource::Default)
@@ -630,10 +844,23 @@ fn summarise_links(links: &[CoreLink], removed_with_nodes: usize, report: &mut L
             "{removed_with_nodes} edge(s) removed together with dropped nodes"
         ));
     }
-    let zero = links.iter().filter(|l| l.length_km == 0.0).count();
-    if zero > 0 {
+    let zero = |estimated: bool| {
+        links
+            .iter()
+            .filter(|l| l.length_km == 0.0)
+            .filter(|l| (l.length_source == LengthSource::Estimated) == estimated)
+            .count()
+    };
+    if zero(false) > 0 {
         report.notes.push(format!(
-            "{zero} link(s) have length 0 km (co-located routers)"
+            "{} link(s) have length 0 km (co-located routers)",
+            zero(false)
+        ));
+    }
+    if zero(true) > 0 {
+        report.notes.push(format!(
+            "{} link(s) to estimated positions have length 0 km (a router estimated from one neighbour sits on it)",
+            zero(true)
         ));
     }
 }
