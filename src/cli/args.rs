@@ -41,7 +41,9 @@ impl From<MissingPolicy> for MissingCoordinates {
 fn parse_length_km(text: &str) -> Result<f64, String> {
     match text.trim().parse::<f64>() {
         Ok(v) if v.is_finite() && v >= 0.0 => Ok(v),
-        _ => Err(format!("expected a finite length >= 0 in km, found `{text}`")),
+        _ => Err(format!(
+            "expected a finite length >= 0 in km, found `{text}`"
+        )),
     }
 }
 

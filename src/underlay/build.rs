@@ -1,8 +1,8 @@
 //! From a GML value tree to an [`Underlay`]: validation, policies and the report.
 
 use super::geodesy::geodesic_km;
-use super::gml::{GmlEntry, GmlValue, Pos};
 use super::geodesy::spherical_mean;
+use super::gml::{GmlEntry, GmlValue, Pos};
 use super::{
     CapacitySource, CoreLink, Disconnected, EstimatedPosition, LengthSource, LoadOptions,
     LoadReport, MissingCoordinates, NodeName, Router, Underlay, UnderlayError,
@@ -107,7 +107,12 @@ pub(super) fn build(
         apply_coordinate_policy(&ctx, opts, &nodes, &edges, &mut keep, &mut report)?;
         if !keep.iter().any(|&k| k) {
             if !nodes.is_empty() && nodes.iter().all(|n| n.lat_lon.is_none()) {
-                return Err(no_coordinates(&ctx, &nodes, &edges, &vec![true; nodes.len()]));
+                return Err(no_coordinates(
+                    &ctx,
+                    &nodes,
+                    &edges,
+                    &vec![true; nodes.len()],
+                ));
             }
             return Err(UnderlayError::Empty {
                 file: file.to_string(),
@@ -414,6 +419,11 @@ fn apply_coordinate_policy(
     match opts.missing_coordinates {
         // Such links get the default length (make_link).
         MissingCoordinates::Refuse if opts.default_length_km.is_some() => Ok(()),
+        MissingCoordinates::Refuse | MissingCoordinates::Estimate
+            if nodes.iter().all(|n| n.lat_lon.is_none()) =>
+        {
+            Err(no_coordinates(ctx, nodes, edges, &vec![true; nodes.len()]))
+        }
         MissingCoordinates::Refuse | MissingCoordinates::Estimate => {
             Err(UnderlayError::MissingCoordinates {
                 file: ctx.file.to_string(),
@@ -1029,7 +1039,11 @@ mod tests {
             edge(0, 1, ""),
             edge(1, 2, "distance 5"),
         ]);
-        let e = err(&src);
+        let refuse = LoadOptions {
+            missing_coordinates: MissingCoordinates::Refuse,
+            ..LoadOptions::default()
+        };
+        let e = load(&src, &refuse).map(|_| ()).unwrap_err().to_string();
         assert!(
             e.starts_with("net/test.gml: expected Latitude/Longitude"),
             "{e}"
@@ -1040,6 +1054,232 @@ mod tests {
         );
         assert!(!e.contains("C (id 2)"), "{e}");
         assert!(e.contains("--missing-coordinates drop"), "{e}");
+    }
+
+    fn refuse() -> LoadOptions {
+        LoadOptions {
+            missing_coordinates: MissingCoordinates::Refuse,
+            ..LoadOptions::default()
+        }
+    }
+
+    /// A, B, C at (0, 0), (0, 90) and the North Pole; X (no coordinates)
+    /// linked to all three; Y (no coordinates) linked to X only.
+    fn one_unlocated() -> String {
+        graph(&[
+            node(0, "label \"A\" Latitude 0 Longitude 0"),
+            node(1, "label \"B\" Latitude 0 Longitude 90"),
+            node(2, "label \"C\" Latitude 90 Longitude 0"),
+            node(3, "label \"X\""),
+            node(4, "label \"Y\""),
+            edge(3, 0, ""),
+            edge(1, 3, ""),
+            edge(3, 2, "capacity 1e10"),
+            edge(3, 0, ""),
+            edge(4, 3, ""),
+            edge(0, 1, ""),
+        ])
+    }
+
+    #[test]
+    fn unlocated_node_gets_the_spherical_mean_of_its_neighbours() {
+        let u = ok(&one_unlocated());
+        assert_eq!(u.node_count(), 5);
+        assert_eq!(u.routers[3].lat_lon, None, "file coordinates stay absent");
+        let est = &u.report.estimated_positions;
+        assert_eq!(est.len(), 2);
+        // By hand: unit vectors (1,0,0), (0,1,0), (0,0,1); their mean
+        // (1/3, 1/3, 1/3) is at longitude 45 and latitude
+        // atan(1/sqrt 2) = 35.264389682754654 degrees.
+        let x = &est[0];
+        assert_eq!((x.node.label.as_str(), x.node.gml_id, x.round), ("X", 3, 1));
+        assert!((x.lat_lon.0 - 35.264_389_682_754_654).abs() < 1e-9, "{x:?}");
+        assert!((x.lat_lon.1 - 45.0).abs() < 1e-9, "{x:?}");
+        let used: Vec<&str> = x.neighbours.iter().map(|n| n.label.as_str()).collect();
+        assert_eq!(used, ["A", "B", "C"], "each neighbour once, in file order");
+        // Y only sees X, estimated in round 1: round 2, on X.
+        let y = &est[1];
+        assert_eq!((y.node.label.as_str(), y.round), ("Y", 2));
+        assert_eq!(y.lat_lon, x.lat_lon);
+        assert_eq!(y.neighbours[0].to_string(), "X (id 3)");
+        // X's links are geodesics to its estimate; A -- B is from the file.
+        let link = |a: usize, b: usize| {
+            u.links
+                .iter()
+                .find(|l| (l.a, l.b) == (a, b))
+                .unwrap_or_else(|| panic!("no link {a}-{b}"))
+        };
+        let xa = link(0, 3);
+        assert_eq!(xa.length_source, LengthSource::Estimated);
+        assert!((xa.length_km - geodesic_km((0.0, 0.0), x.lat_lon)).abs() < 1e-9);
+        assert_eq!(link(2, 3).capacity_bps, 1e10);
+        assert_eq!(link(3, 4).length_km, 0.0);
+        assert_eq!(link(0, 1).length_source, LengthSource::Geodesic);
+        assert_eq!(u.report.lengths_from_estimates, 4);
+        assert_eq!(u.report.lengths_from_geodesic, 1);
+        assert!(u
+            .report
+            .notes
+            .iter()
+            .any(|n| n.contains("1 link(s) to estimated")));
+        // The same file refuses under Refuse and drops X, Y under Drop.
+        assert!(matches!(
+            load(&one_unlocated(), &refuse()),
+            Err(UnderlayError::MissingCoordinates { nodes, .. }) if nodes.len() == 2
+        ));
+        // (Dropping X and Y isolates C.)
+        let d = load(&one_unlocated(), &lenient()).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!((d.node_count(), d.report.dropped_nodes.len()), (2, 3));
+    }
+
+    #[test]
+    fn an_estimated_length_by_hand() {
+        // X halfway (on the sphere) between (0, 0) and (0, 90): (0, 45); its
+        // links run 45 degrees along the equator, a * pi / 4 on WGS-84.
+        let u = ok(&graph(&[
+            node(0, "Latitude 0 Longitude 0"),
+            node(1, "Latitude 0 Longitude 90"),
+            node(2, "label \"X\""),
+            edge(0, 2, ""),
+            edge(2, 1, ""),
+        ]));
+        let want = 6378.137 * std::f64::consts::PI / 4.0;
+        for l in &u.links {
+            assert!(
+                (l.length_km - want).abs() < 1e-6,
+                "{} vs {want}",
+                l.length_km
+            );
+        }
+        let x = &u.report.estimated_positions[0];
+        assert!(x.lat_lon.0.abs() < 1e-12 && (x.lat_lon.1 - 45.0).abs() < 1e-12);
+    }
+
+    #[test]
+    fn estimates_do_not_depend_on_file_order() {
+        // X -- A(0, 10), X -- Y, Y -- B(0, 20): both estimated in round 1
+        // from their located neighbour only, whatever the order.
+        let parts = [
+            node(0, "label \"A\" Latitude 0 Longitude 10"),
+            node(1, "label \"B\" Latitude 0 Longitude 20"),
+            node(2, "label \"X\""),
+            node(3, "label \"Y\""),
+            edge(2, 0, ""),
+            edge(2, 3, ""),
+            edge(3, 1, ""),
+        ];
+        let mut reversed = parts.to_vec();
+        reversed.reverse();
+        for src in [graph(&parts), graph(&reversed)] {
+            let u = ok(&src);
+            let mut est: Vec<(String, (f64, f64), usize)> = u
+                .report
+                .estimated_positions
+                .iter()
+                .map(|e| (e.node.label.clone(), e.lat_lon, e.round))
+                .collect();
+            est.sort_by(|a, b| a.0.cmp(&b.0));
+            assert_eq!(
+                est,
+                [("X".into(), (0.0, 10.0), 1), ("Y".into(), (0.0, 20.0), 1)]
+            );
+        }
+    }
+
+    #[test]
+    fn no_coordinates_at_all_says_so_and_loads_with_a_default_length() {
+        let src = graph(&[
+            node(0, "label \"A\""),
+            node(1, "label \"B\""),
+            node(2, "label \"C\""),
+            edge(0, 1, ""),
+            edge(1, 2, "distance 7"),
+        ]);
+        let e = err(&src);
+        assert_eq!(
+            e,
+            "net/test.gml: none of the 3 router(s) kept has Latitude/Longitude and 1 edge(s) among \
+             them have no `distance`, so their lengths are unknown and cannot be estimated; give \
+             every such link one length with --default-length-km KM (experiment files: \
+             default_length_km = KM; reported as an approximation), or add `distance` (km) \
+             attributes to the edges"
+        );
+        assert!(matches!(
+            load(&src, &refuse()),
+            Err(UnderlayError::NoCoordinates { .. })
+        ));
+        // Drop keeps C (its only edge has a distance) and reports A and B.
+        let drop = LoadOptions {
+            missing_coordinates: MissingCoordinates::Drop,
+            ..LoadOptions::default()
+        };
+        let d = load(&src, &drop).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!((d.node_count(), d.report.dropped_nodes.len()), (1, 2));
+        for policy in [MissingCoordinates::Estimate, MissingCoordinates::Refuse] {
+            let opts = LoadOptions {
+                missing_coordinates: policy,
+                default_length_km: Some(100.0),
+                ..LoadOptions::default()
+            };
+            let u = load(&src, &opts).unwrap_or_else(|e| panic!("{e}"));
+            assert_eq!(u.links[0].length_km, 100.0);
+            assert_eq!(u.links[0].length_source, LengthSource::DefaultLength);
+            assert_eq!(u.links[1].length_km, 7.0);
+            assert_eq!(u.report.lengths_defaulted, 1);
+            assert!(u.report.estimated_positions.is_empty());
+        }
+        let bad = LoadOptions {
+            default_length_km: Some(-1.0),
+            ..LoadOptions::default()
+        };
+        assert!(matches!(
+            load(&src, &bad),
+            Err(UnderlayError::BadDefaultLength { .. })
+        ));
+    }
+
+    #[test]
+    fn disconnected_refusal_names_what_largest_component_drops() {
+        let src = graph(&[
+            node(0, "label \"A\" Latitude 0 Longitude 0"),
+            node(1, "label \"B\""),
+            node(2, "label \"C\" Latitude 1 Longitude 1"),
+            edge(0, 1, ""),
+        ]);
+        let e = err(&src);
+        assert!(e.contains("--largest-component"), "{e}");
+        assert!(e.ends_with("which drops C (id 2)"), "{e}");
+        let u = load(&src, &lenient_estimate()).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(u.report.estimated_positions.len(), 1);
+        assert_eq!(u.report.dropped_nodes.len(), 1);
+    }
+
+    fn lenient_estimate() -> LoadOptions {
+        LoadOptions {
+            disconnected: Disconnected::LargestComponent,
+            ..LoadOptions::default()
+        }
+    }
+
+    #[test]
+    fn missing_coordinates_policy_parses() {
+        assert_eq!(
+            LoadOptions::default().missing_coordinates,
+            MissingCoordinates::Estimate
+        );
+        for p in MissingCoordinates::ALL {
+            assert_eq!(p.name().parse::<MissingCoordinates>(), Ok(p));
+            assert_eq!(p.to_string(), p.name());
+        }
+        assert_eq!(" drop ".parse(), Ok(MissingCoordinates::Drop));
+        let e = "guess"
+            .parse::<MissingCoordinates>()
+            .map(|_| ())
+            .unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "missing-coordinates policy `guess`: expected refuse, estimate or drop"
+        );
     }
 
     #[test]

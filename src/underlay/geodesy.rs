@@ -84,7 +84,10 @@ mod tests {
         assert_eq!(spherical_mean(&[(12.5, -3.0)]), Some((12.5, -3.0)));
         // (0,0) and (0,90): the mean vector (1/2, 1/2, 0) points to (0, 45).
         let (lat, lon) = spherical_mean(&[(0.0, 0.0), (0.0, 90.0)]).unwrap_or_default();
-        assert!(lat.abs() < 1e-12 && (lon - 45.0).abs() < 1e-12, "{lat} {lon}");
+        assert!(
+            lat.abs() < 1e-12 && (lon - 45.0).abs() < 1e-12,
+            "{lat} {lon}"
+        );
         // Plus the pole: (1/3, 1/3, 1/3), latitude asin(1/sqrt 3) = 35.26438968...
         let (lat, lon) =
             spherical_mean(&[(0.0, 0.0), (0.0, 90.0), (90.0, 0.0)]).unwrap_or_default();
@@ -92,7 +95,10 @@ mod tests {
         assert!((lon - 45.0).abs() < 1e-9, "{lon}");
         // Across the antimeridian: (0,170) and (0,-170) average to (0,180).
         let (lat, lon) = spherical_mean(&[(0.0, 170.0), (0.0, -170.0)]).unwrap_or_default();
-        assert!(lat.abs() < 1e-9 && (lon.abs() - 180.0).abs() < 1e-9, "{lat} {lon}");
+        assert!(
+            lat.abs() < 1e-9 && (lon.abs() - 180.0).abs() < 1e-9,
+            "{lat} {lon}"
+        );
         // Antipodes: the first point.
         assert_eq!(
             spherical_mean(&[(0.0, 0.0), (0.0, 180.0)]),
