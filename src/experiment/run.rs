@@ -1,19 +1,19 @@
 //! Running the jobs of an experiment, in parallel, resumably.
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use indicatif::{ProgressBar, ProgressStyle};
 use rayon::prelude::*;
 
-use crate::builtin::builtin_underlay;
 use crate::underlay::Underlay;
 
 use super::grid::{Job, Shard};
 use super::jobs::run_job;
 use super::spec::ExperimentSpec;
 use super::validate::validate_grid;
+pub use super::validate::{resolve_underlay, shared_dir};
 use super::{store, ExperimentError};
 
 /// How to run.
@@ -49,33 +49,6 @@ pub struct RunSummary {
     /// What loading the underlays dropped or approximated (components kept
     /// out by `largest_component = true`, estimated positions, default lengths).
     pub notes: Vec<String>,
-}
-
-/// The `shared/` directory: `$FEDTOPO_SHARED`, else `../shared` beside the crate.
-pub fn shared_dir() -> PathBuf {
-    std::env::var_os("FEDTOPO_SHARED")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared"))
-}
-
-/// Resolves an underlay spec of the grid to something [`crate::scenario::load_underlay`] takes.
-pub fn resolve_underlay(spec: &str, base_dir: &Path) -> String {
-    if let Some(rel) = spec.strip_prefix("shared:") {
-        return shared_dir()
-            .join("underlays")
-            .join(rel)
-            .display()
-            .to_string();
-    }
-    if spec.starts_with("builtin:") || builtin_underlay(spec).is_some() {
-        return spec.to_string();
-    }
-    let p = Path::new(spec);
-    if p.is_absolute() {
-        spec.to_string()
-    } else {
-        base_dir.join(p).display().to_string()
-    }
 }
 
 /// Runs the jobs of `spec` selected by `opts.shard`, skipping those already

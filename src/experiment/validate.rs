@@ -6,8 +6,9 @@
 //! sweep half-way.
 
 use std::collections::BTreeMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
+use crate::builtin::builtin_underlay;
 use crate::network::NetworkKind;
 use crate::overlay::build::{CenterPolicy, OverlayKind};
 use crate::program::Method;
@@ -17,9 +18,35 @@ use crate::underlay::Underlay;
 use crate::units::parse_bandwidth;
 
 use super::grid::Job;
-use super::run::resolve_underlay;
 use super::spec::{ExperimentKind, ExperimentSpec};
 use super::ExperimentError;
+
+/// The `shared/` directory: `$FEDTOPO_SHARED`, else `../shared` beside the crate.
+pub fn shared_dir() -> PathBuf {
+    std::env::var_os("FEDTOPO_SHARED")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared"))
+}
+
+/// Resolves an underlay spec of the grid to something [`crate::scenario::load_underlay`] takes.
+pub fn resolve_underlay(spec: &str, base_dir: &Path) -> String {
+    if let Some(rel) = spec.strip_prefix("shared:") {
+        return shared_dir()
+            .join("underlays")
+            .join(rel)
+            .display()
+            .to_string();
+    }
+    if spec.starts_with("builtin:") || builtin_underlay(spec).is_some() {
+        return spec.to_string();
+    }
+    let p = Path::new(spec);
+    if p.is_absolute() {
+        spec.to_string()
+    } else {
+        base_dir.join(p).display().to_string()
+    }
+}
 
 /// Problems found so far, each once, in the order found.
 #[derive(Default)]
