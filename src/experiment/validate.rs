@@ -203,3 +203,85 @@ fn check_kind_axes(jobs: &[Job], problems: &mut Problems) {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::experiment::expand;
+
+    fn problems(toml: &str) -> Vec<String> {
+        let spec = ExperimentSpec::parse(toml, "t.toml").unwrap_or_else(|e| panic!("{e}"));
+        let jobs = expand(&spec.grid);
+        match validate_grid(&spec, &jobs, Path::new(".")) {
+            Ok(_) => Vec::new(),
+            Err(ExperimentError::Grid { problems, .. }) => problems,
+            Err(e) => panic!("{e}"),
+        }
+    }
+
+    #[test]
+    fn program_grid_reports_every_problem_once() {
+        let p = problems(
+            r#"
+name = "p"
+kind = "program"
+[grid]
+underlay = ["aws-gaia", "no-such-builtin"]
+overlay = ["fedavg", "nope"]
+lr = [0.03, 0.0]
+rounds = [10, 0]
+center_access = ["same", "x"]
+"#,
+        );
+        assert_eq!(p.len(), 5, "{p:#?}");
+        assert!(p[0].starts_with("underlay `no-such-builtin`: "), "{p:#?}");
+        assert!(p[1].starts_with("overlay `nope`: "), "{p:#?}");
+        assert!(p.iter().any(|m| m.starts_with("center_access `x`")));
+        assert!(p
+            .iter()
+            .any(|m| m == "rounds `0`: expected a whole number >= 1"));
+        assert!(p.iter().any(|m| m == "lr `0`: expected a number > 0"));
+    }
+
+    #[test]
+    fn a_good_grid_passes_and_loads_its_underlays() {
+        let spec = ExperimentSpec::parse(
+            "name = \"g\"\nkind = \"compare\"\n[grid]\nunderlay = [\"aws-gaia\"]\n",
+            "g.toml",
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        let jobs = expand(&spec.grid);
+        let u = validate_grid(&spec, &jobs, Path::new(".")).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(u["aws-gaia"].node_count(), 11);
+        assert_eq!(spec.load_options(), crate::underlay::LoadOptions::default());
+    }
+
+    #[test]
+    fn loading_keys_parse_and_are_checked() {
+        let base = "name = \"g\"\nkind = \"compare\"\n";
+        let grid = "[grid]\nunderlay = [\"aws-gaia\"]\n";
+        let spec = ExperimentSpec::parse(
+            &format!("{base}missing_coordinates = \"drop\"\ndefault_length_km = 100\nlargest_component = true\n{grid}"),
+            "g.toml",
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        let o = spec.load_options();
+        assert_eq!(
+            o.missing_coordinates,
+            crate::underlay::MissingCoordinates::Drop
+        );
+        assert_eq!(o.default_length_km, Some(100.0));
+        assert_eq!(
+            o.disconnected,
+            crate::underlay::Disconnected::LargestComponent
+        );
+        let e = ExperimentSpec::parse(&format!("{base}default_length_km = -1\n{grid}"), "g.toml")
+            .map(|_| ())
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("default_length_km = -1: expected a finite length >= 0 km"),
+            "{e}"
+        );
+    }
+}
