@@ -17,11 +17,34 @@ use fedtopo::units::parse_bandwidth;
 /// What to do with nodes that lack coordinates when an edge needs them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Default)]
 pub enum MissingPolicy {
-    /// Refuse the file and name the nodes.
-    #[default]
+    /// Refuse the file and name the nodes (links get --default-length-km when given).
     Refuse,
+    /// Estimate each node's position as the spherical mean of its located
+    /// neighbours, in rounds; every estimate is reported.
+    #[default]
+    Estimate,
     /// Drop those nodes (and their edges) and report them.
     Drop,
+}
+
+impl From<MissingPolicy> for MissingCoordinates {
+    fn from(p: MissingPolicy) -> Self {
+        match p {
+            MissingPolicy::Refuse => MissingCoordinates::Refuse,
+            MissingPolicy::Estimate => MissingCoordinates::Estimate,
+            MissingPolicy::Drop => MissingCoordinates::Drop,
+        }
+    }
+}
+
+/// Parses `--default-length-km`: a finite length >= 0 in km.
+fn parse_length_km(text: &str) -> Result<f64, String> {
+    match text.trim().parse::<f64>() {
+        Ok(v) if v.is_finite() && v >= 0.0 => Ok(v),
+        _ => Err(format!(
+            "expected a finite length >= 0 in km, found `{text}`"
+        )),
+    }
 }
 
 /// Underlay selection and loading policies.
@@ -31,8 +54,13 @@ pub struct UnderlayArgs {
     /// default: the built-in aws-north-america.
     pub underlay: Option<String>,
     /// Nodes without Latitude/Longitude whose edges have no `distance`.
-    #[arg(long, value_enum, default_value_t = MissingPolicy::Refuse)]
+    #[arg(long, value_enum, default_value_t = MissingPolicy::Estimate)]
     pub missing_coordinates: MissingPolicy,
+    /// Length in km of every link that has no `distance` and an endpoint
+    /// without a position (none in the file, none estimated), e.g. in files
+    /// without any coordinates; reported as an approximation.
+    #[arg(long, value_name = "KM", value_parser = parse_length_km)]
+    pub default_length_km: Option<f64>,
     /// Keep the largest connected component of a disconnected underlay
     /// (default: refuse it).
     #[arg(long)]
@@ -47,16 +75,14 @@ impl UnderlayArgs {
     /// dropped or approximated on stderr.
     pub fn load(&self, quiet: bool) -> Result<Underlay> {
         let opts = LoadOptions {
-            missing_coordinates: match self.missing_coordinates {
-                MissingPolicy::Refuse => MissingCoordinates::Refuse,
-                MissingPolicy::Drop => MissingCoordinates::Drop,
-            },
+            missing_coordinates: self.missing_coordinates.into(),
             disconnected: if self.largest_component {
                 Disconnected::LargestComponent
             } else {
                 Disconnected::Refuse
             },
             default_capacity_bps: self.default_core_capacity,
+            default_length_km: self.default_length_km,
         };
         let u = load_underlay(self.underlay.as_deref(), &opts)?;
         if !quiet {

@@ -1,7 +1,7 @@
 //! What loading an underlay changed, as lines for people: printed as notes
 //! by every command that loads one (`args`) and listed by `underlay info`.
 
-use fedtopo::underlay::Underlay;
+use fedtopo::underlay::{LengthSource, Underlay};
 
 /// Human lines describing what loading dropped, merged or approximated.
 pub fn report_lines(u: &Underlay) -> Vec<String> {
@@ -33,6 +33,35 @@ pub fn report_lines(u: &Underlay) -> Vec<String> {
         lines.push(format!(
             "{} link length(s) computed as WGS-84 geodesics (no `distance` attribute)",
             r.lengths_from_geodesic
+        ));
+    }
+    for e in &r.estimated_positions {
+        let used: Vec<String> = e.neighbours.iter().map(ToString::to_string).collect();
+        lines.push(format!(
+            "estimated the position of {} (no Latitude/Longitude) as ({:.4}, {:.4}), the mean of {} neighbour(s) (round {}): {}",
+            e.node,
+            e.lat_lon.0,
+            e.lat_lon.1,
+            used.len(),
+            e.round,
+            used.join(", ")
+        ));
+    }
+    if r.lengths_from_estimates > 0 {
+        lines.push(format!(
+            "{} link length(s) are geodesics to estimated positions (approximations)",
+            r.lengths_from_estimates
+        ));
+    }
+    if r.lengths_defaulted > 0 {
+        let km = u
+            .links
+            .iter()
+            .find(|l| l.length_source == LengthSource::DefaultLength)
+            .map_or(0.0, |l| l.length_km);
+        lines.push(format!(
+            "{} link length(s) set to the default {km} km (no `distance`, no position; approximations)",
+            r.lengths_defaulted
         ));
     }
     if r.capacities_defaulted > 0 {

@@ -7,6 +7,7 @@ use serde::Serialize;
 use fedtopo::builtin::{BUILTIN_UNDERLAYS, DEFAULT_UNDERLAY};
 use fedtopo::connectivity::{Connectivity, ConnectivityOptions};
 use fedtopo::report::{render_json, OutputFormat};
+use fedtopo::underlay::EstimatedPosition;
 use fedtopo::units::format_bandwidth;
 
 use super::args::UnderlayArgs;
@@ -64,6 +65,9 @@ struct Info {
     min_capacity_bps: f64,
     max_capacity_bps: f64,
     routers_without_coordinates: usize,
+    /// Routers without coordinates whose position was estimated (node,
+    /// neighbours averaged, position).
+    estimated_positions: Vec<EstimatedPosition>,
     notes: Vec<String>,
 }
 
@@ -92,6 +96,7 @@ fn info(a: InfoArgs) -> Result<()> {
         min_capacity_bps: caps.clone().fold(f64::INFINITY, f64::min),
         max_capacity_bps: caps.fold(0.0, f64::max),
         routers_without_coordinates: u.routers.iter().filter(|r| r.lat_lon.is_none()).count(),
+        estimated_positions: u.report.estimated_positions.clone(),
         notes: report_lines(&u),
     };
     match a.format {
@@ -111,8 +116,9 @@ fn info(a: InfoArgs) -> Result<()> {
                 format_bandwidth(info.max_capacity_bps)
             );
             println!(
-                "no coords     {} router(s)",
-                info.routers_without_coordinates
+                "no coords     {} router(s), {} position(s) estimated",
+                info.routers_without_coordinates,
+                info.estimated_positions.len()
             );
             for line in &info.notes {
                 println!("note          {line}");

@@ -4,6 +4,8 @@
 //! * [`spec`]: the file format.
 //! * [`row`]: a job's result row and its [`Cell`]s (also the grid values).
 //! * [`grid`]: expansion into jobs in a fixed order; `--shard i/n` slices.
+//! * [`validate`]: every grid point checked before any job runs (all
+//!   problems reported at once).
 //! * [`run`]: running jobs in parallel (rayon); each job's result is written
 //!   atomically to `OUT/jobs/<id>.json`, so an interrupted sweep resumes
 //!   where it stopped and shards run anywhere.
@@ -21,6 +23,7 @@ pub mod row;
 pub mod run;
 pub mod spec;
 mod store;
+pub mod validate;
 
 use thiserror::Error;
 
@@ -31,6 +34,7 @@ pub use row::{Cell, ResultRow};
 pub use run::{run_jobs, RunOptions, RunSummary};
 pub use spec::{ExperimentKind, ExperimentSpec, Grid, PlotSpec};
 pub use store::{import_jobs, job_path};
+pub use validate::validate_grid;
 
 /// Why an experiment could not run.
 #[derive(Debug, Error)]
@@ -58,6 +62,14 @@ pub enum ExperimentError {
     /// A value in the grid is not usable.
     #[error("{0}")]
     Invalid(String),
+    /// Grid points that cannot run, all of them (found before any job ran).
+    #[error("{name}: {} problem(s) in the grid, no job was run:\n  - {}", problems.len(), problems.join("\n  - "))]
+    Grid {
+        /// The experiment's name.
+        name: String,
+        /// Each problem, naming the axis or underlay and the value.
+        problems: Vec<String>,
+    },
     /// A job failed.
     #[error("job {index} ({key}): {message}")]
     Job {

@@ -1,19 +1,19 @@
 //! Running the jobs of an experiment, in parallel, resumably.
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use indicatif::{ProgressBar, ProgressStyle};
 use rayon::prelude::*;
 
-use crate::builtin::builtin_underlay;
-use crate::scenario::load_underlay;
-use crate::underlay::{Disconnected, LoadOptions, Underlay};
+use crate::underlay::Underlay;
 
 use super::grid::{Job, Shard};
 use super::jobs::run_job;
 use super::spec::ExperimentSpec;
+use super::validate::validate_grid;
+pub use super::validate::{resolve_underlay, shared_dir};
 use super::{store, ExperimentError};
 
 /// How to run.
@@ -46,36 +46,9 @@ pub struct RunSummary {
     /// Stored results computed by other code (another source fingerprint),
     /// recomputed now.
     pub stale: usize,
-    /// What loading the underlays dropped (components kept out by
-    /// `largest_component = true`).
+    /// What loading the underlays dropped or approximated (components kept
+    /// out by `largest_component = true`, estimated positions, default lengths).
     pub notes: Vec<String>,
-}
-
-/// The `shared/` directory: `$FEDTOPO_SHARED`, else `../shared` beside the crate.
-pub fn shared_dir() -> PathBuf {
-    std::env::var_os("FEDTOPO_SHARED")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared"))
-}
-
-/// Resolves an underlay spec of the grid to something [`load_underlay`] takes.
-pub fn resolve_underlay(spec: &str, base_dir: &Path) -> String {
-    if let Some(rel) = spec.strip_prefix("shared:") {
-        return shared_dir()
-            .join("underlays")
-            .join(rel)
-            .display()
-            .to_string();
-    }
-    if spec.starts_with("builtin:") || builtin_underlay(spec).is_some() {
-        return spec.to_string();
-    }
-    let p = Path::new(spec);
-    if p.is_absolute() {
-        spec.to_string()
-    } else {
-        base_dir.join(p).display().to_string()
-    }
 }
 
 /// Runs the jobs of `spec` selected by `opts.shard`, skipping those already
@@ -106,27 +79,9 @@ pub fn run_jobs(
             }
         }
     }
-    let load = LoadOptions {
-        disconnected: if spec.largest_component {
-            Disconnected::LargestComponent
-        } else {
-            Disconnected::Refuse
-        },
-        ..LoadOptions::default()
-    };
-    let underlays = load_underlays(&todo, &opts.base_dir, &load)?;
-    let notes: Vec<String> = underlays
-        .values()
-        .filter(|u| !u.report.dropped_components.is_empty())
-        .map(|u| {
-            format!(
-                "{}: kept the largest connected component ({} routers); dropped components of {:?} routers",
-                u.name,
-                u.node_count(),
-                u.report.dropped_components
-            )
-        })
-        .collect();
+    // Every grid point is checked (and every underlay loaded) before any job runs.
+    let underlays = validate_grid(spec, jobs, &opts.base_dir)?;
+    let notes = load_notes(&underlays);
     let bar = progress_bar(todo.len() as u64, opts.progress, &spec.name);
     let failed = AtomicBool::new(false);
     let pool = rayon::ThreadPoolBuilder::new()
@@ -179,20 +134,44 @@ fn progress_bar(len: u64, show: bool, name: &str) -> ProgressBar {
     bar
 }
 
-fn load_underlays(
-    jobs: &[&Job],
-    base_dir: &Path,
-    options: &LoadOptions,
-) -> Result<BTreeMap<String, Underlay>, ExperimentError> {
-    let mut map = BTreeMap::new();
-    for job in jobs {
-        let name = job.get("underlay");
-        if !map.contains_key(name) {
-            let resolved = resolve_underlay(name, base_dir);
-            let u = load_underlay(Some(&resolved), options)
-                .map_err(|e| ExperimentError::Invalid(format!("underlay `{name}`: {e}")))?;
-            map.insert(name.to_string(), u);
+/// What loading the underlays dropped or approximated, one line each.
+fn load_notes(underlays: &BTreeMap<String, Underlay>) -> Vec<String> {
+    let mut notes = Vec::new();
+    for u in underlays.values() {
+        let r = &u.report;
+        if !r.dropped_components.is_empty() {
+            notes.push(format!(
+                "{}: kept the largest connected component ({} routers); dropped components of {:?} routers",
+                u.name,
+                u.node_count(),
+                r.dropped_components
+            ));
+        }
+        for e in &r.estimated_positions {
+            let used: Vec<String> = e.neighbours.iter().map(ToString::to_string).collect();
+            notes.push(format!(
+                "{}: estimated the position of {} (no Latitude/Longitude) as ({:.4}, {:.4}), the mean of: {}",
+                u.name,
+                e.node,
+                e.lat_lon.0,
+                e.lat_lon.1,
+                used.join(", ")
+            ));
+        }
+        if r.lengths_defaulted > 0 {
+            notes.push(format!(
+                "{}: {} link length(s) set to default_length_km (no `distance`, no position)",
+                u.name, r.lengths_defaulted
+            ));
+        }
+        if !r.dropped_nodes.is_empty() && r.dropped_components.is_empty() {
+            notes.push(format!(
+                "{}: dropped {} node(s): {}",
+                u.name,
+                r.dropped_nodes.len(),
+                r.dropped_nodes.join("; ")
+            ));
         }
     }
-    Ok(map)
+    notes
 }

@@ -47,8 +47,13 @@
 //! `placement_seed` ([`OPTIONAL_NETWORK_AXES`]) are axes, and result
 //! columns, only when the file gives them.
 //!
-//! `largest_component = true` keeps the largest component of disconnected
-//! underlays. `[[ratio]]` tables add derived columns (a row's value over a baseline
+//! Underlays load with the CLI's policies: `largest_component = true` keeps
+//! the largest component of disconnected underlays (as `--largest-component`),
+//! `missing_coordinates = "estimate"` (default), `"refuse"` or `"drop"` and
+//! `default_length_km = 100` are `--missing-coordinates` and
+//! `--default-length-km` ([`ExperimentSpec::load_options`]). `fedtopo run`
+//! checks every grid point before running any
+//! ([`crate::experiment::validate`]). `[[ratio]]` tables add derived columns (a row's value over a baseline
 //! row's, [`RatioSpec`]); `aggregate = "seed"` summarises rows that differ
 //! only in that axis (`summary.csv`, [`crate::experiment::aggregate`]).
 //!
@@ -63,6 +68,7 @@ use serde::{Deserialize, Serialize};
 
 use super::row::Cell;
 use super::ExperimentError;
+use crate::underlay::{Disconnected, LoadOptions, MissingCoordinates};
 
 /// What every grid point runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -160,6 +166,16 @@ pub struct ExperimentSpec {
     /// component (as `--largest-component`; what is dropped is reported).
     #[serde(default)]
     pub largest_component: bool,
+    /// Routers without coordinates that a link needs (as
+    /// `--missing-coordinates`): `"estimate"` (the default: the spherical
+    /// mean of located neighbours, reported), `"refuse"` or `"drop"`.
+    #[serde(default)]
+    pub missing_coordinates: MissingCoordinates,
+    /// Length in km of links with no `distance` and an endpoint without a
+    /// position (as `--default-length-km`; files without coordinates):
+    /// finite, >= 0.
+    #[serde(default)]
+    pub default_length_km: Option<f64>,
     /// An axis to summarise over (usually `seed`): rows that differ only in
     /// it are grouped, and `summary.csv` plus a section of `results.md` give
     /// every shown column's mean, minimum, maximum and count.
@@ -508,7 +524,29 @@ impl ExperimentSpec {
         Ok(spec)
     }
 
+    /// How this experiment loads its underlays: the file's
+    /// `largest_component`, `missing_coordinates` and `default_length_km`.
+    pub fn load_options(&self) -> LoadOptions {
+        LoadOptions {
+            missing_coordinates: self.missing_coordinates,
+            disconnected: if self.largest_component {
+                Disconnected::LargestComponent
+            } else {
+                Disconnected::Refuse
+            },
+            default_length_km: self.default_length_km,
+            ..LoadOptions::default()
+        }
+    }
+
     fn validate(&self, source: &str) -> Result<(), ExperimentError> {
+        if let Some(km) = self.default_length_km {
+            if !(km.is_finite() && km >= 0.0) {
+                return Err(ExperimentError::Invalid(format!(
+                    "{source}: default_length_km = {km}: expected a finite length >= 0 km"
+                )));
+            }
+        }
         let g = &self.grid;
         let kind_axes = KIND_AXES
             .iter()

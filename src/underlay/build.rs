@@ -1,12 +1,13 @@
 //! From a GML value tree to an [`Underlay`]: validation, policies and the report.
 
 use super::geodesy::geodesic_km;
+use super::geodesy::spherical_mean;
 use super::gml::{GmlEntry, GmlValue, Pos};
 use super::{
-    CapacitySource, CoreLink, Disconnected, LengthSource, LoadOptions, LoadReport,
-    MissingCoordinates, Router, Underlay, UnderlayError,
+    CapacitySource, CoreLink, Disconnected, EstimatedPosition, LengthSource, LoadOptions,
+    LoadReport, MissingCoordinates, NodeName, Router, Underlay, UnderlayError,
 };
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::Path;
 
 /// A node as read from the file.
@@ -20,7 +21,14 @@ struct RawNode {
 
 impl RawNode {
     fn describe(&self) -> String {
-        format!("{} (id {})", self.label, self.id)
+        self.name().to_string()
+    }
+
+    fn name(&self) -> NodeName {
+        NodeName {
+            gml_id: self.id,
+            label: self.label.clone(),
+        }
     }
 }
 
@@ -73,15 +81,46 @@ pub(super) fn build(
     edges.retain(|e| e.a != e.b);
     report.self_loops_removed = before - edges.len();
 
-    let mut keep = vec![true; nodes.len()];
-    apply_coordinate_policy(&ctx, opts, &nodes, &edges, &mut keep, &mut report)?;
-    if !keep.iter().any(|&k| k) {
-        return Err(UnderlayError::Empty {
-            file: file.to_string(),
-        });
+    if let Some(v) = opts.default_length_km {
+        if !(v.is_finite() && v >= 0.0) {
+            return Err(UnderlayError::BadDefaultLength {
+                file: file.to_string(),
+                value: v,
+            });
+        }
     }
-    apply_connectivity_policy(&ctx, opts, &nodes, &edges, &mut keep, &mut report)?;
-    let (routers, links) = assemble(&nodes, &edges, &keep, opts, &mut report);
+    let mut keep = vec![true; nodes.len()];
+    let mut pos = Positions {
+        at: nodes.iter().map(|n| n.lat_lon).collect(),
+        estimated: vec![false; nodes.len()],
+    };
+    if opts.missing_coordinates == MissingCoordinates::Estimate {
+        if nodes.is_empty() {
+            return Err(UnderlayError::Empty {
+                file: file.to_string(),
+            });
+        }
+        apply_connectivity_policy(&ctx, opts, &nodes, &edges, &mut keep, &mut report)?;
+        estimate_positions(&nodes, &edges, &keep, &mut pos, &mut report);
+        check_lengths_known(&ctx, opts, &nodes, &edges, &keep, &pos)?;
+    } else {
+        apply_coordinate_policy(&ctx, opts, &nodes, &edges, &mut keep, &mut report)?;
+        if !keep.iter().any(|&k| k) {
+            if !nodes.is_empty() && nodes.iter().all(|n| n.lat_lon.is_none()) {
+                return Err(no_coordinates(
+                    &ctx,
+                    &nodes,
+                    &edges,
+                    &vec![true; nodes.len()],
+                ));
+            }
+            return Err(UnderlayError::Empty {
+                file: file.to_string(),
+            });
+        }
+        apply_connectivity_policy(&ctx, opts, &nodes, &edges, &mut keep, &mut report)?;
+    }
+    let (routers, links) = assemble(&nodes, &edges, &keep, &pos, opts, &mut report);
     Ok(Underlay {
         name: stem(file),
         routers,
@@ -378,10 +417,19 @@ fn apply_coordinate_policy(
         .map(|(&n, &e)| describe_missing(nodes, n, e))
         .collect();
     match opts.missing_coordinates {
-        MissingCoordinates::Refuse => Err(UnderlayError::MissingCoordinates {
-            file: ctx.file.to_string(),
-            nodes: described,
-        }),
+        // Such links get the default length (make_link).
+        MissingCoordinates::Refuse if opts.default_length_km.is_some() => Ok(()),
+        MissingCoordinates::Refuse | MissingCoordinates::Estimate
+            if nodes.iter().all(|n| n.lat_lon.is_none()) =>
+        {
+            Err(no_coordinates(ctx, nodes, edges, &vec![true; nodes.len()]))
+        }
+        MissingCoordinates::Refuse | MissingCoordinates::Estimate => {
+            Err(UnderlayError::MissingCoordinates {
+                file: ctx.file.to_string(),
+                nodes: described,
+            })
+        }
         MissingCoordinates::Drop => {
             for &n in needy.keys() {
                 if let Some(k) = keep.get_mut(n) {
@@ -421,6 +469,155 @@ fn describe_missing(nodes: &[RawNode], n: usize, edge: &RawEdge) -> String {
         id(edge.b),
         edge.pos.line
     )
+}
+
+/// Positions of the raw nodes: from the file or estimated.
+struct Positions {
+    /// `(latitude, longitude)` in degrees.
+    at: Vec<Option<(f64, f64)>>,
+    /// Whether `at[i]` is an estimate.
+    estimated: Vec<bool>,
+}
+
+impl Positions {
+    fn get(&self, i: usize) -> Option<(f64, f64)> {
+        self.at.get(i).copied().flatten()
+    }
+
+    fn is_estimated(&self, i: usize) -> bool {
+        self.estimated.get(i).copied().unwrap_or(false)
+    }
+}
+
+/// Whether `edge` needs coordinates (no `distance`) that an endpoint lacks.
+fn lacks_length(edge: &RawEdge, pos: &Positions) -> bool {
+    edge.distance_km.is_none() && (pos.get(edge.a).is_none() || pos.get(edge.b).is_none())
+}
+
+/// [`MissingCoordinates::Estimate`]: gives every kept router without a
+/// position the spherical mean of its positioned neighbours, in rounds
+/// (Jacobi: a round uses only positions known before it) until a round
+/// estimates nothing; records each estimate in file order. Does nothing
+/// when no kept edge needs a missing position.
+fn estimate_positions(
+    nodes: &[RawNode],
+    edges: &[RawEdge],
+    keep: &[bool],
+    pos: &mut Positions,
+    report: &mut LoadReport,
+) {
+    let kept = |i: usize| keep.get(i).copied().unwrap_or(false);
+    let kept_edges: Vec<&RawEdge> = edges.iter().filter(|e| kept(e.a) && kept(e.b)).collect();
+    if !kept_edges.iter().any(|e| lacks_length(e, pos)) {
+        return;
+    }
+    let mut adj: Vec<BTreeSet<usize>> = vec![BTreeSet::new(); nodes.len()];
+    for e in &kept_edges {
+        if let Some(s) = adj.get_mut(e.a) {
+            s.insert(e.b);
+        }
+        if let Some(s) = adj.get_mut(e.b) {
+            s.insert(e.a);
+        }
+    }
+    let mut found: Vec<(usize, EstimatedPosition)> = Vec::new();
+    for round in 1.. {
+        let mut new = Vec::new();
+        for (i, around) in adj.iter().enumerate() {
+            if !kept(i) || pos.get(i).is_some() {
+                continue;
+            }
+            let used: Vec<usize> = around
+                .iter()
+                .copied()
+                .filter(|&j| pos.get(j).is_some())
+                .collect();
+            let points: Vec<(f64, f64)> = used.iter().filter_map(|&j| pos.get(j)).collect();
+            if let Some(p) = spherical_mean(&points) {
+                new.push((i, p, used));
+            }
+        }
+        if new.is_empty() {
+            break;
+        }
+        for (i, p, used) in new {
+            if let (Some(slot), Some(flag)) = (pos.at.get_mut(i), pos.estimated.get_mut(i)) {
+                *slot = Some(p);
+                *flag = true;
+            }
+            let name = |j: usize| nodes.get(j).map(RawNode::name);
+            if let Some(node) = name(i) {
+                found.push((
+                    i,
+                    EstimatedPosition {
+                        node,
+                        lat_lon: p,
+                        neighbours: used.iter().filter_map(|&j| name(j)).collect(),
+                        round,
+                    },
+                ));
+            }
+        }
+    }
+    found.sort_by_key(|(i, _)| *i);
+    report
+        .estimated_positions
+        .extend(found.into_iter().map(|(_, e)| e));
+}
+
+/// After estimation: every kept edge without `distance` has positioned
+/// endpoints, or gets [`LoadOptions::default_length_km`]; otherwise the
+/// file is refused ([`UnderlayError::NoCoordinates`] when no kept router
+/// has a position).
+fn check_lengths_known(
+    ctx: &Ctx,
+    opts: &LoadOptions,
+    nodes: &[RawNode],
+    edges: &[RawEdge],
+    keep: &[bool],
+    pos: &Positions,
+) -> Result<(), UnderlayError> {
+    if opts.default_length_km.is_some() {
+        return Ok(());
+    }
+    let kept = |i: usize| keep.get(i).copied().unwrap_or(false);
+    let kept_edges: Vec<&RawEdge> = edges.iter().filter(|e| kept(e.a) && kept(e.b)).collect();
+    if !kept_edges.iter().any(|e| lacks_length(e, pos)) {
+        return Ok(());
+    }
+    let any_positioned = (0..nodes.len()).any(|i| kept(i) && pos.get(i).is_some());
+    if !any_positioned {
+        return Err(no_coordinates(ctx, nodes, edges, keep));
+    }
+    // Defensive: the kept routers are connected, so all were estimated.
+    let mut needy: BTreeMap<usize, &RawEdge> = BTreeMap::new();
+    for e in kept_edges.into_iter().filter(|e| lacks_length(e, pos)) {
+        for n in [e.a, e.b] {
+            if pos.get(n).is_none() {
+                needy.entry(n).or_insert(e);
+            }
+        }
+    }
+    Err(UnderlayError::MissingCoordinates {
+        file: ctx.file.to_string(),
+        nodes: needy
+            .iter()
+            .map(|(&n, &e)| describe_missing(nodes, n, e))
+            .collect(),
+    })
+}
+
+/// [`UnderlayError::NoCoordinates`] over the kept routers.
+fn no_coordinates(ctx: &Ctx, nodes: &[RawNode], edges: &[RawEdge], keep: &[bool]) -> UnderlayError {
+    let kept = |i: usize| keep.get(i).copied().unwrap_or(false);
+    UnderlayError::NoCoordinates {
+        file: ctx.file.to_string(),
+        routers: (0..nodes.len()).filter(|&i| kept(i)).count(),
+        edges: edges
+            .iter()
+            .filter(|e| kept(e.a) && kept(e.b) && e.distance_km.is_none())
+            .count(),
+    }
 }
 
 /// Connected components among kept nodes, each a list of node indices in
@@ -485,9 +682,23 @@ fn apply_connectivity_policy(
     if opts.disconnected == Disconnected::Refuse {
         let mut sizes: Vec<usize> = comps.iter().map(Vec::len).collect();
         sizes.sort_unstable_by(|x, y| y.cmp(x));
+        let largest = largest_component(&comps);
+        let outside: Vec<String> = comps
+            .iter()
+            .enumerate()
+            .filter(|(ci, _)| *ci != largest)
+            .flat_map(|(_, c)| c.iter())
+            .filter_map(|&n| nodes.get(n).map(RawNode::describe))
+            .collect();
+        let more = outside.len().saturating_sub(10);
+        let mut named = outside.into_iter().take(10).collect::<Vec<_>>().join(", ");
+        if more > 0 {
+            named.push_str(&format!(" and {more} more router(s)"));
+        }
         return Err(UnderlayError::Disconnected {
             file: ctx.file.to_string(),
             component_sizes: sizes,
+            outside_largest: named,
         });
     }
     let largest = largest_component(&comps);
@@ -527,6 +738,7 @@ fn assemble(
     nodes: &[RawNode],
     edges: &[RawEdge],
     keep: &[bool],
+    pos: &Positions,
     opts: &LoadOptions,
     report: &mut LoadReport,
 ) -> (Vec<Router>, Vec<CoreLink>) {
@@ -548,7 +760,7 @@ fn assemble(
     let mut by_pair: HashMap<(usize, usize), usize> = HashMap::new();
     let mut removed_with_nodes = 0;
     for edge in edges {
-        let Some(link) = make_link(edge, nodes, &new_index, opts) else {
+        let Some(link) = make_link(edge, &new_index, pos, opts) else {
             removed_with_nodes += 1;
             continue;
         };
@@ -574,19 +786,23 @@ fn assemble(
 /// when its length cannot be determined).
 fn make_link(
     edge: &RawEdge,
-    nodes: &[RawNode],
     new_index: &[Option<usize>],
+    pos: &Positions,
     opts: &LoadOptions,
 ) -> Option<CoreLink> {
     let ia = new_index.get(edge.a).copied().flatten()?;
     let ib = new_index.get(edge.b).copied().flatten()?;
-    let (length_km, length_source) = match edge.distance_km {
-        Some(d) => (d, LengthSource::Distance),
-        None => {
-            let pa = nodes.get(edge.a)?.lat_lon?;
-            let pb = nodes.get(edge.b)?.lat_lon?;
-            (geodesic_km(pa, pb), LengthSource::Geodesic)
+    let (length_km, length_source) = match (edge.distance_km, pos.get(edge.a), pos.get(edge.b)) {
+        (Some(d), _, _) => (d, LengthSource::Distance),
+        (None, Some(pa), Some(pb)) => {
+            let source = if pos.is_estimated(edge.a) || pos.is_estimated(edge.b) {
+                LengthSource::Estimated
+            } else {
+                LengthSource::Geodesic
+            };
+            (geodesic_km(pa, pb), source)
         }
+        (None, _, _) => (opts.default_length_km?, LengthSource::DefaultLength),
     };
     let (capacity_bps, capacity_source) = edge
         .capacity
@@ -621,6 +837,14 @@ fn summarise_links(links: &[CoreLink], removed_with_nodes: usize, report: &mut L
         .iter()
         .filter(|l| l.length_source == LengthSource::Geodesic)
         .count();
+    report.lengths_from_estimates = links
+        .iter()
+        .filter(|l| l.length_source == LengthSource::Estimated)
+        .count();
+    report.lengths_defaulted = links
+        .iter()
+        .filter(|l| l.length_source == LengthSource::DefaultLength)
+        .count();
     report.capacities_defaulted = links
         .iter()
         .filter(|l| l.capacity_source == CapacitySource::Default)
@@ -630,10 +854,23 @@ fn summarise_links(links: &[CoreLink], removed_with_nodes: usize, report: &mut L
             "{removed_with_nodes} edge(s) removed together with dropped nodes"
         ));
     }
-    let zero = links.iter().filter(|l| l.length_km == 0.0).count();
-    if zero > 0 {
+    let zero = |estimated: bool| {
+        links
+            .iter()
+            .filter(|l| l.length_km == 0.0)
+            .filter(|l| (l.length_source == LengthSource::Estimated) == estimated)
+            .count()
+    };
+    if zero(false) > 0 {
         report.notes.push(format!(
-            "{zero} link(s) have length 0 km (co-located routers)"
+            "{} link(s) have length 0 km (co-located routers)",
+            zero(false)
+        ));
+    }
+    if zero(true) > 0 {
+        report.notes.push(format!(
+            "{} link(s) to estimated positions have length 0 km (a router estimated from one neighbour sits on it)",
+            zero(true)
         ));
     }
 }
@@ -802,7 +1039,11 @@ mod tests {
             edge(0, 1, ""),
             edge(1, 2, "distance 5"),
         ]);
-        let e = err(&src);
+        let refuse = LoadOptions {
+            missing_coordinates: MissingCoordinates::Refuse,
+            ..LoadOptions::default()
+        };
+        let e = load(&src, &refuse).map(|_| ()).unwrap_err().to_string();
         assert!(
             e.starts_with("net/test.gml: expected Latitude/Longitude"),
             "{e}"
@@ -813,6 +1054,232 @@ mod tests {
         );
         assert!(!e.contains("C (id 2)"), "{e}");
         assert!(e.contains("--missing-coordinates drop"), "{e}");
+    }
+
+    fn refuse() -> LoadOptions {
+        LoadOptions {
+            missing_coordinates: MissingCoordinates::Refuse,
+            ..LoadOptions::default()
+        }
+    }
+
+    /// A, B, C at (0, 0), (0, 90) and the North Pole; X (no coordinates)
+    /// linked to all three; Y (no coordinates) linked to X only.
+    fn one_unlocated() -> String {
+        graph(&[
+            node(0, "label \"A\" Latitude 0 Longitude 0"),
+            node(1, "label \"B\" Latitude 0 Longitude 90"),
+            node(2, "label \"C\" Latitude 90 Longitude 0"),
+            node(3, "label \"X\""),
+            node(4, "label \"Y\""),
+            edge(3, 0, ""),
+            edge(1, 3, ""),
+            edge(3, 2, "capacity 1e10"),
+            edge(3, 0, ""),
+            edge(4, 3, ""),
+            edge(0, 1, ""),
+        ])
+    }
+
+    #[test]
+    fn unlocated_node_gets_the_spherical_mean_of_its_neighbours() {
+        let u = ok(&one_unlocated());
+        assert_eq!(u.node_count(), 5);
+        assert_eq!(u.routers[3].lat_lon, None, "file coordinates stay absent");
+        let est = &u.report.estimated_positions;
+        assert_eq!(est.len(), 2);
+        // By hand: unit vectors (1,0,0), (0,1,0), (0,0,1); their mean
+        // (1/3, 1/3, 1/3) is at longitude 45 and latitude
+        // atan(1/sqrt 2) = 35.264389682754654 degrees.
+        let x = &est[0];
+        assert_eq!((x.node.label.as_str(), x.node.gml_id, x.round), ("X", 3, 1));
+        assert!((x.lat_lon.0 - 35.264_389_682_754_654).abs() < 1e-9, "{x:?}");
+        assert!((x.lat_lon.1 - 45.0).abs() < 1e-9, "{x:?}");
+        let used: Vec<&str> = x.neighbours.iter().map(|n| n.label.as_str()).collect();
+        assert_eq!(used, ["A", "B", "C"], "each neighbour once, in file order");
+        // Y only sees X, estimated in round 1: round 2, on X.
+        let y = &est[1];
+        assert_eq!((y.node.label.as_str(), y.round), ("Y", 2));
+        assert_eq!(y.lat_lon, x.lat_lon);
+        assert_eq!(y.neighbours[0].to_string(), "X (id 3)");
+        // X's links are geodesics to its estimate; A -- B is from the file.
+        let link = |a: usize, b: usize| {
+            u.links
+                .iter()
+                .find(|l| (l.a, l.b) == (a, b))
+                .unwrap_or_else(|| panic!("no link {a}-{b}"))
+        };
+        let xa = link(0, 3);
+        assert_eq!(xa.length_source, LengthSource::Estimated);
+        assert!((xa.length_km - geodesic_km((0.0, 0.0), x.lat_lon)).abs() < 1e-9);
+        assert_eq!(link(2, 3).capacity_bps, 1e10);
+        assert_eq!(link(3, 4).length_km, 0.0);
+        assert_eq!(link(0, 1).length_source, LengthSource::Geodesic);
+        assert_eq!(u.report.lengths_from_estimates, 4);
+        assert_eq!(u.report.lengths_from_geodesic, 1);
+        assert!(u
+            .report
+            .notes
+            .iter()
+            .any(|n| n.contains("1 link(s) to estimated")));
+        // The same file refuses under Refuse and drops X, Y under Drop.
+        assert!(matches!(
+            load(&one_unlocated(), &refuse()),
+            Err(UnderlayError::MissingCoordinates { nodes, .. }) if nodes.len() == 2
+        ));
+        // (Dropping X and Y isolates C.)
+        let d = load(&one_unlocated(), &lenient()).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!((d.node_count(), d.report.dropped_nodes.len()), (2, 3));
+    }
+
+    #[test]
+    fn an_estimated_length_by_hand() {
+        // X halfway (on the sphere) between (0, 0) and (0, 90): (0, 45); its
+        // links run 45 degrees along the equator, a * pi / 4 on WGS-84.
+        let u = ok(&graph(&[
+            node(0, "Latitude 0 Longitude 0"),
+            node(1, "Latitude 0 Longitude 90"),
+            node(2, "label \"X\""),
+            edge(0, 2, ""),
+            edge(2, 1, ""),
+        ]));
+        let want = 6378.137 * std::f64::consts::PI / 4.0;
+        for l in &u.links {
+            assert!(
+                (l.length_km - want).abs() < 1e-6,
+                "{} vs {want}",
+                l.length_km
+            );
+        }
+        let x = &u.report.estimated_positions[0];
+        assert!(x.lat_lon.0.abs() < 1e-12 && (x.lat_lon.1 - 45.0).abs() < 1e-12);
+    }
+
+    #[test]
+    fn estimates_do_not_depend_on_file_order() {
+        // X -- A(0, 10), X -- Y, Y -- B(0, 20): both estimated in round 1
+        // from their located neighbour only, whatever the order.
+        let parts = [
+            node(0, "label \"A\" Latitude 0 Longitude 10"),
+            node(1, "label \"B\" Latitude 0 Longitude 20"),
+            node(2, "label \"X\""),
+            node(3, "label \"Y\""),
+            edge(2, 0, ""),
+            edge(2, 3, ""),
+            edge(3, 1, ""),
+        ];
+        let mut reversed = parts.to_vec();
+        reversed.reverse();
+        for src in [graph(&parts), graph(&reversed)] {
+            let u = ok(&src);
+            let mut est: Vec<(String, (f64, f64), usize)> = u
+                .report
+                .estimated_positions
+                .iter()
+                .map(|e| (e.node.label.clone(), e.lat_lon, e.round))
+                .collect();
+            est.sort_by(|a, b| a.0.cmp(&b.0));
+            assert_eq!(
+                est,
+                [("X".into(), (0.0, 10.0), 1), ("Y".into(), (0.0, 20.0), 1)]
+            );
+        }
+    }
+
+    #[test]
+    fn no_coordinates_at_all_says_so_and_loads_with_a_default_length() {
+        let src = graph(&[
+            node(0, "label \"A\""),
+            node(1, "label \"B\""),
+            node(2, "label \"C\""),
+            edge(0, 1, ""),
+            edge(1, 2, "distance 7"),
+        ]);
+        let e = err(&src);
+        assert_eq!(
+            e,
+            "net/test.gml: none of the 3 router(s) kept has Latitude/Longitude and 1 edge(s) among \
+             them have no `distance`, so their lengths are unknown and cannot be estimated; give \
+             every such link one length with --default-length-km KM (experiment files: \
+             default_length_km = KM; reported as an approximation), or add `distance` (km) \
+             attributes to the edges"
+        );
+        assert!(matches!(
+            load(&src, &refuse()),
+            Err(UnderlayError::NoCoordinates { .. })
+        ));
+        // Drop keeps C (its only edge has a distance) and reports A and B.
+        let drop = LoadOptions {
+            missing_coordinates: MissingCoordinates::Drop,
+            ..LoadOptions::default()
+        };
+        let d = load(&src, &drop).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!((d.node_count(), d.report.dropped_nodes.len()), (1, 2));
+        for policy in [MissingCoordinates::Estimate, MissingCoordinates::Refuse] {
+            let opts = LoadOptions {
+                missing_coordinates: policy,
+                default_length_km: Some(100.0),
+                ..LoadOptions::default()
+            };
+            let u = load(&src, &opts).unwrap_or_else(|e| panic!("{e}"));
+            assert_eq!(u.links[0].length_km, 100.0);
+            assert_eq!(u.links[0].length_source, LengthSource::DefaultLength);
+            assert_eq!(u.links[1].length_km, 7.0);
+            assert_eq!(u.report.lengths_defaulted, 1);
+            assert!(u.report.estimated_positions.is_empty());
+        }
+        let bad = LoadOptions {
+            default_length_km: Some(-1.0),
+            ..LoadOptions::default()
+        };
+        assert!(matches!(
+            load(&src, &bad),
+            Err(UnderlayError::BadDefaultLength { .. })
+        ));
+    }
+
+    #[test]
+    fn disconnected_refusal_names_what_largest_component_drops() {
+        let src = graph(&[
+            node(0, "label \"A\" Latitude 0 Longitude 0"),
+            node(1, "label \"B\""),
+            node(2, "label \"C\" Latitude 1 Longitude 1"),
+            edge(0, 1, ""),
+        ]);
+        let e = err(&src);
+        assert!(e.contains("--largest-component"), "{e}");
+        assert!(e.ends_with("which drops C (id 2)"), "{e}");
+        let u = load(&src, &lenient_estimate()).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(u.report.estimated_positions.len(), 1);
+        assert_eq!(u.report.dropped_nodes.len(), 1);
+    }
+
+    fn lenient_estimate() -> LoadOptions {
+        LoadOptions {
+            disconnected: Disconnected::LargestComponent,
+            ..LoadOptions::default()
+        }
+    }
+
+    #[test]
+    fn missing_coordinates_policy_parses() {
+        assert_eq!(
+            LoadOptions::default().missing_coordinates,
+            MissingCoordinates::Estimate
+        );
+        for p in MissingCoordinates::ALL {
+            assert_eq!(p.name().parse::<MissingCoordinates>(), Ok(p));
+            assert_eq!(p.to_string(), p.name());
+        }
+        assert_eq!(" drop ".parse(), Ok(MissingCoordinates::Drop));
+        let e = "guess"
+            .parse::<MissingCoordinates>()
+            .map(|_| ())
+            .unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "missing-coordinates policy `guess`: expected refuse, estimate or drop"
+        );
     }
 
     #[test]

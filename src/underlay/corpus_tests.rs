@@ -47,6 +47,8 @@ fn reason(e: &UnderlayError) -> &'static str {
         UnderlayError::MissingCoordinates { .. } => "missing coordinates",
         UnderlayError::Disconnected { .. } => "disconnected",
         UnderlayError::Empty { .. } => "empty",
+        UnderlayError::NoCoordinates { .. } => "no coordinates",
+        UnderlayError::BadDefaultLength { .. } => "bad option",
     }
 }
 
@@ -69,8 +71,15 @@ fn is_precise(e: &UnderlayError, file: &Path) -> bool {
         }
         UnderlayError::Disconnected {
             component_sizes, ..
-        } => component_sizes.len() > 1 && text.contains("components of sizes"),
+        } => {
+            component_sizes.len() > 1
+                && text.contains("components of sizes")
+                && text.contains("--largest-component")
+        }
         UnderlayError::Empty { .. } => text.contains("expected at least one node"),
+        UnderlayError::NoCoordinates { .. } => {
+            text.contains("has Latitude/Longitude") && text.contains("--default-length-km")
+        }
         _ => positioned,
     }
 }
@@ -180,4 +189,90 @@ fn telstra_is_disconnected_into_3_components() {
     }
     let u = Underlay::load(&file, &lenient()).unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(u.report.dropped_components.len(), 2);
+}
+
+/// The Topology Zoo with default options (issue 15): every file loads, or is
+/// refused as disconnected or as having no coordinates at all; no router is
+/// dropped; every router without coordinates that loads has its estimate
+/// reported.
+#[test]
+fn zoo_loads_by_default_without_losing_nodes() {
+    let Some(dir) = underlays_dir() else {
+        eprintln!("skipping: ../shared/underlays not found");
+        return;
+    };
+    let zoo: Vec<PathBuf> = corpus_files(&dir)
+        .into_iter()
+        .filter(|f| f.parent().is_some_and(|p| p.ends_with("topology-zoo")))
+        .collect();
+    if zoo.is_empty() {
+        eprintln!("skipping: no Topology Zoo files under {}", dir.display());
+        return;
+    }
+    let mut loaded = 0;
+    let mut estimated = 0;
+    for file in &zoo {
+        match Underlay::load(file, &LoadOptions::default()) {
+            Ok(u) => {
+                loaded += 1;
+                check_invariants(&u, file);
+                assert!(u.report.dropped_nodes.is_empty(), "{}", file.display());
+                let unlocated = u.routers.iter().filter(|r| r.lat_lon.is_none()).count();
+                // Routers without coordinates whose links all have `distance`
+                // need no estimate; the Zoo has (almost) no `distance`.
+                assert!(u.report.estimated_positions.len() <= unlocated);
+                estimated += u.report.estimated_positions.len();
+            }
+            Err(e) => assert!(
+                matches!(
+                    e,
+                    UnderlayError::Disconnected { .. } | UnderlayError::NoCoordinates { .. }
+                ) && is_precise(&e, file),
+                "{e}"
+            ),
+        }
+    }
+    eprintln!(
+        "zoo, default options: {loaded} of {} loaded, {estimated} positions estimated",
+        zoo.len()
+    );
+    // 261 files (236 load): 18 disconnected and 7 without any coordinates refuse.
+    assert!(loaded * 100 >= zoo.len() * 90, "{loaded} of {}", zoo.len());
+    // With both ways forward every file loads, and what is dropped is reported.
+    let forward = LoadOptions {
+        disconnected: Disconnected::LargestComponent,
+        default_length_km: Some(100.0),
+        ..LoadOptions::default()
+    };
+    for file in &zoo {
+        let u = Underlay::load(file, &forward).unwrap_or_else(|e| panic!("{e}"));
+        check_invariants(&u, file);
+        let dropped: usize = u.report.dropped_components.iter().sum();
+        assert_eq!(dropped, u.report.dropped_nodes.len(), "{}", file.display());
+    }
+}
+
+#[test]
+fn garr_estimates_its_13_unlocated_routers() {
+    let Some(dir) = underlays_dir() else {
+        eprintln!("skipping: ../shared/underlays not found");
+        return;
+    };
+    let file = dir.join("topology-zoo/Garr201201.gml");
+    if !file.is_file() {
+        eprintln!("skipping: {} not found", file.display());
+        return;
+    }
+    let u = Underlay::load(&file, &LoadOptions::default()).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(u.node_count(), 61);
+    assert_eq!(u.report.estimated_positions.len(), 13);
+    assert_eq!(u.report.lengths_from_estimates, 13);
+    let refuse = LoadOptions {
+        missing_coordinates: MissingCoordinates::Refuse,
+        ..LoadOptions::default()
+    };
+    assert!(matches!(
+        Underlay::load(&file, &refuse),
+        Err(UnderlayError::MissingCoordinates { nodes, .. }) if nodes.len() == 13
+    ));
 }

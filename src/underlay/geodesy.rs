@@ -22,6 +22,35 @@ pub fn geodesic_km(a: (f64, f64), b: (f64, f64)) -> f64 {
     metres / 1000.0
 }
 
+/// The mean of `points` (`(latitude, longitude)` in degrees) on a sphere:
+/// each point becomes a unit vector, the vectors are averaged and the mean
+/// is normalised back to `(latitude, longitude)` in degrees (longitude in
+/// (-180, 180]). One point is returned as is; when the mean vector is
+/// shorter than 1e-9 (antipodal points) the first point is returned;
+/// `None` for no points. Latitudes are treated as spherical (geocentric),
+/// an approximation of at most 0.2 degrees for geodetic latitudes.
+pub fn spherical_mean(points: &[(f64, f64)]) -> Option<(f64, f64)> {
+    let first = *points.first()?;
+    if points.len() == 1 {
+        return Some(first);
+    }
+    let (mut x, mut y, mut z) = (0.0f64, 0.0f64, 0.0f64);
+    for &(lat, lon) in points {
+        let (la, lo) = (lat.to_radians(), lon.to_radians());
+        x += la.cos() * lo.cos();
+        y += la.cos() * lo.sin();
+        z += la.sin();
+    }
+    let k = points.len() as f64;
+    let (x, y, z) = (x / k, y / k, z / k);
+    if (x * x + y * y + z * z).sqrt() < 1e-9 {
+        return Some(first);
+    }
+    let lat = z.atan2((x * x + y * y).sqrt()).to_degrees();
+    let lon = y.atan2(x).to_degrees();
+    Some((lat, lon))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -47,6 +76,34 @@ mod tests {
         // (a sphere of radius 6371 km would give 10007.5 km).
         let d = geodesic_km((0.0, 0.0), (90.0, 0.0));
         assert!((d - 10001.966).abs() < 0.01, "got {d}");
+    }
+
+    #[test]
+    fn spherical_means_by_hand() {
+        assert_eq!(spherical_mean(&[]), None);
+        assert_eq!(spherical_mean(&[(12.5, -3.0)]), Some((12.5, -3.0)));
+        // (0,0) and (0,90): the mean vector (1/2, 1/2, 0) points to (0, 45).
+        let (lat, lon) = spherical_mean(&[(0.0, 0.0), (0.0, 90.0)]).unwrap_or_default();
+        assert!(
+            lat.abs() < 1e-12 && (lon - 45.0).abs() < 1e-12,
+            "{lat} {lon}"
+        );
+        // Plus the pole: (1/3, 1/3, 1/3), latitude asin(1/sqrt 3) = 35.26438968...
+        let (lat, lon) =
+            spherical_mean(&[(0.0, 0.0), (0.0, 90.0), (90.0, 0.0)]).unwrap_or_default();
+        assert!((lat - 35.264_389_682_754_654).abs() < 1e-9, "{lat}");
+        assert!((lon - 45.0).abs() < 1e-9, "{lon}");
+        // Across the antimeridian: (0,170) and (0,-170) average to (0,180).
+        let (lat, lon) = spherical_mean(&[(0.0, 170.0), (0.0, -170.0)]).unwrap_or_default();
+        assert!(
+            lat.abs() < 1e-9 && (lon.abs() - 180.0).abs() < 1e-9,
+            "{lat} {lon}"
+        );
+        // Antipodes: the first point.
+        assert_eq!(
+            spherical_mean(&[(0.0, 0.0), (0.0, 180.0)]),
+            Some((0.0, 0.0))
+        );
     }
 
     #[test]

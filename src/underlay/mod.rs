@@ -13,7 +13,7 @@ pub mod synthetic;
 #[cfg(test)]
 mod corpus_tests;
 
-pub use geodesy::geodesic_km;
+pub use geodesy::{geodesic_km, spherical_mean};
 pub use gml::{decode_bytes, GmlEntry, GmlError, GmlValue, Pos};
 
 use serde::Serialize;
@@ -37,6 +37,13 @@ pub enum LengthSource {
     Distance,
     /// The WGS-84 geodesic between the endpoints' coordinates.
     Geodesic,
+    /// The WGS-84 geodesic where at least one endpoint's position is an
+    /// estimate ([`MissingCoordinates::Estimate`], listed in
+    /// [`LoadReport::estimated_positions`]): an approximation.
+    Estimated,
+    /// [`LoadOptions::default_length_km`]: the edge has no `distance` and an
+    /// endpoint has no position (an approximation).
+    DefaultLength,
 }
 
 /// Where a link's capacity comes from.
@@ -69,13 +76,76 @@ pub struct CoreLink {
 
 /// What to do with nodes whose incident edges need coordinates (no `distance`)
 /// but which lack `Latitude`/`Longitude`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum MissingCoordinates {
-    /// Fail with [`UnderlayError::MissingCoordinates`].
-    #[default]
+    /// Fail with [`UnderlayError::MissingCoordinates`] (unless
+    /// [`LoadOptions::default_length_km`] gives such links a length).
     Refuse,
+    /// Estimate each such node's position from its neighbours (the default).
+    ///
+    /// Rounds `k = 1, 2, ...`: every router still without a position that
+    /// has at least one neighbour with a position known *before* round `k`
+    /// (from the file, or estimated in an earlier round) gets the spherical
+    /// mean of those neighbours' positions: latitude/longitude become unit
+    /// vectors on a sphere, are averaged, and the mean is normalised back to
+    /// latitude/longitude (when the mean vector is shorter than 1e-9, e.g.
+    /// two antipodal neighbours, the first such neighbour's position is
+    /// used). Within a round estimates use only earlier positions, so the
+    /// result does not depend on file order; rounds stop when one estimates
+    /// nothing. Neighbours are counted once each, whatever the number of
+    /// parallel edges, and `distance` attributes do not weigh the mean.
+    /// Treating geodetic latitude as spherical is an approximation of a few
+    /// km at most for the neighbour spans of real networks; lengths are then
+    /// WGS-84 geodesics ([`LengthSource::Estimated`]). Every estimate is
+    /// listed in [`LoadReport::estimated_positions`]. Routers are estimated
+    /// only when some router needs coordinates, and only within the routers
+    /// kept by the [`Disconnected`] policy (applied first).
+    #[default]
+    Estimate,
     /// Drop such nodes and all their edges, recording each in [`LoadReport::dropped_nodes`].
     Drop,
+}
+
+impl MissingCoordinates {
+    /// Every policy, in documentation order.
+    pub const ALL: [MissingCoordinates; 3] = [
+        MissingCoordinates::Refuse,
+        MissingCoordinates::Estimate,
+        MissingCoordinates::Drop,
+    ];
+
+    /// The policy's name (`refuse`, `estimate`, `drop`), as the CLI and
+    /// experiment files spell it.
+    pub fn name(self) -> &'static str {
+        match self {
+            MissingCoordinates::Refuse => "refuse",
+            MissingCoordinates::Estimate => "estimate",
+            MissingCoordinates::Drop => "drop",
+        }
+    }
+}
+
+impl std::fmt::Display for MissingCoordinates {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// An unknown [`MissingCoordinates`] name.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("missing-coordinates policy `{0}`: expected refuse, estimate or drop")]
+pub struct UnknownPolicy(pub String);
+
+impl std::str::FromStr for MissingCoordinates {
+    type Err = UnknownPolicy;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        MissingCoordinates::ALL
+            .into_iter()
+            .find(|p| p.name() == s.trim())
+            .ok_or_else(|| UnknownPolicy(s.to_string()))
+    }
 }
 
 /// What to do when the graph (after drops) is not connected.
@@ -98,16 +168,56 @@ pub struct LoadOptions {
     /// Capacity in bit/s for edges with neither `capacity` nor `LinkSpeedRaw`
     /// (should be finite and positive; default 1e9 = 1 Gbit/s).
     pub default_capacity_bps: f64,
+    /// Length in km of every edge that has no `distance` and an endpoint
+    /// without a position (none in the file, none estimated): finite, >= 0.
+    /// `None` (the default): such edges refuse the file. Counted in
+    /// [`LoadReport::lengths_defaulted`] ([`LengthSource::DefaultLength`]).
+    /// With [`MissingCoordinates::Refuse`] no position is estimated, so every
+    /// such edge gets this length; with [`MissingCoordinates::Drop`] none
+    /// is left.
+    pub default_length_km: Option<f64>,
 }
 
 impl Default for LoadOptions {
     fn default() -> Self {
         LoadOptions {
-            missing_coordinates: MissingCoordinates::Refuse,
+            missing_coordinates: MissingCoordinates::Estimate,
             disconnected: Disconnected::Refuse,
             default_capacity_bps: 1e9,
+            default_length_km: None,
         }
     }
+}
+
+/// A router, named as in messages.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct NodeName {
+    /// The node's `id` in the GML file.
+    pub gml_id: i64,
+    /// The node's `label`.
+    pub label: String,
+}
+
+impl std::fmt::Display for NodeName {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} (id {})", self.label, self.gml_id)
+    }
+}
+
+/// The estimated position of a router without coordinates
+/// ([`MissingCoordinates::Estimate`]).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct EstimatedPosition {
+    /// The router.
+    pub node: NodeName,
+    /// `(latitude, longitude)` in degrees: the spherical mean of the
+    /// neighbours' positions.
+    pub lat_lon: (f64, f64),
+    /// The neighbours averaged, in file order.
+    pub neighbours: Vec<NodeName>,
+    /// The round that estimated it: 1 when every neighbour used has
+    /// coordinates in the file, `k` when some were estimated in round `k - 1`.
+    pub round: usize,
 }
 
 /// What loading changed or inferred.
@@ -121,6 +231,12 @@ pub struct LoadReport {
     pub parallel_edges_merged: usize,
     /// Number of final links whose length is a WGS-84 geodesic.
     pub lengths_from_geodesic: usize,
+    /// Routers without coordinates whose position was estimated, in file order.
+    pub estimated_positions: Vec<EstimatedPosition>,
+    /// Number of final links whose length is a geodesic with an estimated endpoint.
+    pub lengths_from_estimates: usize,
+    /// Number of final links whose length is [`LoadOptions::default_length_km`].
+    pub lengths_defaulted: usize,
     /// Number of final links whose capacity is the default.
     pub capacities_defaulted: usize,
     /// Sizes (in routers) of the components dropped by [`Disconnected::LargestComponent`].
@@ -177,7 +293,9 @@ pub enum UnderlayError {
     /// Nodes lack coordinates that edges without `distance` need.
     #[error(
         "{file}: expected Latitude/Longitude on every node whose edges lack `distance`, \
-         found {} node(s) without: {}; drop them with the Drop policy (CLI: --missing-coordinates drop)",
+         found {} node(s) without: {}; estimate their positions from their neighbours with the \
+         Estimate policy (CLI: --missing-coordinates estimate, the default), drop them with the Drop \
+         policy (--missing-coordinates drop), or give such links a length (--default-length-km KM)",
         nodes.len(),
         nodes.join("; ")
     )]
@@ -187,18 +305,47 @@ pub enum UnderlayError {
         /// Each node as `"label (id N): ... needed by edge ... at line L"`.
         nodes: Vec<String>,
     },
+    /// No router has coordinates, so links without `distance` have no length
+    /// (and no position can be estimated).
+    #[error(
+        "{file}: none of the {routers} router(s) kept has Latitude/Longitude and {edges} edge(s) \
+         among them have no `distance`, so their lengths are unknown and cannot be estimated; give every such link \
+         one length with --default-length-km KM (experiment files: default_length_km = KM; \
+         reported as an approximation), or add `distance` (km) attributes to the edges"
+    )]
+    NoCoordinates {
+        /// The source name (file path).
+        file: String,
+        /// Routers considered (after the connectivity policy).
+        routers: usize,
+        /// Edges without `distance` among them.
+        edges: usize,
+    },
+    /// A load option with a value it does not accept.
+    #[error("{file}: default length {value} km: expected a finite length >= 0 km")]
+    BadDefaultLength {
+        /// The source name (file path).
+        file: String,
+        /// The value given.
+        value: f64,
+    },
     /// The graph is not connected.
     #[error(
         "{file}: expected a connected graph, found {} components of sizes {:?}; \
-         keep the largest with the LargestComponent policy (CLI: --largest-component)",
+         keep the largest with the LargestComponent policy (CLI: --largest-component; experiment \
+         files: largest_component = true), which drops {}",
         component_sizes.len(),
-        component_sizes
+        component_sizes,
+        outside_largest
     )]
     Disconnected {
         /// The source name (file path).
         file: String,
         /// Component sizes in routers, largest first.
         component_sizes: Vec<usize>,
+        /// The routers outside the largest component (the first 10 named,
+        /// then how many more), as the LargestComponent policy would drop them.
+        outside_largest: String,
     },
     /// No routers (none in the file, or none left after the policies).
     #[error("{file}: expected at least one node, found none (after applying the load policies)")]

@@ -1,0 +1,287 @@
+//! Checking every grid point before any job runs: each underlay loads (with
+//! the file's loading policies), each overlay name parses, and each axis
+//! value parses (network knobs through [`NetworkSpec::from_knobs`], the
+//! parser the jobs use). All problems are reported at once, in one
+//! [`ExperimentError::Grid`], instead of the first failing job stopping a
+//! sweep half-way.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use crate::builtin::builtin_underlay;
+use crate::network::NetworkKind;
+use crate::overlay::build::{CenterPolicy, OverlayKind};
+use crate::program::Method;
+use crate::replay::Straggler;
+use crate::scenario::{load_underlay, NetworkSpec, NETWORK_KNOBS};
+use crate::underlay::Underlay;
+use crate::units::parse_bandwidth;
+
+use super::grid::Job;
+use super::spec::{ExperimentKind, ExperimentSpec};
+use super::ExperimentError;
+
+/// The `shared/` directory: `$FEDTOPO_SHARED`, else `../shared` beside the crate.
+pub fn shared_dir() -> PathBuf {
+    std::env::var_os("FEDTOPO_SHARED")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared"))
+}
+
+/// Resolves an underlay spec of the grid to something [`crate::scenario::load_underlay`] takes.
+pub fn resolve_underlay(spec: &str, base_dir: &Path) -> String {
+    if let Some(rel) = spec.strip_prefix("shared:") {
+        return shared_dir()
+            .join("underlays")
+            .join(rel)
+            .display()
+            .to_string();
+    }
+    if spec.starts_with("builtin:") || builtin_underlay(spec).is_some() {
+        return spec.to_string();
+    }
+    let p = Path::new(spec);
+    if p.is_absolute() {
+        spec.to_string()
+    } else {
+        base_dir.join(p).display().to_string()
+    }
+}
+
+/// Problems found so far, each once, in the order found.
+#[derive(Default)]
+struct Problems(Vec<String>);
+
+impl Problems {
+    fn add(&mut self, p: String) {
+        if !self.0.contains(&p) {
+            self.0.push(p);
+        }
+    }
+}
+
+/// Checks every job of `jobs` (the whole grid) and returns the loaded
+/// underlays by grid value; otherwise [`ExperimentError::Grid`] listing
+/// every problem. Relative files (underlays, `access_csv`) are resolved
+/// against `base_dir`, the experiment file's directory.
+pub fn validate_grid(
+    spec: &ExperimentSpec,
+    jobs: &[Job],
+    base_dir: &Path,
+) -> Result<BTreeMap<String, Underlay>, ExperimentError> {
+    let mut problems = Problems::default();
+    let options = spec.load_options();
+    let mut underlays = BTreeMap::new();
+    for name in distinct(jobs, "underlay") {
+        let resolved = resolve_underlay(name, base_dir);
+        match load_underlay(Some(&resolved), &options) {
+            Ok(u) => {
+                underlays.insert(name.to_string(), u);
+            }
+            Err(e) => problems.add(format!("underlay `{name}`: {e}")),
+        }
+    }
+    for name in distinct(jobs, "overlay") {
+        let parsed = match spec.kind {
+            ExperimentKind::Program => name
+                .parse::<Method>()
+                .map(|_| ())
+                .map_err(|e| e.to_string()),
+            _ => name
+                .parse::<OverlayKind>()
+                .map(|_| ())
+                .map_err(|e| e.to_string()),
+        };
+        if let Err(e) = parsed {
+            problems.add(format!("overlay `{name}`: {e}"));
+        }
+    }
+    check_network_knobs(jobs, base_dir, &mut problems);
+    for value in distinct(jobs, "center_access") {
+        if value != "same" {
+            if let Err(e) = parse_bandwidth(value) {
+                problems.add(format!(
+                    "center_access `{value}`: expected `same` or a bandwidth ({e})"
+                ));
+            }
+        }
+    }
+    for job in jobs {
+        if let Some(u) = underlays.get(job.get("underlay")) {
+            if let Err(e) = CenterPolicy::parse(job.get("center"), u) {
+                problems.add(format!("underlay `{}`: {e}", job.get("underlay")));
+            }
+        }
+    }
+    check_kind_axes(jobs, &mut problems);
+    if problems.0.is_empty() {
+        Ok(underlays)
+    } else {
+        Err(ExperimentError::Grid {
+            name: spec.name.clone(),
+            problems: problems.0,
+        })
+    }
+}
+
+/// The distinct values of `axis` over `jobs`, in grid order (none when the
+/// grid lacks the axis).
+fn distinct<'j>(jobs: &'j [Job], axis: &str) -> Vec<&'j str> {
+    let mut seen: Vec<&str> = Vec::new();
+    for job in jobs.iter().filter(|j| j.has(axis)) {
+        let v = job.get(axis);
+        if !seen.contains(&v) {
+            seen.push(v);
+        }
+    }
+    seen
+}
+
+/// Every network knob value alone, then every job's combination (for
+/// constraints between knobs); `access_csv` files must exist.
+fn check_network_knobs(jobs: &[Job], base_dir: &Path, problems: &mut Problems) {
+    for (key, _, _) in NETWORK_KNOBS {
+        for value in distinct(jobs, key) {
+            if let Err(e) = NetworkSpec::from_knobs(|k| (k == key).then_some(value)) {
+                problems.add(e.to_string());
+            }
+        }
+    }
+    for job in jobs {
+        if let Err(e) = NetworkSpec::from_knobs(|key| Some(job.get(key))) {
+            problems.add(e.to_string());
+        }
+    }
+    for value in distinct(jobs, "access_csv") {
+        if !value.trim().is_empty() && !base_dir.join(value).is_file() {
+            problems.add(format!(
+                "access_csv `{value}`: expected a CSV file, found none at {}",
+                base_dir.join(value).display()
+            ));
+        }
+    }
+}
+
+/// The kind-specific axes that parse on their own: `network`, `straggler`,
+/// and the whole numbers and numbers of `rounds`, `seed`, `lr`,
+/// `batch_size`, `eval_every` and `separation`.
+fn check_kind_axes(jobs: &[Job], problems: &mut Problems) {
+    for value in distinct(jobs, "network") {
+        if let Err(e) = value.parse::<NetworkKind>() {
+            problems.add(format!("network `{value}`: {e}"));
+        }
+    }
+    for value in distinct(jobs, "straggler") {
+        if let Err(e) = value.parse::<Straggler>() {
+            problems.add(format!("straggler `{value}`: {e}"));
+        }
+    }
+    let whole = |v: &str, min: u64| v.trim().parse::<u64>().is_ok_and(|n| n >= min);
+    for (axis, min) in [
+        ("rounds", 1),
+        ("seed", 0),
+        ("batch_size", 1),
+        ("eval_every", 1),
+    ] {
+        for value in distinct(jobs, axis) {
+            if !whole(value, min) {
+                problems.add(format!(
+                    "{axis} `{value}`: expected a whole number >= {min}"
+                ));
+            }
+        }
+    }
+    for axis in ["lr", "separation"] {
+        for value in distinct(jobs, axis) {
+            let ok = value
+                .trim()
+                .parse::<f64>()
+                .is_ok_and(|x| x.is_finite() && x > 0.0);
+            if !ok {
+                problems.add(format!("{axis} `{value}`: expected a number > 0"));
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::experiment::expand;
+
+    fn problems(toml: &str) -> Vec<String> {
+        let spec = ExperimentSpec::parse(toml, "t.toml").unwrap_or_else(|e| panic!("{e}"));
+        let jobs = expand(&spec.grid);
+        match validate_grid(&spec, &jobs, Path::new(".")) {
+            Ok(_) => Vec::new(),
+            Err(ExperimentError::Grid { problems, .. }) => problems,
+            Err(e) => panic!("{e}"),
+        }
+    }
+
+    #[test]
+    fn program_grid_reports_every_problem_once() {
+        let p = problems(
+            r#"
+name = "p"
+kind = "program"
+[grid]
+underlay = ["aws-gaia", "no-such-builtin"]
+overlay = ["fedavg", "nope"]
+lr = [0.03, 0.0]
+rounds = [10, 0]
+center_access = ["same", "x"]
+"#,
+        );
+        assert_eq!(p.len(), 5, "{p:#?}");
+        assert!(p[0].starts_with("underlay `no-such-builtin`: "), "{p:#?}");
+        assert!(p[1].starts_with("overlay `nope`: "), "{p:#?}");
+        assert!(p.iter().any(|m| m.starts_with("center_access `x`")));
+        assert!(p
+            .iter()
+            .any(|m| m == "rounds `0`: expected a whole number >= 1"));
+        assert!(p.iter().any(|m| m == "lr `0`: expected a number > 0"));
+    }
+
+    #[test]
+    fn a_good_grid_passes_and_loads_its_underlays() {
+        let spec = ExperimentSpec::parse(
+            "name = \"g\"\nkind = \"compare\"\n[grid]\nunderlay = [\"aws-gaia\"]\n",
+            "g.toml",
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        let jobs = expand(&spec.grid);
+        let u = validate_grid(&spec, &jobs, Path::new(".")).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(u["aws-gaia"].node_count(), 11);
+        assert_eq!(spec.load_options(), crate::underlay::LoadOptions::default());
+    }
+
+    #[test]
+    fn loading_keys_parse_and_are_checked() {
+        let base = "name = \"g\"\nkind = \"compare\"\n";
+        let grid = "[grid]\nunderlay = [\"aws-gaia\"]\n";
+        let spec = ExperimentSpec::parse(
+            &format!("{base}missing_coordinates = \"drop\"\ndefault_length_km = 100\nlargest_component = true\n{grid}"),
+            "g.toml",
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        let o = spec.load_options();
+        assert_eq!(
+            o.missing_coordinates,
+            crate::underlay::MissingCoordinates::Drop
+        );
+        assert_eq!(o.default_length_km, Some(100.0));
+        assert_eq!(
+            o.disconnected,
+            crate::underlay::Disconnected::LargestComponent
+        );
+        let e = ExperimentSpec::parse(&format!("{base}default_length_km = -1\n{grid}"), "g.toml")
+            .map(|_| ())
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("default_length_km = -1: expected a finite length >= 0 km"),
+            "{e}"
+        );
+    }
+}
