@@ -11,6 +11,7 @@ use std::path::{Path, PathBuf};
 use crate::builtin::builtin_underlay;
 use crate::network::NetworkKind;
 use crate::overlay::build::{CenterPolicy, OverlayKind};
+use crate::overlay::failures::FailureSpec;
 use crate::program::Method;
 use crate::replay::Straggler;
 use crate::scenario::{load_underlay, NetworkSpec, NETWORK_KNOBS};
@@ -138,7 +139,8 @@ fn distinct<'j>(jobs: &'j [Job], axis: &str) -> Vec<&'j str> {
 }
 
 /// Every network knob value alone, then every job's combination (for
-/// constraints between knobs); `access_csv` files must exist.
+/// constraints between knobs); `access_csv` and `silos_csv` files must
+/// exist.
 fn check_network_knobs(jobs: &[Job], base_dir: &Path, problems: &mut Problems) {
     for (key, _, _) in NETWORK_KNOBS {
         for value in distinct(jobs, key) {
@@ -152,17 +154,20 @@ fn check_network_knobs(jobs: &[Job], base_dir: &Path, problems: &mut Problems) {
             problems.add(e.to_string());
         }
     }
-    for value in distinct(jobs, "access_csv") {
-        if !value.trim().is_empty() && !base_dir.join(value).is_file() {
-            problems.add(format!(
-                "access_csv `{value}`: expected a CSV file, found none at {}",
-                base_dir.join(value).display()
-            ));
+    for axis in ["access_csv", "silos_csv"] {
+        for value in distinct(jobs, axis) {
+            if !value.trim().is_empty() && !base_dir.join(value).is_file() {
+                problems.add(format!(
+                    "{axis} `{value}`: expected a CSV file, found none at {}",
+                    base_dir.join(value).display()
+                ));
+            }
         }
     }
 }
 
 /// The kind-specific axes that parse on their own: `network`, `straggler`,
+/// `failures`,
 /// and the whole numbers and numbers of `rounds`, `seed`, `lr`,
 /// `batch_size`, `eval_every` and `separation`.
 fn check_kind_axes(jobs: &[Job], problems: &mut Problems) {
@@ -174,6 +179,11 @@ fn check_kind_axes(jobs: &[Job], problems: &mut Problems) {
     for value in distinct(jobs, "straggler") {
         if let Err(e) = value.parse::<Straggler>() {
             problems.add(format!("straggler `{value}`: {e}"));
+        }
+    }
+    for value in distinct(jobs, "failures") {
+        if let Err(e) = FailureSpec::parse_optional(value) {
+            problems.add(format!("failures `{value}`: {e}"));
         }
     }
     let whole = |v: &str, min: u64| v.trim().parse::<u64>().is_ok_and(|n| n >= min);
