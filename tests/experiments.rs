@@ -805,3 +805,47 @@ failures = ["node:0.7", "link:0.5"]
         String::from_utf8_lossy(&o.stderr)
     );
 }
+
+/// `shared:REL` underlays resolve without `FEDTOPO_SHARED` from the
+/// experiment file's location (a `shared/underlays` beside one of its
+/// ancestors), so a copied or installed binary runs a repository's
+/// experiment files; a missing one names FEDTOPO_SHARED in its error.
+#[test]
+fn shared_paths_resolve_from_the_experiment_location() {
+    let root = tmp("shared-root");
+    let under = root.join("shared/underlays/mine");
+    std::fs::create_dir_all(&under).unwrap();
+    let gml = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("underlays/aws-gaia.gml"),
+    )
+    .unwrap();
+    std::fs::write(under.join("only-here.gml"), gml).unwrap();
+    let exp = root.join("repo/experiments/x");
+    std::fs::create_dir_all(&exp).unwrap();
+    let spec = exp.join("experiment.toml");
+    let text = "name = \"s\"\nkind = \"compare\"\n[grid]\nunderlay = [\"shared:mine/only-here.gml\"]\noverlay = [\"ring\"]\n";
+    std::fs::write(&spec, text).unwrap();
+    let run = || {
+        std::process::Command::new(env!("CARGO_BIN_EXE_fedtopo"))
+            .args([
+                "run",
+                spec.to_str().unwrap(),
+                "--out",
+                root.join("out").to_str().unwrap(),
+            ])
+            .env_remove("FEDTOPO_SHARED")
+            .output()
+            .unwrap()
+    };
+    ok(&run());
+    let (_, rows) = results(&root.join("out"));
+    assert_eq!(rows.len(), 1);
+    std::fs::write(&spec, text.replace("only-here", "not-there")).unwrap();
+    let o = run();
+    assert!(!o.status.success());
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("FEDTOPO_SHARED"),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+}

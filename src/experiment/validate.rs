@@ -22,17 +22,26 @@ use super::grid::Job;
 use super::spec::{ExperimentKind, ExperimentSpec};
 use super::ExperimentError;
 
-/// The `shared/` directory: `$FEDTOPO_SHARED`, else `../shared` beside the crate.
-pub fn shared_dir() -> PathBuf {
-    std::env::var_os("FEDTOPO_SHARED")
-        .map(PathBuf::from)
+/// The `shared/` directory of `shared:REL` underlays: `$FEDTOPO_SHARED`;
+/// else the first `shared/` folder holding `underlays/` beside the
+/// experiment file's directory `base_dir` or one of its ancestors (so a
+/// copied or installed binary finds `../shared` next to the repository it
+/// is run in); else `../shared` beside the crate it was compiled from.
+pub fn shared_dir(base_dir: &Path) -> PathBuf {
+    if let Some(d) = std::env::var_os("FEDTOPO_SHARED") {
+        return PathBuf::from(d);
+    }
+    let base = std::fs::canonicalize(base_dir).unwrap_or_else(|_| base_dir.to_path_buf());
+    base.ancestors()
+        .map(|a| a.join("shared"))
+        .find(|d| d.join("underlays").is_dir())
         .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared"))
 }
 
 /// Resolves an underlay spec of the grid to something [`crate::scenario::load_underlay`] takes.
 pub fn resolve_underlay(spec: &str, base_dir: &Path) -> String {
     if let Some(rel) = spec.strip_prefix("shared:") {
-        return shared_dir()
+        return shared_dir(base_dir)
             .join("underlays")
             .join(rel)
             .display()
@@ -79,6 +88,11 @@ pub fn validate_grid(
             Ok(u) => {
                 underlays.insert(name.to_string(), u);
             }
+            Err(e) if name.starts_with("shared:") => problems.add(format!(
+                "underlay `{name}`: {e} (`shared:REL` is $FEDTOPO_SHARED/underlays/REL, else \
+                 shared/underlays/REL beside the experiment's folder or an ancestor of it; \
+                 set FEDTOPO_SHARED to the folder that holds underlays/)"
+            )),
             Err(e) => problems.add(format!("underlay `{name}`: {e}")),
         }
     }
