@@ -58,8 +58,10 @@
 //! only in that axis (`summary.csv`, [`crate::experiment::aggregate`]).
 //!
 //! Underlays are paths relative to the experiment file, built-in names, or
-//! `shared:REL` for `$FEDTOPO_SHARED/underlays/REL` (default `../shared`
-//! beside the repository).
+//! `shared:REL` for `$FEDTOPO_SHARED/underlays/REL` (without the variable:
+//! the first `shared/underlays` beside the experiment file's folder or one
+//! of its ancestors, i.e. `../shared` beside the repository,
+//! [`crate::experiment::validate::shared_dir`]).
 
 use std::collections::BTreeMap;
 use std::path::Path;
