@@ -46,7 +46,7 @@ from collections import defaultdict
 FLOORS = [
     ["units", "engine", "maxplus", "cite"],
     ["underlay", "builtin"],
-    ["access", "placement", "silos"],
+    ["access", "placement", "silos", "links"],
     ["connectivity"],
     ["workload"],
     ["delay", "scenario"],

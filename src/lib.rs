@@ -28,6 +28,7 @@
 //! * [`placement`]: which router each silo is attached to (default: one per router).
 //! * [`access`]: silo access links (bit/s).
 //! * [`silos`]: heterogeneous silos from a CSV (per-silo compute time, access).
+//! * [`links`]: measured core links from a CSV (latency, capacity).
 //! * [`connectivity`]: routes and the `paper` / `bottleneck` path models.
 //! * [`workload`]: model size (bit), compute time (ms), local steps.
 //! * [`delay`]: \[Marfoq20\] eq. (3), the delay of an overlay arc (ms), in one place.
@@ -69,6 +70,7 @@ pub mod engine;
 pub mod evaluate;
 pub mod experiment;
 pub mod graph;
+pub mod links;
 pub mod maxplus;
 pub mod network;
 pub mod overlay;

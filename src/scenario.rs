@@ -17,6 +17,7 @@ use crate::access::{AccessError, AccessLinks, DEFAULT_ACCESS_BPS};
 use crate::builtin::{builtin_underlay, BUILTIN_UNDERLAYS, DEFAULT_UNDERLAY};
 use crate::connectivity::{Connectivity, ConnectivityOptions, PathModel};
 use crate::delay::DelayModel;
+use crate::links::{LinkFileError, LinkOverrides};
 use crate::placement::{PlacementError, SiloPlacement};
 use crate::silos::{SiloFileError, SiloOverrides};
 use crate::underlay::{LoadOptions, Underlay, UnderlayError};
@@ -38,6 +39,9 @@ pub enum ScenarioError {
     /// A network knob with a value it does not accept.
     #[error(transparent)]
     Knob(#[from] KnobError),
+    /// The link file could not be applied.
+    #[error(transparent)]
+    Links(#[from] LinkFileError),
     /// The silo file could not be applied.
     #[error(transparent)]
     Silos(#[from] SiloFileError),
@@ -62,7 +66,7 @@ pub struct KnobError {
 
 /// The network knobs: `(key, default, what it accepts)`. An empty default
 /// means "not set" (the preset's value, or no file).
-pub const NETWORK_KNOBS: [(&str, &str, &str); 12] = [
+pub const NETWORK_KNOBS: [(&str, &str, &str); 13] = [
     (
         "workload",
         "inaturalist",
@@ -91,6 +95,11 @@ pub const NETWORK_KNOBS: [(&str, &str, &str); 12] = [
         "`file` (the underlay's capacities) or a bandwidth such as 1G",
     ),
     ("connectivity", "paper", "a path model: paper or bottleneck"),
+    (
+        "links_csv",
+        "",
+        "a CSV file of measured core links (a,b,latency_ms,capacity)",
+    ),
     (
         "silos_csv",
         "",
@@ -178,6 +187,9 @@ pub struct NetworkSpec {
     /// Per-silo access capacities, applied over `access_bps` by
     /// [`Self::build`] (CSV `silo,up,down` or `silo,capacity`).
     pub access_csv: Option<PathBuf>,
+    /// Measured core links: per-link latency and capacity
+    /// ([`crate::links`]), applied to the underlay by [`Self::build`].
+    pub links_csv: Option<PathBuf>,
     /// Heterogeneous silos: per-silo `Tc(i)` and access capacities
     /// ([`crate::silos`]), applied last by [`Self::build`].
     pub silos_csv: Option<PathBuf>,
@@ -192,6 +204,7 @@ impl Default for NetworkSpec {
             access_bps: DEFAULT_ACCESS_BPS,
             workload: Workload::default(),
             access_csv: None,
+            links_csv: None,
             silos_csv: None,
             placement: PlacementSpec::OnePerRouter,
         }
@@ -272,6 +285,7 @@ impl NetworkSpec {
         };
         let access_csv = get("access_csv");
         let silos_csv = get("silos_csv");
+        let links_csv = get("links_csv");
         Ok(NetworkSpec {
             connectivity: ConnectivityOptions {
                 model,
@@ -281,6 +295,7 @@ impl NetworkSpec {
             access_bps: get("access").parse(|t| parse_bandwidth(t).ok())?,
             workload,
             access_csv: access_csv.given.then(|| PathBuf::from(access_csv.text)),
+            links_csv: links_csv.given.then(|| PathBuf::from(links_csv.text)),
             silos_csv: silos_csv.given.then(|| PathBuf::from(silos_csv.text)),
             placement,
         })
@@ -295,8 +310,9 @@ impl NetworkSpec {
         self
     }
 
-    /// The delay model of `underlay` under the whole spec: silos placed by
-    /// [`Self::placement`], uniform access `access_bps`, then the access CSV,
+    /// The delay model of `underlay` under the whole spec: the measured
+    /// links applied to the underlay, silos placed by [`Self::placement`],
+    /// uniform access `access_bps`, then the access CSV,
     /// then the silo CSV (per-silo `Tc(i)` and capacities).
     ///
     /// # Errors
@@ -304,7 +320,29 @@ impl NetworkSpec {
     /// access CSV.
     pub fn build(&self, underlay: &Underlay) -> Result<DelayModel, ScenarioError> {
         let placement = self.placement.place(underlay)?;
-        let mut model = self.delay_model_placed(underlay, placement);
+        let mut model = match &self.links_csv {
+            None => self.delay_model_placed(underlay, placement),
+            Some(path) => {
+                // Measured links take precedence over a global core capacity:
+                // apply that to every link first, then the file.
+                let mut measured = underlay.clone();
+                if let Some(c) = self.connectivity.core_capacity_bps {
+                    for l in &mut measured.links {
+                        l.capacity_bps = c;
+                    }
+                }
+                LinkOverrides::read(path, underlay)?
+                    .apply(&mut measured, self.connectivity.ms_per_km);
+                let spec = NetworkSpec {
+                    connectivity: ConnectivityOptions {
+                        core_capacity_bps: None,
+                        ..self.connectivity.clone()
+                    },
+                    ..self.clone()
+                };
+                spec.delay_model_placed(&measured, placement)
+            }
+        };
         if let Some(path) = &self.access_csv {
             let placement = model.connectivity.placement().clone();
             model
@@ -434,6 +472,32 @@ mod tests {
         }
         let both = NetworkSpec::from_knobs(knobs(&[("silos", "4"), ("silos_per_router", "2")]));
         assert!(both.unwrap_err().to_string().contains("not both"));
+    }
+
+    #[test]
+    fn measured_links_set_latency_and_capacity_over_the_global_core() {
+        let u = load_underlay(Some("aws-gaia"), &LoadOptions::default()).unwrap();
+        let (a, b) = (u.links[0].a, u.links[0].b);
+        let dir = std::env::temp_dir().join(format!("fedtopo-links-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let csv = dir.join("links.csv");
+        std::fs::write(&csv, format!("a,b,latency_ms,capacity\n{a},{b},0.5,40G\n")).unwrap();
+        let path = csv.to_string_lossy().into_owned();
+        let s = NetworkSpec::from_knobs(knobs(&[
+            ("links_csv", path.as_str()),
+            ("core_capacity", "1G"),
+        ]))
+        .unwrap();
+        let m = s.build(&u).unwrap();
+        // Hand-computed: one hop of 0.5 ms (shorter than any detour) plus
+        // the 4 ms per path; the paper path model's A = capacity / hops.
+        let per_path = ConnectivityOptions::default().per_path_ms;
+        assert!((m.connectivity.latency_ms(a, b) - (0.5 + per_path)).abs() < 1e-12);
+        assert_eq!(m.connectivity.bandwidth_bps(a, b), 40e9);
+        // Other links keep the global core capacity.
+        let (c, d) = (u.links[1].a, u.links[1].b);
+        let hops = m.connectivity.hops(c, d) as f64;
+        assert_eq!(m.connectivity.bandwidth_bps(c, d), 1e9 / hops);
     }
 
     #[test]

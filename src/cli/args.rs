@@ -116,6 +116,10 @@ pub struct NetworkArgs {
     /// Per-silo access capacities: CSV with `silo,up,down` or `silo,capacity`.
     #[arg(long)]
     pub access_csv: Option<PathBuf>,
+    /// Measured core links: CSV with `a,b` (a link's routers) and any of
+    /// `latency_ms`, `capacity`; overrides the underlay file's values.
+    #[arg(long)]
+    pub links_csv: Option<PathBuf>,
     /// Heterogeneous silos: CSV with `silo` and any of `compute_ms` (ms per
     /// local step), `up`, `down` or `capacity`; applied after --access-csv.
     #[arg(long)]
@@ -140,6 +144,7 @@ impl NetworkArgs {
         let path = |p: &Option<PathBuf>| p.as_ref().map(|p| p.to_string_lossy().into_owned());
         let csv = path(&self.access_csv);
         let silos_csv = path(&self.silos_csv);
+        let links_csv = path(&self.links_csv);
         NetworkSpec::from_knobs(|key| match key {
             "workload" => Some(self.workload.as_str()),
             "local_steps" => Some(steps.as_str()),
@@ -148,6 +153,7 @@ impl NetworkArgs {
             "access" => Some(self.access.as_str()),
             "access_csv" => csv.as_deref(),
             "silos_csv" => silos_csv.as_deref(),
+            "links_csv" => links_csv.as_deref(),
             "core_capacity" => Some(self.core_capacity.as_str()),
             "connectivity" => Some(self.connectivity.as_str()),
             "silos_per_router" => per_router.as_deref(),

@@ -39,6 +39,7 @@ pub(super) fn delay_point(
     // Files are relative to the experiment file, like underlays.
     spec.access_csv = spec.access_csv.map(|p| base_dir.join(p));
     spec.silos_csv = spec.silos_csv.map(|p| base_dir.join(p));
+    spec.links_csv = spec.links_csv.map(|p| base_dir.join(p));
     let mut model = spec.build(underlay).map_err(|e| fail(e.to_string()))?;
     let policy = CenterPolicy::parse(job.get("center"), underlay).map_err(fail)?;
     let policy = policy

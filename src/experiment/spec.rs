@@ -43,7 +43,8 @@
 //! parsed by the same [`crate::scenario::NetworkSpec::from_knobs`]): besides
 //! the ones above, `model_bits` (`"42.88Mbit"`), `compute_ms`, `access_csv`
 //! (a file of per-silo capacities), `silos_csv` (per-silo compute times and
-//! capacities, [`crate::silos`]), `silos_per_router`, `silos` and
+//! capacities, [`crate::silos`]), `links_csv` (measured core links,
+//! [`crate::links`]), `silos_per_router`, `silos` and
 //! `placement_seed` ([`OPTIONAL_NETWORK_AXES`]) are axes, and result
 //! columns, only when the file gives them.
 //!
@@ -257,6 +258,9 @@ pub struct Grid {
     /// Per-silo access capacities: CSV file (`silo,up,down` or `silo,capacity`).
     #[serde(default)]
     pub access_csv: Option<Vec<Cell>>,
+    /// Measured core links: CSV file (`a,b,latency_ms,capacity`).
+    #[serde(default)]
+    pub links_csv: Option<Vec<Cell>>,
     /// Heterogeneous silos: CSV file (`silo,compute_ms,up,down`).
     #[serde(default)]
     pub silos_csv: Option<Vec<Cell>>,
@@ -333,10 +337,11 @@ pub const OPTIONAL_KIND_AXES: [(&str, &[ExperimentKind]); 1] = [("failures", &[S
 /// Network knobs that are grid axes (and result columns) only when the file
 /// gives them, so that files without them keep their columns; every kind
 /// accepts them ([`crate::scenario::NetworkSpec::from_knobs`] parses them).
-pub const OPTIONAL_NETWORK_AXES: [&str; 7] = [
+pub const OPTIONAL_NETWORK_AXES: [&str; 8] = [
     "model_bits",
     "compute_ms",
     "access_csv",
+    "links_csv",
     "silos_csv",
     "silos_per_router",
     "silos",
@@ -432,6 +437,7 @@ impl Grid {
             "compute_ms" => self.compute_ms.as_ref(),
             "access_csv" => self.access_csv.as_ref(),
             "silos_csv" => self.silos_csv.as_ref(),
+            "links_csv" => self.links_csv.as_ref(),
             "silos_per_router" => self.silos_per_router.as_ref(),
             "silos" => self.silos.as_ref(),
             "placement_seed" => self.placement_seed.as_ref(),

@@ -153,8 +153,8 @@ fn distinct<'j>(jobs: &'j [Job], axis: &str) -> Vec<&'j str> {
 }
 
 /// Every network knob value alone, then every job's combination (for
-/// constraints between knobs); `access_csv` and `silos_csv` files must
-/// exist.
+/// constraints between knobs); `access_csv`, `silos_csv` and `links_csv`
+/// files must exist.
 fn check_network_knobs(jobs: &[Job], base_dir: &Path, problems: &mut Problems) {
     for (key, _, _) in NETWORK_KNOBS {
         for value in distinct(jobs, key) {
@@ -168,7 +168,7 @@ fn check_network_knobs(jobs: &[Job], base_dir: &Path, problems: &mut Problems) {
             problems.add(e.to_string());
         }
     }
-    for axis in ["access_csv", "silos_csv"] {
+    for axis in ["access_csv", "silos_csv", "links_csv"] {
         for value in distinct(jobs, axis) {
             if !value.trim().is_empty() && !base_dir.join(value).is_file() {
                 problems.add(format!(

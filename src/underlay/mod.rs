@@ -44,6 +44,9 @@ pub enum LengthSource {
     /// [`LoadOptions::default_length_km`]: the edge has no `distance` and an
     /// endpoint has no position (an approximation).
     DefaultLength,
+    /// A measured latency from a link file ([`crate::links`]), as the length
+    /// that gives it under the connectivity model's ms per km.
+    Measured,
 }
 
 /// Where a link's capacity comes from.
@@ -55,6 +58,8 @@ pub enum CapacitySource {
     LinkSpeedRaw,
     /// [`LoadOptions::default_capacity_bps`].
     Default,
+    /// A measured capacity from a link file ([`crate::links`]).
+    Measured,
 }
 
 /// An undirected physical link between two routers.
