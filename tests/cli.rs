@@ -423,3 +423,24 @@ fn silos_csv_sets_per_silo_compute_and_access() {
         stderr(&o)
     );
 }
+
+/// `underlay info --format csv`: one parseable row agreeing with the JSON.
+#[test]
+fn underlay_info_csv_agrees_with_json() {
+    let csv_out = fedtopo(&["underlay", "info", "aws-gaia", "--format", "csv"]);
+    let json_out = fedtopo(&["underlay", "info", "aws-gaia", "--format", "json"]);
+    assert!(csv_out.status.success() && json_out.status.success());
+    let mut r = csv::Reader::from_reader(&csv_out.stdout[..]);
+    let h = r.headers().unwrap().clone();
+    let rows: Vec<csv::StringRecord> = r.records().map(Result::unwrap).collect();
+    assert_eq!(rows.len(), 1);
+    let v: serde_json::Value = serde_json::from_slice(&json_out.stdout).unwrap();
+    for key in ["routers", "links", "diameter_hops"] {
+        let i = h.iter().position(|c| c == key).unwrap();
+        assert_eq!(
+            rows[0][i].parse::<u64>().unwrap(),
+            v[key].as_u64().unwrap(),
+            "{key}"
+        );
+    }
+}

@@ -6,6 +6,7 @@ use serde::Serialize;
 
 use fedtopo::builtin::{BUILTIN_UNDERLAYS, DEFAULT_UNDERLAY};
 use fedtopo::connectivity::{Connectivity, ConnectivityOptions};
+use fedtopo::report::table::serde_csv;
 use fedtopo::report::{render_json, OutputFormat};
 use fedtopo::underlay::EstimatedPosition;
 use fedtopo::units::format_bandwidth;
@@ -28,7 +29,8 @@ pub enum UnderlayCommand {
 pub struct InfoArgs {
     #[command(flatten)]
     underlay: UnderlayArgs,
-    /// Output format (table or json).
+    /// Output format: table, csv (one row of the summary; estimated
+    /// positions counted, notes joined by ` | `) or json (everything).
     #[arg(long, value_parser = choice(OutputFormat::ALL, OutputFormat::name), default_value_t = OutputFormat::Table)]
     format: OutputFormat,
 }
@@ -71,6 +73,24 @@ struct Info {
     notes: Vec<String>,
 }
 
+/// One CSV row of [`Info`].
+#[derive(Debug, Serialize)]
+struct InfoRow<'a> {
+    name: &'a str,
+    routers: usize,
+    links: usize,
+    directed_source: bool,
+    total_length_km: f64,
+    diameter_km: f64,
+    diameter_hops: u32,
+    diameter_ms: f64,
+    min_capacity_bps: f64,
+    max_capacity_bps: f64,
+    routers_without_coordinates: usize,
+    estimated_positions: usize,
+    notes: String,
+}
+
 fn info(a: InfoArgs) -> Result<()> {
     let u = a.underlay.load(true)?;
     let conn = Connectivity::new(&u, &ConnectivityOptions::default());
@@ -101,7 +121,25 @@ fn info(a: InfoArgs) -> Result<()> {
     };
     match a.format {
         OutputFormat::Json => print!("{}", render_json(&info)),
-        _ => {
+        OutputFormat::Csv => {
+            let row = InfoRow {
+                name: &info.name,
+                routers: info.routers,
+                links: info.links,
+                directed_source: info.directed_source,
+                total_length_km: info.total_length_km,
+                diameter_km: info.diameter_km,
+                diameter_hops: info.diameter_hops,
+                diameter_ms: info.diameter_ms,
+                min_capacity_bps: info.min_capacity_bps,
+                max_capacity_bps: info.max_capacity_bps,
+                routers_without_coordinates: info.routers_without_coordinates,
+                estimated_positions: info.estimated_positions.len(),
+                notes: info.notes.join(" | "),
+            };
+            print!("{}", serde_csv(&[row])?);
+        }
+        OutputFormat::Table => {
             println!("underlay      {}", info.name);
             println!("routers       {} (one silo each)", info.routers);
             println!("links         {}", info.links);
