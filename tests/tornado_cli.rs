@@ -160,3 +160,40 @@ fn torch_trainer_needs_the_train_feature() {
     assert!(!o.status.success());
     assert!(String::from_utf8_lossy(&o.stderr).contains("--features train"));
 }
+
+/// `tornado time --format csv|json`: the table's rows for scripts (one per
+/// method), the heading on stderr; the same cells in both formats.
+#[test]
+fn tornado_time_rows_for_scripts() {
+    let args = [
+        "tornado",
+        "time",
+        "aws-gaia",
+        "--steps",
+        "20",
+        "--methods",
+        "fedavg,tornado",
+    ];
+    let csv_out = fedtopo(&[&args[..], &["--format", "csv"]].concat());
+    let json_out = fedtopo(&[&args[..], &["--format", "json"]].concat());
+    assert!(
+        csv_out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&csv_out.stderr)
+    );
+    assert!(json_out.status.success());
+    let mut r = csv::Reader::from_reader(&csv_out.stdout[..]);
+    let h = r.headers().unwrap().clone();
+    let rows: Vec<csv::StringRecord> = r.records().map(Result::unwrap).collect();
+    assert_eq!(rows.len(), 2);
+    let v: serde_json::Value = serde_json::from_slice(&json_out.stdout).unwrap();
+    let j = v.as_array().unwrap();
+    assert_eq!(j.len(), 2);
+    let m = h.iter().position(|c| c == "method").unwrap();
+    let w = h.iter().position(|c| c == "wall-clock (s)").unwrap();
+    for (row, obj) in rows.iter().zip(j) {
+        assert_eq!(obj["method"], row[m]);
+        assert_eq!(obj["wall-clock (s)"], row[w]);
+    }
+    assert!(String::from_utf8_lossy(&csv_out.stderr).contains("note: "));
+}

@@ -13,6 +13,7 @@ use fedtopo::program::grouping::{named_partition, LabelCounts};
 use fedtopo::program::learn::LearnOptions;
 use fedtopo::program::Method;
 use fedtopo::report::tornado::{clustering_table, learn as learn_report, time as time_report};
+use fedtopo::report::OutputFormat;
 use fedtopo::reproduce::tornado::learn::{learn_methods, LearnSetup, Timing};
 use fedtopo::reproduce::tornado::table3;
 use fedtopo::reproduce::tornado::time::{time_methods, TimeOptions};
@@ -145,6 +146,10 @@ pub struct TimeArgs {
     /// Write nodes.csv and links.csv (per method) to this directory.
     #[arg(long)]
     out: Option<PathBuf>,
+    /// Output format of the table: table, csv or json (the heading goes to
+    /// stderr for csv and json).
+    #[arg(long, value_parser = choice(OutputFormat::ALL, OutputFormat::name), default_value_t = OutputFormat::Table)]
+    format: OutputFormat,
 }
 
 /// Options of `fedtopo tornado clustering`.
@@ -162,6 +167,9 @@ pub struct ClusteringArgs {
     /// Dirichlet concentration of the FedShakespeare-like partition.
     #[arg(long, default_value_t = 200.0)]
     concentration: f64,
+    /// Output format: table, csv or json (cells as in the table).
+    #[arg(long, value_parser = choice(OutputFormat::ALL, OutputFormat::name), default_value_t = OutputFormat::Table)]
+    format: OutputFormat,
 }
 
 /// Runs `fedtopo tornado`.
@@ -178,7 +186,7 @@ fn clustering(a: ClusteringArgs) -> Result<()> {
         bail!("--seeds must be at least 1");
     }
     let rows = table3(a.nodes, a.groups, a.seeds, a.concentration)?;
-    println!("{}", clustering_table(&rows));
+    print!("{}", clustering_table(&rows).render(a.format));
     Ok(())
 }
 
@@ -234,11 +242,16 @@ fn time(a: TimeArgs) -> Result<()> {
             eprintln!("note: {}: {g} groups on {n} silos; using {n}", r.method);
         }
     }
-    println!(
+    let heading = time_report::heading(&underlay, &model, server, a.network_model, a.steps);
+    match a.format {
+        OutputFormat::Table => println!("{heading}"),
+        // Scripts read the rows on stdout; the heading goes to stderr.
+        _ => eprintln!("note: {heading}"),
+    }
+    print!(
         "{}",
-        time_report::heading(&underlay, &model, server, a.network_model, a.steps)
+        time_report::table(&rows, server, a.steps).render(a.format)
     );
-    println!("{}", time_report::table(&rows, server, a.steps));
     if let Some(dir) = &a.out {
         write_files(
             dir,

@@ -111,6 +111,34 @@ impl Table {
     }
 }
 
+impl Table {
+    /// JSON: an array with one object per row, keyed by the column names,
+    /// the cells as shown (text).
+    pub fn to_json(&self) -> String {
+        let rows: Vec<serde_json::Map<String, serde_json::Value>> = self
+            .rows
+            .iter()
+            .map(|r| {
+                self.header
+                    .iter()
+                    .cloned()
+                    .zip(r.iter().map(|c| serde_json::Value::String(c.clone())))
+                    .collect()
+            })
+            .collect();
+        serde_json::to_string_pretty(&rows).unwrap_or_else(|_| "[]".into()) + "\n"
+    }
+
+    /// The table in `format`: terminal, CSV or JSON ([`Self::to_json`]).
+    pub fn render(&self, format: super::OutputFormat) -> String {
+        match format {
+            super::OutputFormat::Table => format!("{}\n", self.to_terminal()),
+            super::OutputFormat::Csv => self.to_csv(),
+            super::OutputFormat::Json => self.to_json(),
+        }
+    }
+}
+
 /// CSV of serialisable rows through the `csv` crate's serde support: the
 /// header from the first row's field names, numbers as the crate writes
 /// them (shortest round-trip form).
