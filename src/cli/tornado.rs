@@ -376,36 +376,43 @@ fn learn(a: LearnArgs) -> Result<()> {
         }),
     };
     let runs = learn_methods(&setup, torch.as_ref())?;
-    println!(
-        "{}",
-        learn_report::heading(
-            timed.as_ref().map(|(u, model)| learn_report::TimedOn {
-                underlay: u,
-                delay: model,
-                server,
-                network: t.network_model,
-            }),
-            n,
-            t.steps,
-            &format!("{:?}", t.partition),
-            &seeds,
-            a.real_model_size.then_some(bits),
-        )
+    let mut heading = learn_report::heading(
+        timed.as_ref().map(|(u, model)| learn_report::TimedOn {
+            underlay: u,
+            delay: model,
+            server,
+            network: t.network_model,
+        }),
+        n,
+        t.steps,
+        &format!("{:?}", t.partition),
+        &seeds,
+        a.real_model_size.then_some(bits),
     );
     if let Some(s) = &torch {
-        println!("{}", torch_description(s, &a));
+        heading = format!("{heading}\n{}", torch_description(s, &a));
+    }
+    match t.format {
+        OutputFormat::Table => println!("{heading}"),
+        // Scripts read the rows on stdout; the heading goes to stderr.
+        _ => eprintln!("note: {heading}"),
     }
     let with_loss = torch.is_some();
-    if seeds.len() == 1 {
-        println!(
-            "{}",
-            learn_report::single_seed_table(&runs, a.target, with_loss)
-        );
+    let (table, footer) = if seeds.len() == 1 {
+        (
+            learn_report::single_seed_table(&runs, a.target, with_loss),
+            None,
+        )
     } else {
-        println!(
-            "{}",
-            learn_report::multi_seed_table(&runs, &methods, &seeds, a.target, with_loss)
-        );
+        let (table, footer) =
+            learn_report::multi_seed_rows(&runs, &methods, &seeds, a.target, with_loss);
+        (table, Some(footer))
+    };
+    print!("{}", table.render(t.format));
+    match (footer, t.format) {
+        (Some(f), OutputFormat::Table) => println!("{f}"),
+        (Some(f), _) => eprintln!("note: {f}"),
+        (None, _) => {}
     }
     if let Some(dir) = &t.out {
         write_files(

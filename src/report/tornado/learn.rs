@@ -118,6 +118,19 @@ pub fn multi_seed_table(
     target: f64,
     with_loss: bool,
 ) -> String {
+    let (table, footer) = multi_seed_rows(runs, methods, seeds, target, with_loss);
+    format!("{table}\n{footer}")
+}
+
+/// [`multi_seed_table`] as its table (one row per method) and the footer
+/// lines (what the statistics are, the orderings).
+pub fn multi_seed_rows(
+    runs: &[LearnRun],
+    methods: &[Method],
+    seeds: &[u64],
+    target: f64,
+    with_loss: bool,
+) -> (Table, String) {
     let mut header = vec![
         "method".to_string(),
         "final acc (mean ± std)".into(),
@@ -168,7 +181,7 @@ pub fn multi_seed_table(
         table.row(row);
     }
     let mut out = format!(
-        "{table}\nmean ± sample std over seeds; steps / GB / wall-clock to target over the seeds that reached it\nordering by mean final accuracy: {}",
+        "mean ± sample std over seeds; steps / GB / wall-clock to target over the seeds that reached it\nordering by mean final accuracy: {}",
         ordering(&means)
     );
     for &s in seeds {
@@ -179,7 +192,7 @@ pub fn multi_seed_table(
             .collect();
         out.push_str(&format!("\nseed {s}: {}", ordering(&items)));
     }
-    out
+    (table, out)
 }
 
 /// `curves.csv`: `method,seed,step,accuracy,train_loss,gb_sent,wall_clock_s`
