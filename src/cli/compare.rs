@@ -6,7 +6,7 @@ use anyhow::{bail, Context, Result};
 use clap::{Args, ValueEnum};
 
 use fedtopo::overlay::build::{parse_overlay_list, BuildOptions};
-use fedtopo::overlay::export::ExportedOverlay;
+use fedtopo::overlay::export::{silo_positions, ExportedOverlay};
 use fedtopo::overlay::matcha::MatchaOptions;
 use fedtopo::report::{compare_overlays, render_csv, render_json, render_table, OutputFormat};
 
@@ -80,6 +80,20 @@ pub struct CompareArgs {
     dcliques: super::dcliques::DCliquesArgs,
 }
 
+/// An overlay name as a file name: characters other than letters, digits
+/// and `-+=.` become `_` (`file:a/b.gml` -> `file_a_b.gml`).
+fn file_stem(name: &str) -> String {
+    name.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || "-+=.".contains(c) {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}
+
 /// Runs `fedtopo compare`.
 pub fn run(a: CompareArgs) -> Result<()> {
     let underlay = a.underlay.load(false)?;
@@ -113,16 +127,25 @@ pub fn run(a: CompareArgs) -> Result<()> {
     print!("{text}");
     if let Some(dir) = &a.export_dir {
         std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
-        let labels = model.connectivity.placement().labels(&underlay);
-        // Schedules (MATCHA) have no single overlay to export.
+        let placement = model.connectivity.placement();
+        let labels = placement.labels(&underlay);
+        let positions = silo_positions(&underlay, placement);
+        // Schedules (MATCHA, per-round files) are written per round, in JSON.
         for (overlay, row) in cmp.overlays.iter().zip(&cmp.rows) {
-            if overlay.is_schedule() {
-                continue;
-            }
-            let e = overlay.export(&labels, Some(&model), Some(row.cycle_time_ms))?;
-            let path = dir.join(format!("{}.{}", row.overlay, a.export_format.extension()));
-            std::fs::write(&path, a.export_format.render(&e))
-                .with_context(|| format!("writing {}", path.display()))?;
+            let stem = file_stem(&row.overlay);
+            let (path, text) = if overlay.is_schedule() {
+                let e = overlay.export_schedule(&labels)?;
+                (dir.join(format!("{stem}.rounds.json")), e.to_json())
+            } else {
+                let e = overlay
+                    .export(&labels, Some(&model), Some(row.cycle_time_ms))?
+                    .with_positions(positions.clone());
+                (
+                    dir.join(format!("{stem}.{}", a.export_format.extension())),
+                    a.export_format.render(&e),
+                )
+            };
+            std::fs::write(&path, text).with_context(|| format!("writing {}", path.display()))?;
         }
     }
     Ok(())

@@ -39,10 +39,12 @@ fn network_point(
     underlay: &Underlay,
     base_dir: &Path,
 ) -> Result<NetworkPoint, ExperimentError> {
-    let kind: OverlayKind = job
+    // `file:PATH` overlays are relative to the experiment file.
+    let kind = job
         .get("overlay")
-        .parse()
-        .map_err(|e| fail(job, format!("{e}")))?;
+        .parse::<OverlayKind>()
+        .map_err(|e| fail(job, format!("{e}")))?
+        .relative_to(base_dir);
     let (model, center) = delay_point(job, underlay, base_dir)?;
     Ok(NetworkPoint {
         kind,
