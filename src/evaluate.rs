@@ -201,7 +201,10 @@ impl EvaluatedOverlay {
         let mut weights = None;
         let shape = match build(kind, underlay, model, options)? {
             Built::Static(o) => Shape::Static(o),
-            Built::Weighted { overlay, weights: w } => {
+            Built::Weighted {
+                overlay,
+                weights: w,
+            } => {
                 weights = Some(w);
                 Shape::Static(overlay)
             }

@@ -232,7 +232,9 @@ impl OverlaySchedule for PeriodicSchedule {
         Cow::Borrowed(&self.rounds[(k % self.rounds.len() as u64) as usize])
     }
     fn is_static(&self) -> bool {
-        self.rounds.iter().all(|o| o.arcs() == self.rounds[0].arcs())
+        self.rounds
+            .iter()
+            .all(|o| o.arcs() == self.rounds[0].arcs())
     }
 }
 

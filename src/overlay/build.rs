@@ -10,17 +10,17 @@ use serde::Serialize;
 use thiserror::Error;
 
 use crate::delay::DelayModel;
-use crate::overlay::algo::RingSearch;
 use crate::graph::PeriodicSchedule;
+use crate::overlay::algo::RingSearch;
 use crate::overlay::dcliques::placement::{DCliquesBuild, DCliquesOverlay};
 use crate::overlay::dcliques::{CliqueTopology, DCliquesError};
+use crate::overlay::export::unique_labels;
+use crate::overlay::file::{self, FileOverlay, FileOverlayError, OverlayPath, SiloNames};
 use crate::overlay::matcha::{
     MatchaBase, MatchaDesign, MatchaError, MatchaOn, MatchaOptions, MatchaSchedule, MatchaVariant,
     MatchaVariantError,
 };
 use crate::overlay::random::{random_overlay, RandomGraphError, RandomSpec, RandomSpecError};
-use crate::overlay::export::unique_labels;
-use crate::overlay::file::{self, FileOverlay, FileOverlayError, OverlayPath, SiloNames};
 use crate::overlay::{complete, mbst, mst, ring, star, Overlay};
 use crate::placement::SiloPlacement;
 use crate::underlay::Underlay;

@@ -404,7 +404,10 @@ fn read_gml(text: &str, at: At<'_>) -> Result<Raw, FileOverlayError> {
             }
             "edge" => {
                 let GmlValue::List(fields) = &e.value else {
-                    return Err(syntax(pos(e), "`edge` must be a list `[ source .. target .. ]`"));
+                    return Err(syntax(
+                        pos(e),
+                        "`edge` must be a list `[ source .. target .. ]`",
+                    ));
                 };
                 let end = |k: &str| {
                     let f = fields
@@ -487,7 +490,10 @@ fn read_json(text: &str, at: At<'_>) -> Result<Raw, FileOverlayError> {
                 ),
                 other => (
                     json_key(other).ok_or_else(|| {
-                        syntax(here.clone(), format!("nodes[{i}]: expected an object or a name"))
+                        syntax(
+                            here.clone(),
+                            format!("nodes[{i}]: expected an object or a name"),
+                        )
                     })?,
                     None,
                 ),
@@ -552,7 +558,10 @@ fn read_json(text: &str, at: At<'_>) -> Result<Raw, FileOverlayError> {
             .ok_or_else(|| syntax(here.clone(), "`rounds` must be an array of arc lists"))?;
         for (k, r) in rounds.iter().enumerate() {
             let arcs = r.as_array().ok_or_else(|| {
-                syntax(here.clone(), format!("rounds[{k}] must be an array of [src, dst]"))
+                syntax(
+                    here.clone(),
+                    format!("rounds[{k}] must be an array of [src, dst]"),
+                )
             })?;
             raw.rounds.push(
                 arcs.iter()
@@ -630,7 +639,8 @@ fn read_csv(text: &str, at: At<'_>) -> Result<Raw, FileOverlayError> {
             continue;
         }
         let lower: Vec<String> = cells.iter().map(|c| c.to_ascii_lowercase()).collect();
-        let is = |i: usize, names: &[&str]| lower.get(i).is_some_and(|c| names.contains(&c.as_str()));
+        let is =
+            |i: usize, names: &[&str]| lower.get(i).is_some_and(|c| names.contains(&c.as_str()));
         if !header_seen && !content_seen {
             header_seen = true;
             if is(0, &["round"]) && is(1, &["src", "source"]) && is(2, &["dst", "target"]) {
@@ -667,9 +677,10 @@ fn read_csv(text: &str, at: At<'_>) -> Result<Raw, FileOverlayError> {
             None
         };
         let weight = match cells.get(2 + off) {
-            Some(w) if !w.is_empty() => Some(w.parse::<f64>().map_err(|_| {
-                syntax(at(line, None), format!("weight `{w}` is not a number"))
-            })?),
+            Some(w) if !w.is_empty() => Some(
+                w.parse::<f64>()
+                    .map_err(|_| syntax(at(line, None), format!("weight `{w}` is not a number")))?,
+            ),
             _ => None,
         };
         arcs.push((
@@ -684,14 +695,24 @@ fn read_csv(text: &str, at: At<'_>) -> Result<Raw, FileOverlayError> {
     }
     if per_round {
         raw.periodic = true;
-        let period = arcs.iter().filter_map(|(r, _)| *r).max().map_or(0, |m| m + 1);
+        let period = arcs
+            .iter()
+            .filter_map(|(r, _)| *r)
+            .max()
+            .map_or(0, |m| m + 1);
         if period == 0 {
-            return Err(syntax(at(None, None), "a per-round CSV needs at least one arc"));
+            return Err(syntax(
+                at(None, None),
+                "a per-round CSV needs at least one arc",
+            ));
         }
         if period > 1_000_000 {
             return Err(syntax(
                 at(None, None),
-                format!("round numbers up to {} : at most 1000000 rounds", period - 1),
+                format!(
+                    "round numbers up to {} : at most 1000000 rounds",
+                    period - 1
+                ),
             ));
         }
         raw.rounds = (0..period).map(|_| Vec::new()).collect();
@@ -799,15 +820,22 @@ fn resolve(
             .iter()
             .map(|r| Overlay::from_arcs(name, n, arcs_of(r).into_iter().map(|(i, j, ..)| (i, j))))
             .collect();
-        let s = PeriodicSchedule::new(name, n, rounds)
-            .ok_or_else(|| syntax(at(None, None), "a per-round schedule needs at least one round"))?;
+        let s = PeriodicSchedule::new(name, n, rounds).ok_or_else(|| {
+            syntax(
+                at(None, None),
+                "a per-round schedule needs at least one round",
+            )
+        })?;
         return Ok(FileOverlay::Periodic(s));
     }
     let arcs = raw.rounds.first().map(|r| arcs_of(r)).unwrap_or_default();
     let mut overlay = Overlay::from_arcs(name, n, arcs.iter().map(|&(i, j, ..)| (i, j)));
     if let Some(c) = &raw.center {
         let s = silo_of.get(c).copied().ok_or_else(|| {
-            syntax(at(None, None), format!("`center` `{c}` is not a node of the file"))
+            syntax(
+                at(None, None),
+                format!("`center` `{c}` is not a node of the file"),
+            )
         })?;
         overlay.protocol = Protocol::ServerClient { center: s };
     }

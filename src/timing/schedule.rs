@@ -142,7 +142,9 @@ pub fn periodic_rate(
 ) -> Result<Ms, TimingError> {
     check(schedule, model)?;
     if period == 0 {
-        return Err(TimingError::Sampling("need a period of at least 1 round".into()));
+        return Err(TimingError::Sampling(
+            "need a period of at least 1 round".into(),
+        ));
     }
     let n = schedule.silo_count();
     let compute: Vec<f64> = (0..n).map(|i| model.compute_round_ms(i)).collect();
