@@ -505,3 +505,20 @@ fn cli_and_experiment_files_take_file_overlays() {
         .collect();
     assert!(close(t[0], t[1]), "{t:?}");
 }
+
+#[test]
+fn check_input_validates_files_without_a_network() {
+    let dir = tmp("check");
+    let good = dir.join("r.csv");
+    std::fs::write(&good, "a,b\nb,a\n").unwrap();
+    assert!(file_kind(&good).check_input().is_ok());
+    assert!(OverlayKind::Ring.check_input().is_ok());
+    let e = file_kind(&dir.join("missing.gml"))
+        .check_input()
+        .unwrap_err();
+    assert!(e.to_string().contains("missing.gml"), "{e}");
+    // Relative paths resolve against the experiment file's directory.
+    let rel: OverlayKind = "file:r.csv".parse().unwrap();
+    assert!(rel.relative_to(&dir).check_input().is_ok());
+    assert_eq!(rel.to_string(), "file:r.csv");
+}

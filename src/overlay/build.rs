@@ -107,6 +107,18 @@ impl OverlayKind {
         }
     }
 
+    /// Checks the inputs this kind reads, without building it: for
+    /// `file:PATH`, that the file exists, is not too large and parses
+    /// ([`file::check`]; matching its names needs the network, see [`build`]).
+    /// Always `Ok` for the other kinds. For validating experiment grids
+    /// before running them.
+    pub fn check_input(self) -> Result<(), BuildError> {
+        match self {
+            OverlayKind::File(p) => Ok(file::check(p.as_path())?),
+            _ => Ok(()),
+        }
+    }
+
     /// The paper's MATCHA, on the connectivity graph Gc.
     pub const MATCHA: OverlayKind = OverlayKind::Matcha(MatchaVariant::MATCHA);
     /// The paper's MATCHA+, on the underlay Gu.

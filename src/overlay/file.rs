@@ -19,9 +19,8 @@
 //!   or `source,target[,weight]`); `#` starts a comment line. A header
 //!   `round,src,dst` makes it a per-round schedule.
 //!
-//! Nodes are matched to silos by name: a node's `label` (GML), its `id`
-//! (JSON, or GML when it has no label, or when the label matches nothing),
-//! against the silo labels (unique, as exported) and then the underlay's
+//! Nodes are matched to silos by name: a node's `label` (GML; its `id` when
+//! it has none), its `id` then its `label` (JSON), against the silo labels (unique, as exported) and then the underlay's
 //! router labels and GML ids ([`Underlay::find_router`]). Every silo must
 //! appear; names that match nothing are listed in the error.
 //!
@@ -150,7 +149,7 @@ pub enum FileOverlayError {
     /// Node names that match no silo.
     #[error(
         "{at}: {} node name(s) match no silo: {}; silos are named by label or router id, e.g. {available}",
-        .names.len(), .names.join(", ")
+        .names.len(), shorten(.names)
     )]
     Unmatched {
         /// The file.
@@ -161,7 +160,7 @@ pub enum FileOverlayError {
         available: String,
     },
     /// Silos that no node of the file names.
-    #[error("{at}: the file does not name {} of the {n} silos: {}", .missing.len(), .missing.join(", "))]
+    #[error("{at}: the file does not name {} of the {n} silos: {}", .missing.len(), shorten(.missing))]
     Missing {
         /// The file.
         at: FileLocation,
@@ -182,6 +181,20 @@ pub enum FileOverlayError {
         /// The silo.
         silo: String,
     },
+}
+
+/// The first 20 of `names`, then how many more.
+fn shorten(names: &[String]) -> String {
+    const SHOWN: usize = 20;
+    if names.len() <= SHOWN {
+        names.join(", ")
+    } else {
+        format!(
+            "{} (and {} more)",
+            names[..SHOWN].join(", "),
+            names.len() - SHOWN
+        )
+    }
 }
 
 /// The silos' names, for matching file nodes.
@@ -281,6 +294,27 @@ pub fn read(path: &Path, names: &SiloNames<'_>) -> Result<FileOverlay, FileOverl
         line,
         col,
     };
+    let raw = load(path, &at)?;
+    let name = path
+        .file_stem()
+        .map_or_else(|| "file".to_string(), |s| s.to_string_lossy().into_owned());
+    resolve(raw, &name, names, &at)
+}
+
+/// Checks that overlay file `path` exists, is not too large and parses, without
+/// matching its names to silos (for validating an experiment grid before
+/// running it; [`read`] does the rest).
+pub fn check(path: &Path) -> Result<(), FileOverlayError> {
+    let at = |line: Option<u32>, col: Option<u32>| FileLocation {
+        path: path.display().to_string(),
+        line,
+        col,
+    };
+    load(path, &at).map(|_| ())
+}
+
+/// Reads and parses `path` in whichever format it has.
+fn load(path: &Path, at: At<'_>) -> Result<Raw, FileOverlayError> {
     let meta = std::fs::metadata(path).map_err(|e| FileOverlayError::Io {
         at: at(None, None),
         message: e.to_string(),
@@ -303,17 +337,14 @@ pub fn read(path: &Path, names: &SiloNames<'_>) -> Result<FileOverlay, FileOverl
         .unwrap_or_default();
     let first = text.trim_start().chars().next();
     let raw = match ext.as_str() {
-        "gml" => read_gml(&text, &at)?,
-        "json" => read_json(&text, &at)?,
-        "csv" | "txt" | "tsv" => read_csv(&text, &at)?,
-        _ if first == Some('{') => read_json(&text, &at)?,
-        _ if looks_like_gml(&text) => read_gml(&text, &at)?,
-        _ => read_csv(&text, &at)?,
+        "gml" => read_gml(&text, at)?,
+        "json" => read_json(&text, at)?,
+        "csv" | "txt" => read_csv(&text, at)?,
+        _ if first == Some('{') => read_json(&text, at)?,
+        _ if looks_like_gml(&text) => read_gml(&text, at)?,
+        _ => read_csv(&text, at)?,
     };
-    let name = path
-        .file_stem()
-        .map_or_else(|| "file".to_string(), |s| s.to_string_lossy().into_owned());
-    resolve(raw, &name, names, &at)
+    Ok(raw)
 }
 
 fn looks_like_gml(text: &str) -> bool {
@@ -391,11 +422,13 @@ fn read_gml(text: &str, at: At<'_>) -> Result<Raw, FileOverlayError> {
                     .ok_or_else(|| syntax(pos(e), "node without an `id`"))?;
                 let key = gml_key(&id.value)
                     .ok_or_else(|| syntax(pos(id), "a node `id` must be a number or string"))?;
-                let mut names = Vec::new();
-                if let Some(l) = fields.iter().find(|f| f.key == "label") {
-                    names.extend(gml_key(&l.value));
-                }
-                names.push(key.clone());
+                // The label when there is one (networkx writes one for
+                // every node), else the id.
+                let names = match fields.iter().find(|f| f.key == "label") {
+                    Some(l) => vec![gml_key(&l.value)
+                        .ok_or_else(|| syntax(pos(l), "a node `label` must be a string"))?],
+                    None => vec![key.clone()],
+                };
                 raw.nodes.push(RawNode {
                     key,
                     names,
@@ -776,13 +809,14 @@ fn resolve(
     }
     for a in raw.rounds.iter().flatten() {
         for end in [&a.src, &a.dst] {
-            if !raw.nodes.is_empty() && !declared.contains(end.as_str()) {
+            if raw.nodes.is_empty() {
+                claim(end, std::slice::from_ref(end), a.line, &mut silo_of)?;
+            } else if !declared.contains(end.as_str()) {
                 return Err(syntax(
                     at(a.line, None),
                     format!("arc endpoint `{end}` is not a declared node"),
                 ));
             }
-            claim(end, std::slice::from_ref(end), a.line, &mut silo_of)?;
         }
     }
     if !unmatched.is_empty() {
