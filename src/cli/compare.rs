@@ -52,7 +52,8 @@ pub struct CompareArgs {
     network: NetworkArgs,
     #[command(flatten)]
     placement: PlacementArgs,
-    /// Overlays to compare, comma-separated, or `all`.
+    /// Overlays to compare, comma-separated, or `all`; `file:PATH` reads your
+    /// own (GML, node-link JSON, CSV or per-round file; see README "Overlays").
     #[arg(long, default_value = "star,mst,delta-mbst,ring,ring-opt")]
     overlays: String,
     /// STAR centre: load (highest load centrality), first, fastest, or a silo label/id.
@@ -61,7 +62,8 @@ pub struct CompareArgs {
     /// Output format.
     #[arg(long, value_parser = choice(OutputFormat::ALL, OutputFormat::name), default_value_t = OutputFormat::Table)]
     format: OutputFormat,
-    /// Also write every overlay to this directory.
+    /// Also write every overlay to this directory (schedules as
+    /// NAME.rounds.json, readable with `--overlays file:PATH`).
     #[arg(long)]
     export_dir: Option<PathBuf>,
     /// Format of the exported overlays.

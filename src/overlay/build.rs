@@ -1,5 +1,5 @@
 //! Building overlays by name. [`build`] turns an [`OverlayKind`] into one of
-//! the three shapes fedtopo runs ([`Built`]); callers above the builders use
+//! the shapes fedtopo runs ([`Built`]; `file:PATH` reads [`crate::overlay::file`]); callers above the builders use
 //! [`crate::evaluate::EvaluatedOverlay`], which times, replays and clocks
 //! whatever was built.
 
