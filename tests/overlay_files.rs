@@ -522,3 +522,14 @@ fn check_input_validates_files_without_a_network() {
     assert!(rel.relative_to(&dir).check_input().is_ok());
     assert_eq!(rel.to_string(), "file:r.csv");
 }
+
+#[test]
+fn overlay_names_with_multibyte_characters_do_not_panic() {
+    for s in ["ééé", "δ-mbst", "fïle:x", "FILE:r.gml", "file:  "] {
+        let _ = s.parse::<OverlayKind>();
+    }
+    assert_eq!(
+        "FILE:r.gml".parse::<OverlayKind>().unwrap().to_string(),
+        "file:r.gml"
+    );
+}

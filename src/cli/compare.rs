@@ -10,7 +10,7 @@ use fedtopo::overlay::export::{silo_positions, ExportedOverlay};
 use fedtopo::overlay::matcha::MatchaOptions;
 use fedtopo::report::{compare_overlays, render_csv, render_json, render_table, OutputFormat};
 
-use super::args::{center_policy_at, NetworkArgs, PlacementArgs, UnderlayArgs};
+use super::args::{center_policy_at, file_safe, NetworkArgs, PlacementArgs, UnderlayArgs};
 use super::choice::choice;
 
 /// Format of exported overlay files.
@@ -82,20 +82,6 @@ pub struct CompareArgs {
     dcliques: super::dcliques::DCliquesArgs,
 }
 
-/// An overlay name as a file name: characters other than letters, digits
-/// and `-+=.` become `_` (`file:a/b.gml` -> `file_a_b.gml`).
-fn file_stem(name: &str) -> String {
-    name.chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || "-+=.".contains(c) {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect()
-}
-
 /// Runs `fedtopo compare`.
 pub fn run(a: CompareArgs) -> Result<()> {
     let underlay = a.underlay.load(false)?;
@@ -134,7 +120,7 @@ pub fn run(a: CompareArgs) -> Result<()> {
         let positions = silo_positions(&underlay, placement);
         // Schedules (MATCHA, per-round files) are written per round, in JSON.
         for (overlay, row) in cmp.overlays.iter().zip(&cmp.rows) {
-            let stem = file_stem(&row.overlay);
+            let stem = file_safe(&row.overlay);
             let (path, text) = if overlay.is_schedule() {
                 let e = overlay.export_schedule(&labels)?;
                 (dir.join(format!("{stem}.rounds.json")), e.to_json())

@@ -226,7 +226,7 @@ pub fn run_train(a: TrainArgs) -> Result<()> {
         failures: FailureSpec::parse_optional(&a.failures)?,
     };
     for kind in kinds {
-        let dir = a.out.join(kind.to_string());
+        let dir = a.out.join(super::args::file_safe(&kind.to_string()));
         if a.fresh && dir.exists() {
             std::fs::remove_dir_all(&dir).with_context(|| format!("removing {}", dir.display()))?;
         }

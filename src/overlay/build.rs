@@ -159,8 +159,12 @@ impl FromStr for OverlayKind {
     type Err = OverlayParseError;
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         let t = s.trim();
-        if t.len() >= 5 && t[..5].eq_ignore_ascii_case("file:") {
-            let path = t[5..].trim();
+        if let Some(path) = t
+            .get(..5)
+            .filter(|p| p.eq_ignore_ascii_case("file:"))
+            .and_then(|_| t.get(5..))
+        {
+            let path = path.trim();
             if path.is_empty() {
                 return Err(UnknownOverlay(format!("{s} (file: needs a path)")).into());
             }
