@@ -533,3 +533,18 @@ fn overlay_names_with_multibyte_characters_do_not_panic() {
         "file:r.gml"
     );
 }
+
+#[test]
+fn files_over_the_size_limit_are_refused_before_reading() {
+    let u = underlay("aws-gaia");
+    let model = paper_model(&u, 1);
+    let p = tmp("large").join("big.gml");
+    // A sparse file: its size is past the limit, its blocks are not written.
+    let f = std::fs::File::create(&p).unwrap();
+    f.set_len(fedtopo::overlay::file::MAX_FILE_BYTES + 1)
+        .unwrap();
+    let e = file_error(file_kind(&p), &u, &model);
+    assert!(matches!(e, FileOverlayError::TooLarge { .. }), "{e}");
+    assert!(e.to_string().contains("larger than the limit"), "{e}");
+    let _ = std::fs::remove_file(&p);
+}
