@@ -21,14 +21,14 @@ use thiserror::Error;
 
 use crate::delay::DelayModel;
 use crate::graph::failures::{FailureError, FailureSpec, Failures};
-use crate::graph::{Overlay, OverlaySchedule};
+use crate::graph::{Overlay, OverlaySchedule, PeriodicSchedule};
 use crate::network::{NetworkKind, NetworkModel};
 use crate::overlay::build::{build, BuildError, BuildOptions, Built, OverlayKind};
-use crate::overlay::export::ExportedOverlay;
+use crate::overlay::export::{ExportedOverlay, ExportedSchedule};
 use crate::replay::clock::{CliqueAveragingClock, ClockError, EngineClock, RoundClock};
 use crate::replay::two_phase::{replay_clique_averaging, CliqueReplayError};
 use crate::replay::{replay_with_progress, ReplayError, ReplayOptions, ReplayResult, Straggler};
-use crate::timing::schedule::{maxplus_rate, round_estimate, RoundEstimate};
+use crate::timing::schedule::{maxplus_rate, periodic_rate, round_estimate, RoundEstimate};
 use crate::timing::two_phase::two_phase_cycle_time;
 use crate::timing::{cycle_time, TimingError};
 use crate::units::Ms;
@@ -72,6 +72,12 @@ pub enum EvalError {
         overlay: String,
         /// The network model asked for.
         network: NetworkKind,
+    },
+    /// The overlay is the same every round: there are no rounds to write.
+    #[error("`{overlay}` is the same every round: write it as one overlay, not per round")]
+    NotSchedule {
+        /// Overlay name.
+        overlay: String,
     },
     /// The overlay changes every round, so there is no single graph.
     #[error("`{overlay}` changes every round: it has a schedule, not a single overlay to {what}")]
@@ -161,6 +167,8 @@ enum Shape {
     Static(Overlay),
     /// A new overlay every round.
     Matcha(crate::overlay::matcha::MatchaSchedule),
+    /// A fixed list of overlays replayed periodically (a per-round file).
+    Periodic(PeriodicSchedule),
     /// Two phases per round: gradients inside cliques, then models.
     CliqueAveraging {
         /// The topology (cliques and inter-clique edges).
@@ -178,6 +186,8 @@ pub struct EvaluatedOverlay {
     shape: Shape,
     /// Rounds sampled by a schedule's cycle-time estimates.
     sample_rounds: u64,
+    /// Consensus weights the overlay's file gives (row-stochastic).
+    weights: Option<Vec<Vec<f64>>>,
 }
 
 impl EvaluatedOverlay {
@@ -188,8 +198,17 @@ impl EvaluatedOverlay {
         model: &DelayModel,
         options: &BuildOptions,
     ) -> Result<Self, EvalError> {
+        let mut weights = None;
         let shape = match build(kind, underlay, model, options)? {
             Built::Static(o) => Shape::Static(o),
+            Built::Weighted {
+                overlay,
+                weights: w,
+            } => {
+                weights = Some(w);
+                Shape::Static(overlay)
+            }
+            Built::Periodic(s) => Shape::Periodic(s),
             Built::Matcha(s) => Shape::Matcha(s),
             Built::CliqueAveraging(topology) => Shape::CliqueAveraging {
                 models: topology.overlay(),
@@ -200,7 +219,16 @@ impl EvaluatedOverlay {
             kind,
             shape,
             sample_rounds: options.matcha.rounds,
+            weights,
         })
+    }
+
+    /// The consensus weights given with the overlay (a file whose arcs
+    /// carry a `weight`): row `i` is what silo `i` gives to its own model and
+    /// each model it receives, rows summing to 1 (\[Marfoq20\] eq. 2).
+    /// `None` when the overlay brings no weights.
+    pub fn consensus_weights(&self) -> Option<&[Vec<f64>]> {
+        self.weights.as_deref()
     }
 
     /// The kind it was built as.
@@ -215,7 +243,7 @@ impl EvaluatedOverlay {
 
     /// True when the overlay changes every round.
     pub fn is_schedule(&self) -> bool {
-        matches!(self.shape, Shape::Matcha(_))
+        matches!(self.shape, Shape::Matcha(_) | Shape::Periodic(_))
     }
 
     /// The overlay of every round, when there is one (for clique averaging,
@@ -223,7 +251,7 @@ impl EvaluatedOverlay {
     pub fn overlay(&self) -> Option<&Overlay> {
         match &self.shape {
             Shape::Static(o) | Shape::CliqueAveraging { models: o, .. } => Some(o),
-            Shape::Matcha(_) => None,
+            Shape::Matcha(_) | Shape::Periodic(_) => None,
         }
     }
 
@@ -232,6 +260,7 @@ impl EvaluatedOverlay {
         match &self.shape {
             Shape::Static(o) | Shape::CliqueAveraging { models: o, .. } => o,
             Shape::Matcha(s) => s,
+            Shape::Periodic(s) => s,
         }
     }
 
@@ -262,8 +291,9 @@ impl EvaluatedOverlay {
                 max_degree: o.max_degree(),
                 per_round: false,
             },
-            Shape::Matcha(s) => {
-                let rounds = self.sample_rounds.max(1);
+            Shape::Matcha(_) | Shape::Periodic(_) => {
+                let s = self.schedule();
+                let rounds = self.schedule_rounds().max(1);
                 let (mut arcs, mut max_degree) = (0usize, 0usize);
                 for k in 0..rounds {
                     let o = s.round(k);
@@ -276,6 +306,16 @@ impl EvaluatedOverlay {
                     per_round: true,
                 }
             }
+        }
+    }
+
+    /// Rounds a schedule's statistics and export cover: a periodic
+    /// schedule's period, MATCHA's sampled rounds; 1 for static overlays.
+    fn schedule_rounds(&self) -> u64 {
+        match &self.shape {
+            Shape::Periodic(s) => s.period() as u64,
+            Shape::Matcha(_) => self.sample_rounds,
+            _ => 1,
         }
     }
 
@@ -308,7 +348,7 @@ impl EvaluatedOverlay {
     /// A text that changes whenever the rounds' overlays change (for the
     /// resume fingerprint of a training run).
     pub fn fingerprint(&self) -> String {
-        match &self.shape {
+        let shape = match &self.shape {
             Shape::Static(o) | Shape::CliqueAveraging { models: o, .. } => format!(
                 "{}|{:?}|{:?}",
                 o.name,
@@ -326,6 +366,14 @@ impl EvaluatedOverlay {
                     s.seed()
                 )
             }
+            Shape::Periodic(s) => {
+                let rounds: Vec<&[(usize, usize)]> = s.rounds().iter().map(|o| o.arcs()).collect();
+                format!("{}|periodic|{:?}", s.name, rounds)
+            }
+        };
+        match &self.weights {
+            Some(w) => format!("{shape}|weights {w:?}"),
+            None => shape,
         }
     }
 
@@ -355,6 +403,21 @@ impl EvaluatedOverlay {
                 let maxplus_ms = maxplus_rate(s, model, self.sample_rounds)?;
                 OverlayTiming {
                     cycle_time_ms: estimate.mean_ms,
+                    critical_circuit: Vec::new(),
+                    schedule: Some(ScheduleTiming {
+                        estimate,
+                        maxplus_ms,
+                    }),
+                }
+            }
+            Shape::Periodic(s) => {
+                // Exact: the max-plus rate of the periodic repetition; the
+                // paper-style estimate over one period (at least 2 rounds).
+                let period = s.period() as u64;
+                let maxplus_ms = periodic_rate(s, model, period)?;
+                let estimate = round_estimate(s, model, period.max(2))?;
+                OverlayTiming {
+                    cycle_time_ms: maxplus_ms,
                     critical_circuit: Vec::new(),
                     schedule: Some(ScheduleTiming {
                         estimate,
@@ -448,5 +511,26 @@ impl EvaluatedOverlay {
             what: "export",
         })?;
         Ok(ExportedOverlay::new(o, labels, model, cycle_time_ms))
+    }
+
+    /// The rounds of a schedule ready to write in the per-round format
+    /// (MATCHA: the sampled rounds; a periodic schedule: one period), with
+    /// silo `labels`.
+    ///
+    /// # Errors
+    /// [`EvalError::NotStatic`]'s counterpart: static overlays have no
+    /// rounds to write ([`Self::export`] writes them).
+    pub fn export_schedule(&self, labels: &[String]) -> Result<ExportedSchedule, EvalError> {
+        if !self.is_schedule() {
+            return Err(EvalError::NotSchedule {
+                overlay: self.name(),
+            });
+        }
+        Ok(ExportedSchedule::new(
+            self.schedule(),
+            labels,
+            &self.name(),
+            self.schedule_rounds(),
+        ))
     }
 }

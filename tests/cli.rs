@@ -119,8 +119,12 @@ fn overlay_export_formats() {
     let o = fedtopo(&[
         "overlay", "star", "aws-gaia", "--format", "json", "--center", "Tokyo",
     ]);
+    // networkx node-link JSON: the centre by its node id (the silo label).
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
-    assert_eq!(v["protocol"]["center"], 5);
+    assert_eq!(v["graph"]["protocol"], "server_client");
+    assert_eq!(v["graph"]["center"], "Tokyo");
+    assert_eq!(v["nodes"][5]["id"], "Tokyo");
+    assert_eq!(v["links"].as_array().unwrap().len(), 20);
 }
 
 #[test]

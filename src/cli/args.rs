@@ -177,6 +177,12 @@ impl NetworkArgs {
     }
 }
 
+/// An overlay name usable as one file or directory name: path separators
+/// become `_` (`file:a/b.gml` -> `file:a_b.gml`); other names are unchanged.
+pub fn file_safe(name: &str) -> String {
+    name.replace(['/', '\\'], "_")
+}
+
 /// Parses `--center`: `load`, `first`, `fastest`, or a silo label / GML id.
 pub fn center_policy(text: &str, underlay: &Underlay) -> Result<CenterPolicy> {
     CenterPolicy::parse(text, underlay).map_err(|e| anyhow::anyhow!("--{e}"))

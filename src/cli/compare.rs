@@ -6,11 +6,11 @@ use anyhow::{bail, Context, Result};
 use clap::{Args, ValueEnum};
 
 use fedtopo::overlay::build::{parse_overlay_list, BuildOptions};
-use fedtopo::overlay::export::ExportedOverlay;
+use fedtopo::overlay::export::{silo_positions, ExportedOverlay};
 use fedtopo::overlay::matcha::MatchaOptions;
 use fedtopo::report::{compare_overlays, render_csv, render_json, render_table, OutputFormat};
 
-use super::args::{center_policy_at, NetworkArgs, PlacementArgs, UnderlayArgs};
+use super::args::{center_policy_at, file_safe, NetworkArgs, PlacementArgs, UnderlayArgs};
 use super::choice::choice;
 
 /// Format of exported overlay files.
@@ -52,7 +52,8 @@ pub struct CompareArgs {
     network: NetworkArgs,
     #[command(flatten)]
     placement: PlacementArgs,
-    /// Overlays to compare, comma-separated, or `all`.
+    /// Overlays to compare, comma-separated, or `all`; `file:PATH` reads your
+    /// own (GML, node-link JSON, CSV or per-round file; see README "Overlays").
     #[arg(long, default_value = "star,mst,delta-mbst,ring,ring-opt")]
     overlays: String,
     /// STAR centre: load (highest load centrality), first, fastest, or a silo label/id.
@@ -61,7 +62,8 @@ pub struct CompareArgs {
     /// Output format.
     #[arg(long, value_parser = choice(OutputFormat::ALL, OutputFormat::name), default_value_t = OutputFormat::Table)]
     format: OutputFormat,
-    /// Also write every overlay to this directory.
+    /// Also write every overlay to this directory (schedules as
+    /// NAME.rounds.json, readable with `--overlays file:PATH`).
     #[arg(long)]
     export_dir: Option<PathBuf>,
     /// Format of the exported overlays.
@@ -113,16 +115,25 @@ pub fn run(a: CompareArgs) -> Result<()> {
     print!("{text}");
     if let Some(dir) = &a.export_dir {
         std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
-        let labels = model.connectivity.placement().labels(&underlay);
-        // Schedules (MATCHA) have no single overlay to export.
+        let placement = model.connectivity.placement();
+        let labels = placement.labels(&underlay);
+        let positions = silo_positions(&underlay, placement);
+        // Schedules (MATCHA, per-round files) are written per round, in JSON.
         for (overlay, row) in cmp.overlays.iter().zip(&cmp.rows) {
-            if overlay.is_schedule() {
-                continue;
-            }
-            let e = overlay.export(&labels, Some(&model), Some(row.cycle_time_ms))?;
-            let path = dir.join(format!("{}.{}", row.overlay, a.export_format.extension()));
-            std::fs::write(&path, a.export_format.render(&e))
-                .with_context(|| format!("writing {}", path.display()))?;
+            let stem = file_safe(&row.overlay);
+            let (path, text) = if overlay.is_schedule() {
+                let e = overlay.export_schedule(&labels)?;
+                (dir.join(format!("{stem}.rounds.json")), e.to_json())
+            } else {
+                let e = overlay
+                    .export(&labels, Some(&model), Some(row.cycle_time_ms))?
+                    .with_positions(positions.clone());
+                (
+                    dir.join(format!("{stem}.{}", a.export_format.extension())),
+                    a.export_format.render(&e),
+                )
+            };
+            std::fs::write(&path, text).with_context(|| format!("writing {}", path.display()))?;
         }
     }
     Ok(())

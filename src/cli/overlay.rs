@@ -8,7 +8,7 @@ use clap::Args;
 use fedtopo::evaluate::EvaluatedOverlay;
 use fedtopo::overlay::build::{BuildOptions, OverlayKind};
 use fedtopo::overlay::dcliques::count::edge_counts;
-use fedtopo::overlay::export::ExportedOverlay;
+use fedtopo::overlay::export::{silo_positions, ExportedOverlay};
 
 use super::args::{center_policy, NetworkArgs, UnderlayArgs};
 use super::compare::ExportFormat;
@@ -19,7 +19,9 @@ pub struct OverlayArgs {
     /// Overlay: star, mst, delta-mbst, ring, ring-opt, complete, a random
     /// graph (er:p=P|k=K, ba:m=M, regular:k=K, chung-lu:gamma=G,k=K, torus),
     /// dcliques[-greedy|-random|-oneclass][-ring|-fractal|-smallworld|-full][+ca],
-    /// dc-random-regular10, dc-diverse-random10, dc-node-ring, dc-grid, dc-fully-connected.
+    /// dc-random-regular10, dc-diverse-random10, dc-node-ring, dc-grid, dc-fully-connected,
+    /// matcha[+], or file:PATH (a GML, node-link JSON, CSV or per-round file).
+    /// Schedules (MATCHA, per-round files) are written per round in JSON.
     kind: OverlayKind,
     #[command(flatten)]
     underlay: UnderlayArgs,
@@ -104,9 +106,16 @@ pub fn run(a: OverlayArgs) -> Result<()> {
     };
     let overlay = EvaluatedOverlay::build(a.kind, &underlay, &model, &options)?;
     let t = overlay.cycle_time(&model)?;
-    let labels: Vec<String> = underlay.routers.iter().map(|r| r.label.clone()).collect();
-    let e = overlay.export(&labels, Some(&model), Some(t.cycle_time_ms))?;
-    let text = a.format.render(&e);
+    let placement = model.connectivity.placement();
+    let labels = placement.labels(&underlay);
+    let text = if overlay.is_schedule() {
+        overlay.export_schedule(&labels)?.to_json()
+    } else {
+        let e = overlay
+            .export(&labels, Some(&model), Some(t.cycle_time_ms))?
+            .with_positions(silo_positions(&underlay, placement));
+        a.format.render(&e)
+    };
     match &a.output {
         Some(path) => {
             std::fs::write(path, text).with_context(|| format!("writing {}", path.display()))?;

@@ -30,7 +30,8 @@ pub struct SimulateArgs {
     network: NetworkArgs,
     #[command(flatten)]
     placement: PlacementArgs,
-    /// Overlays to replay, comma-separated, or `all`.
+    /// Overlays to replay, comma-separated, or `all`; `file:PATH` reads your
+    /// own (GML, node-link JSON, CSV or per-round file; see README "Overlays").
     #[arg(long, default_value = "star,mst,delta-mbst,ring")]
     overlays: String,
     /// STAR centre: load, first, fastest, or a silo label/id.

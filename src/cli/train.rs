@@ -32,7 +32,8 @@ pub struct TrainArgs {
     #[command(flatten)]
     network: NetworkArgs,
     /// Overlays to train on, comma-separated (star, mst, delta-mbst, ring,
-    /// ring-opt, complete, matcha, matcha+).
+    /// ring-opt, complete, matcha, matcha+, or file:PATH; a file's arc
+    /// weights are the consensus matrix under `--consensus auto`).
     #[arg(long, default_value = "star,mst,ring")]
     overlays: String,
     /// Network model timing the rounds in the event engine: maxplus ([Marfoq20] eq. 3),
@@ -225,7 +226,7 @@ pub fn run_train(a: TrainArgs) -> Result<()> {
         failures: FailureSpec::parse_optional(&a.failures)?,
     };
     for kind in kinds {
-        let dir = a.out.join(kind.to_string());
+        let dir = a.out.join(super::args::file_safe(&kind.to_string()));
         if a.fresh && dir.exists() {
             std::fs::remove_dir_all(&dir).with_context(|| format!("removing {}", dir.display()))?;
         }

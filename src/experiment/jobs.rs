@@ -31,6 +31,9 @@ use super::ExperimentError;
 /// The network of one grid point.
 struct NetworkPoint {
     kind: OverlayKind,
+    /// The overlay's name as the experiment file gives it (`file:PATH`
+    /// relative to the file), for the rows.
+    name: String,
     model: DelayModel,
     center: usize,
 }
@@ -40,13 +43,15 @@ fn network_point(
     underlay: &Underlay,
     base_dir: &Path,
 ) -> Result<NetworkPoint, ExperimentError> {
-    let kind: OverlayKind = job
+    let kind = job
         .get("overlay")
-        .parse()
+        .parse::<OverlayKind>()
         .map_err(|e| fail(job, format!("{e}")))?;
     let (model, center) = delay_point(job, underlay, base_dir)?;
     Ok(NetworkPoint {
-        kind,
+        name: kind.to_string(),
+        // `file:PATH` overlays are relative to the experiment file.
+        kind: kind.relative_to(base_dir),
         model,
         center,
     })
@@ -55,14 +60,7 @@ fn network_point(
 /// The axis columns every kind's row starts with (`center` resolved to the
 /// centre silo's label).
 fn axis_cells(job: &Job, underlay: &Underlay, p: &NetworkPoint, extra: &[&str]) -> ResultRow {
-    labelled_axis_cells(
-        job,
-        underlay,
-        &p.model,
-        &p.kind.to_string(),
-        p.center,
-        extra,
-    )
+    labelled_axis_cells(job, underlay, &p.model, &p.name, p.center, extra)
 }
 
 /// Computes one grid point of an experiment of `kind`. Files named by the
@@ -329,7 +327,7 @@ fn train_job(
     let records = session
         .train(p.kind, &opts, |_, _| {})
         .map_err(|e| f(e.to_string()))?;
-    let name = p.kind.to_string();
+    let name = p.name.clone();
     let s = summarize(&[(name, records)], target, None)
         .pop()
         .ok_or_else(|| f("no rounds were trained".into()))?;

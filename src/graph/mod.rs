@@ -188,6 +188,56 @@ impl<S: OverlaySchedule + ?Sized> OverlaySchedule for &S {
     }
 }
 
+/// A schedule that repeats a fixed list of overlays: round `k` is overlay
+/// `k mod period` (a time-varying topology read from a per-round file, or
+/// the sampled rounds of MATCHA \[Wang19\] replayed periodically).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PeriodicSchedule {
+    /// Name shown in reports.
+    pub name: String,
+    n: usize,
+    rounds: Vec<Overlay>,
+}
+
+impl PeriodicSchedule {
+    /// The schedule repeating `rounds` (at least one overlay, all on `n`
+    /// silos); `None` when `rounds` is empty or an overlay has another size.
+    pub fn new(name: &str, n: usize, rounds: Vec<Overlay>) -> Option<Self> {
+        if rounds.is_empty() || rounds.iter().any(|o| o.silo_count() != n) {
+            return None;
+        }
+        Some(PeriodicSchedule {
+            name: name.to_string(),
+            n,
+            rounds,
+        })
+    }
+
+    /// Number of rounds before the schedule repeats.
+    pub fn period(&self) -> usize {
+        self.rounds.len()
+    }
+
+    /// The overlays of one period, in round order.
+    pub fn rounds(&self) -> &[Overlay] {
+        &self.rounds
+    }
+}
+
+impl OverlaySchedule for PeriodicSchedule {
+    fn silo_count(&self) -> usize {
+        self.n
+    }
+    fn round(&self, k: u64) -> Cow<'_, Overlay> {
+        Cow::Borrowed(&self.rounds[(k % self.rounds.len() as u64) as usize])
+    }
+    fn is_static(&self) -> bool {
+        self.rounds
+            .iter()
+            .all(|o| o.arcs() == self.rounds[0].arcs())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,5 +1,5 @@
 //! Building overlays by name. [`build`] turns an [`OverlayKind`] into one of
-//! the three shapes fedtopo runs ([`Built`]); callers above the builders use
+//! the shapes fedtopo runs ([`Built`]; `file:PATH` reads [`crate::overlay::file`]); callers above the builders use
 //! [`crate::evaluate::EvaluatedOverlay`], which times, replays and clocks
 //! whatever was built.
 
@@ -10,9 +10,12 @@ use serde::Serialize;
 use thiserror::Error;
 
 use crate::delay::DelayModel;
+use crate::graph::PeriodicSchedule;
 use crate::overlay::algo::RingSearch;
 use crate::overlay::dcliques::placement::{DCliquesBuild, DCliquesOverlay};
 use crate::overlay::dcliques::{CliqueTopology, DCliquesError};
+use crate::overlay::export::unique_labels;
+use crate::overlay::file::{self, FileOverlay, FileOverlayError, OverlayPath, SiloNames};
 use crate::overlay::matcha::{
     MatchaBase, MatchaDesign, MatchaError, MatchaOn, MatchaOptions, MatchaSchedule, MatchaVariant,
     MatchaVariantError,
@@ -48,6 +51,9 @@ pub enum OverlayKind {
     /// D-Cliques topologies and their baselines (\[Bellet21\]), with
     /// or without Clique Averaging (`+ca`).
     DCliques(DCliquesOverlay),
+    /// A topology read from a file (`file:PATH`: GML, node-link JSON, CSV,
+    /// or a per-round schedule; [`crate::overlay::file`]).
+    File(OverlayPath),
 }
 
 impl OverlayKind {
@@ -74,6 +80,7 @@ impl OverlayKind {
             OverlayKind::Complete => "complete",
             OverlayKind::Matcha(m) => m.family(),
             OverlayKind::DCliques(d) => d.name(),
+            OverlayKind::File(_) => "file",
         }
     }
 
@@ -91,6 +98,27 @@ impl OverlayKind {
         }
     }
 
+    /// This kind with a relative `file:PATH` resolved against `base` (the
+    /// directory of the experiment file that names it); other kinds unchanged.
+    pub fn relative_to(self, base: &std::path::Path) -> OverlayKind {
+        match self {
+            OverlayKind::File(p) => OverlayKind::File(p.relative_to(base)),
+            other => other,
+        }
+    }
+
+    /// Checks the inputs this kind reads, without building it: for
+    /// `file:PATH`, that the file exists, is not too large and parses
+    /// ([`file::check`]; matching its names needs the network, see [`build`]).
+    /// Always `Ok` for the other kinds. For validating experiment grids
+    /// before running them.
+    pub fn check_input(self) -> Result<(), BuildError> {
+        match self {
+            OverlayKind::File(p) => Ok(file::check(p.as_path())?),
+            _ => Ok(()),
+        }
+    }
+
     /// The paper's MATCHA, on the connectivity graph Gc.
     pub const MATCHA: OverlayKind = OverlayKind::Matcha(MatchaVariant::MATCHA);
     /// The paper's MATCHA+, on the underlay Gu.
@@ -102,6 +130,7 @@ impl fmt::Display for OverlayKind {
         match self {
             OverlayKind::Random(r) => write!(f, "{r}"),
             OverlayKind::Matcha(m) => write!(f, "{m}"),
+            OverlayKind::File(p) => write!(f, "file:{p}"),
             _ => f.write_str(self.name()),
         }
     }
@@ -109,7 +138,7 @@ impl fmt::Display for OverlayKind {
 
 /// An overlay name that fedtopo does not know.
 #[derive(Debug, Clone, Error)]
-#[error("unknown overlay `{0}`; expected one of: star, mst, delta-mbst (or mbst), ring, ring-opt, complete, matcha, matcha+, dcliques[-ring|-fractal|-smallworld|-full][+ca], dc-random-regular10, dc-diverse-random10, dc-node-ring, dc-grid, or a random graph er:p=P|k=K, ba:m=M, regular:k=K, chung-lu:gamma=G,k=K, torus[:rows=R]")]
+#[error("unknown overlay `{0}`; expected one of: star, mst, delta-mbst (or mbst), ring, ring-opt, complete, matcha, matcha+, dcliques[-ring|-fractal|-smallworld|-full][+ca], dc-random-regular10, dc-diverse-random10, dc-node-ring, dc-grid, a random graph er:p=P|k=K, ba:m=M, regular:k=K, chung-lu:gamma=G,k=K, torus[:rows=R], or file:PATH")]
 pub struct UnknownOverlay(pub String);
 
 /// An overlay name that does not parse.
@@ -129,6 +158,18 @@ pub enum OverlayParseError {
 impl FromStr for OverlayKind {
     type Err = OverlayParseError;
     fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let t = s.trim();
+        if let Some(path) = t
+            .get(..5)
+            .filter(|p| p.eq_ignore_ascii_case("file:"))
+            .and_then(|_| t.get(5..))
+        {
+            let path = path.trim();
+            if path.is_empty() {
+                return Err(UnknownOverlay(format!("{s} (file: needs a path)")).into());
+            }
+            return Ok(OverlayKind::File(OverlayPath::new(path)));
+        }
         if RandomSpec::is_random_name(s) {
             return Ok(OverlayKind::Random(s.parse()?));
         }
@@ -270,6 +311,9 @@ pub enum BuildError {
     /// A random overlay (Erdos-Renyi, ...) could not be built.
     #[error(transparent)]
     Random(#[from] RandomGraphError),
+    /// An overlay file could not be read.
+    #[error(transparent)]
+    File(#[from] FileOverlayError),
 }
 
 /// What a builder returns: the shapes of round fedtopo runs.
@@ -282,6 +326,17 @@ pub enum Built {
     /// D-Cliques with Clique Averaging \[Bellet21\]: two phases per round,
     /// gradients inside cliques, then models over the whole topology.
     CliqueAveraging(CliqueTopology),
+    /// The same overlay every round with the consensus weights its file
+    /// gives (row `i`: what silo `i` gives each model it receives,
+    /// row-stochastic).
+    Weighted {
+        /// The overlay.
+        overlay: Overlay,
+        /// Row-stochastic consensus weights, `n x n`.
+        weights: Vec<Vec<f64>>,
+    },
+    /// A list of overlays replayed periodically (a per-round file).
+    Periodic(PeriodicSchedule),
 }
 
 /// Builds overlay `kind` for `model` on `underlay`, in whichever shape the
@@ -311,7 +366,30 @@ pub fn build(
                 overlay: kind.to_string(),
                 source,
             }),
+        OverlayKind::File(path) => Ok(
+            match file::read(path.as_path(), &silo_names(underlay, model))? {
+                FileOverlay::Static {
+                    overlay,
+                    weights: Some(weights),
+                } => Built::Weighted { overlay, weights },
+                FileOverlay::Static {
+                    overlay,
+                    weights: None,
+                } => Built::Static(overlay),
+                FileOverlay::Periodic(s) => Built::Periodic(s),
+            },
+        ),
         _ => build_overlay(kind, underlay, model, options).map(Built::Static),
+    }
+}
+
+/// The names of `model`'s silos on `underlay`, to match file nodes.
+fn silo_names<'a>(underlay: &'a Underlay, model: &DelayModel) -> SiloNames<'a> {
+    let placement = model.connectivity.placement();
+    SiloNames {
+        labels: unique_labels(&placement.labels(underlay)),
+        underlay,
+        routers: placement.routers().to_vec(),
     }
 }
 
@@ -344,6 +422,16 @@ pub fn build_overlay(
                     overlay: kind.to_string(),
                     source,
                 })?
+        }
+        OverlayKind::File(path) => {
+            match file::read(path.as_path(), &silo_names(underlay, model))? {
+                FileOverlay::Static { overlay, .. } => overlay,
+                FileOverlay::Periodic(_) => {
+                    return Err(BuildError::NotStatic {
+                        overlay: kind.to_string(),
+                    })
+                }
+            }
         }
         OverlayKind::Matcha(_) => {
             return Err(BuildError::NotStatic {

@@ -1,5 +1,8 @@
-//! Writing overlays as GML (readable by networkx's `read_gml`), Graphviz DOT
-//! and JSON. Arcs carry their \[Marfoq20\] eq. (3) delay in ms when a model is given.
+//! Writing overlays as GML (readable by networkx's `read_gml`, with the
+//! silos' `Latitude`/`Longitude`), Graphviz DOT and networkx node-link JSON;
+//! schedules as per-round JSON or CSV ([`ExportedSchedule`]). Arcs carry their
+//! \[Marfoq20\] eq. (3) delay in ms when a model is given. Every format but
+//! DOT reads back with `--overlays file:PATH` ([`crate::overlay::file`]).
 
 use std::collections::HashSet;
 use std::fmt::Write as _;
@@ -7,7 +10,10 @@ use std::fmt::Write as _;
 use serde::Serialize;
 
 use crate::delay::DelayModel;
+use crate::graph::OverlaySchedule;
 use crate::overlay::{Overlay, Protocol};
+use crate::placement::SiloPlacement;
+use crate::underlay::Underlay;
 
 /// An overlay with silo labels and per-arc delays, ready to write.
 #[derive(Debug, Clone, Serialize)]
@@ -24,6 +30,8 @@ pub struct ExportedOverlay {
     pub arcs: Vec<ExportedArc>,
     /// Cycle time, ms, if known.
     pub cycle_time_ms: Option<f64>,
+    /// `(latitude, longitude)` of every silo in degrees, when known.
+    pub positions: Vec<Option<(f64, f64)>>,
 }
 
 /// One arc of an [`ExportedOverlay`].
@@ -62,7 +70,15 @@ impl ExportedOverlay {
             silos: unique_labels(labels),
             arcs,
             cycle_time_ms,
+            positions: Vec::new(),
         }
+    }
+
+    /// The same with silo coordinates (`(latitude, longitude)` in degrees,
+    /// one per silo; see [`silo_positions`]).
+    pub fn with_positions(mut self, positions: Vec<Option<(f64, f64)>>) -> Self {
+        self.positions = positions;
+        self
     }
 
     /// GML text (directed graph; networkx reads it with `nx.read_gml`).
@@ -79,9 +95,18 @@ impl ExportedOverlay {
         for (i, label) in self.silos.iter().enumerate() {
             let _ = writeln!(
                 s,
-                "  node [\n    id {i}\n    label \"{}\"\n  ]",
+                "  node [\n    id {i}\n    label \"{}\"",
                 gml_escape(label)
             );
+            if let Some(Some((lat, lon))) = self.positions.get(i) {
+                let _ = writeln!(
+                    s,
+                    "    Latitude {}\n    Longitude {}",
+                    gml_real(*lat),
+                    gml_real(*lon)
+                );
+            }
+            s.push_str("  ]\n");
         }
         for a in &self.arcs {
             let _ = write!(
@@ -123,13 +148,141 @@ impl ExportedOverlay {
         s
     }
 
-    /// Pretty JSON text.
+    /// networkx node-link JSON (`nx.node_link_graph(data, edges="links")`):
+    /// nodes keyed by their (unique) label, with `index`, `latitude` and
+    /// `longitude`; links with `delay_ms`; the graph's `name`, `protocol`,
+    /// `center` (a node id), `undirected` and `cycle_time_ms` under `graph`.
     pub fn to_json(&self) -> String {
-        serde_json::to_string_pretty(self).expect("plain data serialises")
+        use serde_json::{json, Map, Value};
+        let mut graph = Map::new();
+        graph.insert("name".into(), json!(self.name));
+        graph.insert("undirected".into(), json!(self.undirected));
+        match self.protocol {
+            Protocol::Gossip => {
+                graph.insert("protocol".into(), json!("gossip"));
+            }
+            Protocol::ServerClient { center } => {
+                graph.insert("protocol".into(), json!("server_client"));
+                graph.insert("center".into(), json!(self.silos.get(center)));
+            }
+        }
+        if let Some(t) = self.cycle_time_ms.filter(|t| t.is_finite()) {
+            graph.insert("cycle_time_ms".into(), json!(t));
+        }
+        let nodes: Vec<Value> = self
+            .silos
+            .iter()
+            .enumerate()
+            .map(|(i, l)| {
+                let mut n = Map::new();
+                n.insert("id".into(), json!(l));
+                n.insert("index".into(), json!(i));
+                if let Some(Some((lat, lon))) = self.positions.get(i) {
+                    n.insert("latitude".into(), json!(lat));
+                    n.insert("longitude".into(), json!(lon));
+                }
+                Value::Object(n)
+            })
+            .collect();
+        let links: Vec<Value> = self
+            .arcs
+            .iter()
+            .map(|a| {
+                let mut l = Map::new();
+                l.insert("source".into(), json!(self.silos[a.source]));
+                l.insert("target".into(), json!(self.silos[a.target]));
+                if let Some(d) = a.delay_ms.filter(|d| d.is_finite()) {
+                    l.insert("delay_ms".into(), json!(d));
+                }
+                Value::Object(l)
+            })
+            .collect();
+        let doc = json!({
+            "directed": true,
+            "multigraph": false,
+            "graph": Value::Object(graph),
+            "nodes": nodes,
+            "links": links,
+        });
+        let mut s = serde_json::to_string_pretty(&doc).unwrap_or_default();
+        s.push('\n');
+        s
     }
 }
 
-fn unique_labels(labels: &[String]) -> Vec<String> {
+/// The `(latitude, longitude)` of every silo of `placement` on `underlay`
+/// (its router's coordinates), degrees.
+pub fn silo_positions(underlay: &Underlay, placement: &SiloPlacement) -> Vec<Option<(f64, f64)>> {
+    placement
+        .routers()
+        .iter()
+        .map(|&r| underlay.routers.get(r).and_then(|x| x.lat_lon))
+        .collect()
+}
+
+/// A time-varying schedule's rounds, ready to write in the per-round format
+/// that `--overlays file:PATH` replays periodically.
+#[derive(Debug, Clone, Serialize)]
+pub struct ExportedSchedule {
+    /// Schedule name.
+    pub name: String,
+    /// Silo labels, unique.
+    pub silos: Vec<String>,
+    /// The arcs `(source, target)` of every round (silo indices).
+    pub rounds: Vec<Vec<(usize, usize)>>,
+}
+
+impl ExportedSchedule {
+    /// Rounds `0..rounds` of `schedule` with silo `labels`.
+    pub fn new(schedule: &dyn OverlaySchedule, labels: &[String], name: &str, rounds: u64) -> Self {
+        ExportedSchedule {
+            name: name.to_string(),
+            silos: unique_labels(labels),
+            rounds: (0..rounds)
+                .map(|k| schedule.round(k).arcs().to_vec())
+                .collect(),
+        }
+    }
+
+    /// Per-round JSON: `{"name", "directed": true, "periodic": true,
+    /// "nodes": [labels], "rounds": [[[src, dst], ...], ...]}` (labels).
+    pub fn to_json(&self) -> String {
+        let rounds: Vec<Vec<[&str; 2]>> = self
+            .rounds
+            .iter()
+            .map(|r| {
+                r.iter()
+                    .map(|&(a, b)| [self.silos[a].as_str(), self.silos[b].as_str()])
+                    .collect()
+            })
+            .collect();
+        let doc = serde_json::json!({
+            "name": self.name,
+            "directed": true,
+            "periodic": true,
+            "nodes": self.silos,
+            "rounds": rounds,
+        });
+        let mut s = serde_json::to_string(&doc).unwrap_or_default();
+        s.push('\n');
+        s
+    }
+
+    /// Per-round CSV: header `round,src,dst`, one arc per row (labels).
+    pub fn to_csv(&self) -> String {
+        let mut w = csv::Writer::from_writer(Vec::new());
+        let _ = w.write_record(["round", "src", "dst"]);
+        for (k, r) in self.rounds.iter().enumerate() {
+            for &(a, b) in r {
+                let _ = w.write_record([k.to_string().as_str(), &self.silos[a], &self.silos[b]]);
+            }
+        }
+        String::from_utf8(w.into_inner().unwrap_or_default()).unwrap_or_default()
+    }
+}
+
+/// `labels` made unique: a repeated label gets ` #i` appended (`i` its silo).
+pub fn unique_labels(labels: &[String]) -> Vec<String> {
     let mut seen = HashSet::new();
     labels
         .iter()
@@ -201,6 +354,8 @@ mod tests {
         assert_eq!(g.matches("edge [").count(), 4);
         let d = e.to_dot();
         assert!(d.contains("1 -> 2;"));
-        assert!(e.to_json().contains("\"undirected\": true"));
+        let j = e.to_json();
+        assert!(j.contains("\"undirected\": true"), "{j}");
+        assert!(j.contains("\"links\""), "{j}");
     }
 }

@@ -13,6 +13,7 @@ pub mod algo;
 pub mod build;
 pub mod dcliques;
 pub mod export;
+pub mod file;
 pub mod matcha;
 pub mod mbst;
 pub mod mst;

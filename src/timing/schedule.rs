@@ -20,6 +20,7 @@ use serde::Serialize;
 use super::TimingError;
 use crate::delay::DelayModel;
 use crate::graph::{Overlay, OverlaySchedule};
+use crate::maxplus::{self, Arc, WeightedDigraph};
 use crate::units::Ms;
 
 /// Duration of one synchronous round on `overlay`: its largest arc delay
@@ -120,6 +121,98 @@ pub fn maxplus_rate(
         std::mem::swap(&mut t, &mut next);
     }
     Ok(t.iter().copied().fold(0.0, f64::max) / rounds as f64)
+}
+
+/// The exact max-plus growth rate of a schedule that repeats rounds
+/// `0..period` forever: `lim t(K)/K` for the recurrence of [`maxplus_rate`]
+/// with round `k` using overlay `k mod period`. ms per round.
+///
+/// The rounds of one period compose into one max-plus matrix
+/// `B = M(period-1) ... M(0)` (`B_ij` the longest time-respecting path from
+/// `j` to `i` over the period); the rate is the largest maximum cycle mean
+/// of `B`'s strongly connected components (\[BCOQ92\] Thm. 3.23), divided
+/// by `period`. `O(period (n + m) n)` time, `O(n^2)` memory.
+///
+/// # Errors
+/// [`TimingError::Sampling`] for `period == 0`, [`TimingError::SizeMismatch`].
+pub fn periodic_rate(
+    schedule: &dyn OverlaySchedule,
+    model: &DelayModel,
+    period: u64,
+) -> Result<Ms, TimingError> {
+    check(schedule, model)?;
+    if period == 0 {
+        return Err(TimingError::Sampling(
+            "need a period of at least 1 round".into(),
+        ));
+    }
+    let n = schedule.silo_count();
+    let compute: Vec<f64> = (0..n).map(|i| model.compute_round_ms(i)).collect();
+    // b[i * n + j]: longest path from j (time 0) to i (time k), -inf if none.
+    let mut b = vec![f64::NEG_INFINITY; n * n];
+    for i in 0..n {
+        b[i * n + i] = 0.0;
+    }
+    let mut next = vec![f64::NEG_INFINITY; n * n];
+    for k in 0..period {
+        let o = schedule.round(k);
+        for i in 0..n {
+            for j in 0..n {
+                next[i * n + j] = b[i * n + j] + compute[i];
+            }
+        }
+        for &(l, i) in o.arcs() {
+            let d = model.arc_delay(l, i, o.out_degree(l), o.in_degree(i));
+            for j in 0..n {
+                let v = b[l * n + j] + d;
+                if v > next[i * n + j] {
+                    next[i * n + j] = v;
+                }
+            }
+        }
+        std::mem::swap(&mut b, &mut next);
+    }
+    let arcs: Vec<Arc> = (0..n)
+        .flat_map(|i| (0..n).map(move |j| (i, j)))
+        .filter(|&(i, j)| b[i * n + j].is_finite())
+        .map(|(i, j)| Arc {
+            from: j,
+            to: i,
+            weight: b[i * n + j],
+        })
+        .collect();
+    let name = || "periodic schedule".to_string();
+    let g = WeightedDigraph::new(n, arcs).map_err(|source| TimingError::MaxPlus {
+        overlay: name(),
+        source,
+    })?;
+    let mut best = f64::NEG_INFINITY;
+    for comp in g.strongly_connected_components() {
+        let mut index = vec![usize::MAX; n];
+        for (k, &v) in comp.iter().enumerate() {
+            index[v] = k;
+        }
+        let sub: Vec<Arc> = g
+            .arcs()
+            .iter()
+            .filter(|a| index[a.from] != usize::MAX && index[a.to] != usize::MAX)
+            .map(|a| Arc {
+                from: index[a.from],
+                to: index[a.to],
+                weight: a.weight,
+            })
+            .collect();
+        let sg = WeightedDigraph::new(comp.len(), sub).map_err(|source| TimingError::MaxPlus {
+            overlay: name(),
+            source,
+        })?;
+        let ct = maxplus::howard(&sg).map_err(|source| TimingError::MaxPlus {
+            overlay: name(),
+            source,
+        })?;
+        best = best.max(ct.value);
+    }
+    Ok(best / period as f64)
 }
 
 /// The max-plus growth rate over several seeds.

@@ -15,6 +15,7 @@ use std::path::Path;
 use serde::Serialize;
 use thiserror::Error;
 
+use crate::evaluate::EvaluatedOverlay;
 use crate::overlay::{Overlay, Protocol};
 
 /// A dense row-major `n x n` matrix of mixing weights.
@@ -291,6 +292,26 @@ impl ConsensusRule {
                 })
             }
         })
+    }
+
+    /// The rule a run of `overlay` uses: this one, unless it is
+    /// [`ConsensusRule::Auto`] and the overlay brings its own consensus, that
+    /// is a schedule's `I - alpha L` (MATCHA, \[Wang19\]) or the weights of an
+    /// overlay file ([`EvaluatedOverlay::consensus_weights`], row-stochastic),
+    /// which becomes [`ConsensusRule::Custom`].
+    pub fn for_overlay(&self, overlay: &EvaluatedOverlay) -> Result<ConsensusRule, ConsensusError> {
+        if *self != ConsensusRule::Auto {
+            return Ok(self.clone());
+        }
+        if let Some(m) = overlay.mixing() {
+            return Ok(ConsensusRule::Matcha { alpha: m.alpha });
+        }
+        if let Some(w) = overlay.consensus_weights() {
+            return Ok(ConsensusRule::Custom(ConsensusMatrix::from_rows(
+                w.to_vec(),
+            )?));
+        }
+        Ok(ConsensusRule::Auto)
     }
 
     /// The consensus matrix of `overlay` under this rule.

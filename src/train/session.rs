@@ -70,11 +70,9 @@ impl Session<'_> {
         let build = |e: &dyn std::fmt::Display| TrainError::Config(format!("overlay {kind}: {e}"));
         let overlay = EvaluatedOverlay::build(kind, self.underlay, self.model, self.options)
             .map_err(|e| build(&e))?;
-        // A schedule's own consensus `I - alpha L` (MATCHA), unless the
-        // rule says otherwise.
-        if let (ConsensusRule::Auto, Some(m)) = (&cfg.consensus, overlay.mixing()) {
-            cfg.consensus = ConsensusRule::Matcha { alpha: m.alpha };
-        }
+        // The overlay's own consensus (MATCHA's `I - alpha L`, a file's
+        // weights), unless the rule says otherwise.
+        cfg.consensus = cfg.consensus.for_overlay(&overlay).map_err(|e| build(&e))?;
         // DecAvg and the 1/||pi|| gain weight silos by their data sizes.
         let sizes: Vec<f64> = self.data.silos.iter().map(|s| s.len() as f64).collect();
         if cfg.consensus == (ConsensusRule::DecAvg { sizes: None }) {
