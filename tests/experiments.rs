@@ -849,3 +849,31 @@ fn shared_paths_resolve_from_the_experiment_location() {
         String::from_utf8_lossy(&o.stderr)
     );
 }
+
+/// Grid validation covers file overlays: a missing file is reported with
+/// the other problems before any job runs.
+#[test]
+fn missing_overlay_files_are_grid_problems() {
+    let text = r#"
+name = "files"
+kind = "compare"
+[grid]
+underlay = ["aws-gaia"]
+overlay = ["ring", "file:nowhere.gml"]
+access = ["1G", "fast"]
+"#;
+    let dir = tmp("files-missing");
+    let spec = dir.join("files.toml");
+    std::fs::write(&spec, text).unwrap();
+    let o = fedtopo(&[
+        "run",
+        spec.to_str().unwrap(),
+        "--out",
+        dir.join("out").to_str().unwrap(),
+    ]);
+    assert!(!o.status.success());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("overlay `file:nowhere.gml`"), "{err}");
+    assert!(err.contains("access `fast`"), "{err}");
+    assert!(!dir.join("out/results.csv").exists());
+}

@@ -102,10 +102,15 @@ pub fn validate_grid(
                 .parse::<Method>()
                 .map(|_| ())
                 .map_err(|e| e.to_string()),
+            // A file overlay must also exist, fit the size limit and parse.
             _ => name
                 .parse::<OverlayKind>()
-                .map(|_| ())
-                .map_err(|e| e.to_string()),
+                .map_err(|e| e.to_string())
+                .and_then(|k| {
+                    k.relative_to(base_dir)
+                        .check_input()
+                        .map_err(|e| e.to_string())
+                }),
         };
         if let Err(e) = parsed {
             problems.add(format!("overlay `{name}`: {e}"));
