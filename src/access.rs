@@ -9,12 +9,11 @@
 
 use std::path::Path;
 
-use serde::Serialize;
-use thiserror::Error;
-
+use crate::csv_file::{read_bounded, reader, record_error, CsvFileError};
 use crate::placement::SiloPlacement;
 use crate::underlay::Underlay;
 use crate::units::{parse_bandwidth, BitsPerSec};
+use serde::Serialize;
 
 /// Default access capacity, bit/s (10 Gbit/s, as in \[Marfoq20\] Table 3).
 pub const DEFAULT_ACCESS_BPS: BitsPerSec = 10e9;
@@ -28,28 +27,9 @@ pub struct AccessLinks {
     pub down: Vec<BitsPerSec>,
 }
 
-/// A per-silo capacity file that could not be applied.
-#[derive(Debug, Error)]
-pub enum AccessError {
-    /// The file could not be read.
-    #[error("{path}: {source}")]
-    Io {
-        /// File path.
-        path: String,
-        /// Underlying error.
-        source: std::io::Error,
-    },
-    /// A malformed record.
-    #[error("{path}:{line}: {message}")]
-    Record {
-        /// File path.
-        path: String,
-        /// 1-based line.
-        line: u64,
-        /// What was expected.
-        message: String,
-    },
-}
+/// A per-silo capacity file that could not be read or applied (file:line
+/// in records).
+pub type AccessError = CsvFileError;
 
 impl AccessLinks {
     /// `n` silos with the same symmetric capacity (bit/s).
@@ -92,12 +72,8 @@ impl AccessLinks {
         underlay: &Underlay,
         placement: Option<&SiloPlacement>,
     ) -> Result<usize, AccessError> {
-        let p = path.display().to_string();
-        let text = std::fs::read_to_string(path).map_err(|source| AccessError::Io {
-            path: p.clone(),
-            source,
-        })?;
-        self.apply_csv_str_at(&text, &p, underlay, placement)
+        let text = read_bounded(path)?;
+        self.apply_csv_str_at(&text, &path.display().to_string(), underlay, placement)
     }
 
     /// As [`AccessLinks::apply_csv`], from text; `source` names it in errors.
@@ -118,15 +94,8 @@ impl AccessLinks {
         underlay: &Underlay,
         placement: Option<&SiloPlacement>,
     ) -> Result<usize, AccessError> {
-        let rec_err = |line: u64, message: String| AccessError::Record {
-            path: source.to_string(),
-            line,
-            message,
-        };
-        let mut reader = csv::ReaderBuilder::new()
-            .trim(csv::Trim::All)
-            .comment(Some(b'#'))
-            .from_reader(text.as_bytes());
+        let rec_err = |line: u64, message: String| record_error(source, line, message);
+        let mut reader = reader(text);
         let headers = reader
             .headers()
             .map_err(|e| rec_err(1, e.to_string()))?

@@ -18,6 +18,7 @@
 //! * [`units`]: ms, bit, bit/s and their parsers.
 //! * [`engine`]: the discrete-event core (time-ordered queue, cancellation).
 //! * [`maxplus`]: Karp and Howard maximum cycle mean, the max-plus recurrence.
+//! * [`csv_file`]: bounded reading of input CSVs, one error type with file:line.
 //! * [`cite`]: the citation keys (`\[Marfoq20\]`, `\[Wang19\]`,
 //!   `\[Bellet21\]`, `\[Lee21\]`, `\[BadieModiri24\]`, ...) every equation
 //!   or algorithm reference in these docs names.
@@ -65,6 +66,7 @@ pub mod access;
 pub mod builtin;
 pub mod cite;
 pub mod connectivity;
+pub mod csv_file;
 pub mod delay;
 pub mod engine;
 pub mod evaluate;

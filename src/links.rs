@@ -24,46 +24,12 @@
 
 use std::path::Path;
 
-use thiserror::Error;
-
+use crate::csv_file::{read_bounded, reader, record_error, CsvFileError};
 use crate::underlay::{CapacitySource, LengthSource, Underlay};
 use crate::units::{parse_bandwidth, BitsPerSec, Ms};
 
-/// Largest link file read, bytes.
-pub const MAX_LINK_FILE_BYTES: u64 = 64 << 20;
-
-/// A link file that could not be read or applied.
-#[derive(Debug, Error)]
-pub enum LinkFileError {
-    /// The file could not be read.
-    #[error("{path}: {source}")]
-    Io {
-        /// File path.
-        path: String,
-        /// The cause.
-        source: std::io::Error,
-    },
-    /// The file is larger than [`MAX_LINK_FILE_BYTES`].
-    #[error("{path}: {bytes} bytes is more than the {max} a link file may have")]
-    TooLarge {
-        /// File path.
-        path: String,
-        /// Its size, bytes.
-        bytes: u64,
-        /// The limit, bytes.
-        max: u64,
-    },
-    /// A malformed header or record.
-    #[error("{path}:{line}: {message}")]
-    Record {
-        /// File path.
-        path: String,
-        /// 1-based line.
-        line: u64,
-        /// What was expected.
-        message: String,
-    },
-}
+/// A link file that could not be read or applied (file:line in records).
+pub type LinkFileError = CsvFileError;
 
 /// Measured values of some links of an underlay.
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -75,21 +41,8 @@ pub struct LinkOverrides {
 impl LinkOverrides {
     /// Reads `path` for the links of `underlay`.
     pub fn read(path: &Path, underlay: &Underlay) -> Result<LinkOverrides, LinkFileError> {
-        let p = path.display().to_string();
-        let io = |source| LinkFileError::Io {
-            path: p.clone(),
-            source,
-        };
-        let bytes = std::fs::metadata(path).map_err(io)?.len();
-        if bytes > MAX_LINK_FILE_BYTES {
-            return Err(LinkFileError::TooLarge {
-                path: p,
-                bytes,
-                max: MAX_LINK_FILE_BYTES,
-            });
-        }
-        let text = std::fs::read_to_string(path).map_err(io)?;
-        Self::parse(&text, &p, underlay)
+        let text = read_bounded(path)?;
+        Self::parse(&text, &path.display().to_string(), underlay)
     }
 
     /// Parses link-file `text`; `source` names it in errors.
@@ -98,15 +51,8 @@ impl LinkOverrides {
         source: &str,
         underlay: &Underlay,
     ) -> Result<LinkOverrides, LinkFileError> {
-        let err = |line: u64, message: String| LinkFileError::Record {
-            path: source.to_string(),
-            line,
-            message,
-        };
-        let mut reader = csv::ReaderBuilder::new()
-            .trim(csv::Trim::All)
-            .comment(Some(b'#'))
-            .from_reader(text.as_bytes());
+        let err = |line: u64, message: String| record_error(source, line, message);
+        let mut reader = reader(text);
         let headers = reader.headers().map_err(|e| err(1, e.to_string()))?.clone();
         const KNOWN: [&str; 4] = ["a", "b", "latency_ms", "capacity"];
         if let Some(bad) = headers

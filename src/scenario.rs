@@ -13,13 +13,14 @@ use std::path::{Path, PathBuf};
 
 use thiserror::Error;
 
-use crate::access::{AccessError, AccessLinks, DEFAULT_ACCESS_BPS};
+use crate::access::{AccessLinks, DEFAULT_ACCESS_BPS};
 use crate::builtin::{builtin_underlay, BUILTIN_UNDERLAYS, DEFAULT_UNDERLAY};
 use crate::connectivity::{Connectivity, ConnectivityOptions, PathModel};
+use crate::csv_file::CsvFileError;
 use crate::delay::DelayModel;
-use crate::links::{LinkFileError, LinkOverrides};
+use crate::links::LinkOverrides;
 use crate::placement::{PlacementError, SiloPlacement};
-use crate::silos::{SiloFileError, SiloOverrides};
+use crate::silos::SiloOverrides;
 use crate::underlay::{LoadOptions, Underlay, UnderlayError};
 use crate::units::{parse_bandwidth, parse_bits, Bits, BitsPerSec, Ms};
 use crate::workload::Workload;
@@ -30,21 +31,16 @@ pub enum ScenarioError {
     /// The underlay could not be loaded.
     #[error(transparent)]
     Underlay(#[from] UnderlayError),
-    /// The access file could not be applied.
+    /// An input CSV (access, silos or links file) could not be read or
+    /// applied; the message names the file and line.
     #[error(transparent)]
-    Access(#[from] AccessError),
+    InputFile(#[from] CsvFileError),
     /// Neither a file nor a built-in underlay.
     #[error("`{0}` is neither a readable file nor a built-in underlay (built-ins: {1})")]
     NotFound(String, String),
     /// A network knob with a value it does not accept.
     #[error(transparent)]
     Knob(#[from] KnobError),
-    /// The link file could not be applied.
-    #[error(transparent)]
-    Links(#[from] LinkFileError),
-    /// The silo file could not be applied.
-    #[error(transparent)]
-    Silos(#[from] SiloFileError),
     /// The silos could not be placed on the routers.
     #[error(transparent)]
     Placement(#[from] PlacementError),

@@ -23,47 +23,13 @@
 
 use std::path::Path;
 
-use thiserror::Error;
-
+use crate::csv_file::{read_bounded, reader, record_error, CsvFileError};
 use crate::placement::SiloPlacement;
 use crate::underlay::Underlay;
 use crate::units::{parse_bandwidth, BitsPerSec, Ms};
 
-/// Largest silo file read, bytes.
-pub const MAX_SILO_FILE_BYTES: u64 = 64 << 20;
-
-/// A silo file that could not be read or applied.
-#[derive(Debug, Error)]
-pub enum SiloFileError {
-    /// The file could not be read.
-    #[error("{path}: {source}")]
-    Io {
-        /// File path.
-        path: String,
-        /// The cause.
-        source: std::io::Error,
-    },
-    /// The file is larger than [`MAX_SILO_FILE_BYTES`].
-    #[error("{path}: {bytes} bytes is more than the {max} a silo file may have")]
-    TooLarge {
-        /// File path.
-        path: String,
-        /// Its size, bytes.
-        bytes: u64,
-        /// The limit, bytes.
-        max: u64,
-    },
-    /// A malformed header or record.
-    #[error("{path}:{line}: {message}")]
-    Record {
-        /// File path.
-        path: String,
-        /// 1-based line.
-        line: u64,
-        /// What was expected.
-        message: String,
-    },
-}
+/// A silo file that could not be read or applied (file:line in records).
+pub type SiloFileError = CsvFileError;
 
 /// What a silo file sets, per silo (`None`: keep the default).
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -83,21 +49,8 @@ impl SiloOverrides {
         underlay: &Underlay,
         placement: &SiloPlacement,
     ) -> Result<SiloOverrides, SiloFileError> {
-        let p = path.display().to_string();
-        let io = |source| SiloFileError::Io {
-            path: p.clone(),
-            source,
-        };
-        let bytes = std::fs::metadata(path).map_err(io)?.len();
-        if bytes > MAX_SILO_FILE_BYTES {
-            return Err(SiloFileError::TooLarge {
-                path: p,
-                bytes,
-                max: MAX_SILO_FILE_BYTES,
-            });
-        }
-        let text = std::fs::read_to_string(path).map_err(io)?;
-        Self::parse(&text, &p, underlay, placement)
+        let text = read_bounded(path)?;
+        Self::parse(&text, &path.display().to_string(), underlay, placement)
     }
 
     /// Parses silo-file `text`; `source` names it in errors.
@@ -107,15 +60,8 @@ impl SiloOverrides {
         underlay: &Underlay,
         placement: &SiloPlacement,
     ) -> Result<SiloOverrides, SiloFileError> {
-        let err = |line: u64, message: String| SiloFileError::Record {
-            path: source.to_string(),
-            line,
-            message,
-        };
-        let mut reader = csv::ReaderBuilder::new()
-            .trim(csv::Trim::All)
-            .comment(Some(b'#'))
-            .from_reader(text.as_bytes());
+        let err = |line: u64, message: String| record_error(source, line, message);
+        let mut reader = reader(text);
         let headers = reader.headers().map_err(|e| err(1, e.to_string()))?.clone();
         let columns = Columns::of(&headers).map_err(|m| err(1, m))?;
         let n = placement.silo_count();
