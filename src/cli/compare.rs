@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use anyhow::{bail, Context, Result};
+use anyhow::{Context, Result};
 use clap::{Args, ValueEnum};
 
 use fedtopo::overlay::build::{parse_overlay_list, BuildOptions};
@@ -86,13 +86,7 @@ pub struct CompareArgs {
 pub fn run(a: CompareArgs) -> Result<()> {
     let underlay = a.underlay.load(false)?;
     let spec = a.network.spec(Some(&a.placement))?;
-    let placement = spec.placement.place(&underlay)?;
     let kinds = parse_overlay_list(&a.overlays)?;
-    if !placement.is_one_per_router() {
-        if let Some(k) = kinds.iter().find(|k| k.is_schedule()) {
-            bail!("--overlays {k}: MATCHA schedules need one silo per router (drop --silos / --silos-per-router)");
-        }
-    }
     let model = spec.build(&underlay)?;
     let options = BuildOptions {
         center: center_policy_at(&a.center, &underlay, model.connectivity.placement())?,

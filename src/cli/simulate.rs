@@ -74,13 +74,7 @@ pub fn run(a: SimulateArgs) -> Result<()> {
     }
     let underlay = a.underlay.load(false)?;
     let spec = a.network.spec(Some(&a.placement))?;
-    let placement = spec.placement.place(&underlay)?;
     let kinds = parse_overlay_list(&a.overlays)?;
-    if !placement.is_one_per_router() {
-        if let Some(k) = kinds.iter().find(|k| k.is_schedule()) {
-            bail!("--overlays {k}: MATCHA schedules need one silo per router (drop --silos / --silos-per-router)");
-        }
-    }
     let failures = FailureSpec::parse_optional(&a.failures)?;
     let model = spec.build(&underlay)?;
     let options = BuildOptions {

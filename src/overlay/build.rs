@@ -453,6 +453,9 @@ pub fn build_schedule(
     let OverlayKind::Matcha(variant) = kind else {
         return Ok(None);
     };
+    if !model.connectivity.placement().is_one_per_router() {
+        return Err(MatchaError::NotOnePerRouter);
+    }
     let over = |k: OverlayKind| {
         build_overlay(k, underlay, model, options)
             .map(MatchaBase::Overlay)

@@ -96,19 +96,8 @@ pub fn gaussian_mixture(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::overlay::dcliques::{
-        build_topology, DCliquesOptions, LabelDistributions, TopologyKind,
-    };
+    use crate::overlay::dcliques::test_topology as topo;
     use crate::train::consensus::metropolis_hastings;
-
-    fn topo(n: usize) -> CliqueTopology {
-        let labels = LabelDistributions::one_class_per_node(n, 5).unwrap();
-        let o = DCliquesOptions {
-            max_size: 5,
-            ..DCliquesOptions::default()
-        };
-        build_topology(TopologyKind::DEFAULT, &labels, &o).unwrap()
-    }
 
     #[test]
     fn mh_agrees_with_consensus_rule() {

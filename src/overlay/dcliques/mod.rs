@@ -350,6 +350,18 @@ impl CliqueTopology {
     }
 }
 
+/// Test fixture: the default topology over `n` one-class nodes (5
+/// classes), cliques of at most 5 nodes.
+#[cfg(test)]
+pub(crate) fn test_topology(n: usize) -> CliqueTopology {
+    let labels = LabelDistributions::one_class_per_node(n, 5).expect("n >= 1");
+    let o = DCliquesOptions {
+        max_size: 5,
+        ..DCliquesOptions::default()
+    };
+    build_topology(TopologyKind::DEFAULT, &labels, &o).expect("valid fixture")
+}
+
 /// Builds topology `kind` for nodes with label distributions `labels`.
 pub fn build_topology(
     kind: TopologyKind,

@@ -75,6 +75,9 @@ pub enum MatchaError {
     /// The base overlay could not be built.
     #[error("MATCHA base overlay {0}")]
     Base(String),
+    /// MATCHA's base graphs are over routers: it needs one silo per router.
+    #[error("MATCHA schedules need one silo per router (drop --silos / --silos-per-router, or silos / silos_per_router in experiment files)")]
+    NotOnePerRouter,
 }
 
 /// The graph MATCHA decomposes into matchings.

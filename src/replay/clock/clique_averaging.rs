@@ -77,21 +77,10 @@ impl RoundClock for CliqueAveragingClock {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::overlay::dcliques::{
-        build_topology, CliqueTopology, DCliquesOptions, LabelDistributions, TopologyKind,
-    };
+    use crate::overlay::dcliques::test_topology as topo;
     use crate::scenario::{load_underlay, NetworkSpec};
     use crate::timing::two_phase::two_phase_cycle_time;
     use crate::underlay::LoadOptions;
-
-    fn topo(n: usize) -> CliqueTopology {
-        let labels = LabelDistributions::one_class_per_node(n, 5).unwrap();
-        let o = DCliquesOptions {
-            max_size: 5,
-            ..DCliquesOptions::default()
-        };
-        build_topology(TopologyKind::DEFAULT, &labels, &o).unwrap()
-    }
 
     #[test]
     fn clock_matches_two_phase_cycle_time() {

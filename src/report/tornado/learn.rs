@@ -70,23 +70,37 @@ fn secs(ms: Option<f64>, digits: usize) -> String {
     ms.map_or("-".into(), |w| format!("{:.d$}", w / 1e3, d = digits))
 }
 
+/// The header of a learn table: `lead` columns, then the bytes and
+/// wall-clock to target and in total, and the final train loss `with_loss`.
+fn learn_header(lead: impl IntoIterator<Item = String>, with_loss: bool) -> Vec<String> {
+    let mut h: Vec<String> = lead.into_iter().collect();
+    h.extend(
+        [
+            "GB to target",
+            "wall-clock to target (s)",
+            "GB total",
+            "wall-clock total (s)",
+        ]
+        .map(String::from),
+    );
+    if with_loss {
+        h.push("final train loss".into());
+    }
+    h
+}
+
 /// One seed: a row per run (final and best accuracy, steps / GB /
 /// wall-clock to `target`, totals; the final train loss `with_loss`).
 pub fn single_seed_table(runs: &[LearnRun], target: f64, with_loss: bool) -> Table {
-    let mut header = vec![
-        "method".to_string(),
-        "final acc".into(),
-        "best acc".into(),
-        format!("steps to {:.0}%", 100.0 * target),
-        "GB to target".into(),
-        "wall-clock to target (s)".into(),
-        "GB total".into(),
-        "wall-clock total (s)".into(),
-    ];
-    if with_loss {
-        header.push("final train loss".into());
-    }
-    let mut table = Table::new(header);
+    let mut table = Table::new(learn_header(
+        [
+            "method".to_string(),
+            "final acc".into(),
+            "best acc".into(),
+            format!("steps to {:.0}%", 100.0 * target),
+        ],
+        with_loss,
+    ));
     for r in runs {
         let s = &r.summary;
         let mut row = vec![
@@ -108,22 +122,10 @@ pub fn single_seed_table(runs: &[LearnRun], target: f64, with_loss: bool) -> Tab
     table
 }
 
-/// Several seeds: a row per method (mean ± sample std, range, seeds that
-/// reached `target`, to-target statistics over those), then the ordering
-/// by mean final accuracy and the ordering under every seed.
-pub fn multi_seed_table(
-    runs: &[LearnRun],
-    methods: &[Method],
-    seeds: &[u64],
-    target: f64,
-    with_loss: bool,
-) -> String {
-    let (table, footer) = multi_seed_rows(runs, methods, seeds, target, with_loss);
-    format!("{table}\n{footer}")
-}
-
-/// [`multi_seed_table`] as its table (one row per method) and the footer
-/// lines (what the statistics are, the orderings).
+/// Several seeds: a table with a row per method (mean ± sample std, range,
+/// seeds that reached `target`, to-target statistics over those) and the
+/// footer lines (what the statistics are, the ordering by mean final
+/// accuracy and the ordering under every seed).
 pub fn multi_seed_rows(
     runs: &[LearnRun],
     methods: &[Method],
@@ -131,21 +133,16 @@ pub fn multi_seed_rows(
     target: f64,
     with_loss: bool,
 ) -> (Table, String) {
-    let mut header = vec![
-        "method".to_string(),
-        "final acc (mean ± std)".into(),
-        "final acc min..max".into(),
-        format!("reached {:.0}%", 100.0 * target),
-        "steps to target".into(),
-        "GB to target".into(),
-        "wall-clock to target (s)".into(),
-        "GB total".into(),
-        "wall-clock total (s)".into(),
-    ];
-    if with_loss {
-        header.push("final train loss".into());
-    }
-    let mut table = Table::new(header);
+    let mut table = Table::new(learn_header(
+        [
+            "method".to_string(),
+            "final acc (mean ± std)".into(),
+            "final acc min..max".into(),
+            format!("reached {:.0}%", 100.0 * target),
+            "steps to target".into(),
+        ],
+        with_loss,
+    ));
     let mut means = Vec::new();
     for &m in methods {
         let summaries: Vec<RunSummary> = runs
