@@ -214,6 +214,18 @@ pub fn center_policy(text: &str, underlay: &Underlay) -> Result<CenterPolicy> {
     CenterPolicy::parse(text, underlay).map_err(|e| anyhow::anyhow!("--{e}"))
 }
 
+/// `--center`: where STAR is centred.
+#[derive(Debug, Clone, Args)]
+pub struct CenterArgs {
+    /// STAR centre. `fastest` (the default): the silo that gives STAR the
+    /// least cycle time on this network, so "speed-up vs STAR" is against
+    /// the best STAR. `load`: the highest load centrality, the paper's
+    /// choice ([Marfoq20]; experiment files use it for reproduction).
+    /// `first`: the first silo. Or a silo's label / GML id.
+    #[arg(long, default_value = "fastest")]
+    pub center: String,
+}
+
 /// Where silos sit on the underlay (`compare`, `simulate`).
 #[derive(Debug, Clone, Args)]
 pub struct PlacementArgs {

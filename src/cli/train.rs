@@ -21,7 +21,7 @@ use fedtopo::train::report::{render_summary_csv, summarize, write_atomic, Target
 use fedtopo::train::session::{load_dataset, with_data_labels, Session};
 use fedtopo::train::trainer::{ExecMode, TrainConfig, Trainer};
 
-use super::args::{center_policy, NetworkArgs, UnderlayArgs};
+use super::args::{center_policy, CenterArgs, NetworkArgs, UnderlayArgs};
 use super::choice::choice;
 
 /// Options of `fedtopo train`.
@@ -43,9 +43,8 @@ pub struct TrainArgs {
     /// MATCHA communication budget Cb, in (0, 1] (activations drawn from --seed).
     #[arg(long, default_value_t = 0.5)]
     budget: f64,
-    /// STAR centre: load, first, fastest, or a silo label/id.
-    #[arg(long, default_value = "first")]
-    center: String,
+    #[command(flatten)]
+    center: CenterArgs,
     /// `synthetic`, `synthetic:ALPHA,BETA`, `mnist:DIR` or `cifar10:DIR`.
     #[arg(long, default_value = "synthetic")]
     dataset: String,
@@ -177,7 +176,7 @@ pub fn run_train(a: TrainArgs) -> Result<()> {
     let cfg = config(&a)?;
     let kinds = parse_overlay_list(&a.overlays)?;
     let options = BuildOptions {
-        center: center_policy(&a.center, &underlay)?,
+        center: center_policy(&a.center.center, &underlay)?,
         seed: a.seed,
         matcha: MatchaOptions {
             budget: a.budget,
