@@ -70,7 +70,9 @@ pub struct TrainArgs {
     /// Mini-batch size per silo and local step.
     #[arg(long, default_value_t = 32)]
     batch_size: usize,
-    /// Consensus rule: auto, local-degree, mh, half, average, matcha:ALPHA, file:PATH.
+    /// Consensus rule: auto, local-degree, mh, half, average, matcha:ALPHA,
+    /// decavg, fastest (fastest-mixing symmetric weights of an undirected
+    /// overlay, [Boyd04]; `fedtopo mixing` shows the gain), file:PATH.
     #[arg(long, default_value = "auto")]
     consensus: String,
     /// Communication rounds.
