@@ -148,10 +148,10 @@ pub fn run(
         let k = trainer.round();
         let overlay = schedule.round(k);
         let a = match last.take() {
-            Some((o, a)) if o == overlay => (o, a),
+            Some((o, a)) if o == *overlay => (o, a),
             _ => {
                 let a = trainer.config().consensus.matrix(&overlay)?;
-                (overlay.clone(), a)
+                (overlay.into_owned(), a)
             }
         };
         trainer.train_round(&a.1)?;
