@@ -99,6 +99,9 @@ pub enum AugmentError {
     Invalid(String),
 }
 
+/// A candidate step: (score, arc added, overlay, cycle time ms, spectral gap).
+type Candidate = (f64, (usize, usize), Overlay, f64, f64);
+
 /// Evaluates an overlay: cycle time, spectral gap, effective neighbours.
 fn measure(o: &Overlay, model: &DelayModel, gamma: f64) -> Result<(f64, f64, f64), TimingError> {
     let t = cycle_time(o, model)?.cycle_time_ms;
@@ -119,7 +122,7 @@ fn with_candidate(base: &Overlay, a: usize, b: usize, undirected: bool) -> Overl
         arcs.push((b, a));
     }
     let mut o = Overlay::from_arcs(&base.name, base.silo_count(), arcs);
-    o.protocol = base.protocol.clone();
+    o.protocol = base.protocol;
     o
 }
 
@@ -179,8 +182,7 @@ pub fn augment(
         }
         let present: std::collections::BTreeSet<(usize, usize)> =
             current.arcs().iter().copied().collect();
-        // (score, candidate, overlay, t, gap, neighbours)
-        let mut best: Option<(f64, (usize, usize), Overlay, f64, f64)> = None;
+        let mut best: Option<Candidate> = None;
         for a in 0..n {
             for b in 0..n {
                 if a == b || present.contains(&(a, b)) || (undirected && a > b) {
