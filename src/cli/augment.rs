@@ -179,8 +179,7 @@ pub fn run(a: AugmentArgs) -> Result<()> {
             let last = result
                 .points
                 .iter()
-                .filter(|p| p.phase <= 1)
-                .last()
+                .rfind(|p| p.phase <= 1)
                 .unwrap_or(base_pt);
             println!(
                 "augmented: {} arcs ({} added), cycle time {:.1} ms (base {:.1}), spectral gap {:.4} (base {:.4}, {:.2}x)",
