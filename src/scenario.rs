@@ -20,7 +20,7 @@ use crate::csv_file::CsvFileError;
 use crate::delay::DelayModel;
 use crate::links::LinkOverrides;
 use crate::placement::{PlacementError, SiloPlacement};
-use crate::silos::SiloOverrides;
+use crate::silos::{DataSizes, SiloOverrides};
 use crate::underlay::{LoadOptions, Underlay, UnderlayError};
 use crate::units::{parse_bandwidth, parse_bits, Bits, BitsPerSec, Ms};
 use crate::workload::Workload;
@@ -99,7 +99,7 @@ pub const NETWORK_KNOBS: [(&str, &str, &str); 13] = [
     (
         "silos_csv",
         "",
-        "a CSV file of per-silo compute times and access capacities (silo,compute_ms,up,down)",
+        "a CSV file of per-silo compute times, access capacities and data sizes (silo,compute_ms,up,down,data)",
     ),
     (
         "silos_per_router",
@@ -186,8 +186,8 @@ pub struct NetworkSpec {
     /// Measured core links: per-link latency and capacity
     /// ([`crate::links`]), applied to the underlay by [`Self::build`].
     pub links_csv: Option<PathBuf>,
-    /// Heterogeneous silos: per-silo `Tc(i)` and access capacities
-    /// ([`crate::silos`]), applied last by [`Self::build`].
+    /// Heterogeneous silos: per-silo `Tc(i)`, access capacities and data
+    /// sizes ([`crate::silos`]), applied last by [`Self::build`].
     pub silos_csv: Option<PathBuf>,
     /// Where silos sit on the routers ([`Self::build`]).
     pub placement: PlacementSpec,
@@ -309,11 +309,12 @@ impl NetworkSpec {
     /// The delay model of `underlay` under the whole spec: the measured
     /// links applied to the underlay, silos placed by [`Self::placement`],
     /// uniform access `access_bps`, then the access CSV,
-    /// then the silo CSV (per-silo `Tc(i)` and capacities).
+    /// then the silo CSV (per-silo `Tc(i)` and capacities; its data sizes
+    /// are kept in [`DelayModel::data_sizes`], outside the timing).
     ///
     /// # Errors
     /// A placement that does not fit the underlay; an unreadable or bad
-    /// access CSV.
+    /// access, links or silo CSV (a `data` column missing a silo included).
     pub fn build(&self, underlay: &Underlay) -> Result<DelayModel, ScenarioError> {
         let placement = self.placement.place(underlay)?;
         let mut model = match &self.links_csv {
@@ -348,6 +349,7 @@ impl NetworkSpec {
         if let Some(path) = &self.silos_csv {
             let placement = model.connectivity.placement().clone();
             let o = SiloOverrides::read(path, underlay, &placement)?;
+            model.data_sizes = o.data_sizes(&placement.labels(underlay))?;
             for i in 0..model.silo_count() {
                 let up = o.up[i].unwrap_or(model.access.up[i]);
                 let down = o.down[i].unwrap_or(model.access.down[i]);
@@ -359,6 +361,23 @@ impl NetworkSpec {
             }
         }
         Ok(model)
+    }
+
+    /// The silos' training-set sizes from the `data` column of the silo CSV
+    /// (`None`: no silo CSV, or no `data` column), for the placement of this
+    /// spec on `underlay`: the same values [`Self::build`] keeps in
+    /// [`DelayModel::data_sizes`], available before the model is built
+    /// (`train` splits its data first, then learns the model size).
+    ///
+    /// # Errors
+    /// A placement that does not fit; an unreadable or bad silo CSV.
+    pub fn data_sizes(&self, underlay: &Underlay) -> Result<Option<DataSizes>, ScenarioError> {
+        let Some(path) = &self.silos_csv else {
+            return Ok(None);
+        };
+        let placement = self.placement.place(underlay)?;
+        let o = SiloOverrides::read(path, underlay, &placement)?;
+        Ok(o.data_sizes(&placement.labels(underlay))?)
     }
 
     /// The delay model of `underlay` with one silo per router and uniform
