@@ -256,13 +256,30 @@ pub enum ConsensusRule {
         /// Training examples per silo.
         sizes: Option<Vec<f64>>,
     },
+    /// FedAvg's data-weighted average (\[Marfoq20\] eq. 1 with `p_i` the
+    /// size of silo `i`'s local dataset, their App. H.5 on STAR):
+    /// `A_ij = s_j / sum_l s_l` for every `i`, whatever the overlay
+    /// (server-client), `s` the data sizes (`None`: equal, i.e. `Average`).
+    /// `auto` picks it on STAR when the silo file gives data sizes.
+    WeightedAverage {
+        /// Training examples per silo.
+        sizes: Option<Vec<f64>>,
+    },
     /// The user's matrix (checked against each round's arcs).
     Custom(ConsensusMatrix),
 }
 
 impl ConsensusRule {
     /// Parses `auto`, `local-degree`, `mh`/`metropolis-hastings`, `half`,
-    /// `average`, `matcha:ALPHA`, `decavg`, or `file:PATH`.
+    /// `average`, `fedavg`/`weighted-average`, `matcha:ALPHA`, `decavg`, or
+    /// `file:PATH`.
+    ///
+    /// Which rules use the silos' data sizes: `decavg` and `fedavg` (the
+    /// trainer fills in the sizes of the data partition, which are the silo
+    /// file's `data` column when it has one), and `auto` on STAR when the
+    /// silo file has a `data` column (then `fedavg`; otherwise the equal
+    /// average, \[Marfoq20\]'s `p_i = 1`). The degree rules, `half`,
+    /// `average`, `matcha:ALPHA` and file matrices never do.
     pub fn parse(text: &str) -> Result<Self, ConsensusError> {
         let t = text.trim();
         Ok(match t.to_ascii_lowercase().as_str() {
@@ -272,6 +289,7 @@ impl ConsensusRule {
             "half" | "ring" => ConsensusRule::Half,
             "average" | "star" => ConsensusRule::Average,
             "decavg" | "dec-avg" => ConsensusRule::DecAvg { sizes: None },
+            "fedavg" | "weighted-average" => ConsensusRule::WeightedAverage { sizes: None },
             s if s.starts_with("matcha:") => {
                 let a = &t["matcha:".len()..];
                 let alpha: f64 = a.parse().map_err(|_| ConsensusError::File {
@@ -287,7 +305,7 @@ impl ConsensusRule {
                 return Err(ConsensusError::File {
                     path: text.into(),
                     message: "unknown rule; expected auto, local-degree, mh, half, average, \
-                              matcha:ALPHA, decavg or file:PATH"
+                              fedavg, matcha:ALPHA, decavg or file:PATH"
                         .into(),
                 })
             }
@@ -345,6 +363,16 @@ impl ConsensusRule {
                     }
                 }
                 Ok(ConsensusMatrix { n, data })
+            }
+            ConsensusRule::WeightedAverage { sizes } => {
+                let s = super::stationary::sizes_or_ones(overlay, sizes.as_deref()).map_err(
+                    |e| ConsensusError::File {
+                        path: "fedavg".into(),
+                        message: e.to_string(),
+                    },
+                )?;
+                let total: f64 = s.iter().sum();
+                Ok(ConsensusMatrix::from_fn(n, |_, j| s[j] / total))
             }
             ConsensusRule::Custom(m) => {
                 m.check_support(overlay)?;
