@@ -73,49 +73,9 @@ impl Session<'_> {
         let build = |e: &dyn std::fmt::Display| TrainError::Config(format!("overlay {kind}: {e}"));
         let overlay = EvaluatedOverlay::build(kind, self.underlay, self.model, self.options)
             .map_err(|e| build(&e))?;
-        // The overlay's own consensus (MATCHA's `I - alpha L`, a file's
-        // weights), unless the rule says otherwise.
-        cfg.consensus = cfg.consensus.for_overlay(&overlay).map_err(|e| build(&e))?;
-        // DecAvg, FedAvg and the 1/||pi|| gain weight silos by their data
-        // sizes: those of the partition, which are the silo file's when it
-        // has a `data` column (checked here).
+        cfg.consensus = self.consensus_rule(&overlay)?;
+        // DecAvg's data sizes also weight the 1/||pi|| gain.
         let sizes: Vec<f64> = self.data.silos.iter().map(|s| s.len() as f64).collect();
-        if let Some(d) = &self.model.data_sizes {
-            let held: Vec<usize> = self.data.silos.iter().map(Vec::len).collect();
-            if held != d.samples {
-                return Err(TrainError::Config(format!(
-                    "{}: the data was not split by the data column (silos hold {held:?} examples, \
-                     the file gives {:?})",
-                    d.source, d.samples
-                )));
-            }
-        }
-        match cfg.consensus {
-            ConsensusRule::DecAvg { sizes: None } => {
-                cfg.consensus = ConsensusRule::DecAvg {
-                    sizes: Some(sizes.clone()),
-                };
-            }
-            ConsensusRule::WeightedAverage { sizes: None } => {
-                cfg.consensus = ConsensusRule::WeightedAverage {
-                    sizes: Some(sizes.clone()),
-                };
-            }
-            // STAR under `auto` with data sizes from the silo file: FedAvg's
-            // weighted average ([Marfoq20] eq. 1 with p_i = |D_i|, App. H.5).
-            ConsensusRule::Auto
-                if self.model.data_sizes.is_some()
-                    && matches!(
-                        overlay.schedule().round(0).protocol,
-                        Protocol::ServerClient { .. }
-                    ) =>
-            {
-                cfg.consensus = ConsensusRule::WeightedAverage {
-                    sizes: Some(sizes.clone()),
-                };
-            }
-            _ => {}
-        }
         // The gain of uncoordinated initialisation is computed on the
         // failure-free overlay of round 0.
         let gain = match self.init {
@@ -174,6 +134,53 @@ impl Session<'_> {
             &fingerprint,
             progress,
         )
+    }
+
+    /// The consensus rule a run of `overlay` uses: the configured rule,
+    /// the overlay's own under `auto` ([`ConsensusRule::for_overlay`]),
+    /// with the data sizes filled in where the rule uses them: `decavg` and
+    /// `fedavg` take the partition's sizes, and `auto` on STAR becomes
+    /// FedAvg's weighted average when the silo file gives data sizes
+    /// (\[Marfoq20\] eq. 1 with `p_i = |D_i|`, App. H.5; without them the
+    /// paper's `p_i = 1`, the equal average).
+    ///
+    /// # Errors
+    /// The overlay's own weights are invalid, or the data was not split by
+    /// the silo file's `data` column ([`crate::delay::DelayModel::data_sizes`]).
+    pub fn consensus_rule(&self, overlay: &EvaluatedOverlay) -> Result<ConsensusRule, TrainError> {
+        let kind = overlay.kind();
+        let rule = self
+            .config
+            .consensus
+            .for_overlay(overlay)
+            .map_err(|e| TrainError::Config(format!("overlay {kind}: {e}")))?;
+        let sizes: Vec<f64> = self.data.silos.iter().map(|s| s.len() as f64).collect();
+        if let Some(d) = &self.model.data_sizes {
+            let held: Vec<usize> = self.data.silos.iter().map(Vec::len).collect();
+            if held != d.samples {
+                return Err(TrainError::Config(format!(
+                    "{}: the data was not split by the data column (silos hold {held:?} examples, \
+                     the file gives {:?})",
+                    d.source, d.samples
+                )));
+            }
+        }
+        Ok(match rule {
+            ConsensusRule::DecAvg { sizes: None } => ConsensusRule::DecAvg { sizes: Some(sizes) },
+            ConsensusRule::WeightedAverage { sizes: None } => {
+                ConsensusRule::WeightedAverage { sizes: Some(sizes) }
+            }
+            ConsensusRule::Auto
+                if self.model.data_sizes.is_some()
+                    && matches!(
+                        overlay.schedule().round(0).protocol,
+                        Protocol::ServerClient { .. }
+                    ) =>
+            {
+                ConsensusRule::WeightedAverage { sizes: Some(sizes) }
+            }
+            other => other,
+        })
     }
 }
 
