@@ -516,6 +516,49 @@ mod tests {
     }
 
     #[test]
+    fn data_sizes_are_carried_but_do_not_time() {
+        let u = load_underlay(Some("aws-gaia"), &LoadOptions::default()).unwrap();
+        let dir = std::env::temp_dir().join(format!("fedtopo-data-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let (with, without) = (dir.join("with.csv"), dir.join("without.csv"));
+        let mut a = String::from("silo,up,data\n");
+        let mut b = String::from("silo,up\n");
+        for (i, r) in u.routers.iter().enumerate() {
+            a.push_str(&format!("{},{}G,{}\n", r.label, i + 1, 7 * i + 1));
+            b.push_str(&format!("{},{}G\n", r.label, i + 1));
+        }
+        std::fs::write(&with, a).unwrap();
+        std::fs::write(&without, b).unwrap();
+        let spec = |p: &Path| {
+            let p = p.to_string_lossy().into_owned();
+            NetworkSpec::from_knobs(|k| (k == "silos_csv").then_some(p.as_str())).unwrap()
+        };
+        let (m, plain) = (
+            spec(&with).build(&u).unwrap(),
+            spec(&without).build(&u).unwrap(),
+        );
+        let sizes = m.data_sizes.clone().unwrap();
+        assert_eq!(
+            sizes.samples,
+            (0..u.node_count()).map(|i| 7 * i + 1).collect::<Vec<_>>()
+        );
+        assert_eq!(spec(&with).data_sizes(&u).unwrap(), Some(sizes));
+        assert_eq!(
+            (
+                plain.data_sizes.as_ref(),
+                spec(&without).data_sizes(&u).unwrap()
+            ),
+            (None, None)
+        );
+        let n = m.silo_count();
+        for i in 0..n {
+            for j in (0..n).filter(|&j| j != i) {
+                assert_eq!(m.arc_delay(i, j, 2, 3), plain.arc_delay(i, j, 2, 3));
+            }
+        }
+    }
+
+    #[test]
     fn build_places_silos_and_reads_the_access_file() {
         let u = load_underlay(Some("aws-gaia"), &LoadOptions::default()).unwrap();
         let dir = std::env::temp_dir().join(format!("fedtopo-spec-{}", std::process::id()));

@@ -341,7 +341,10 @@ mod tests {
             .to_string();
         assert!(e.starts_with("s.csv:3: "), "{e}");
         assert!(e.contains(&format!("silo `{r0}#1`")), "{e}");
-        assert!(e.contains(&format!("({} of {n} silos have none)", n - 1)), "{e}");
+        assert!(
+            e.contains(&format!("({} of {n} silos have none)", n - 1)),
+            "{e}"
+        );
         let e = SiloOverrides::parse(&format!("silo,data\n{r0}#0,7\n"), "s.csv", &u, &p)
             .unwrap()
             .data_sizes(&labels)
@@ -363,7 +366,11 @@ mod tests {
             ("silo,compute_ms\nAtlantis,1\n", 2, "Atlantis"),
             ("silo,compute_ms\nTokyo,-1\n", 2, "finite time"),
             ("silo,up\nTokyo,fast\n", 2, "fast"),
-            ("silo,data\nTokyo,0\n", 2, "data `0`: expected a whole number"),
+            (
+                "silo,data\nTokyo,0\n",
+                2,
+                "data `0`: expected a whole number",
+            ),
             ("silo,data\nTokyo,-4\n", 2, "data `-4`"),
             ("silo,data\nTokyo,2.5\n", 2, "data `2.5`"),
             ("silo,data\nTokyo,many\n", 2, "data `many`"),

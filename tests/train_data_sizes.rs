@@ -169,15 +169,7 @@ fn decavg_and_star_weights_follow_the_files_sizes() {
     let dir = tmp("weights");
     let file = silo_file(&dir, &u, &SIZES);
     let model = spec(Some(&file)).build(&u).unwrap();
-    let data = load_dataset(
-        "synthetic",
-        "iid",
-        5,
-        None,
-        1,
-        model.data_sizes.as_ref(),
-    )
-    .unwrap();
+    let data = load_dataset("synthetic", "iid", 5, None, 1, model.data_sizes.as_ref()).unwrap();
     // An undirected path over the silos in order: 0 - 1 - 2 - 3 - 4.
     let l = labels(&u);
     let path = dir.join("path.csv");
@@ -203,7 +195,10 @@ fn decavg_and_star_weights_follow_the_files_sizes() {
             want[i][j] = s[j] / total;
         }
     }
-    assert_eq!(want[2], [0.0, 60.0 / 270.0, 90.0 / 270.0, 120.0 / 270.0, 0.0]);
+    assert_eq!(
+        want[2],
+        [0.0, 60.0 / 270.0, 90.0 / 270.0, 120.0 / 270.0, 0.0]
+    );
     for i in 0..5 {
         for j in 0..5 {
             assert!((a.get(i, j) - want[i][j]).abs() < 1e-15, "A[{i}][{j}]");

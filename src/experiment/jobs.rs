@@ -361,8 +361,7 @@ fn train_job(
         let held: Vec<String> = data.silos.iter().map(|s| s.len().to_string()).collect();
         row.push("data_samples", held.join(" "));
     }
-    row
-        .push("ms_per_round", s.ms_per_round)
+    row.push("ms_per_round", s.ms_per_round)
         .push("final_wall_clock_ms", s.final_wall_clock_ms)
         .push(
             "rounds_to_target",

@@ -365,12 +365,13 @@ impl ConsensusRule {
                 Ok(ConsensusMatrix { n, data })
             }
             ConsensusRule::WeightedAverage { sizes } => {
-                let s = super::stationary::sizes_or_ones(overlay, sizes.as_deref()).map_err(
-                    |e| ConsensusError::File {
-                        path: "fedavg".into(),
-                        message: e.to_string(),
-                    },
-                )?;
+                let s =
+                    super::stationary::sizes_or_ones(overlay, sizes.as_deref()).map_err(|e| {
+                        ConsensusError::File {
+                            path: "fedavg".into(),
+                            message: e.to_string(),
+                        }
+                    })?;
                 let total: f64 = s.iter().sum();
                 Ok(ConsensusMatrix::from_fn(n, |_, j| s[j] / total))
             }
@@ -574,6 +575,29 @@ mod tests {
             ConsensusRule::parse("matcha:0.2").unwrap(),
             ConsensusRule::Matcha { alpha: 0.2 }
         );
+    }
+
+    #[test]
+    fn fedavg_weights_every_row_by_data_size() {
+        let s = star(4, 1);
+        let rule = ConsensusRule::parse("fedavg").unwrap();
+        assert_eq!(rule, ConsensusRule::WeightedAverage { sizes: None });
+        // No sizes: the equal average.
+        assert_eq!(rule.matrix(&s).unwrap(), ConsensusMatrix::average(4));
+        let sized = ConsensusRule::WeightedAverage {
+            sizes: Some(vec![1.0, 3.0, 4.0, 8.0]),
+        };
+        let a = sized.matrix(&s).unwrap();
+        for i in 0..4 {
+            assert_eq!(
+                (a.get(i, 0), a.get(i, 1), a.get(i, 2), a.get(i, 3)),
+                (0.0625, 0.1875, 0.25, 0.5)
+            );
+        }
+        let bad = ConsensusRule::WeightedAverage {
+            sizes: Some(vec![1.0, 0.0, 1.0, 1.0]),
+        };
+        assert!(bad.matrix(&s).unwrap_err().to_string().contains("fedavg"));
     }
 
     #[test]

@@ -66,7 +66,10 @@ pub enum StationaryError {
 }
 
 /// `sizes` checked (one finite size > 0 per silo), or all ones when `None`.
-pub(crate) fn sizes_or_ones(overlay: &Overlay, sizes: Option<&[f64]>) -> Result<Vec<f64>, StationaryError> {
+pub(crate) fn sizes_or_ones(
+    overlay: &Overlay,
+    sizes: Option<&[f64]>,
+) -> Result<Vec<f64>, StationaryError> {
     let n = overlay.silo_count();
     match sizes {
         None => Ok(vec![1.0; n]),

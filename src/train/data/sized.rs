@@ -231,9 +231,7 @@ mod tests {
     fn impossible_sizes_are_refused_with_the_reason() {
         let d = toy(100, 2);
         let err = |p: Partition, sizes: &[usize]| {
-            split_sized(&p, &d, sizes, None, 0)
-                .unwrap_err()
-                .to_string()
+            split_sized(&p, &d, sizes, None, 0).unwrap_err().to_string()
         };
         assert!(err(Partition::Iid, &[60, 41]).contains("add up to 101"));
         assert!(err(Partition::Iid, &[0, 4]).contains("at least 1"));

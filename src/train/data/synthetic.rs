@@ -159,7 +159,15 @@ mod tests {
             seen[l as usize] = true;
         }
         assert!(seen.iter().filter(|&&x| x).count() >= 3);
-        assert!(generate(&SyntheticSpec { classes: 1, ..s.clone() }, 3, 0).is_err());
+        assert!(generate(
+            &SyntheticSpec {
+                classes: 1,
+                ..s.clone()
+            },
+            3,
+            0
+        )
+        .is_err());
         // Given sizes: exactly those (the first silo's first training
         // example is drawn as before).
         let sized = SyntheticSpec {
