@@ -185,23 +185,18 @@ fn decavg_and_star_weights_follow_the_files_sizes() {
         .consensus_rule(&path_overlay)
         .unwrap();
     let a = rule.matrix(&path_overlay.schedule().round(0)).unwrap();
-    // [BadieModiri24] eq. 2 by hand: A_ij = s_j / (s_i + sum of neighbours).
-    let s = SIZES.map(|x| x as f64);
-    let mut want = [[0.0; 5]; 5];
-    for i in 0..5usize {
-        let nb: Vec<usize> = (i.saturating_sub(1)..=(i + 1).min(4)).collect();
-        let total: f64 = nb.iter().map(|&j| s[j]).sum();
-        for j in nb {
-            want[i][j] = s[j] / total;
-        }
-    }
-    assert_eq!(
-        want[2],
-        [0.0, 60.0 / 270.0, 90.0 / 270.0, 120.0 / 270.0, 0.0]
-    );
-    for i in 0..5 {
-        for j in 0..5 {
-            assert!((a.get(i, j) - want[i][j]).abs() < 1e-15, "A[{i}][{j}]");
+    // [BadieModiri24] eq. 2 by hand, A_ij = s_j / (s_i + sum of the
+    // neighbours' s), sizes 30, 60, 90, 120, 150 on the path.
+    let want: [[f64; 5]; 5] = [
+        [30.0 / 90.0, 60.0 / 90.0, 0.0, 0.0, 0.0],
+        [30.0 / 180.0, 60.0 / 180.0, 90.0 / 180.0, 0.0, 0.0],
+        [0.0, 60.0 / 270.0, 90.0 / 270.0, 120.0 / 270.0, 0.0],
+        [0.0, 0.0, 90.0 / 360.0, 120.0 / 360.0, 150.0 / 360.0],
+        [0.0, 0.0, 0.0, 120.0 / 270.0, 150.0 / 270.0],
+    ];
+    for (i, row) in want.iter().enumerate() {
+        for (j, w) in row.iter().enumerate() {
+            assert!((a.get(i, j) - w).abs() < 1e-15, "A[{i}][{j}]");
         }
     }
     // STAR under `auto` with data sizes: FedAvg, every row s / sum(s).
@@ -209,8 +204,8 @@ fn decavg_and_star_weights_follow_the_files_sizes() {
     let rule = run(&auto, &model, &data).consensus_rule(&star).unwrap();
     let a = rule.matrix(&star.schedule().round(0)).unwrap();
     for i in 0..5 {
-        for j in 0..5 {
-            assert!((a.get(i, j) - s[j] / 450.0).abs() < 1e-15);
+        for (j, s) in SIZES.iter().enumerate() {
+            assert!((a.get(i, j) - *s as f64 / 450.0).abs() < 1e-15);
         }
     }
     // Without the column, STAR keeps the paper's equal average (p_i = 1).
