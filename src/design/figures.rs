@@ -77,6 +77,8 @@ pub fn rule_label(rule: &ConsensusRule, o: &Overlay) -> String {
         },
         ConsensusRule::Matcha { alpha } => format!("matcha:{alpha:.4}"),
         ConsensusRule::Custom(_) => "file weights".into(),
+        ConsensusRule::WeightedAverage { .. } => "fedavg".into(),
+        ConsensusRule::DecAvg { .. } => "decavg".into(),
         other => format!("{other:?}").to_ascii_lowercase(),
     }
 }
