@@ -579,3 +579,110 @@ fn augment_keeps_the_cycle_time_and_writes_the_front() {
     assert!(stderr(&bad).contains("server-client"), "{}", stderr(&bad));
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// `fedtopo design`: candidates ranked by predicted time; their exported
+/// files time and mix the same when read back (weights included); a
+/// summary whose rounds are an exact line in the mixing time calibrates the
+/// predictor to that line.
+#[test]
+fn design_exports_candidates_and_calibrates() {
+    let dir = std::env::temp_dir().join(format!("fedtopo-design-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let run = |extra: &[&str]| {
+        let mut args = vec![
+            "design",
+            "aws-gaia",
+            "--overlays",
+            "star,mst,ring-opt",
+            "--format",
+            "csv",
+        ];
+        args.extend(extra);
+        let o = fedtopo(&args);
+        assert!(o.status.success(), "{}", stderr(&o));
+        let mut r = csv::Reader::from_reader(o.stdout.as_slice());
+        let h = r.headers().unwrap().clone();
+        let rows: Vec<csv::StringRecord> = r.records().map(Result::unwrap).collect();
+        (h, rows)
+    };
+    let (h, rows) = run(&["--out", dir.to_str().unwrap()]);
+    let col = |name: &str| h.iter().position(|c| c == name).unwrap();
+    let num = |r: &csv::StringRecord, c: &str| r[col(c)].parse::<f64>().unwrap();
+    let names: Vec<&str> = rows.iter().map(|r| &r[col("name")]).collect();
+    for n in [
+        "star",
+        "mst",
+        "mst [fastest]",
+        "ring-opt",
+        "ring-opt+aug",
+        "delta-mbst+aug",
+    ] {
+        assert!(names.contains(&n), "{n} missing: {names:?}");
+    }
+    for w in rows.windows(2) {
+        assert!(num(&w[0], "predicted_time_ms") <= num(&w[1], "predicted_time_ms"));
+    }
+    let row = |n: &str| rows.iter().find(|r| &r[col("name")] == n).unwrap();
+    // The fastest-weights file mixes as the candidate says, read back.
+    let file = format!("file:{}", dir.join("overlays/mst__fastest.gml").display());
+    let m = fedtopo(&[
+        "mixing",
+        "aws-gaia",
+        "--overlays",
+        &file,
+        "--format",
+        "json",
+    ]);
+    assert!(m.status.success(), "{}", stderr(&m));
+    let v: serde_json::Value = serde_json::from_slice(&m.stdout).unwrap();
+    assert_eq!(v[0]["rule"], "file weights");
+    let gap = v[0]["spectral_gap"].as_f64().unwrap();
+    assert!(
+        (gap - num(row("mst [fastest]"), "spectral_gap")).abs() < 1e-9,
+        "{gap}"
+    );
+    assert!(
+        (v[0]["cycle_time_ms"].as_f64().unwrap() - num(row("mst"), "cycle_time_ms")).abs() < 1e-9
+    );
+    // Calibration: rounds = 10 + 2 x mixing time on three candidates.
+    let mut summary = String::from("overlay,rounds_to_target,time_to_target_ms\n");
+    for n in ["star", "ring-opt", "mst"] {
+        let r = 10.0 + 2.0 * num(row(n), "mixing_time");
+        summary.push_str(&format!("{n},{r},{}\n", r * num(row(n), "cycle_time_ms")));
+    }
+    let aug = dir.join("overlays/ring-opt+aug.gml");
+    let r = 10.0 + 2.0 * num(row("ring-opt+aug"), "mixing_time");
+    summary.push_str(&format!("file:{},{r},{}\n", aug.display(), r * 1.0));
+    let sum_path = dir.join("summary.csv");
+    std::fs::write(&sum_path, summary).unwrap();
+    let o = fedtopo(&[
+        "design",
+        "aws-gaia",
+        "--overlays",
+        "star,mst,ring-opt",
+        "--calibrate",
+        sum_path.to_str().unwrap(),
+        "--format",
+        "json",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let p = &v["predictor"];
+    assert!((p["a"].as_f64().unwrap() - 10.0).abs() < 1e-6, "{p}");
+    assert!((p["b"].as_f64().unwrap() - 2.0).abs() < 1e-9, "{p}");
+    assert!(p["rms_relative_error"].as_f64().unwrap() < 1e-9);
+    let cands = v["candidates"].as_array().unwrap();
+    let aug_row = cands.iter().find(|c| c["name"] == "ring-opt+aug").unwrap();
+    assert!(aug_row["measured_rounds"].as_f64().is_some());
+    // A summary without the needed columns is a clear error.
+    std::fs::write(&sum_path, "a,b\n1,2\n").unwrap();
+    let o = fedtopo(&[
+        "design",
+        "aws-gaia",
+        "--calibrate",
+        sum_path.to_str().unwrap(),
+    ]);
+    assert!(!o.status.success());
+    assert!(stderr(&o).contains("column `overlay`"), "{}", stderr(&o));
+    std::fs::remove_dir_all(&dir).ok();
+}

@@ -690,6 +690,9 @@ silos_csv = ["compute.csv"]
             "aws-north-america",
             "--overlays",
             "star,ring,mst",
+            // Experiment files centre STAR by load (the paper's choice).
+            "--center",
+            "load",
             "--access",
             "1G",
             "--core-capacity",

@@ -5,6 +5,7 @@ mod augment;
 mod choice;
 mod compare;
 mod dcliques;
+mod design;
 mod load_notes;
 mod mixing;
 mod overlay;
@@ -37,6 +38,9 @@ enum Command {
     /// Add arcs to a designed overlay while its cycle time does not grow;
     /// the Pareto front of cycle time against mixing.
     Augment(augment::AugmentArgs),
+    /// Search overlay families for the least predicted wall-clock time to a
+    /// target on this network (cycle time x predicted rounds).
+    Design(design::DesignArgs),
     /// Build one overlay and write it out (GML, DOT or JSON).
     Overlay(overlay::OverlayArgs),
     /// Inspect underlays.
@@ -68,6 +72,7 @@ pub fn run() -> Result<()> {
         Command::Compare(a) => compare::run(a),
         Command::Mixing(a) => mixing::run(a),
         Command::Augment(a) => augment::run(a),
+        Command::Design(a) => design::run(a),
         Command::Overlay(a) => overlay::run(a),
         Command::Underlay(c) => underlay::run(c),
         Command::Run(a) => run::run(a),

@@ -43,6 +43,10 @@ pub struct ExportedArc {
     pub target: usize,
     /// \[Marfoq20\] Eq. (3) delay, ms.
     pub delay_ms: Option<f64>,
+    /// Consensus weight `A_target,source` (\[Marfoq20\] eq. 2), when the
+    /// overlay carries its own weights ([`ExportedOverlay::with_weights`]);
+    /// read back by `file:PATH` overlays.
+    pub weight: Option<f64>,
 }
 
 impl ExportedOverlay {
@@ -61,6 +65,7 @@ impl ExportedOverlay {
                 target: j,
                 delay_ms: model
                     .map(|m| m.arc_delay(i, j, overlay.out_degree(i), overlay.in_degree(j))),
+                weight: None,
             })
             .collect();
         ExportedOverlay {
@@ -78,6 +83,19 @@ impl ExportedOverlay {
     /// one per silo; see [`silo_positions`]).
     pub fn with_positions(mut self, positions: Vec<Option<(f64, f64)>>) -> Self {
         self.positions = positions;
+        self
+    }
+
+    /// The same with consensus weights: `matrix` row-major `n x n`, arc
+    /// `j -> i` gets `A_ij` (the diagonal is what remains of each row, as
+    /// `file:PATH` overlays read it). A matrix of the wrong size is ignored.
+    pub fn with_weights(mut self, matrix: &[f64]) -> Self {
+        let n = self.silos.len();
+        if matrix.len() == n * n {
+            for a in &mut self.arcs {
+                a.weight = matrix.get(a.target * n + a.source).copied();
+            }
+        }
         self
     }
 
@@ -116,6 +134,9 @@ impl ExportedOverlay {
             );
             if let Some(d) = a.delay_ms {
                 let _ = writeln!(s, "    delay_ms {}", gml_real(d));
+            }
+            if let Some(w) = a.weight {
+                let _ = writeln!(s, "    weight {}", gml_real(w));
             }
             s.push_str("  ]\n");
         }
@@ -193,6 +214,9 @@ impl ExportedOverlay {
                 l.insert("target".into(), json!(self.silos[a.target]));
                 if let Some(d) = a.delay_ms.filter(|d| d.is_finite()) {
                     l.insert("delay_ms".into(), json!(d));
+                }
+                if let Some(w) = a.weight.filter(|w| w.is_finite()) {
+                    l.insert("weight".into(), json!(w));
                 }
                 Value::Object(l)
             })

@@ -1,0 +1,408 @@
+//! `fedtopo design`: search overlay families for the least predicted
+//! wall-clock time to a target on this network, and export the winner.
+
+use std::path::PathBuf;
+
+use anyhow::{Context, Result};
+use clap::Args;
+
+use fedtopo::delay::DelayModel;
+use fedtopo::design::search::{
+    design_candidates, repredict, Candidate, CandidateOverlay, DesignOptions, RoundsPredictor,
+};
+use fedtopo::evaluate::EvaluatedOverlay;
+use fedtopo::overlay::build::{parse_overlay_list, BuildOptions};
+use fedtopo::overlay::export::{silo_positions, ExportedOverlay};
+use fedtopo::overlay::matcha::MatchaOptions;
+use fedtopo::report::table::{serde_csv, Table};
+use fedtopo::report::{render_json, OutputFormat};
+use fedtopo::underlay::Underlay;
+
+use super::args::{
+    center_policy_at, file_safe, CenterArgs, NetworkArgs, PlacementArgs, UnderlayArgs,
+};
+use super::choice::choice;
+
+/// Options of `fedtopo design`.
+#[derive(Debug, Args)]
+#[command(after_help = "Examples:\n  \
+    fedtopo design\n  \
+    fedtopo design aws-gaia --base-rounds 40 --out design/\n  \
+    fedtopo design --overlays ring-opt,mst,matcha --format csv")]
+pub struct DesignArgs {
+    #[command(flatten)]
+    underlay: UnderlayArgs,
+    #[command(flatten)]
+    network: NetworkArgs,
+    #[command(flatten)]
+    placement: PlacementArgs,
+    /// Overlay kinds searched (each with its default weights; undirected
+    /// static ones also with fastest-mixing weights).
+    #[arg(
+        long,
+        default_value = "star,mst,delta-mbst,ring,ring-opt,matcha,matcha+"
+    )]
+    overlays: String,
+    #[command(flatten)]
+    center: CenterArgs,
+    /// Rounds exact averaging needs to reach the target (the proxy's
+    /// topology-independent part): predicted rounds = this + mixing time.
+    #[arg(long, default_value_t = 15.0)]
+    base_rounds: f64,
+    /// Do not add fastest-mixing-weight variants.
+    #[arg(long)]
+    no_fastest: bool,
+    /// Do not add the arc-augmented ring-opt and delta-MBST.
+    #[arg(long)]
+    no_augmented: bool,
+    /// Decay gamma of the effective number of neighbours ([Vogels22]).
+    #[arg(long, default_value_t = 0.95)]
+    gamma: f64,
+    /// Seed of MATCHA's and random overlays' draws.
+    #[arg(long, default_value_t = 0)]
+    seed: u64,
+    /// Output format of the candidate table.
+    #[arg(long, value_parser = choice(OutputFormat::ALL, OutputFormat::name), default_value_t = OutputFormat::Table)]
+    format: OutputFormat,
+    /// Directory for candidates.csv and every candidate's overlay under
+    /// overlays/ (NAME.gml and NAME.json, or NAME.rounds.json for a
+    /// schedule; consensus weights included), readable with
+    /// `--overlays file:PATH`; prints the `fedtopo train` command that
+    /// verifies the top candidates.
+    #[arg(long)]
+    out: Option<PathBuf>,
+    /// Candidates verified by the printed `fedtopo train` command.
+    #[arg(long, default_value_t = 4)]
+    top: usize,
+    /// Calibrate the rounds predictor on measured runs: a `summary.csv` of
+    /// `fedtopo train` (its `rounds_to_target`); rows are matched to
+    /// candidates by overlay name or by the file stem of `file:` overlays
+    /// written by `--out`. Fits predicted rounds = a + b x mixing time by
+    /// least squares (its RMS relative error is printed), re-ranks, and
+    /// reports the measured winner.
+    #[arg(long, value_name = "SUMMARY_CSV")]
+    calibrate: Option<PathBuf>,
+}
+
+fn table(c: &[Candidate]) -> Table {
+    let mut t = Table::new([
+        "rank",
+        "overlay",
+        "weights",
+        "arcs",
+        "cycle time (ms)",
+        "spectral gap",
+        "eff. nb.",
+        "mixing time",
+        "pred. rounds",
+        "pred. time (s)",
+        "meas. rounds",
+        "meas. time (s)",
+    ]);
+    for (i, x) in c.iter().enumerate() {
+        t.row([
+            (i + 1).to_string(),
+            x.name.clone(),
+            x.weights.clone(),
+            x.arcs.to_string(),
+            format!("{:.1}", x.cycle_time_ms),
+            format!("{:.4}", x.spectral_gap),
+            format!("{:.2}", x.effective_neighbours),
+            format!("{:.1}", x.mixing_time),
+            format!("{:.1}", x.predicted_rounds),
+            format!("{:.2}", x.predicted_time_ms / 1e3),
+            x.measured_rounds.map_or("-".into(), |r| format!("{r:.0}")),
+            x.measured_time_ms
+                .map_or("-".into(), |t| format!("{:.2}", t / 1e3)),
+        ]);
+    }
+    t.align_right([0, 3, 4, 5, 6, 7, 8, 9, 10, 11]);
+    t
+}
+
+/// The file stem of a candidate's exported overlay.
+fn candidate_stem(name: &str) -> String {
+    file_safe(&name.replace([' ', '[', ']'], "_"))
+        .trim_end_matches('_')
+        .to_string()
+}
+
+/// One measured run of a `fedtopo train` summary.
+struct Measured {
+    overlay: String,
+    rounds_to_target: Option<f64>,
+    time_to_target_ms: Option<f64>,
+}
+
+/// Reads the `overlay`, `rounds_to_target` and `time_to_target_ms`
+/// columns of a `fedtopo train` summary.csv.
+fn read_summary(path: &std::path::Path) -> Result<Vec<Measured>> {
+    let text =
+        std::fs::read_to_string(path).with_context(|| format!("--calibrate {}", path.display()))?;
+    let mut r = csv::Reader::from_reader(text.as_bytes());
+    let h = r
+        .headers()
+        .with_context(|| format!("--calibrate {}: reading the header", path.display()))?
+        .clone();
+    let col = |name: &str| {
+        h.iter().position(|c| c == name).ok_or_else(|| {
+            anyhow::anyhow!(
+                "--calibrate {}: expected a `fedtopo train` summary.csv with column `{name}`",
+                path.display()
+            )
+        })
+    };
+    let (o, rt, tt) = (
+        col("overlay")?,
+        col("rounds_to_target")?,
+        col("time_to_target_ms")?,
+    );
+    let mut out = Vec::new();
+    for (k, rec) in r.records().enumerate() {
+        let rec = rec.with_context(|| format!("--calibrate {}:{}", path.display(), k + 2))?;
+        let num = |i: usize| -> Result<Option<f64>> {
+            let t = rec.get(i).unwrap_or("").trim();
+            if t.is_empty() {
+                return Ok(None);
+            }
+            t.parse::<f64>().map(Some).map_err(|_| {
+                anyhow::anyhow!(
+                    "--calibrate {}:{}: `{t}` is not a number",
+                    path.display(),
+                    k + 2
+                )
+            })
+        };
+        out.push(Measured {
+            overlay: rec.get(o).unwrap_or("").to_string(),
+            rounds_to_target: num(rt)?,
+            time_to_target_ms: num(tt)?,
+        });
+    }
+    Ok(out)
+}
+
+/// The candidate a measured overlay name designates: the same name, or a
+/// `file:` path whose stem is the candidate's exported stem.
+fn matches(candidate: &Candidate, overlay: &str) -> bool {
+    if candidate.name == overlay {
+        return true;
+    }
+    let Some(path) = overlay.strip_prefix("file:") else {
+        return false;
+    };
+    let file = std::path::Path::new(path)
+        .file_name()
+        .and_then(|f| f.to_str())
+        .unwrap_or("");
+    let stem = file
+        .strip_suffix(".rounds.json")
+        .or_else(|| file.strip_suffix(".gml"))
+        .or_else(|| file.strip_suffix(".json"))
+        .unwrap_or(file);
+    stem == candidate_stem(&candidate.name)
+}
+
+/// Writes a candidate to `dir`; returns the file to train with.
+fn export_candidate(
+    dir: &std::path::Path,
+    winner: &Candidate,
+    underlay: &Underlay,
+    model: &DelayModel,
+    build: &BuildOptions,
+) -> Result<PathBuf> {
+    let placement = model.connectivity.placement();
+    let labels = placement.labels(underlay);
+    let positions = silo_positions(underlay, placement);
+    let stem = candidate_stem(&winner.name);
+    match &winner.overlay {
+        CandidateOverlay::Kind(kind) => {
+            let e = EvaluatedOverlay::build(*kind, underlay, model, build)?;
+            if e.is_schedule() {
+                let path = dir.join(format!("{stem}.rounds.json"));
+                std::fs::write(&path, e.export_schedule(&labels)?.to_json())
+                    .with_context(|| format!("writing {}", path.display()))?;
+                return Ok(path);
+            }
+            let x = e
+                .export(&labels, Some(model), Some(winner.cycle_time_ms))?
+                .with_positions(positions);
+            write_static(dir, &stem, &x)
+        }
+        CandidateOverlay::Static { overlay, weights } => {
+            let mut x =
+                ExportedOverlay::new(overlay, &labels, Some(model), Some(winner.cycle_time_ms))
+                    .with_positions(positions);
+            if let Some(w) = weights {
+                x = x.with_weights(w);
+            }
+            write_static(dir, &stem, &x)
+        }
+    }
+}
+
+fn write_static(dir: &std::path::Path, stem: &str, x: &ExportedOverlay) -> Result<PathBuf> {
+    let json = dir.join(format!("{stem}.json"));
+    std::fs::write(&json, x.to_json()).with_context(|| format!("writing {}", json.display()))?;
+    let gml = dir.join(format!("{stem}.gml"));
+    std::fs::write(&gml, x.to_gml()).with_context(|| format!("writing {}", gml.display()))?;
+    Ok(gml)
+}
+
+/// Runs `fedtopo design`.
+pub fn run(a: DesignArgs) -> Result<()> {
+    let underlay = a.underlay.load(false)?;
+    let spec = a.network.spec(Some(&a.placement))?;
+    let kinds = parse_overlay_list(&a.overlays)?;
+    let model = spec.build(&underlay)?;
+    if !(a.base_rounds.is_finite() && a.base_rounds >= 0.0) {
+        anyhow::bail!(
+            "--base-rounds {}: expected a finite number >= 0",
+            a.base_rounds
+        );
+    }
+    let build = BuildOptions {
+        center: center_policy_at(&a.center.center, &underlay, model.connectivity.placement())?,
+        matcha: MatchaOptions {
+            seed: a.seed,
+            ..MatchaOptions::default()
+        },
+        seed: a.seed,
+        ..BuildOptions::default()
+    };
+    let options = DesignOptions {
+        kinds,
+        fastest_weights: !a.no_fastest,
+        augmented: !a.no_augmented,
+        gamma: a.gamma,
+        ..DesignOptions::default()
+    };
+    let mut predictor = RoundsPredictor::proxy(a.base_rounds);
+    let mut candidates = design_candidates(&underlay, &model, &build, &options, &predictor)
+        .map_err(|e| anyhow::anyhow!("{e}"))?;
+    if let Some(path) = &a.calibrate {
+        let measured = read_summary(path)?;
+        let mut probes = Vec::new();
+        let mut unmatched = Vec::new();
+        for m in &measured {
+            match candidates.iter_mut().find(|c| matches(c, &m.overlay)) {
+                Some(c) => {
+                    c.measured_rounds = m.rounds_to_target;
+                    c.measured_time_ms = m.time_to_target_ms;
+                    if let Some(r) = m.rounds_to_target {
+                        probes.push((c.mixing_time, r));
+                    }
+                }
+                None => unmatched.push(m.overlay.clone()),
+            }
+        }
+        if !unmatched.is_empty() {
+            eprintln!(
+                "note: --calibrate: {} run(s) match no candidate, not used: {}",
+                unmatched.len(),
+                unmatched.join(", ")
+            );
+        }
+        match RoundsPredictor::fit(&probes) {
+            Some(p) => {
+                predictor = p;
+                repredict(&mut candidates, &predictor);
+            }
+            None => {
+                eprintln!("note: --calibrate: no matched run reached the target; the proxy is kept")
+            }
+        }
+    }
+    match a.format {
+        OutputFormat::Table => {
+            println!(
+                "{} ({} silos): {} candidates, predicted rounds = {}",
+                underlay.name,
+                model.silo_count(),
+                candidates.len(),
+                predictor.source
+            );
+            println!("{}", table(&candidates));
+            if let Some(w) = candidates.first() {
+                println!(
+                    "predicted winner: {} ({} weights), {:.1} ms per round x {:.1} rounds = {:.2} s",
+                    w.name,
+                    w.weights,
+                    w.cycle_time_ms,
+                    w.predicted_rounds,
+                    w.predicted_time_ms / 1e3
+                );
+            }
+            if let Some(err) = predictor.rms_relative_error {
+                println!(
+                    "predictor: rounds = {:.2} + {:.3} x mixing time, RMS relative error {:.1} % over the measured runs",
+                    predictor.a,
+                    predictor.b,
+                    100.0 * err
+                );
+            }
+            if let Some(w) = candidates
+                .iter()
+                .filter(|c| c.measured_time_ms.is_some())
+                .min_by(|x, y| {
+                    x.measured_time_ms
+                        .unwrap_or(f64::INFINITY)
+                        .total_cmp(&y.measured_time_ms.unwrap_or(f64::INFINITY))
+                })
+            {
+                println!(
+                    "measured winner: {} ({} weights), {:.2} s to the target ({} rounds)",
+                    w.name,
+                    w.weights,
+                    w.measured_time_ms.unwrap_or(f64::NAN) / 1e3,
+                    w.measured_rounds.map_or("?".into(), |r| format!("{r:.0}"))
+                );
+            }
+        }
+        OutputFormat::Csv => print!("{}", serde_csv(&candidates)?),
+        OutputFormat::Json => print!(
+            "{}",
+            render_json(&serde_json::json!({
+                "underlay": underlay.name,
+                "silos": model.silo_count(),
+                "predictor": predictor,
+                "candidates": candidates,
+            }))
+        ),
+    }
+    if let Some(dir) = &a.out {
+        std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+        let p = dir.join("candidates.csv");
+        std::fs::write(&p, serde_csv(&candidates)?)
+            .with_context(|| format!("writing {}", p.display()))?;
+        let overlays = dir.join("overlays");
+        std::fs::create_dir_all(&overlays)
+            .with_context(|| format!("creating {}", overlays.display()))?;
+        let mut files = Vec::new();
+        for c in &candidates {
+            files.push(export_candidate(&overlays, c, &underlay, &model, &build)?);
+        }
+        let top: Vec<String> = files
+            .iter()
+            .take(a.top.max(1))
+            .map(|p| format!("file:{}", p.display()))
+            .collect();
+        eprintln!(
+            "wrote {}/candidates.csv and {} overlay(s) under {}; verify the top {} with:\n  \
+             fedtopo train{} --overlays {} --target-acc ACC --out {}/train\n\
+             then: fedtopo design ... --calibrate {}/train/summary.csv",
+            dir.display(),
+            files.len(),
+            overlays.display(),
+            top.len(),
+            a.underlay
+                .underlay
+                .as_deref()
+                .map_or(String::new(), |u| format!(" {u}")),
+            top.join(","),
+            dir.display(),
+            dir.display()
+        );
+    }
+    Ok(())
+}
