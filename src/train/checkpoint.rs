@@ -144,7 +144,7 @@ pub fn run(
         }
         let k = trainer.round();
         let overlay = schedule.round(k);
-        let a = trainer.config().consensus.matrix(&overlay)?;
+        let a = trainer.config().consensus.matrix_at(&overlay, k)?;
         trainer.train_round(&a)?;
         let t = clock.round_end_times(k, &overlay)?;
         wall = t.iter().copied().fold(wall, f64::max);
