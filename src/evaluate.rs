@@ -264,6 +264,15 @@ impl EvaluatedOverlay {
         matches!(self.shape, Shape::Matcha(_) | Shape::Periodic(_))
     }
 
+    /// True when [`Self::cycle_time`] is the exact max-plus value of the
+    /// rounds a replay runs: static overlays, clique averaging, periodic
+    /// schedules (the rate of the period). False for MATCHA, whose rounds
+    /// are drawn afresh and whose cycle time is the paper's estimate over
+    /// sampled rounds.
+    pub fn has_exact_cycle_time(&self) -> bool {
+        !matches!(self.shape, Shape::Matcha(_))
+    }
+
     /// The overlay of every round, when there is one (for clique averaging,
     /// the overlay the models travel on); `None` for schedules.
     pub fn overlay(&self) -> Option<&Overlay> {
