@@ -76,9 +76,12 @@ fn periodic_rate_equals_the_event_replay() {
                 assert!(o.has_exact_cycle_time() && o.degree_stats().per_round);
                 s.estimate.rounds
             };
-            // Event replay of many periods on the max-plus network: the
-            // growth over the second half is the rate, to rounding.
-            let rounds = 400 * period;
+            // Event replay of many periods on the max-plus network. In its
+            // periodic regime the replay grows by exactly `c` periods' worth of
+            // rate every `c` periods (`c` the cyclicity of the critical class,
+            // unknown here), so over a window of whole periods the slope is
+            // the rate up to a bounded offset over the window length.
+            let rounds = 2000 * period;
             let mut net = NetworkKind::Maxplus.build(&model);
             let opts = ReplayOptions {
                 rounds,
@@ -93,7 +96,7 @@ fn periodic_rate_equals_the_event_replay() {
             let tau = t.cycle_time_ms;
             assert!(tau.is_finite() && tau > 0.0, "{name} {text}: {tau}");
             assert!(
-                (slope - tau).abs() <= 1e-9 * tau,
+                (slope - tau).abs() <= 1e-4 * tau,
                 "{name} {text}: replay {slope} vs max-plus {tau}"
             );
         }

@@ -23,12 +23,11 @@ fn consensus_error(rounds: &[Matrix], x0: &[f64]) -> f64 {
 
 /// Largest deviation of a row or column sum from 1; panics on a negative entry.
 fn stochastic_error(w: &Matrix) -> f64 {
-    let n = w.len();
     let mut err: f64 = 0.0;
-    for i in 0..n {
-        assert!(w[i].iter().all(|&x| x >= 0.0), "negative entry in row {i}");
-        err = err.max((w[i].iter().sum::<f64>() - 1.0).abs());
-        err = err.max(((0..n).map(|r| w[r][i]).sum::<f64>() - 1.0).abs());
+    for (i, row) in w.iter().enumerate() {
+        assert!(row.iter().all(|&x| x >= 0.0), "negative entry in row {i}");
+        err = err.max((row.iter().sum::<f64>() - 1.0).abs());
+        err = err.max((w.iter().map(|r| r[i]).sum::<f64>() - 1.0).abs());
     }
     err
 }
@@ -72,9 +71,9 @@ fn base_graph_reaches_exact_consensus_after_one_period_for_any_n() {
             for (r, w) in rounds.iter().enumerate() {
                 assert!(stochastic_error(w) < 1e-12, "n={n} k={k} round {r}");
                 assert!(max_degree(w) <= k, "n={n} k={k} round {r}");
-                for i in 0..n {
-                    for j in 0..i {
-                        assert_eq!(w[i][j], w[j][i], "n={n} k={k} round {r} ({i},{j})");
+                for (i, row) in w.iter().enumerate() {
+                    for (j, x) in row.iter().enumerate().take(i) {
+                        assert_eq!(*x, w[j][i], "n={n} k={k} round {r} ({i},{j})");
                     }
                 }
             }
