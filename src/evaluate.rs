@@ -557,11 +557,15 @@ impl EvaluatedOverlay {
                 overlay: self.name(),
             });
         }
-        Ok(ExportedSchedule::new(
+        let e = ExportedSchedule::new(
             self.schedule(),
             labels,
             &self.name(),
             self.schedule_rounds(),
-        ))
+        );
+        Ok(match &self.round_weights {
+            Some(w) => e.with_weights(w.clone()),
+            None => e,
+        })
     }
 }

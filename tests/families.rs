@@ -280,6 +280,20 @@ fn exported_rounds_read_back_with_the_same_periodic_rate() {
                 (got - want).abs() <= 1e-12 * want,
                 "{text} {ext}: {got} vs {want}"
             );
+            // The consensus matrices of every round come back too.
+            let (a, b) = (
+                o.round_consensus_weights().unwrap(),
+                back.round_consensus_weights().unwrap(),
+            );
+            assert_eq!(a.len(), b.len());
+            for (x, y) in a
+                .iter()
+                .flatten()
+                .flatten()
+                .zip(b.iter().flatten().flatten())
+            {
+                assert!((x - y).abs() <= 1e-12, "{text} {ext}: {x} vs {y}");
+            }
         }
     }
     // The static exponential graph exports as one overlay.

@@ -407,7 +407,14 @@ pub fn build(
                     overlay,
                     weights: None,
                 } => Built::Static(overlay),
-                FileOverlay::Periodic(s) => Built::Periodic(s),
+                FileOverlay::Periodic {
+                    schedule,
+                    weights: None,
+                } => Built::Periodic(schedule),
+                FileOverlay::Periodic {
+                    schedule,
+                    weights: Some(weights),
+                } => Built::WeightedPeriodic { schedule, weights },
             },
         ),
         OverlayKind::Family(spec) => {
@@ -465,7 +472,7 @@ pub fn build_overlay(
         OverlayKind::File(path) => {
             match file::read(path.as_path(), &silo_names(underlay, model))? {
                 FileOverlay::Static { overlay, .. } => overlay,
-                FileOverlay::Periodic(_) => {
+                FileOverlay::Periodic { .. } => {
                     return Err(BuildError::NotStatic {
                         overlay: kind.to_string(),
                     })
