@@ -43,12 +43,13 @@ fn tmp(name: &str) -> std::path::PathBuf {
     d
 }
 
-const SCHEDULES: [&str; 5] = [
+const SCHEDULES: [&str; 6] = [
     "exp-1peer",
     "base:k=1",
     "base:k=2",
     "base:k=3",
     "base:k=2,order=identity",
+    "od-equidyn:rounds=10,seed=3",
 ];
 
 #[test]
@@ -56,7 +57,7 @@ fn periodic_rate_equals_the_event_replay() {
     for name in ["aws-north-america", "aws-gaia"] {
         let u = underlay(name);
         let model = paper_model(&u, 1);
-        for text in SCHEDULES.iter().copied().chain(["exp"]) {
+        for text in SCHEDULES.iter().copied().chain(["exp", "d-equistatic"]) {
             let o = build(kind(text), &u, &model);
             let t = o.cycle_time(&model).unwrap();
             let period = if o.schedule().is_static() {
@@ -143,7 +144,7 @@ fn families_sit_on_the_ring_opt_order_unless_told_otherwise() {
         ("base:k=2,order=identity", (0..n).collect()),
     ] {
         let spec: FamilySpec = text.parse().unwrap();
-        let FamilyBuilt::Periodic { schedule, .. } = families::place(spec, &order) else {
+        let FamilyBuilt::Periodic { schedule, .. } = families::place(spec, &order, 0) else {
             panic!("{text} is periodic");
         };
         let built = build(kind(text), &u, &model);
@@ -232,6 +233,25 @@ fn the_trainer_gets_each_round_s_consensus_matrix() {
             assert!((a.get(i, j) - want).abs() < 1e-15, "({i},{j})");
         }
     }
+    assert!(a.row_sum_error() < 1e-12 && a.column_sum_error() < 1e-12);
+    // d-equistatic brings its own static weights (seeded by --seed).
+    let opts = BuildOptions {
+        seed: 5,
+        ..BuildOptions::default()
+    };
+    let o = EvaluatedOverlay::build(kind("d-equistatic"), &u, &model, &opts).unwrap();
+    let spec: FamilySpec = "d-equistatic:seed=5".parse().unwrap();
+    let tour = ring_opt_tour(&model, &opts.ring_search);
+    let FamilyBuilt::Static {
+        weights: Some(w), ..
+    } = families::place(spec, &tour, 0)
+    else {
+        panic!("d-equistatic is static with weights");
+    };
+    let ConsensusRule::Custom(a) = ConsensusRule::Auto.for_overlay(&o).unwrap() else {
+        panic!("d-equistatic's weights are the consensus");
+    };
+    assert_eq!(a, ConsensusMatrix::from_rows(w).unwrap());
     assert!(a.row_sum_error() < 1e-12 && a.column_sum_error() < 1e-12);
 }
 
@@ -331,7 +351,7 @@ fn cli_and_experiment_files_run_the_families() {
     let o = fedtopo(&[
         "compare",
         "--overlays",
-        "exp,exp-1peer,base:k=1",
+        "exp,exp-1peer,base:k=1,d-equistatic,od-equidyn",
         "--format",
         "csv",
     ]);
@@ -341,7 +361,10 @@ fn cli_and_experiment_files_run_the_families() {
     let col = |n: &str| header.iter().position(|h| h == n).unwrap();
     let recs: Vec<csv::StringRecord> = rdr.records().map(Result::unwrap).collect();
     let names: Vec<&str> = recs.iter().map(|r| &r[col("overlay")]).collect();
-    assert_eq!(names, ["exp", "exp-1peer", "base:k=1"]);
+    assert_eq!(
+        names,
+        ["exp", "exp-1peer", "base:k=1", "d-equistatic", "od-equidyn"]
+    );
     for r in &recs {
         let t: f64 = r[col("cycle_time_ms")].parse().unwrap();
         assert!(t.is_finite() && t > 0.0, "{r:?}");

@@ -58,8 +58,9 @@ pub enum OverlayKind {
     /// A family of the decentralized-learning literature placed on the
     /// silos ([`crate::overlay::families`]): `exp` (static exponential
     /// graph, \[Ying21\]), `exp-1peer` (one-peer exponential graph,
-    /// \[Ying21\]), `base:k=K` (Base-(k+1) graph, \[Takezawa23\]); nodes
-    /// along the `ring-opt` tour unless `order=identity`.
+    /// \[Ying21\]), `base:k=K` (Base-(k+1) graph, \[Takezawa23\]),
+    /// `d-equistatic`, `od-equidyn` (EquiTopo, \[Song22\]); nodes along the
+    /// `ring-opt` tour unless `order=identity`.
     Family(FamilySpec),
 }
 
@@ -151,7 +152,7 @@ impl fmt::Display for OverlayKind {
 
 /// An overlay name that fedtopo does not know.
 #[derive(Debug, Clone, Error)]
-#[error("unknown overlay `{0}`; expected one of: star, mst, delta-mbst (or mbst), ring, ring-opt, complete, matcha, matcha+, dcliques[-ring|-fractal|-smallworld|-full][+ca], dc-random-regular10, dc-diverse-random10, dc-node-ring, dc-grid, a random graph er:p=P|k=K, ba:m=M, regular:k=K, chung-lu:gamma=G,k=K, torus[:rows=R], exp, exp-1peer, base:k=K (families, [:order=identity]), or file:PATH")]
+#[error("unknown overlay `{0}`; expected one of: star, mst, delta-mbst (or mbst), ring, ring-opt, complete, matcha, matcha+, dcliques[-ring|-fractal|-smallworld|-full][+ca], dc-random-regular10, dc-diverse-random10, dc-node-ring, dc-grid, a random graph er:p=P|k=K, ba:m=M, regular:k=K, chung-lu:gamma=G,k=K, torus[:rows=R], exp, exp-1peer, base:k=K, d-equistatic, od-equidyn (families, [:order=identity]), or file:PATH")]
 pub struct UnknownOverlay(pub String);
 
 /// An overlay name that does not parse.
@@ -417,14 +418,21 @@ pub fn build(
                 } => Built::WeightedPeriodic { schedule, weights },
             },
         ),
-        OverlayKind::Family(spec) => {
-            Ok(match families::build(spec, model, &options.ring_search)? {
-                FamilyBuilt::Static(o) => Built::Static(o),
+        OverlayKind::Family(spec) => Ok(
+            match families::build(spec, model, &options.ring_search, options.seed)? {
+                FamilyBuilt::Static {
+                    overlay,
+                    weights: None,
+                } => Built::Static(overlay),
+                FamilyBuilt::Static {
+                    overlay,
+                    weights: Some(weights),
+                } => Built::Weighted { overlay, weights },
                 FamilyBuilt::Periodic { schedule, weights } => {
                     Built::WeightedPeriodic { schedule, weights }
                 }
-            })
-        }
+            },
+        ),
         _ => build_overlay(kind, underlay, model, options).map(Built::Static),
     }
 }
@@ -479,14 +487,16 @@ pub fn build_overlay(
                 }
             }
         }
-        OverlayKind::Family(spec) => match families::build(spec, model, &options.ring_search)? {
-            FamilyBuilt::Static(o) => o,
-            FamilyBuilt::Periodic { .. } => {
-                return Err(BuildError::NotStatic {
-                    overlay: kind.to_string(),
-                })
+        OverlayKind::Family(spec) => {
+            match families::build(spec, model, &options.ring_search, options.seed)? {
+                FamilyBuilt::Static { overlay, .. } => overlay,
+                FamilyBuilt::Periodic { .. } => {
+                    return Err(BuildError::NotStatic {
+                        overlay: kind.to_string(),
+                    })
+                }
             }
-        },
+        }
         OverlayKind::Matcha(_) => {
             return Err(BuildError::NotStatic {
                 overlay: kind.to_string(),

@@ -1,7 +1,9 @@
 //! Topology families of the decentralized-learning literature, put on the
 //! underlay: the static and one-peer exponential graphs (\[Ying21\],
-//! [`exponential`]) and the Base-(k+1) graph (\[Takezawa23\],
-//! [`base_graph`]). EquiTopo (\[Song22\]) is not implemented.
+//! [`exponential`]), the Base-(k+1) graph (\[Takezawa23\],
+//! [`base_graph`]) and EquiTopo's D-EquiStatic and OD-EquiDyn (\[Song22\],
+//! [`equitopo`]; the undirected U-EquiStatic and OU-EquiDyn are not
+//! implemented).
 //!
 //! The papers define them on abstract nodes `0..n`; on a real network the
 //! node order matters (a node talks most to the next ones). [`build`]
@@ -12,10 +14,12 @@
 //!
 //! `exp` is one static overlay; its consensus weights `1 / (tau + 1)` are
 //! exactly what the `local-degree` rule gives a circulant graph, so it
-//! brings none of its own. `exp-1peer` and `base:k=K` are periodic
-//! schedules and bring one consensus matrix per round of their period.
+//! brings none of its own. `d-equistatic` is static with its own weights.
+//! `exp-1peer`, `base:k=K` and `od-equidyn` are periodic schedules and bring
+//! one consensus matrix per round of their period.
 
 pub mod base_graph;
+pub mod equitopo;
 pub mod exponential;
 pub mod spec;
 #[cfg(test)]
@@ -61,8 +65,14 @@ pub enum FamilyError {
 /// A family built on the silos.
 #[derive(Debug, Clone)]
 pub enum FamilyBuilt {
-    /// The same overlay every round (`exp`).
-    Static(Overlay),
+    /// The same overlay every round (`exp`, `d-equistatic`).
+    Static {
+        /// The overlay.
+        overlay: Overlay,
+        /// Its consensus matrix when the family has its own (`d-equistatic`;
+        /// `exp`'s is the `local-degree` rule's).
+        weights: Option<Matrix>,
+    },
     /// One overlay per round of a period, with its consensus matrix.
     Periodic {
         /// The rounds of one period.
@@ -73,13 +83,24 @@ pub enum FamilyBuilt {
     },
 }
 
-/// The mixing matrices of one period of `family` on abstract nodes `0..n`
-/// (one matrix for the static `exp`).
-pub fn abstract_matrices(family: Family, n: usize) -> Vec<Matrix> {
+/// The mixing matrices of one period of `family` on abstract nodes `0..n`,
+/// `n >= 2` (one matrix for the static ones); `seed` draws EquiTopo's shifts
+/// when the spec gives no seed of its own.
+pub fn abstract_matrices(family: Family, n: usize, seed: u64) -> Vec<Matrix> {
     match family {
         Family::Exp => vec![exponential::static_matrix(n)],
         Family::ExpOnePeer => exponential::one_peer_period(n),
         Family::Base { k } => base_graph::base_graph(n, k),
+        Family::EquiStatic { m, seed: s } => vec![equitopo::d_equistatic(
+            n,
+            m.unwrap_or_else(|| exponential::tau(n)).max(1),
+            s.unwrap_or(seed),
+        )],
+        Family::EquiDyn {
+            eta,
+            seed: s,
+            rounds,
+        } => equitopo::od_equidyn(n, eta.0, rounds, s.unwrap_or(seed)),
     }
 }
 
@@ -129,38 +150,50 @@ pub fn check_size(spec: FamilySpec, n: usize) -> Result<(), FamilyError> {
 }
 
 /// Builds `spec` on the silos of `model`, placed by its order
-/// ([`node_order`]; `search` is the `ring-opt` local search).
+/// ([`node_order`]; `search` is the `ring-opt` local search; `seed` draws
+/// EquiTopo's shifts when the spec gives no seed of its own).
 pub fn build(
     spec: FamilySpec,
     model: &DelayModel,
     search: &RingSearch,
+    seed: u64,
 ) -> Result<FamilyBuilt, FamilyError> {
     let n = model.silo_count();
     check_size(spec, n)?;
     let order = node_order(spec.order, model, search);
-    Ok(place(spec, &order))
+    Ok(place(spec, &order, seed))
 }
 
 /// `spec` with node `p` on silo `order[p]` (`order` a permutation of the
 /// silos, at least 2).
-pub fn place(spec: FamilySpec, order: &[usize]) -> FamilyBuilt {
+pub fn place(spec: FamilySpec, order: &[usize], seed: u64) -> FamilyBuilt {
     let n = order.len();
     let name = spec.to_string();
     let mut overlays = Vec::new();
     let mut weights = Vec::new();
-    for w in abstract_matrices(spec.family, n) {
+    for w in abstract_matrices(spec.family, n, seed) {
         let (m, arcs) = on_silos(&w, order);
         overlays.push(Overlay::from_arcs(&name, n, arcs));
         weights.push(m);
     }
+    let static_weights = match spec.family {
+        Family::EquiStatic { .. } => weights.last().cloned(),
+        _ => None,
+    };
     if !spec.is_schedule() {
-        if let Some(o) = overlays.pop() {
-            return FamilyBuilt::Static(o);
+        if let Some(overlay) = overlays.pop() {
+            return FamilyBuilt::Static {
+                overlay,
+                weights: static_weights,
+            };
         }
     }
     match PeriodicSchedule::new(&name, n, overlays) {
         Some(schedule) => FamilyBuilt::Periodic { schedule, weights },
         // Every family has at least one round on n >= 1 silos.
-        None => FamilyBuilt::Static(Overlay::from_arcs(&name, n, [])),
+        None => FamilyBuilt::Static {
+            overlay: Overlay::from_arcs(&name, n, []),
+            weights: None,
+        },
     }
 }

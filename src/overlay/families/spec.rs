@@ -1,4 +1,5 @@
-//! The names of the topology families: `exp`, `exp-1peer`, `base:k=K`, each
+//! The names of the topology families: `exp`, `exp-1peer`, `base:k=K`,
+//! `d-equistatic[:m=M,seed=S]`, `od-equidyn[:eta=E,seed=S,rounds=R]`, each
 //! with an optional `order=ring-opt|identity` (`exp:order=identity`,
 //! `base:k=2,order=identity`).
 
@@ -7,6 +8,14 @@ use std::str::FromStr;
 
 use serde::Serialize;
 use thiserror::Error;
+
+use crate::overlay::random::Param;
+
+/// OD-EquiDyn's default weight on the basis matrix (the value of
+/// \[Song22\]'s public experiments).
+pub const EQUIDYN_ETA: f64 = 0.53;
+/// OD-EquiDyn's default number of sampled rounds replayed periodically.
+pub const EQUIDYN_ROUNDS: usize = 100;
 
 /// Which family.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
@@ -20,6 +29,22 @@ pub enum Family {
     Base {
         /// Maximum degree per round, `k >= 1`.
         k: usize,
+    },
+    /// D-EquiStatic (\[Song22\]): static, `m` random circulant shifts.
+    EquiStatic {
+        /// Number of shifts (default `ceil(log2 n)`).
+        m: Option<usize>,
+        /// Seed of the shifts (default: the command's `--seed`).
+        seed: Option<u64>,
+    },
+    /// OD-EquiDyn (\[Song22\]): one random shift per round, time-varying.
+    EquiDyn {
+        /// Weight on the basis matrix, in `(0, 1]`.
+        eta: Param,
+        /// Seed of the shifts (default: the command's `--seed`).
+        seed: Option<u64>,
+        /// Rounds drawn, then replayed periodically.
+        rounds: usize,
     },
 }
 
@@ -58,8 +83,9 @@ pub struct FamilySpec {
 /// A family name that does not parse.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
 #[error(
-    "overlay `{spec}`: {reason}; expected exp, exp-1peer or base:k=K (K >= 1), \
-     optionally with order=ring-opt|identity (e.g. exp:order=identity, base:k=2,order=identity)"
+    "overlay `{spec}`: {reason}; expected exp, exp-1peer, base:k=K (K >= 1), \
+     d-equistatic[:m=M,seed=S] or od-equidyn[:eta=E,seed=S,rounds=R], optionally with \
+     order=ring-opt|identity (e.g. exp:order=identity, base:k=2,order=identity)"
 )]
 pub struct FamilySpecError {
     /// The text.
@@ -81,23 +107,34 @@ impl FamilySpec {
             "exp" | "exponential" => Family::Exp,
             "exp-1peer" | "exp1peer" | "one-peer-exp" | "1peer-exp" => Family::ExpOnePeer,
             "base" => Family::Base { k: 1 },
+            "d-equistatic" | "equistatic" | "equi-static" => Family::EquiStatic {
+                m: None,
+                seed: None,
+            },
+            "od-equidyn" | "equidyn" | "equi-dyn" => Family::EquiDyn {
+                eta: Param(EQUIDYN_ETA),
+                seed: None,
+                rounds: EQUIDYN_ROUNDS,
+            },
             _ => return None,
         })
     }
 
-    /// The short name: `exp`, `exp-1peer` or `base` (`to_string()` gives
-    /// the full spec).
+    /// The short name: `exp`, `exp-1peer`, `base`, `d-equistatic` or
+    /// `od-equidyn` (`to_string()` gives the full spec).
     pub fn name(self) -> &'static str {
         match self.family {
             Family::Exp => "exp",
             Family::ExpOnePeer => "exp-1peer",
             Family::Base { .. } => "base",
+            Family::EquiStatic { .. } => "d-equistatic",
+            Family::EquiDyn { .. } => "od-equidyn",
         }
     }
 
     /// True for the families that change every round.
     pub fn is_schedule(self) -> bool {
-        !matches!(self.family, Family::Exp)
+        !matches!(self.family, Family::Exp | Family::EquiStatic { .. })
     }
 }
 
@@ -105,12 +142,36 @@ impl fmt::Display for FamilySpec {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.name())?;
         let mut sep = ':';
-        if let Family::Base { k } = self.family {
-            write!(f, "{sep}k={k}")?;
+        let mut param = |f: &mut fmt::Formatter<'_>, text: String| {
+            let r = write!(f, "{sep}{text}");
             sep = ',';
+            r
+        };
+        match self.family {
+            Family::Base { k } => param(f, format!("k={k}"))?,
+            Family::EquiStatic { m, seed } => {
+                if let Some(m) = m {
+                    param(f, format!("m={m}"))?;
+                }
+                if let Some(s) = seed {
+                    param(f, format!("seed={s}"))?;
+                }
+            }
+            Family::EquiDyn { eta, seed, rounds } => {
+                if eta != Param(EQUIDYN_ETA) {
+                    param(f, format!("eta={eta}"))?;
+                }
+                if let Some(s) = seed {
+                    param(f, format!("seed={s}"))?;
+                }
+                if rounds != EQUIDYN_ROUNDS {
+                    param(f, format!("rounds={rounds}"))?;
+                }
+            }
+            Family::Exp | Family::ExpOnePeer => {}
         }
         if self.order != FamilyOrder::default() {
-            write!(f, "{sep}order={}", self.order.name())?;
+            param(f, format!("order={}", self.order.name()))?;
         }
         Ok(())
     }
@@ -130,34 +191,51 @@ impl FromStr for FamilySpec {
         };
         let mut family = Self::family_of(head).ok_or_else(|| err("not a family name".into()))?;
         let mut order = FamilyOrder::default();
-        let (mut k_seen, mut order_seen) = (false, false);
+        let mut seen: Vec<String> = Vec::new();
+        let whole = |value: &str, key: &str, min: u64| {
+            value
+                .parse::<u64>()
+                .ok()
+                .filter(|&v| v >= min)
+                .ok_or_else(|| err(format!("{key} `{value}` is not a whole number >= {min}")))
+        };
         for item in params.into_iter().flat_map(|p| p.split(',')) {
             let (key, value) = item
                 .split_once('=')
                 .ok_or_else(|| err(format!("`{}` is not KEY=VALUE", item.trim())))?;
-            let value = value.trim();
-            match key.trim() {
-                "k" if !k_seen => {
-                    k_seen = true;
-                    let Family::Base { k } = &mut family else {
-                        return Err(err("k= goes with `base` only".into()));
-                    };
-                    *k = value
-                        .parse()
-                        .ok()
-                        .filter(|&k: &usize| k >= 1)
-                        .ok_or_else(|| err(format!("k `{value}` is not a whole number >= 1")))?;
-                }
-                "order" if !order_seen => {
-                    order_seen = true;
+            let (key, value) = (key.trim(), value.trim());
+            if seen.iter().any(|k| k == key) {
+                return Err(err(format!("`{key}` given twice")));
+            }
+            seen.push(key.to_string());
+            match (key, &mut family) {
+                ("order", _) => {
                     order = match value {
                         "ring-opt" | "ringopt" | "ring" => FamilyOrder::RingOpt,
                         "identity" | "id" | "index" => FamilyOrder::Identity,
                         other => return Err(err(format!("unknown order `{other}`"))),
                     };
                 }
-                k @ ("k" | "order") => return Err(err(format!("`{k}` given twice"))),
-                k => return Err(err(format!("unknown parameter `{k}`"))),
+                ("k", Family::Base { k }) => *k = whole(value, "k", 1)? as usize,
+                ("m", Family::EquiStatic { m, .. }) => *m = Some(whole(value, "m", 1)? as usize),
+                ("seed", Family::EquiStatic { seed, .. } | Family::EquiDyn { seed, .. }) => {
+                    *seed = Some(whole(value, "seed", 0)?)
+                }
+                ("rounds", Family::EquiDyn { rounds, .. }) => {
+                    *rounds = whole(value, "rounds", 1)?.min(1_000_000) as usize
+                }
+                ("eta", Family::EquiDyn { eta, .. }) => {
+                    let e: f64 = value
+                        .parse()
+                        .ok()
+                        .filter(|e: &f64| *e > 0.0 && *e <= 1.0)
+                        .ok_or_else(|| err(format!("eta `{value}` is not a number in (0, 1]")))?;
+                    *eta = Param(e);
+                }
+                ("k" | "m" | "seed" | "rounds" | "eta", _) => {
+                    return Err(err(format!("`{key}=` does not go with `{head}`")))
+                }
+                (k, _) => return Err(err(format!("unknown parameter `{k}`"))),
             }
         }
         Ok(FamilySpec { family, order })
@@ -178,6 +256,13 @@ mod tests {
             ("base", "base:k=1"),
             ("base:k=3", "base:k=3"),
             ("base:k=2, order=identity", "base:k=2,order=identity"),
+            ("d-equistatic", "d-equistatic"),
+            ("equistatic:seed=3,m=4", "d-equistatic:m=4,seed=3"),
+            ("od-equidyn:eta=0.53", "od-equidyn"),
+            (
+                "od-equidyn:eta=1,rounds=20,order=identity",
+                "od-equidyn:eta=1,rounds=20,order=identity",
+            ),
         ] {
             let s: FamilySpec = text.parse().unwrap();
             assert_eq!(s.to_string(), shown);
@@ -186,7 +271,10 @@ mod tests {
         for (bad, why) in [
             ("base:k=0", "k `0`"),
             ("base:k=x", "k `x`"),
-            ("exp:k=2", "k= goes with `base`"),
+            ("exp:k=2", "`k=` does not go with `exp`"),
+            ("od-equidyn:m=2", "`m=` does not go with `od-equidyn`"),
+            ("od-equidyn:eta=1.5", "eta `1.5`"),
+            ("d-equistatic:m=0", "m `0`"),
             ("exp:order=random", "unknown order `random`"),
             ("base:k=1,k=2", "`k` given twice"),
             ("exp:foo=1", "unknown parameter `foo`"),

@@ -146,10 +146,10 @@ fn exponential_graph_is_doubly_stochastic_with_log_degree() {
 fn placing_moves_nodes_to_silos_and_keeps_the_weights() {
     let spec: FamilySpec = "base:k=2".parse().unwrap();
     let order = [3, 0, 4, 1, 2];
-    let FamilyBuilt::Periodic { schedule, weights } = place(spec, &order) else {
+    let FamilyBuilt::Periodic { schedule, weights } = place(spec, &order, 0) else {
         panic!("base is a schedule");
     };
-    let abs = abstract_matrices(spec.family, 5);
+    let abs = abstract_matrices(spec.family, 5, 0);
     assert_eq!(schedule.period(), abs.len());
     for (r, (w, a)) in weights.iter().zip(&abs).enumerate() {
         for p in 0..5 {
@@ -164,8 +164,12 @@ fn placing_moves_nodes_to_silos_and_keeps_the_weights() {
         }
     }
     let exp: FamilySpec = "exp".parse().unwrap();
-    let FamilyBuilt::Static(o) = place(exp, &order) else {
-        panic!("exp is static");
+    let FamilyBuilt::Static {
+        overlay: o,
+        weights: None,
+    } = place(exp, &order, 0)
+    else {
+        panic!("exp is static, without weights of its own");
     };
     // Abstract arc 0 -> 1 is silo 3 -> silo 0.
     assert!(o.arcs().binary_search(&(3, 0)).is_ok());
@@ -179,4 +183,41 @@ fn placing_moves_nodes_to_silos_and_keeps_the_weights() {
         check_size(exp, 1),
         Err(FamilyError::TooSmall { silos: 1, .. })
     ));
+}
+
+#[test]
+fn equitopo_matrices_are_seeded_doubly_stochastic_and_sparse() {
+    for n in [2, 5, 17, 22] {
+        for m in [1, 4, 5] {
+            let w = equitopo::d_equistatic(n, m, 3);
+            assert!(stochastic_error(&w) < 1e-12, "n={n} m={m}");
+            let shifts = equitopo::static_shifts(n, m, 3);
+            let mut distinct = shifts.clone();
+            distinct.sort();
+            distinct.dedup();
+            assert_eq!(max_degree(&w), distinct.len(), "n={n} m={m}");
+            // Node i receives from i + u with weight (n-1)/n per draw of u.
+            for &u in &distinct {
+                let draws = shifts.iter().filter(|&&s| s == u).count();
+                let want = draws as f64 * (n - 1) as f64 / n as f64 / m as f64;
+                assert!((w[0][u % n] - want).abs() < 1e-15, "n={n} m={m} u={u}");
+            }
+            assert_eq!(w, equitopo::d_equistatic(n, m, 3));
+        }
+    }
+    assert_ne!(
+        equitopo::static_shifts(22, 5, 1),
+        equitopo::static_shifts(22, 5, 2)
+    );
+    let rounds = equitopo::od_equidyn(22, 0.53, 200, 9);
+    for w in &rounds {
+        assert!(stochastic_error(w) < 1e-12);
+        assert_eq!(max_degree(w), 1);
+        assert!((w[4][4] - (0.47 + 0.53 / 22.0)).abs() < 1e-15);
+    }
+    // Consensus rate independent of n: 200 random one-peer rounds shrink
+    // the disagreement by orders of magnitude.
+    let x = random_vectors(22, 4).remove(0);
+    let start = consensus_error(&[], &x);
+    assert!(consensus_error(&rounds, &x) < 1e-6 * start);
 }
