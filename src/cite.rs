@@ -64,7 +64,10 @@
 //! * **\[Song22\]** Zhuoqing Song, Weijian Li, Kexin Jin, Lei Shi, Ming Yan,
 //!   Wotao Yin, Kun Yuan. *Communication-Efficient Topologies for
 //!   Decentralized Learning with O(1) Consensus Rate* (EquiTopo). NeurIPS
-//!   2022. Named for comparison; not implemented.
+//!   2022 (public code kexinjinnn/EquiTopo). D-EquiStatic (the average of
+//!   `M` random circulant basis matrices `I/n + (n-1)/n P_u`) and OD-EquiDyn
+//!   (one random basis matrix per round, mixed with the identity by `eta`);
+//!   consensus rate independent of `n`.
 //!
 //! # Other sources
 //!
