@@ -52,7 +52,7 @@ FLOORS = [
     ["delay", "scenario"],
     ["network"],
     ["graph"],
-    ["timing"],
+    ["timing", "mixing"],
     ["overlay"],
     ["replay"],
     ["evaluate"],

@@ -74,6 +74,14 @@
 //! * **\[BCOQ92\]** François Baccelli, Guy Cohen, Geert Jan Olsder,
 //!   Jean-Pierre Quadrat. *Synchronization and Linearity.* Wiley, 1992
 //!   (cycle time of a max-plus linear system, Thm. 3.23).
+//! * **\[Boyd04\]** Stephen Boyd, Persi Diaconis, Lin Xiao. *Fastest Mixing
+//!   Markov Chain on a Graph.* SIAM Review 46(4), 2004 (the problem and its
+//!   projected subgradient method; not in the paper set, section numbers
+//!   are not cited).
+//! * **\[Vogels22\]** Thijs Vogels, Hadrien Hendrikx, Martin Jaggi. *Beyond
+//!   Spectral Gap: The Role of the Topology in Decentralized Learning.*
+//!   NeurIPS 2022 (the effective number of neighbours; not in the paper set,
+//!   read from `shared/notes/topology-families.md`).
 //! * **\[BG92\]** Dimitri Bertsekas, Robert Gallager. *Data Networks*, 2nd
 //!   ed. Prentice Hall, 1992 (max-min fair rates, Sec. 6.5.2).
 //! * **\[Karp78\]** Richard M. Karp. *A characterization of the minimum

@@ -74,6 +74,7 @@ pub mod experiment;
 pub mod graph;
 pub mod links;
 pub mod maxplus;
+pub mod mixing;
 pub mod network;
 pub mod overlay;
 pub mod placement;

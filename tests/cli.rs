@@ -360,6 +360,10 @@ fn simulate_and_compare_outputs_for_scripts() {
     let num = |r: &csv::StringRecord, c: &str| r[col(&h, c)].parse::<f64>().unwrap();
     assert!(num(m, "maxplus_ms") <= num(m, "cycle_time_ms") + 1e-9);
     assert!(num(m, "lambda2") > 0.0 && num(m, "rho") < 1.0);
+    // The network the times were computed on: one line per overlay.
+    assert_eq!(&m[col(&h, "up_bps_min")], "1000000000");
+    assert_eq!(&m[col(&h, "workload")], "inaturalist");
+    assert_eq!(&m[col(&h, "silos_csv")], "");
     let ring_tau = num(&rows[0], "cycle_time_ms");
     // simulate: CSV and JSON give the same rows; the ring's cycle time is
     // compare's, MATCHA has none.
@@ -379,6 +383,64 @@ fn simulate_and_compare_outputs_for_scripts() {
     let steady: f64 = srows[1][col(&sh, "steady_round_ms")].parse().unwrap();
     assert_eq!(jrows[1]["steady_round_ms"].as_f64().unwrap(), steady);
     assert!(jrows[1]["cycle_time_ms"].is_null());
+    assert_eq!(v["network"]["silos"].as_array().unwrap().len(), 11);
+    assert_eq!(v["network"]["silos"][0]["up_bps"].as_f64(), Some(1e9));
+}
+
+/// `compare`'s default STAR (`--center fastest`) is the best STAR: no
+/// explicit centre gives a smaller cycle time, and the speed-ups are
+/// against it; `--center load` keeps the paper's centre.
+#[test]
+fn default_star_is_the_fastest_centre() {
+    let star = |extra: &[&str]| {
+        let mut args = vec![
+            "compare",
+            "aws-gaia",
+            "--overlays",
+            "star",
+            "--format",
+            "json",
+        ];
+        args.extend(extra);
+        let o = fedtopo(&args);
+        assert!(o.status.success(), "{}", stderr(&o));
+        let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        (
+            v["rows"][0]["cycle_time_ms"].as_f64().unwrap(),
+            v["star_center"].as_str().unwrap().to_string(),
+            v["star_center_policy"].as_str().unwrap().to_string(),
+        )
+    };
+    let (best, centre, policy) = star(&[]);
+    assert_eq!(policy, "fastest");
+    let o = fedtopo(&[
+        "compare",
+        "aws-gaia",
+        "--overlays",
+        "ring",
+        "--format",
+        "json",
+    ]);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let labels: Vec<String> = v["network"]["silos"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["silo"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(labels.len(), 11);
+    let mut min = f64::INFINITY;
+    for l in &labels {
+        let (t, c, p) = star(&["--center", l]);
+        assert_eq!((c.as_str(), p.as_str()), (l.as_str(), "silo"));
+        assert!(best <= t + 1e-9 * t, "{l}: {t} < default {best}");
+        min = min.min(t);
+    }
+    assert_eq!(best, min);
+    assert!(labels.contains(&centre));
+    let (load, _, policy) = star(&["--center", "load"]);
+    assert_eq!(policy, "load");
+    assert!(best <= load);
 }
 
 /// `--silos-csv`: heterogeneous compute times. One silo whose local step
@@ -406,11 +468,21 @@ fn silos_csv_sets_per_silo_compute_and_access() {
         "3",
         "--silos-csv",
         csv.to_str().unwrap(),
+        "--center",
+        "load",
         "--format",
         "json",
     ]);
     assert!(o.status.success(), "{}", stderr(&o));
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    // The values used are in the output, per silo.
+    let silos = v["network"]["silos"].as_array().unwrap();
+    let silo = |label: &str| silos.iter().find(|s| s["silo"] == label).unwrap().clone();
+    assert_eq!(silo("Tokyo")["compute_ms"].as_f64(), Some(1e6));
+    assert_eq!(silo("Seoul")["up_bps"].as_f64(), Some(1e8));
+    assert_eq!(silo("Seoul")["down_bps"].as_f64(), Some(1e9));
+    assert_eq!(v["network"]["silos_csv"], csv.to_str().unwrap());
+    assert_eq!(v["star_center_policy"], "load");
     let rows = v["rows"].as_array().unwrap();
     for r in &rows[..2] {
         assert_eq!(r["cycle_time_ms"].as_f64().unwrap(), 3e6, "{r}");

@@ -11,7 +11,7 @@ use fedtopo::delay::DelayModel;
 use fedtopo::overlay::build::CenterPolicy;
 use fedtopo::placement::SiloPlacement;
 use fedtopo::scenario::{load_underlay, NetworkSpec};
-use fedtopo::underlay::{Disconnected, LoadOptions, MissingCoordinates, Underlay};
+use fedtopo::underlay::{Disconnected, IsolatedRouters, LoadOptions, MissingCoordinates, Underlay};
 use fedtopo::units::parse_bandwidth;
 
 /// What to do with nodes that lack coordinates when an edge needs them.
@@ -33,6 +33,25 @@ impl From<MissingPolicy> for MissingCoordinates {
             MissingPolicy::Refuse => MissingCoordinates::Refuse,
             MissingPolicy::Estimate => MissingCoordinates::Estimate,
             MissingPolicy::Drop => MissingCoordinates::Drop,
+        }
+    }
+}
+
+/// `--isolated-routers`: routers without any link in the file.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, ValueEnum)]
+pub enum IsolatedPolicy {
+    /// Leave them out, naming each in a note.
+    #[default]
+    Drop,
+    /// Keep them (the underlay is then disconnected).
+    Keep,
+}
+
+impl From<IsolatedPolicy> for IsolatedRouters {
+    fn from(p: IsolatedPolicy) -> Self {
+        match p {
+            IsolatedPolicy::Drop => IsolatedRouters::Drop,
+            IsolatedPolicy::Keep => IsolatedRouters::Keep,
         }
     }
 }
@@ -61,8 +80,14 @@ pub struct UnderlayArgs {
     /// without any coordinates; reported as an approximation.
     #[arg(long, value_name = "KM", value_parser = parse_length_km)]
     pub default_length_km: Option<f64>,
+    /// Routers without any link in the file: `drop` (the default) leaves
+    /// them out and names each in a note; `keep` keeps them, which makes
+    /// the underlay disconnected (see --largest-component).
+    #[arg(long, value_enum, default_value_t = IsolatedPolicy::Drop)]
+    pub isolated_routers: IsolatedPolicy,
     /// Keep the largest connected component of a disconnected underlay
-    /// (default: refuse it).
+    /// (default: refuse it). Routers without links are handled first, by
+    /// --isolated-routers.
     #[arg(long)]
     pub largest_component: bool,
     /// Capacity of core links that give none (`capacity` or `LinkSpeedRaw`).
@@ -76,6 +101,7 @@ impl UnderlayArgs {
     pub fn load(&self, quiet: bool) -> Result<Underlay> {
         let opts = LoadOptions {
             missing_coordinates: self.missing_coordinates.into(),
+            isolated_routers: self.isolated_routers.into(),
             disconnected: if self.largest_component {
                 Disconnected::LargestComponent
             } else {
@@ -186,6 +212,18 @@ pub fn file_safe(name: &str) -> String {
 /// Parses `--center`: `load`, `first`, `fastest`, or a silo label / GML id.
 pub fn center_policy(text: &str, underlay: &Underlay) -> Result<CenterPolicy> {
     CenterPolicy::parse(text, underlay).map_err(|e| anyhow::anyhow!("--{e}"))
+}
+
+/// `--center`: where STAR is centred.
+#[derive(Debug, Clone, Args)]
+pub struct CenterArgs {
+    /// STAR centre. `fastest` (the default): the silo that gives STAR the
+    /// least cycle time on this network, so "speed-up vs STAR" is against
+    /// the best STAR. `load`: the highest load centrality, the paper's
+    /// choice ([Marfoq20]; experiment files use it for reproduction).
+    /// `first`: the first silo. Or a silo's label / GML id.
+    #[arg(long, default_value = "fastest")]
+    pub center: String,
 }
 
 /// Where silos sit on the underlay (`compare`, `simulate`).

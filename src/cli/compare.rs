@@ -8,9 +8,12 @@ use clap::{Args, ValueEnum};
 use fedtopo::overlay::build::{parse_overlay_list, BuildOptions};
 use fedtopo::overlay::export::{silo_positions, ExportedOverlay};
 use fedtopo::overlay::matcha::MatchaOptions;
+use fedtopo::report::network::NetworkDescription;
 use fedtopo::report::{compare_overlays, render_csv, render_json, render_table, OutputFormat};
 
-use super::args::{center_policy_at, file_safe, NetworkArgs, PlacementArgs, UnderlayArgs};
+use super::args::{
+    center_policy_at, file_safe, CenterArgs, NetworkArgs, PlacementArgs, UnderlayArgs,
+};
 use super::choice::choice;
 
 /// Format of exported overlay files.
@@ -56,9 +59,8 @@ pub struct CompareArgs {
     /// own (GML, node-link JSON, CSV or per-round file; see README "Overlays").
     #[arg(long, default_value = "star,mst,delta-mbst,ring,ring-opt")]
     overlays: String,
-    /// STAR centre: load (highest load centrality), first, fastest, or a silo label/id.
-    #[arg(long, default_value = "load")]
-    center: String,
+    #[command(flatten)]
+    center: CenterArgs,
     /// Output format.
     #[arg(long, value_parser = choice(OutputFormat::ALL, OutputFormat::name), default_value_t = OutputFormat::Table)]
     format: OutputFormat,
@@ -89,7 +91,7 @@ pub fn run(a: CompareArgs) -> Result<()> {
     let kinds = parse_overlay_list(&a.overlays)?;
     let model = spec.build(&underlay)?;
     let options = BuildOptions {
-        center: center_policy_at(&a.center, &underlay, model.connectivity.placement())?,
+        center: center_policy_at(&a.center.center, &underlay, model.connectivity.placement())?,
         matcha: MatchaOptions {
             budget: a.budget,
             seed: a.seed,
@@ -100,7 +102,8 @@ pub fn run(a: CompareArgs) -> Result<()> {
         dcliques: a.dcliques.build()?,
         ..BuildOptions::default()
     };
-    let cmp = compare_overlays(&underlay, &model, &kinds, &options)?;
+    let mut cmp = compare_overlays(&underlay, &model, &kinds, &options)?;
+    cmp.network = Some(NetworkDescription::new(&underlay, &spec, &model)?);
     let text = match a.format {
         OutputFormat::Table => render_table(&cmp),
         OutputFormat::Csv => render_csv(&cmp),

@@ -5,6 +5,7 @@ mod choice;
 mod compare;
 mod dcliques;
 mod load_notes;
+mod mixing;
 mod overlay;
 mod reproduce;
 mod run;
@@ -29,6 +30,9 @@ struct Cli {
 enum Command {
     /// Compare the cycle time of overlays on an underlay.
     Compare(compare::CompareArgs),
+    /// Spectral gap and effective number of neighbours of overlays, with
+    /// the default and the fastest-mixing consensus weights.
+    Mixing(mixing::MixingArgs),
     /// Build one overlay and write it out (GML, DOT or JSON).
     Overlay(overlay::OverlayArgs),
     /// Inspect underlays.
@@ -58,6 +62,7 @@ pub fn run() -> Result<()> {
     let cli = Cli::parse();
     match cli.command {
         Command::Compare(a) => compare::run(a),
+        Command::Mixing(a) => mixing::run(a),
         Command::Overlay(a) => overlay::run(a),
         Command::Underlay(c) => underlay::run(c),
         Command::Run(a) => run::run(a),

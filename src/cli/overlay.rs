@@ -10,7 +10,7 @@ use fedtopo::overlay::build::{BuildOptions, OverlayKind};
 use fedtopo::overlay::dcliques::count::edge_counts;
 use fedtopo::overlay::export::{silo_positions, ExportedOverlay};
 
-use super::args::{center_policy, NetworkArgs, UnderlayArgs};
+use super::args::{center_policy, CenterArgs, NetworkArgs, UnderlayArgs};
 use super::compare::ExportFormat;
 
 /// Options of `fedtopo overlay`.
@@ -30,9 +30,8 @@ pub struct OverlayArgs {
     underlay: UnderlayArgs,
     #[command(flatten)]
     network: NetworkArgs,
-    /// STAR centre: load, first, fastest, or a silo label/id.
-    #[arg(long, default_value = "load")]
-    center: String,
+    #[command(flatten)]
+    center: CenterArgs,
     /// Output format.
     #[arg(long, value_enum, default_value_t = ExportFormat::Gml)]
     format: ExportFormat,
@@ -102,7 +101,7 @@ pub fn run(a: OverlayArgs) -> Result<()> {
     let underlay = a.underlay.load(false)?;
     let model = a.network.delay_model(&underlay)?;
     let options = BuildOptions {
-        center: center_policy(&a.center, &underlay)?,
+        center: center_policy(&a.center.center, &underlay)?,
         seed: a.seed,
         dcliques: a.dcliques.build()?,
         ..BuildOptions::default()

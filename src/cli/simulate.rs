@@ -11,6 +11,7 @@ use fedtopo::network::NetworkKind;
 use fedtopo::overlay::build::{parse_overlay_list, BuildOptions};
 use fedtopo::overlay::failures::FailureSpec;
 use fedtopo::replay::{ReplayOptions, Straggler};
+use fedtopo::report::network::{append_columns, NetworkDescription};
 use fedtopo::report::replay::{
     link_usage_labelled, links_csv, replay_summary, replay_summary_table, rounds_csv, starts_csv,
     timeline_svg,
@@ -18,7 +19,7 @@ use fedtopo::report::replay::{
 use fedtopo::report::table::serde_csv;
 use fedtopo::report::{render_json, OutputFormat};
 
-use super::args::{center_policy_at, NetworkArgs, PlacementArgs, UnderlayArgs};
+use super::args::{center_policy_at, CenterArgs, NetworkArgs, PlacementArgs, UnderlayArgs};
 use super::choice::choice;
 
 /// Options of `fedtopo simulate`.
@@ -34,9 +35,8 @@ pub struct SimulateArgs {
     /// own (GML, node-link JSON, CSV or per-round file; see README "Overlays").
     #[arg(long, default_value = "star,mst,delta-mbst,ring")]
     overlays: String,
-    /// STAR centre: load, first, fastest, or a silo label/id.
-    #[arg(long, default_value = "load")]
-    center: String,
+    #[command(flatten)]
+    center: CenterArgs,
     /// Number of rounds K.
     #[arg(long, default_value_t = 100)]
     rounds: u64,
@@ -56,7 +56,8 @@ pub struct SimulateArgs {
     /// Output format of the summary: table, csv or json.
     #[arg(long, value_parser = choice(OutputFormat::ALL, OutputFormat::name), default_value_t = OutputFormat::Table)]
     format: OutputFormat,
-    /// Directory for starts.csv, rounds.csv, links.csv and timeline.svg.
+    /// Directory for starts.csv, rounds.csv, links.csv, silos.csv (every
+    /// silo's compute time and access capacities) and timeline.svg.
     #[arg(long)]
     out: Option<PathBuf>,
     #[command(flatten)]
@@ -78,7 +79,7 @@ pub fn run(a: SimulateArgs) -> Result<()> {
     let failures = FailureSpec::parse_optional(&a.failures)?;
     let model = spec.build(&underlay)?;
     let options = BuildOptions {
-        center: center_policy_at(&a.center, &underlay, model.connectivity.placement())?,
+        center: center_policy_at(&a.center.center, &underlay, model.connectivity.placement())?,
         seed: a.seed,
         matcha: fedtopo::overlay::matcha::MatchaOptions {
             seed: a.seed,
@@ -120,15 +121,20 @@ pub fn run(a: SimulateArgs) -> Result<()> {
     }
     bar.finish_and_clear();
     let rows = replay_summary(&results, &taus);
+    let network = NetworkDescription::new(&underlay, &spec, &model)?;
     match a.format {
         OutputFormat::Table => println!("{}", replay_summary_table(&rows)),
-        OutputFormat::Csv => print!("{}", serde_csv(&rows)?),
+        OutputFormat::Csv => print!(
+            "{}",
+            append_columns(&serde_csv(&rows)?, &network.csv_columns())?
+        ),
         OutputFormat::Json => print!(
             "{}",
             render_json(&serde_json::json!({
                 "underlay": underlay.name,
                 "silos": model.silo_count(),
                 "rows": rows,
+                "network": network,
             }))
         ),
     }
@@ -139,6 +145,7 @@ pub fn run(a: SimulateArgs) -> Result<()> {
             std::fs::write(&p, text).with_context(|| format!("writing {}", p.display()))
         };
         write("starts.csv", starts_csv(&results))?;
+        write("silos.csv", network.silos_to_csv()?)?;
         write("rounds.csv", rounds_csv(&results))?;
         let router_labels: Vec<String> = underlay.routers.iter().map(|r| r.label.clone()).collect();
         let usage: Vec<_> = results

@@ -21,7 +21,7 @@ use fedtopo::train::report::{render_summary_csv, summarize, write_atomic, Target
 use fedtopo::train::session::{load_dataset, with_data_labels, Session};
 use fedtopo::train::trainer::{ExecMode, TrainConfig, Trainer};
 
-use super::args::{center_policy, NetworkArgs, UnderlayArgs};
+use super::args::{center_policy, CenterArgs, NetworkArgs, UnderlayArgs};
 use super::choice::choice;
 
 /// Options of `fedtopo train`.
@@ -44,9 +44,8 @@ pub struct TrainArgs {
     /// MATCHA communication budget Cb, in (0, 1] (activations drawn from --seed).
     #[arg(long, default_value_t = 0.5)]
     budget: f64,
-    /// STAR centre: load, first, fastest, or a silo label/id.
-    #[arg(long, default_value = "first")]
-    center: String,
+    #[command(flatten)]
+    center: CenterArgs,
     /// `synthetic`, `synthetic:ALPHA,BETA`, `mnist:DIR` or `cifar10:DIR`.
     #[arg(long, default_value = "synthetic")]
     dataset: String,
@@ -72,7 +71,9 @@ pub struct TrainArgs {
     /// Mini-batch size per silo and local step.
     #[arg(long, default_value_t = 32)]
     batch_size: usize,
-    /// Consensus rule: auto, local-degree, mh, half, average, matcha:ALPHA, file:PATH.
+    /// Consensus rule: auto, local-degree, mh, half, average, matcha:ALPHA,
+    /// decavg, fastest (fastest-mixing symmetric weights of an undirected
+    /// overlay, [Boyd04]; `fedtopo mixing` shows the gain), file:PATH.
     #[arg(long, default_value = "auto")]
     consensus: String,
     /// Communication rounds.
@@ -178,7 +179,7 @@ pub fn run_train(a: TrainArgs) -> Result<()> {
     let cfg = config(&a)?;
     let kinds = parse_overlay_list(&a.overlays)?;
     let options = BuildOptions {
-        center: center_policy(&a.center, &underlay)?,
+        center: center_policy(&a.center.center, &underlay)?,
         seed: a.seed,
         matcha: MatchaOptions {
             budget: a.budget,

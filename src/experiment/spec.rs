@@ -71,7 +71,7 @@ use serde::{Deserialize, Serialize};
 
 use super::row::Cell;
 use super::ExperimentError;
-use crate::underlay::{Disconnected, LoadOptions, MissingCoordinates};
+use crate::underlay::{Disconnected, IsolatedRouters, LoadOptions, MissingCoordinates};
 
 /// What every grid point runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -165,6 +165,10 @@ pub struct ExperimentSpec {
     /// time over RING's, \[Marfoq20\] Table 10).
     #[serde(default, rename = "ratio")]
     pub ratios: Vec<RatioSpec>,
+    /// Routers without any link (as `--isolated-routers`): `"drop"` (the
+    /// default: left out, each reported) or `"keep"`.
+    #[serde(default)]
+    pub isolated_routers: IsolatedRouters,
     /// Load disconnected underlays by keeping their largest connected
     /// component (as `--largest-component`; what is dropped is reported).
     #[serde(default)]
@@ -533,10 +537,12 @@ impl ExperimentSpec {
     }
 
     /// How this experiment loads its underlays: the file's
-    /// `largest_component`, `missing_coordinates` and `default_length_km`.
+    /// `isolated_routers`, `largest_component`, `missing_coordinates` and
+    /// `default_length_km`.
     pub fn load_options(&self) -> LoadOptions {
         LoadOptions {
             missing_coordinates: self.missing_coordinates,
+            isolated_routers: self.isolated_routers,
             disconnected: if self.largest_component {
                 Disconnected::LargestComponent
             } else {

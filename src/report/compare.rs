@@ -4,7 +4,8 @@ use serde::Serialize;
 
 use crate::delay::DelayModel;
 use crate::evaluate::{EvalError, EvaluatedOverlay, ScheduleMixing};
-use crate::overlay::build::{BuildOptions, OverlayKind};
+use crate::overlay::build::{BuildOptions, CenterPolicy, OverlayKind};
+use crate::report::network::NetworkDescription;
 use crate::underlay::Underlay;
 
 /// One overlay's line in a comparison.
@@ -63,6 +64,17 @@ pub struct Comparison {
     pub silos: usize,
     /// One row per overlay, in the order asked.
     pub rows: Vec<CompareRow>,
+    /// Label of the silo STAR is centred at (the speed-up baseline), when
+    /// STAR is in the comparison.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub star_center: Option<String>,
+    /// How that centre was chosen (`fastest`, `load`, `first`, `silo`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub star_center_policy: Option<String>,
+    /// The network the cycle times were computed on (set by the caller:
+    /// [`NetworkDescription::new`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub network: Option<NetworkDescription>,
     /// The overlays built, one per row.
     #[serde(skip)]
     pub overlays: Vec<EvaluatedOverlay>,
@@ -108,19 +120,35 @@ pub fn compare_overlays(
         });
         overlays.push(overlay);
     }
-    if let Some(star) = rows
+    let star = rows
         .iter()
         .find(|r| r.overlay == "star")
-        .map(|r| r.cycle_time_ms)
-    {
+        .map(|r| r.cycle_time_ms);
+    if let Some(star) = star {
         for r in &mut rows {
             r.speedup_vs_star = Some(star / r.cycle_time_ms);
         }
     }
+    let (star_center, star_center_policy) = match star {
+        Some(_) => {
+            let c = options.center.resolve(underlay, model);
+            let policy = match options.center {
+                CenterPolicy::Load => "load",
+                CenterPolicy::First => "first",
+                CenterPolicy::Fastest => "fastest",
+                CenterPolicy::Silo(_) => "silo",
+            };
+            (labels.get(c).cloned(), Some(policy.to_string()))
+        }
+        None => (None, None),
+    };
     Ok(Comparison {
         underlay: underlay.name.clone(),
         silos: model.silo_count(),
         rows,
+        star_center,
+        star_center_policy,
+        network: None,
         overlays,
     })
 }

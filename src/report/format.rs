@@ -72,7 +72,19 @@ pub fn render_table(c: &Comparison) -> String {
         ]);
     }
     t.align_right(1..6);
-    format!("{} ({} silos)\n{t}\n", c.underlay, c.silos)
+    let baseline = match (&c.star_center, c.star_center_policy.as_deref()) {
+        (Some(centre), Some(policy)) => format!(
+            "speed-up vs STAR centred at {centre} ({})\n",
+            match policy {
+                "fastest" => "--center fastest: the centre with the least STAR cycle time",
+                "load" => "--center load: highest load centrality, the paper's choice",
+                "first" => "--center first: the first silo",
+                _ => "--center: the silo asked for",
+            }
+        ),
+        _ => String::new(),
+    };
+    format!("{} ({} silos)\n{t}\n{baseline}", c.underlay, c.silos)
 }
 
 #[derive(Serialize)]
@@ -131,7 +143,13 @@ pub fn render_csv(c: &Comparison) -> String {
         })
         .expect("in-memory CSV");
     }
-    String::from_utf8(w.into_inner().expect("in-memory CSV")).expect("UTF-8 input gives UTF-8")
+    let text =
+        String::from_utf8(w.into_inner().expect("in-memory CSV")).expect("UTF-8 input gives UTF-8");
+    match &c.network {
+        Some(n) => super::network::append_columns(&text, &n.csv_columns())
+            .expect("in-memory CSV written above"),
+        None => text,
+    }
 }
 
 /// Pretty JSON of any serialisable report.

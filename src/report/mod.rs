@@ -7,6 +7,8 @@ pub mod dcliques;
 mod format;
 pub mod init_gain;
 pub mod matcha;
+pub mod mixing;
+pub mod network;
 mod output_format;
 pub mod plot;
 pub mod replay;

@@ -138,16 +138,29 @@ pub fn run(
     }
     let start_round = trainer.round();
     let mut done_here = 0;
+    // Consensus matrices depend on the round's overlay only (unless the
+    // overlay brings one per round): a static overlay's (or a repeated
+    // round's) is computed once.
+    let per_round = trainer.config().consensus.depends_on_round();
+    let mut last: Option<(crate::overlay::Overlay, super::consensus::ConsensusMatrix)> = None;
     while trainer.round() < opts.rounds {
         if opts.stop_after.is_some_and(|s| done_here >= s) {
             break;
         }
         let k = trainer.round();
         let overlay = schedule.round(k);
-        let a = trainer.config().consensus.matrix_at(&overlay, k)?;
-        trainer.train_round(&a)?;
-        let t = clock.round_end_times(k, &overlay)?;
+        let a = match last.take() {
+            Some((o, a)) if !per_round && o == overlay => (o, a),
+            _ => {
+                let a = trainer.config().consensus.matrix_at(&overlay, k)?;
+                (overlay.clone(), a)
+            }
+        };
+        trainer.train_round(&a.1)?;
+        let overlay = &a.0;
+        let t = clock.round_end_times(k, overlay)?;
         wall = t.iter().copied().fold(wall, f64::max);
+        last = Some(a);
         let r = trainer.round();
         if r.is_multiple_of(eval_every) || r == opts.rounds {
             records.push(trainer.evaluate(wall));

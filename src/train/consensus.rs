@@ -74,6 +74,9 @@ pub enum ConsensusError {
         /// Its in-degree.
         indeg: usize,
     },
+    /// Fastest-mixing weights do not apply (directed overlay).
+    #[error(transparent)]
+    Mixing(#[from] crate::mixing::MixingError),
     /// The matrix file could not be read or parsed.
     #[error("reading consensus matrix {path}: {message}")]
     File {
@@ -256,6 +259,11 @@ pub enum ConsensusRule {
         /// Training examples per silo.
         sizes: Option<Vec<f64>>,
     },
+    /// Fastest-mixing symmetric weights of the (undirected) overlay
+    /// (\[Boyd04\], [`crate::mixing::fastest`]): the least second-largest
+    /// eigenvalue modulus over the overlay's edges. Directed overlays
+    /// (rings) are refused.
+    Fastest,
     /// The user's matrix (checked against each round's arcs).
     Custom(ConsensusMatrix),
     /// One matrix per round of a periodic schedule's period, brought by the
@@ -267,7 +275,7 @@ pub enum ConsensusRule {
 
 impl ConsensusRule {
     /// Parses `auto`, `local-degree`, `mh`/`metropolis-hastings`, `half`,
-    /// `average`, `matcha:ALPHA`, `decavg`, or `file:PATH`.
+    /// `average`, `matcha:ALPHA`, `decavg`, `fastest`, or `file:PATH`.
     pub fn parse(text: &str) -> Result<Self, ConsensusError> {
         let t = text.trim();
         Ok(match t.to_ascii_lowercase().as_str() {
@@ -277,6 +285,7 @@ impl ConsensusRule {
             "half" | "ring" => ConsensusRule::Half,
             "average" | "star" => ConsensusRule::Average,
             "decavg" | "dec-avg" => ConsensusRule::DecAvg { sizes: None },
+            "fastest" | "fmmc" => ConsensusRule::Fastest,
             s if s.starts_with("matcha:") => {
                 let a = &t["matcha:".len()..];
                 let alpha: f64 = a.parse().map_err(|_| ConsensusError::File {
@@ -292,7 +301,7 @@ impl ConsensusRule {
                 return Err(ConsensusError::File {
                     path: text.into(),
                     message: "unknown rule; expected auto, local-degree, mh, half, average, \
-                              matcha:ALPHA, decavg or file:PATH"
+                              matcha:ALPHA, decavg, fastest or file:PATH"
                         .into(),
                 })
             }
@@ -327,6 +336,13 @@ impl ConsensusRule {
             )?));
         }
         Ok(ConsensusRule::Auto)
+    }
+
+    /// True when the matrix depends on the round number, not only on the
+    /// round's overlay ([`ConsensusRule::PerRound`]): two rounds with the same
+    /// arcs may mix with different weights.
+    pub fn depends_on_round(&self) -> bool {
+        matches!(self, ConsensusRule::PerRound(_))
     }
 
     /// The consensus matrix of `overlay` under this rule (for
@@ -376,6 +392,11 @@ impl ConsensusRule {
                     }
                 }
                 Ok(ConsensusMatrix { n, data })
+            }
+            ConsensusRule::Fastest => {
+                let edges = crate::mixing::undirected_edges(n, overlay.arcs())?;
+                let f = crate::mixing::fastest_mixing(n, &edges, &Default::default())?;
+                Ok(ConsensusMatrix { n, data: f.matrix })
             }
             ConsensusRule::Custom(m) => {
                 m.check_support(overlay)?;
@@ -566,6 +587,32 @@ mod tests {
             ConsensusRule::Half.matrix(&complete(3)),
             Err(ConsensusError::NotARing { .. })
         ));
+        // Fastest-mixing weights need an undirected overlay; on the
+        // complete graph they are exact averaging.
+        assert_eq!(
+            ConsensusRule::parse("fastest").ok(),
+            Some(ConsensusRule::Fastest)
+        );
+        let f = ConsensusRule::Fastest
+            .matrix(&complete(4))
+            .unwrap_or_else(|e| panic!("{e}"));
+        for i in 0..4 {
+            for j in 0..4 {
+                assert!((f.get(i, j) - 0.25).abs() < 1e-9);
+            }
+        }
+        assert!(matches!(
+            ConsensusRule::Fastest.matrix(&r),
+            Err(ConsensusError::Mixing(_))
+        ));
+        // On two cliques joined by one edge they mix faster than
+        // Metropolis–Hastings, on the same support.
+        let o = two_cliques();
+        let f = ConsensusRule::Fastest.matrix(&o).unwrap();
+        f.check_support(&o).unwrap();
+        let mh = metropolis_hastings(&o);
+        let gap = |m: &ConsensusMatrix| crate::mixing::spectral_gap(20, m.as_slice());
+        assert!(gap(&f) > gap(&mh) * 1.5, "{} vs {}", gap(&f), gap(&mh));
     }
 
     #[test]

@@ -4,8 +4,8 @@ use super::geodesy::geodesic_km;
 use super::geodesy::spherical_mean;
 use super::gml::{GmlEntry, GmlValue, Pos};
 use super::{
-    CapacitySource, CoreLink, Disconnected, EstimatedPosition, LengthSource, LoadOptions,
-    LoadReport, MissingCoordinates, NodeName, Router, Underlay, UnderlayError,
+    CapacitySource, CoreLink, Disconnected, EstimatedPosition, IsolatedRouters, LengthSource,
+    LoadOptions, LoadReport, MissingCoordinates, NodeName, Router, Underlay, UnderlayError,
 };
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::Path;
@@ -90,6 +90,9 @@ pub(super) fn build(
         }
     }
     let mut keep = vec![true; nodes.len()];
+    if opts.isolated_routers == IsolatedRouters::Drop {
+        drop_isolated(&nodes, &edges, &mut keep, &mut report);
+    }
     let mut pos = Positions {
         at: nodes.iter().map(|n| n.lat_lon).collect(),
         estimated: vec![false; nodes.len()],
@@ -617,6 +620,35 @@ fn no_coordinates(ctx: &Ctx, nodes: &[RawNode], edges: &[RawEdge], keep: &[bool]
             .iter()
             .filter(|e| kept(e.a) && kept(e.b) && e.distance_km.is_none())
             .count(),
+    }
+}
+
+/// [`IsolatedRouters::Drop`]: leaves out routers with no edge (self-loops
+/// already removed), naming each in the report. Keeps every router of a file
+/// without edges (refused later, with a message about that).
+fn drop_isolated(nodes: &[RawNode], edges: &[RawEdge], keep: &mut [bool], report: &mut LoadReport) {
+    if edges.is_empty() {
+        return;
+    }
+    let mut linked = vec![false; nodes.len()];
+    for e in edges {
+        for n in [e.a, e.b] {
+            if let Some(l) = linked.get_mut(n) {
+                *l = true;
+            }
+        }
+    }
+    for (i, node) in nodes.iter().enumerate() {
+        if !linked.get(i).copied().unwrap_or(true) {
+            if let Some(k) = keep.get_mut(i) {
+                *k = false;
+            }
+            report.isolated_routers_dropped += 1;
+            report.dropped_nodes.push(format!(
+                "{}: no link in the file (isolated router, left out; CLI: --isolated-routers keep; experiment files: isolated_routers = \"keep\")",
+                node.describe()
+            ));
+        }
     }
 }
 
@@ -1246,12 +1278,62 @@ mod tests {
             node(2, "label \"C\" Latitude 1 Longitude 1"),
             edge(0, 1, ""),
         ]);
-        let e = err(&src);
+        let keep_isolated = LoadOptions {
+            isolated_routers: IsolatedRouters::Keep,
+            ..LoadOptions::default()
+        };
+        let e = load(&src, &keep_isolated)
+            .map(|_| ())
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("--largest-component"), "{e}");
         assert!(e.ends_with("which drops C (id 2)"), "{e}");
-        let u = load(&src, &lenient_estimate()).unwrap_or_else(|e| panic!("{e}"));
+        let u = load(
+            &src,
+            &LoadOptions {
+                isolated_routers: IsolatedRouters::Keep,
+                ..lenient_estimate()
+            },
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(u.report.estimated_positions.len(), 1);
         assert_eq!(u.report.dropped_nodes.len(), 1);
+    }
+
+    #[test]
+    fn isolated_routers_are_left_out_and_named_by_default() {
+        let src = graph(&[
+            node(0, "label \"A\" Latitude 0 Longitude 0"),
+            node(1, "label \"B\" Latitude 0 Longitude 1"),
+            node(2, "label \"C\""),
+            node(3, "label \"D\" Latitude 1 Longitude 1"),
+            edge(0, 1, ""),
+            edge(1, 3, ""),
+            edge(2, 2, ""),
+        ]);
+        let u = ok(&src);
+        let labels: Vec<&str> = u.routers.iter().map(|r| r.label.as_str()).collect();
+        assert_eq!(labels, ["A", "B", "D"]);
+        assert_eq!(u.report.isolated_routers_dropped, 1);
+        assert_eq!(u.report.self_loops_removed, 1);
+        assert_eq!(u.report.dropped_nodes.len(), 1);
+        assert!(
+            u.report.dropped_nodes[0].starts_with("C (id 2): no link in the file"),
+            "{:?}",
+            u.report.dropped_nodes
+        );
+        // Kept, C makes the graph disconnected.
+        let keep = LoadOptions {
+            isolated_routers: IsolatedRouters::Keep,
+            ..LoadOptions::default()
+        };
+        assert!(matches!(
+            load(&src, &keep),
+            Err(UnderlayError::Disconnected { .. })
+        ));
+        // A file without any link keeps its routers (one router loads).
+        let single = graph(&[node(0, "label \"A\" Latitude 0 Longitude 0")]);
+        assert_eq!(ok(&single).routers.len(), 1);
     }
 
     fn lenient_estimate() -> LoadOptions {
@@ -1317,7 +1399,17 @@ mod tests {
             edge(2, 3, "distance 1"),
             edge(3, 4, "distance 1"),
         ]);
+        // By default the isolated router 5 is left out (and named); the
+        // routers with links still form two components.
         let e = load(&src, &LoadOptions::default());
+        assert!(
+            matches!(&e, Err(UnderlayError::Disconnected { component_sizes, .. }) if component_sizes == &[3, 2])
+        );
+        let keep_isolated = LoadOptions {
+            isolated_routers: IsolatedRouters::Keep,
+            ..LoadOptions::default()
+        };
+        let e = load(&src, &keep_isolated);
         assert!(
             matches!(&e, Err(UnderlayError::Disconnected { component_sizes, .. }) if component_sizes == &[3, 2, 1])
         );

@@ -211,12 +211,20 @@ fn zoo_loads_by_default_without_losing_nodes() {
     }
     let mut loaded = 0;
     let mut estimated = 0;
+    let mut isolated = 0;
     for file in &zoo {
         match Underlay::load(file, &LoadOptions::default()) {
             Ok(u) => {
                 loaded += 1;
                 check_invariants(&u, file);
-                assert!(u.report.dropped_nodes.is_empty(), "{}", file.display());
+                // Only routers without any link are left out, each named.
+                assert_eq!(
+                    u.report.dropped_nodes.len(),
+                    u.report.isolated_routers_dropped,
+                    "{}",
+                    file.display()
+                );
+                isolated += u.report.isolated_routers_dropped;
                 let unlocated = u.routers.iter().filter(|r| r.lat_lon.is_none()).count();
                 // Routers without coordinates whose links all have `distance`
                 // need no estimate; the Zoo has (almost) no `distance`.
@@ -233,10 +241,17 @@ fn zoo_loads_by_default_without_losing_nodes() {
         }
     }
     eprintln!(
-        "zoo, default options: {loaded} of {} loaded, {estimated} positions estimated",
+        "zoo, default options: {loaded} of {} loaded, {estimated} positions estimated, \
+         {isolated} isolated routers left out (named)",
         zoo.len()
     );
-    // 261 files (236 load): 18 disconnected and 7 without any coordinates refuse.
+    // 261 files, 249 load. Refused: 4 whose linked routers form several
+    // components (DeutscheTelekom, JanetExternal, Nordu2010, Oteglobe) and 8
+    // without any coordinates (Ai3, Azrena, Cudi, Harnet, Nsfcnet, Singaren,
+    // Twaren, Uninet).
+    if zoo.len() == 261 {
+        assert!(loaded >= 249, "{loaded} of {}", zoo.len());
+    }
     assert!(loaded * 100 >= zoo.len() * 90, "{loaded} of {}", zoo.len());
     // With both ways forward every file loads, and what is dropped is reported.
     let forward = LoadOptions {
@@ -248,7 +263,12 @@ fn zoo_loads_by_default_without_losing_nodes() {
         let u = Underlay::load(file, &forward).unwrap_or_else(|e| panic!("{e}"));
         check_invariants(&u, file);
         let dropped: usize = u.report.dropped_components.iter().sum();
-        assert_eq!(dropped, u.report.dropped_nodes.len(), "{}", file.display());
+        assert_eq!(
+            dropped + u.report.isolated_routers_dropped,
+            u.report.dropped_nodes.len(),
+            "{}",
+            file.display()
+        );
     }
 }
 

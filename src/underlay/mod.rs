@@ -163,11 +163,43 @@ pub enum Disconnected {
     LargestComponent,
 }
 
+/// What to do with routers that have no link at all in the file (after
+/// self-loops are removed): they carry no traffic and no silo placed there
+/// could reach another, so they are not part of the network.
+///
+/// Topology Zoo files hold such routers (planned or external points of
+/// presence drawn without links: e.g. 55 of DialtelecomCz's 193 nodes).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum IsolatedRouters {
+    /// Leave them out, naming each in [`LoadReport::dropped_nodes`] and
+    /// counting them in [`LoadReport::isolated_routers_dropped`] (the
+    /// default). A file whose routers *with* links form several components
+    /// is still disconnected ([`Disconnected`]). A file without any link
+    /// keeps its routers (and is refused later for having no link).
+    #[default]
+    Drop,
+    /// Keep them: the graph is then disconnected, handled by [`Disconnected`].
+    Keep,
+}
+
+impl IsolatedRouters {
+    /// The policy's name (`drop`, `keep`), as the CLI and experiment files spell it.
+    pub fn name(self) -> &'static str {
+        match self {
+            IsolatedRouters::Drop => "drop",
+            IsolatedRouters::Keep => "keep",
+        }
+    }
+}
+
 /// Policies applied while building an [`Underlay`].
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct LoadOptions {
     /// Policy for nodes lacking coordinates that an edge needs.
     pub missing_coordinates: MissingCoordinates,
+    /// Policy for routers without any link (applied first).
+    pub isolated_routers: IsolatedRouters,
     /// Policy for disconnected graphs.
     pub disconnected: Disconnected,
     /// Capacity in bit/s for edges with neither `capacity` nor `LinkSpeedRaw`
@@ -187,6 +219,7 @@ impl Default for LoadOptions {
     fn default() -> Self {
         LoadOptions {
             missing_coordinates: MissingCoordinates::Estimate,
+            isolated_routers: IsolatedRouters::Drop,
             disconnected: Disconnected::Refuse,
             default_capacity_bps: 1e9,
             default_length_km: None,
@@ -230,6 +263,9 @@ pub struct EstimatedPosition {
 pub struct LoadReport {
     /// Each dropped node as `"label (id N): reason"`.
     pub dropped_nodes: Vec<String>,
+    /// Number of routers without any link left out by [`IsolatedRouters::Drop`]
+    /// (each also named in `dropped_nodes`).
+    pub isolated_routers_dropped: usize,
     /// Number of edges with `source == target` that were removed.
     pub self_loops_removed: usize,
     /// Number of edges merged into an earlier edge between the same two routers.

@@ -1,0 +1,124 @@
+//! `fedtopo mixing`: spectral gap and effective number of neighbours of
+//! each overlay, with the default and the fastest-mixing consensus weights.
+
+use anyhow::Result;
+use clap::Args;
+
+use fedtopo::overlay::build::{parse_overlay_list, BuildOptions};
+use fedtopo::overlay::matcha::MatchaOptions;
+use fedtopo::report::mixing::{mixing_rows, MixingOptions, MixingRow};
+use fedtopo::report::table::{serde_csv, Table};
+use fedtopo::report::{render_json, OutputFormat};
+
+use super::args::{center_policy_at, CenterArgs, NetworkArgs, PlacementArgs, UnderlayArgs};
+use super::choice::choice;
+
+/// Options of `fedtopo mixing`.
+#[derive(Debug, Args)]
+pub struct MixingArgs {
+    #[command(flatten)]
+    underlay: UnderlayArgs,
+    #[command(flatten)]
+    network: NetworkArgs,
+    #[command(flatten)]
+    placement: PlacementArgs,
+    /// Overlays, comma-separated, or `all`; `file:PATH` reads your own.
+    #[arg(long, default_value = "star,mst,delta-mbst,ring,ring-opt,matcha")]
+    overlays: String,
+    #[command(flatten)]
+    center: CenterArgs,
+    /// Decay gamma of the effective number of neighbours ([Vogels22]), in [0, 1).
+    #[arg(long, default_value_t = 0.95)]
+    gamma: f64,
+    /// Rounds of a time-varying overlay (MATCHA) the figures are taken over.
+    #[arg(long, default_value_t = 60)]
+    rounds: u64,
+    /// Subgradient iterations of the fastest-mixing solver.
+    #[arg(long, default_value_t = 2000)]
+    iterations: usize,
+    /// Seed of MATCHA's activations.
+    #[arg(long, default_value_t = 0)]
+    seed: u64,
+    /// Output format.
+    #[arg(long, value_parser = choice(OutputFormat::ALL, OutputFormat::name), default_value_t = OutputFormat::Table)]
+    format: OutputFormat,
+}
+
+fn opt(v: Option<f64>, digits: usize) -> String {
+    v.map_or_else(|| "-".to_string(), |x| format!("{x:.digits$}"))
+}
+
+fn table(rows: &[MixingRow]) -> Table {
+    let mut t = Table::new([
+        "overlay",
+        "cycle time (ms)",
+        "weights",
+        "spectral gap",
+        "eff. neighbours",
+        "MH gap",
+        "fastest gap",
+        "gain",
+        "fastest eff. nb.",
+    ]);
+    for r in rows {
+        let gain = match (r.fastest_spectral_gap, r.metropolis_spectral_gap) {
+            (Some(f), Some(m)) if m > 0.0 => format!("{:.2}x", f / m),
+            _ => r.fastest_note.clone().unwrap_or_else(|| "-".into()),
+        };
+        t.row([
+            r.overlay.clone(),
+            format!("{:.1}", r.cycle_time_ms),
+            r.rule.clone(),
+            format!("{:.4}", r.spectral_gap),
+            format!("{:.2}", r.effective_neighbours),
+            opt(r.metropolis_spectral_gap, 4),
+            opt(r.fastest_spectral_gap, 4),
+            gain,
+            opt(r.fastest_effective_neighbours, 2),
+        ]);
+    }
+    t.align_right([1, 3, 4, 5, 6, 8]);
+    t
+}
+
+/// Runs `fedtopo mixing`.
+pub fn run(a: MixingArgs) -> Result<()> {
+    let underlay = a.underlay.load(false)?;
+    let spec = a.network.spec(Some(&a.placement))?;
+    let kinds = parse_overlay_list(&a.overlays)?;
+    let model = spec.build(&underlay)?;
+    let build = BuildOptions {
+        center: center_policy_at(&a.center.center, &underlay, model.connectivity.placement())?,
+        matcha: MatchaOptions {
+            seed: a.seed,
+            ..MatchaOptions::default()
+        },
+        seed: a.seed,
+        ..BuildOptions::default()
+    };
+    let options = MixingOptions {
+        gamma: a.gamma,
+        rounds: a.rounds,
+        fastest: fedtopo::mixing::FastestOptions {
+            iterations: a.iterations,
+            ..Default::default()
+        },
+    };
+    let rows = mixing_rows(&underlay, &model, &kinds, &build, &options)
+        .map_err(|e| anyhow::anyhow!("{e}"))?;
+    match a.format {
+        OutputFormat::Table => {
+            println!("{} ({} silos)", underlay.name, model.silo_count());
+            println!("{}", table(&rows));
+            println!(
+                "weights: what `train --consensus auto` uses; MH: Metropolis-Hastings; fastest: \
+                 fastest-mixing symmetric weights ([Boyd04], `train --consensus fastest`); \
+                 eff. neighbours at gamma {} ([Vogels22])",
+                a.gamma
+            );
+        }
+        OutputFormat::Csv => print!("{}", serde_csv(&rows)?),
+        OutputFormat::Json => print!("{}", render_json(&rows)),
+    }
+    Ok(())
+}

@@ -1,0 +1,268 @@
+//! Mixing measures of a consensus matrix `W` (row-major, `n x n`, rows sum
+//! to 1).
+
+use nalgebra::DMatrix;
+
+/// `W` as a nalgebra matrix.
+pub(crate) fn to_matrix(n: usize, w: &[f64]) -> DMatrix<f64> {
+    DMatrix::from_row_slice(n, n, w)
+}
+
+/// Second-largest eigenvalue modulus of `W`: the largest `|lambda|` over
+/// the eigenvalues of `W` other than one eigenvalue 1 (the consensus).
+///
+/// For symmetric `W` this is `||W - J/n||_2`, the quantity \[Boyd04\]
+/// minimise; consensus error shrinks by about this factor per round. For
+/// non-symmetric `W` (directed overlays) the eigenvalues are complex and
+/// the modulus is taken. `0` for `n <= 1`.
+pub fn slem(n: usize, w: &[f64]) -> f64 {
+    if n <= 1 {
+        return 0.0;
+    }
+    let m = to_matrix(n, w);
+    let symmetric = (0..n).all(|i| (0..i).all(|j| (m[(i, j)] - m[(j, i)]).abs() <= 1e-12));
+    let mut moduli: Vec<f64> = if symmetric {
+        m.symmetric_eigenvalues().iter().map(|l| l.abs()).collect()
+    } else {
+        m.complex_eigenvalues().iter().map(|l| l.norm()).collect()
+    };
+    // Drop the eigenvalue closest to 1 (the consensus direction).
+    let one = if symmetric {
+        let e = m.symmetric_eigenvalues();
+        (0..n).min_by(|&a, &b| (e[a] - 1.0).abs().total_cmp(&(e[b] - 1.0).abs()))
+    } else {
+        let e = m.complex_eigenvalues();
+        (0..n).min_by(|&a, &b| {
+            (e[a] - nalgebra::Complex::new(1.0, 0.0))
+                .norm()
+                .total_cmp(&(e[b] - nalgebra::Complex::new(1.0, 0.0)).norm())
+        })
+    };
+    if let Some(k) = one {
+        moduli.remove(k);
+    }
+    moduli.into_iter().fold(0.0, f64::max)
+}
+
+/// Spectral gap `1 - SLEM` ([`slem`]): 1 for exact averaging (`J/n`), 0
+/// for no mixing (`I`) or a disconnected overlay.
+pub fn spectral_gap(n: usize, w: &[f64]) -> f64 {
+    1.0 - slem(n, w)
+}
+
+/// Effective number of neighbours of `W` at decay `gamma` in `[0, 1)`, in
+/// the variance-reduction form of \[Vogels22\]: every silo adds unit-variance
+/// noise each round and mixes with `W` after decaying its state by `gamma`
+/// (`y(t+1) = W (gamma y(t) + noise(t))`); the stationary variance of a
+/// silo's state is `sum_{t>=1} gamma^(2(t-1)) ||e_i^T W^t||^2`, against
+/// `1 / (1 - gamma^2)` without communication. The effective number of
+/// neighbours is the ratio of the two, averaged over silos (mean of the
+/// variances):
+///
+/// `n_eff = (1 / (1 - gamma^2)) / ((1/n) sum_{t>=1} gamma^(2(t-1)) ||W^t||_F^2)`.
+///
+/// 1 for `W = I`, `n` for `W = J/n`; larger is better. The series is summed
+/// until its terms fall below 1e-12 of the sum (at most 100,000 terms).
+pub fn effective_neighbours(n: usize, w: &[f64], gamma: f64) -> f64 {
+    effective_neighbours_periodic(n, &[w], gamma)
+}
+
+/// [`effective_neighbours`] of a time-varying overlay whose round `t`
+/// (from 1) mixes with `rounds[(t - 1) % rounds.len()]`: `W^t` becomes the
+/// product `W(t) ... W(1)`. Exact for periodic schedules given one period;
+/// for random schedules (MATCHA) given sampled rounds, an estimate. NaN for
+/// no rounds or `gamma` outside `[0, 1)`.
+pub fn effective_neighbours_periodic(n: usize, rounds: &[&[f64]], gamma: f64) -> f64 {
+    if n == 0 || rounds.is_empty() || !(0.0..1.0).contains(&gamma) {
+        return f64::NAN;
+    }
+    let ms: Vec<DMatrix<f64>> = rounds.iter().map(|w| to_matrix(n, w)).collect();
+    let mut power = ms[0].clone();
+    let mut sum = 0.0;
+    let mut decay = 1.0;
+    for t in 1..=100_000usize {
+        let term = decay * power.norm_squared() / n as f64;
+        sum += term;
+        if term <= 1e-12 * sum {
+            break;
+        }
+        decay *= gamma * gamma;
+        power = &ms[t % ms.len()] * &power;
+    }
+    (1.0 / (1.0 - gamma * gamma)) / sum
+}
+
+/// Per-round SLEM of a sequence of rounds: `SLEM(W(R) ... W(1))^(1/R)`,
+/// the geometric-mean contraction of the consensus error per round (equal
+/// to [`slem`] for one symmetric matrix; 0 for finite-time exact
+/// consensus, e.g. Base-(k+1) over its period). NaN for no rounds.
+pub fn slem_per_round(n: usize, rounds: &[&[f64]]) -> f64 {
+    if rounds.is_empty() {
+        return f64::NAN;
+    }
+    if rounds.len() == 1 {
+        return slem(n, rounds[0]);
+    }
+    // The consensus error of doubly stochastic rounds evolves by
+    // `W(t) - J/n`; the product is renormalised every round (a fast
+    // schedule underflows over many rounds) and the scales are summed in
+    // logs. A round that cancels the error (relative norm below 1e-12:
+    // finite-time exact consensus) gives 0.
+    let centre = DMatrix::<f64>::from_element(n, n, 1.0 / n as f64);
+    let doubly = rounds
+        .iter()
+        .all(|w| (0..n).all(|j| ((0..n).map(|i| w[i * n + j]).sum::<f64>() - 1.0).abs() <= 1e-9));
+    if !doubly {
+        let mut product = DMatrix::<f64>::identity(n, n);
+        for w in rounds {
+            product = to_matrix(n, w) * product;
+        }
+        let s = slem(n, product.transpose().as_slice());
+        return if s <= 1e-15 {
+            0.0
+        } else {
+            s.powf(1.0 / rounds.len() as f64)
+        };
+    }
+    let mut m = DMatrix::<f64>::identity(n, n) - &centre;
+    let mut log_scale = 0.0;
+    for w in rounds {
+        let step = to_matrix(n, w) - &centre;
+        let before = m.norm() * step.norm();
+        m = step * m;
+        let after = m.norm();
+        if after <= 1e-12 * before || after == 0.0 {
+            return 0.0;
+        }
+        log_scale += after.ln();
+        m /= after;
+    }
+    let radius = m
+        .complex_eigenvalues()
+        .iter()
+        .fold(0.0f64, |r, l| r.max(l.norm()));
+    if radius <= 1e-15 {
+        return 0.0;
+    }
+    ((log_scale + radius.ln()) / rounds.len() as f64).exp()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn average(n: usize) -> Vec<f64> {
+        vec![1.0 / n as f64; n * n]
+    }
+
+    fn identity(n: usize) -> Vec<f64> {
+        let mut w = vec![0.0; n * n];
+        for i in 0..n {
+            w[i * n + i] = 1.0;
+        }
+        w
+    }
+
+    /// Directed ring with weights 1/2: eigenvalues (1 + e^(2 pi i k/n))/2,
+    /// modulus |cos(pi k / n)|; the SLEM is cos(pi / n).
+    fn half_ring(n: usize) -> Vec<f64> {
+        let mut w = vec![0.0; n * n];
+        for i in 0..n {
+            w[i * n + i] = 0.5;
+            w[i * n + (i + n - 1) % n] = 0.5;
+        }
+        w
+    }
+
+    #[test]
+    fn slem_of_known_matrices() {
+        assert!(slem(5, &average(5)).abs() < 1e-12);
+        assert!((slem(5, &identity(5)) - 1.0).abs() < 1e-12);
+        for n in [3, 4, 7, 10] {
+            let expected = (std::f64::consts::PI / n as f64).cos();
+            assert!((slem(n, &half_ring(n)) - expected).abs() < 1e-9, "n = {n}");
+        }
+        assert_eq!(spectral_gap(1, &[1.0]), 1.0);
+    }
+
+    #[test]
+    fn effective_neighbours_bounds() {
+        for gamma in [0.0, 0.5, 0.9, 0.99] {
+            assert!((effective_neighbours(6, &average(6), gamma) - 6.0).abs() < 1e-9);
+            assert!((effective_neighbours(6, &identity(6), gamma) - 1.0).abs() < 1e-9);
+        }
+        // gamma = 0: one mixing step, 1 / (mean squared row norm).
+        let w = half_ring(4);
+        assert!((effective_neighbours(4, &w, 0.0) - 2.0).abs() < 1e-12);
+        // More decay memory -> more neighbours reached on a ring.
+        let a = effective_neighbours(8, &half_ring(8), 0.5);
+        let b = effective_neighbours(8, &half_ring(8), 0.9);
+        assert!(1.0 < a && a < b && b < 8.0, "{a} {b}");
+        assert!(effective_neighbours(3, &average(3), 1.0).is_nan());
+        // A static overlay given as a one-round period is the same.
+        let w = half_ring(5);
+        assert_eq!(
+            effective_neighbours_periodic(5, &[&w], 0.7),
+            effective_neighbours(5, &w, 0.7)
+        );
+    }
+
+    /// One-peer exponential graph on 4 nodes (shifts 1 then 2, weights
+    /// 1/2): the product of the period is exact averaging.
+    #[test]
+    fn per_round_slem_of_a_finite_time_schedule() {
+        let shift = |s: usize| {
+            let mut w = vec![0.0; 16];
+            for i in 0..4 {
+                w[i * 4 + i] = 0.5;
+                w[i * 4 + (i + s) % 4] = 0.5;
+            }
+            w
+        };
+        let (a, b) = (shift(1), shift(2));
+        assert_eq!(slem_per_round(4, &[&a, &b]), 0.0);
+        assert!((slem_per_round(4, &[&a]) - slem(4, &a)).abs() < 1e-15);
+        let full = effective_neighbours_periodic(4, &[&a, &b], 0.5);
+        let one = effective_neighbours(4, &a, 0.5);
+        assert!(full > one, "{full} {one}");
+        assert!(slem_per_round(4, &[]).is_nan());
+    }
+
+    /// The renormalised product equals the plain product's SLEM (when the
+    /// plain one does not underflow), for random matching-based rounds
+    /// `I - alpha L` (MATCHA-like, doubly stochastic).
+    #[test]
+    fn per_round_slem_matches_the_plain_product() {
+        let n = 8;
+        let mut seed = 7u64;
+        let mut next = move || {
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (seed >> 33) as usize
+        };
+        let rounds: Vec<Vec<f64>> = (0..6)
+            .map(|_| {
+                let mut w = identity(n);
+                for _ in 0..3 {
+                    let (a, b) = (next() % n, next() % n);
+                    if a != b && w[a * n + a] >= 0.3 && w[b * n + b] >= 0.3 {
+                        w[a * n + b] += 0.3;
+                        w[b * n + a] += 0.3;
+                        w[a * n + a] -= 0.3;
+                        w[b * n + b] -= 0.3;
+                    }
+                }
+                w
+            })
+            .collect();
+        let refs: Vec<&[f64]> = rounds.iter().map(Vec::as_slice).collect();
+        let mut product = DMatrix::<f64>::identity(n, n);
+        for w in &refs {
+            product = to_matrix(n, w) * product;
+        }
+        let plain = slem(n, product.transpose().as_slice()).powf(1.0 / 6.0);
+        let fast = slem_per_round(n, &refs);
+        assert!((plain - fast).abs() < 1e-9, "{plain} vs {fast}");
+    }
+}

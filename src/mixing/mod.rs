@@ -1,0 +1,25 @@
+//! How fast an overlay mixes: measures of a consensus (gossip) matrix and
+//! the fastest-mixing symmetric weights of an undirected overlay.
+//!
+//! The throughput paper optimises the time per round; the number of rounds
+//! to a target depends on how fast the consensus step averages the models.
+//! This module gives the mixing side:
+//!
+//! * [`measures`]: the second-largest eigenvalue modulus (SLEM) and spectral
+//!   gap `1 - SLEM` of a consensus matrix, and the effective number of
+//!   neighbours (\[Vogels22\]);
+//! * [`fastest`]: fastest-mixing symmetric weights on an undirected graph
+//!   (\[Boyd04\]), by a projected subgradient method started from
+//!   Metropolis–Hastings weights.
+//!
+//! Matrices are row-major `n x n` slices of `f64`, row `i` the weights silo
+//! `i` gives to the models it averages (`W[i][j] > 0` only when `j -> i` is
+//! an arc or `j = i`).
+
+pub mod fastest;
+pub mod measures;
+
+pub use fastest::{fastest_mixing, undirected_edges, FastestMixing, FastestOptions, MixingError};
+pub use measures::{
+    effective_neighbours, effective_neighbours_periodic, slem, slem_per_round, spectral_gap,
+};
