@@ -58,6 +58,7 @@ FLOORS = [
     ["evaluate"],
     ["train"],
     ["program"],
+    ["design"],
     ["experiment", "report", "reproduce"],
     ["cli"],
     ["main"],

@@ -68,6 +68,7 @@ pub mod cite;
 pub mod connectivity;
 pub mod csv_file;
 pub mod delay;
+pub mod design;
 pub mod engine;
 pub mod evaluate;
 pub mod experiment;

@@ -520,3 +520,62 @@ fn underlay_info_csv_agrees_with_json() {
         );
     }
 }
+
+/// `fedtopo augment`: the augmented ring-opt keeps ring-opt's cycle time
+/// (tolerance 0) when read back as a file overlay, has more arcs, and the
+/// outputs are written.
+#[test]
+fn augment_keeps_the_cycle_time_and_writes_the_front() {
+    let dir = std::env::temp_dir().join(format!("fedtopo-augment-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let o = fedtopo(&[
+        "augment",
+        "aws-gaia",
+        "--front-steps",
+        "5",
+        "--format",
+        "csv",
+        "--out",
+        dir.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let mut r = csv::Reader::from_reader(o.stdout.as_slice());
+    let h = r.headers().unwrap().clone();
+    let col = |name: &str| h.iter().position(|c| c == name).unwrap();
+    let rows: Vec<csv::StringRecord> = r.records().map(Result::unwrap).collect();
+    assert!(rows.len() >= 2);
+    for f in [
+        "points.csv",
+        "front-gap.svg",
+        "front-neighbours.svg",
+        "augmented.gml",
+        "augmented.json",
+    ] {
+        assert!(dir.join(f).is_file(), "{f} missing");
+    }
+    let within: Vec<&csv::StringRecord> = rows.iter().filter(|r| &r[col("phase")] == "1").collect();
+    let t0: f64 = rows[0][col("cycle_time_ms")].parse().unwrap();
+    let file = format!("file:{}", dir.join("augmented.gml").display());
+    let c = fedtopo(&[
+        "compare",
+        "aws-gaia",
+        "--overlays",
+        &format!("ring-opt,{file}"),
+        "--format",
+        "json",
+    ]);
+    assert!(c.status.success(), "{}", stderr(&c));
+    let v: serde_json::Value = serde_json::from_slice(&c.stdout).unwrap();
+    let ring = v["rows"][0]["cycle_time_ms"].as_f64().unwrap();
+    let aug = v["rows"][1]["cycle_time_ms"].as_f64().unwrap();
+    assert!((ring - t0).abs() <= 1e-9 * t0);
+    assert!((aug - t0).abs() <= 1e-9 * t0, "{aug} vs {t0}");
+    assert_eq!(
+        v["rows"][1]["arcs"].as_u64().unwrap() as usize,
+        rows[0][col("arcs")].parse::<usize>().unwrap() + within.len()
+    );
+    let bad = fedtopo(&["augment", "aws-gaia", "--from", "star"]);
+    assert!(!bad.status.success());
+    assert!(stderr(&bad).contains("server-client"), "{}", stderr(&bad));
+    std::fs::remove_dir_all(&dir).ok();
+}

@@ -1,6 +1,7 @@
 //! Command-line parsing and dispatch. Each sub-command lives in its own file.
 
 mod args;
+mod augment;
 mod choice;
 mod compare;
 mod dcliques;
@@ -33,6 +34,9 @@ enum Command {
     /// Spectral gap and effective number of neighbours of overlays, with
     /// the default and the fastest-mixing consensus weights.
     Mixing(mixing::MixingArgs),
+    /// Add arcs to a designed overlay while its cycle time does not grow;
+    /// the Pareto front of cycle time against mixing.
+    Augment(augment::AugmentArgs),
     /// Build one overlay and write it out (GML, DOT or JSON).
     Overlay(overlay::OverlayArgs),
     /// Inspect underlays.
@@ -63,6 +67,7 @@ pub fn run() -> Result<()> {
     match cli.command {
         Command::Compare(a) => compare::run(a),
         Command::Mixing(a) => mixing::run(a),
+        Command::Augment(a) => augment::run(a),
         Command::Overlay(a) => overlay::run(a),
         Command::Underlay(c) => underlay::run(c),
         Command::Run(a) => run::run(a),

@@ -150,10 +150,10 @@ pub fn run(
         let k = trainer.round();
         let overlay = schedule.round(k);
         let a = match last.take() {
-            Some((o, a)) if !per_round && o == overlay => (o, a),
+            Some((o, a)) if !per_round && o == *overlay => (o, a),
             _ => {
                 let a = trainer.config().consensus.matrix_at(&overlay, k)?;
-                (overlay.clone(), a)
+                (overlay.into_owned(), a)
             }
         };
         trainer.train_round(&a.1)?;

@@ -1,0 +1,223 @@
+//! `fedtopo augment`: add arcs to a designed overlay while its cycle time
+//! does not grow, and the Pareto front of cycle time against mixing.
+
+use std::path::PathBuf;
+
+use anyhow::{bail, Context, Result};
+use clap::Args;
+
+use fedtopo::design::{augment, AugmentOptions, AugmentPoint};
+use fedtopo::overlay::build::{build_overlay, BuildOptions, OverlayKind};
+use fedtopo::overlay::export::{silo_positions, ExportedOverlay};
+use fedtopo::report::plot::{line_plot, Axes, Series};
+use fedtopo::report::table::{serde_csv, Table};
+use fedtopo::report::{render_json, OutputFormat};
+
+use super::args::{NetworkArgs, PlacementArgs, UnderlayArgs};
+use super::choice::choice;
+
+/// Options of `fedtopo augment`.
+#[derive(Debug, Args)]
+#[command(after_help = "Examples:\n  \
+    fedtopo augment --from ring-opt\n  \
+    fedtopo augment aws-gaia --from delta-mbst --tolerance 0.05 --out aug/\n  \
+    fedtopo compare --overlays ring-opt,file:aug/augmented.gml")]
+pub struct AugmentArgs {
+    #[command(flatten)]
+    underlay: UnderlayArgs,
+    #[command(flatten)]
+    network: NetworkArgs,
+    #[command(flatten)]
+    placement: PlacementArgs,
+    /// The overlay to augment (a gossip overlay: ring-opt, delta-mbst, mst,
+    /// ring, file:PATH, ...).
+    #[arg(long, default_value = "ring-opt")]
+    from: String,
+    /// Relative cycle-time tolerance of the augmented overlay (0: no
+    /// slower at all; 0.05: at most 5 % slower).
+    #[arg(long, default_value_t = 0.0)]
+    tolerance: f64,
+    /// Arcs added past the tolerance to trace the Pareto front.
+    #[arg(long, default_value_t = 30)]
+    front_steps: usize,
+    /// Decay gamma of the effective number of neighbours ([Vogels22]).
+    #[arg(long, default_value_t = 0.95)]
+    gamma: f64,
+    /// Output format of the steps.
+    #[arg(long, value_parser = choice(OutputFormat::ALL, OutputFormat::name), default_value_t = OutputFormat::Table)]
+    format: OutputFormat,
+    /// Directory for points.csv, front-gap.svg, front-neighbours.svg and
+    /// the augmented overlay (augmented.gml, augmented.json).
+    #[arg(long)]
+    out: Option<PathBuf>,
+}
+
+fn table(points: &[AugmentPoint], labels: &[String]) -> Table {
+    let mut t = Table::new([
+        "step",
+        "phase",
+        "added",
+        "arcs",
+        "cycle time (ms)",
+        "spectral gap",
+        "eff. neighbours",
+        "front",
+    ]);
+    for p in points {
+        let name = |i: usize| labels.get(i).map_or("?", String::as_str);
+        t.row([
+            p.step.to_string(),
+            match p.phase {
+                0 => "base".to_string(),
+                1 => "within".to_string(),
+                _ => "front".to_string(),
+            },
+            match (p.added_from, p.added_to) {
+                (Some(a), Some(b)) => format!("{} -> {}", name(a), name(b)),
+                _ => "-".to_string(),
+            },
+            p.arcs.to_string(),
+            format!("{:.1}", p.cycle_time_ms),
+            format!("{:.4}", p.spectral_gap),
+            format!("{:.2}", p.effective_neighbours),
+            match (p.front_gap, p.front_neighbours) {
+                (true, true) => "gap, nb".to_string(),
+                (true, false) => "gap".to_string(),
+                (false, true) => "nb".to_string(),
+                (false, false) => String::new(),
+            },
+        ]);
+    }
+    t.align_right([0, 3, 4, 5, 6]);
+    t
+}
+
+fn front_svg(points: &[AugmentPoint], neighbours: bool, title: &str) -> Result<String> {
+    let value = |p: &AugmentPoint| {
+        if neighbours {
+            p.effective_neighbours
+        } else {
+            p.spectral_gap
+        }
+    };
+    let on = |p: &AugmentPoint| {
+        if neighbours {
+            p.front_neighbours
+        } else {
+            p.front_gap
+        }
+    };
+    let mut front: Vec<(f64, f64)> = points
+        .iter()
+        .filter(|p| on(p))
+        .map(|p| (p.cycle_time_ms, value(p)))
+        .collect();
+    front.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.total_cmp(&b.1)));
+    let mut series = vec![Series {
+        name: "Pareto front".into(),
+        points: front,
+    }];
+    for (name, phase) in [("base", 0u8), ("within tolerance", 1)] {
+        let mut pts: Vec<(f64, f64)> = points
+            .iter()
+            .filter(|p| p.phase == phase)
+            .map(|p| (p.cycle_time_ms, value(p)))
+            .collect();
+        pts.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.total_cmp(&b.1)));
+        if !pts.is_empty() {
+            series.push(Series {
+                name: name.into(),
+                points: pts,
+            });
+        }
+    }
+    let axes = Axes {
+        x_label: "cycle time (ms)".into(),
+        y_label: if neighbours {
+            "effective number of neighbours".into()
+        } else {
+            "spectral gap (local-degree weights)".into()
+        },
+        ..Axes::default()
+    };
+    line_plot(title, &axes, &series).map_err(|e| anyhow::anyhow!("SVG plot: {e}"))
+}
+
+/// Runs `fedtopo augment`.
+pub fn run(a: AugmentArgs) -> Result<()> {
+    let underlay = a.underlay.load(false)?;
+    let spec = a.network.spec(Some(&a.placement))?;
+    let model = spec.build(&underlay)?;
+    let kind: OverlayKind = a
+        .from
+        .parse()
+        .map_err(|e| anyhow::anyhow!("--from `{}`: {e}", a.from))?;
+    let base = build_overlay(kind, &underlay, &model, &BuildOptions::default())
+        .map_err(|e| anyhow::anyhow!("--from `{}`: {e}", a.from))?;
+    if !(a.tolerance.is_finite() && a.tolerance >= 0.0) {
+        bail!("--tolerance {}: expected a finite number >= 0", a.tolerance);
+    }
+    let options = AugmentOptions {
+        tolerance: a.tolerance,
+        front_steps: a.front_steps,
+        gamma: a.gamma,
+    };
+    let result = augment(&base, &model, &options)?;
+    let placement = model.connectivity.placement();
+    let labels = placement.labels(&underlay);
+    match a.format {
+        OutputFormat::Table => {
+            println!(
+                "{} ({} silos): augmenting {} (tolerance {})",
+                underlay.name,
+                model.silo_count(),
+                a.from,
+                a.tolerance
+            );
+            println!("{}", table(&result.points, &labels));
+            let base_pt = &result.points[0];
+            let last = result
+                .points
+                .iter()
+                .rfind(|p| p.phase <= 1)
+                .unwrap_or(base_pt);
+            println!(
+                "augmented: {} arcs ({} added), cycle time {:.1} ms (base {:.1}), spectral gap {:.4} (base {:.4}, {:.2}x)",
+                last.arcs,
+                last.arcs - base_pt.arcs,
+                last.cycle_time_ms,
+                base_pt.cycle_time_ms,
+                last.spectral_gap,
+                base_pt.spectral_gap,
+                last.spectral_gap / base_pt.spectral_gap
+            );
+        }
+        OutputFormat::Csv => print!("{}", serde_csv(&result.points)?),
+        OutputFormat::Json => print!("{}", render_json(&result.points)),
+    }
+    if let Some(dir) = &a.out {
+        std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+        let write = |name: &str, text: String| {
+            let p = dir.join(name);
+            std::fs::write(&p, text).with_context(|| format!("writing {}", p.display()))
+        };
+        write("points.csv", serde_csv(&result.points)?)?;
+        let title = format!("{}: {} augmented", underlay.name, a.from);
+        write("front-gap.svg", front_svg(&result.points, false, &title)?)?;
+        write(
+            "front-neighbours.svg",
+            front_svg(&result.points, true, &title)?,
+        )?;
+        let t = fedtopo::timing::cycle_time(&result.augmented, &model)?;
+        let e = ExportedOverlay::new(
+            &result.augmented,
+            &labels,
+            Some(&model),
+            Some(t.cycle_time_ms),
+        )
+        .with_positions(silo_positions(&underlay, placement));
+        write("augmented.gml", e.to_gml())?;
+        write("augmented.json", e.to_json())?;
+    }
+    Ok(())
+}

@@ -1,0 +1,11 @@
+//! Overlay design beyond the throughput paper: overlays chosen for the
+//! time to a target, cycle time *and* mixing.
+//!
+//! * [`augment`]: add arcs to a designed overlay (ring-opt, delta-MBST),
+//!   best mixing gain first, while the cycle time does not grow (the
+//!   paper's future work, \[Marfoq20\] Sec. 6), and the Pareto front of
+//!   cycle time against mixing.
+
+pub mod augment;
+
+pub use augment::{augment, AugmentError, AugmentOptions, AugmentPoint, Augmentation};
