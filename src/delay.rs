@@ -13,6 +13,7 @@ use serde::Serialize;
 
 use crate::access::AccessLinks;
 use crate::connectivity::Connectivity;
+use crate::silos::DataSizes;
 use crate::units::{transfer_ms, Bits, Ms};
 use crate::workload::Workload;
 
@@ -28,6 +29,11 @@ pub struct DelayModel {
     pub workload: Workload,
     /// Per-silo `Tc(i)` in ms, overriding `workload.compute_ms` when present.
     pub compute_ms: Option<Vec<Ms>>,
+    /// Training examples per silo from the silo file's `data` column
+    /// ([`crate::silos`]); not part of eq. (3): carried for `train` (data
+    /// partition, data-size-weighted consensus) and for reports.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub data_sizes: Option<DataSizes>,
 }
 
 impl DelayModel {
@@ -43,6 +49,7 @@ impl DelayModel {
             access,
             workload,
             compute_ms: None,
+            data_sizes: None,
         }
     }
 

@@ -20,7 +20,7 @@ use crate::csv_file::CsvFileError;
 use crate::delay::DelayModel;
 use crate::links::LinkOverrides;
 use crate::placement::{PlacementError, SiloPlacement};
-use crate::silos::SiloOverrides;
+use crate::silos::{DataSizes, SiloOverrides};
 use crate::underlay::{LoadOptions, Underlay, UnderlayError};
 use crate::units::{parse_bandwidth, parse_bits, Bits, BitsPerSec, Ms};
 use crate::workload::Workload;
@@ -99,7 +99,7 @@ pub const NETWORK_KNOBS: [(&str, &str, &str); 13] = [
     (
         "silos_csv",
         "",
-        "a CSV file of per-silo compute times and access capacities (silo,compute_ms,up,down)",
+        "a CSV file of per-silo compute times, access capacities and data sizes (silo,compute_ms,up,down,data)",
     ),
     (
         "silos_per_router",
@@ -186,8 +186,8 @@ pub struct NetworkSpec {
     /// Measured core links: per-link latency and capacity
     /// ([`crate::links`]), applied to the underlay by [`Self::build`].
     pub links_csv: Option<PathBuf>,
-    /// Heterogeneous silos: per-silo `Tc(i)` and access capacities
-    /// ([`crate::silos`]), applied last by [`Self::build`].
+    /// Heterogeneous silos: per-silo `Tc(i)`, access capacities and data
+    /// sizes ([`crate::silos`]), applied last by [`Self::build`].
     pub silos_csv: Option<PathBuf>,
     /// Where silos sit on the routers ([`Self::build`]).
     pub placement: PlacementSpec,
@@ -309,11 +309,12 @@ impl NetworkSpec {
     /// The delay model of `underlay` under the whole spec: the measured
     /// links applied to the underlay, silos placed by [`Self::placement`],
     /// uniform access `access_bps`, then the access CSV,
-    /// then the silo CSV (per-silo `Tc(i)` and capacities).
+    /// then the silo CSV (per-silo `Tc(i)` and capacities; its data sizes
+    /// are kept in [`DelayModel::data_sizes`], outside the timing).
     ///
     /// # Errors
     /// A placement that does not fit the underlay; an unreadable or bad
-    /// access CSV.
+    /// access, links or silo CSV (a `data` column missing a silo included).
     pub fn build(&self, underlay: &Underlay) -> Result<DelayModel, ScenarioError> {
         let placement = self.placement.place(underlay)?;
         let mut model = match &self.links_csv {
@@ -348,6 +349,7 @@ impl NetworkSpec {
         if let Some(path) = &self.silos_csv {
             let placement = model.connectivity.placement().clone();
             let o = SiloOverrides::read(path, underlay, &placement)?;
+            model.data_sizes = o.data_sizes(&placement.labels(underlay))?;
             for i in 0..model.silo_count() {
                 let up = o.up[i].unwrap_or(model.access.up[i]);
                 let down = o.down[i].unwrap_or(model.access.down[i]);
@@ -359,6 +361,23 @@ impl NetworkSpec {
             }
         }
         Ok(model)
+    }
+
+    /// The silos' training-set sizes from the `data` column of the silo CSV
+    /// (`None`: no silo CSV, or no `data` column), for the placement of this
+    /// spec on `underlay`: the same values [`Self::build`] keeps in
+    /// [`DelayModel::data_sizes`], available before the model is built
+    /// (`train` splits its data first, then learns the model size).
+    ///
+    /// # Errors
+    /// A placement that does not fit; an unreadable or bad silo CSV.
+    pub fn data_sizes(&self, underlay: &Underlay) -> Result<Option<DataSizes>, ScenarioError> {
+        let Some(path) = &self.silos_csv else {
+            return Ok(None);
+        };
+        let placement = self.placement.place(underlay)?;
+        let o = SiloOverrides::read(path, underlay, &placement)?;
+        Ok(o.data_sizes(&placement.labels(underlay))?)
     }
 
     /// The delay model of `underlay` with one silo per router and uniform
@@ -494,6 +513,49 @@ mod tests {
         let (c, d) = (u.links[1].a, u.links[1].b);
         let hops = m.connectivity.hops(c, d) as f64;
         assert_eq!(m.connectivity.bandwidth_bps(c, d), 1e9 / hops);
+    }
+
+    #[test]
+    fn data_sizes_are_carried_but_do_not_time() {
+        let u = load_underlay(Some("aws-gaia"), &LoadOptions::default()).unwrap();
+        let dir = std::env::temp_dir().join(format!("fedtopo-data-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let (with, without) = (dir.join("with.csv"), dir.join("without.csv"));
+        let mut a = String::from("silo,up,data\n");
+        let mut b = String::from("silo,up\n");
+        for (i, r) in u.routers.iter().enumerate() {
+            a.push_str(&format!("{},{}G,{}\n", r.label, i + 1, 7 * i + 1));
+            b.push_str(&format!("{},{}G\n", r.label, i + 1));
+        }
+        std::fs::write(&with, a).unwrap();
+        std::fs::write(&without, b).unwrap();
+        let spec = |p: &Path| {
+            let p = p.to_string_lossy().into_owned();
+            NetworkSpec::from_knobs(|k| (k == "silos_csv").then_some(p.as_str())).unwrap()
+        };
+        let (m, plain) = (
+            spec(&with).build(&u).unwrap(),
+            spec(&without).build(&u).unwrap(),
+        );
+        let sizes = m.data_sizes.clone().unwrap();
+        assert_eq!(
+            sizes.samples,
+            (0..u.node_count()).map(|i| 7 * i + 1).collect::<Vec<_>>()
+        );
+        assert_eq!(spec(&with).data_sizes(&u).unwrap(), Some(sizes));
+        assert_eq!(
+            (
+                plain.data_sizes.as_ref(),
+                spec(&without).data_sizes(&u).unwrap()
+            ),
+            (None, None)
+        );
+        let n = m.silo_count();
+        for i in 0..n {
+            for j in (0..n).filter(|&j| j != i) {
+                assert_eq!(m.arc_delay(i, j, 2, 3), plain.arc_delay(i, j, 2, 3));
+            }
+        }
     }
 
     #[test]

@@ -1,13 +1,14 @@
 //! Heterogeneous silos from a CSV file: per-silo local-step time `Tc(i)`
 //! (ms) and access capacities `Cup(i)`, `Cdn(i)` (bit/s), the per-silo
-//! terms of \[Marfoq20\] eq. (3).
+//! terms of \[Marfoq20\] eq. (3), and the number of training examples each
+//! silo holds (`data`, used by `train` only).
 //!
 //! The file has a header naming its columns, in any order:
 //!
 //! ```text
-//! silo,compute_ms,up,down        # or `capacity` for up = down
-//! Seattle,30.5,1G,500M
-//! Miami#1,12,,                   # empty cell: keep the default
+//! silo,compute_ms,up,down,data   # or `capacity` for up = down
+//! Seattle,30.5,1G,500M,1200
+//! Miami#1,12,,,300               # empty cell: keep the default
 //! ```
 //!
 //! * `silo` (required): a router label or GML id, meaning every silo placed
@@ -16,6 +17,16 @@
 //! * `compute_ms`: time of one local step, ms (finite, >= 0).
 //! * `up`, `down` or `capacity`: access capacities in the syntax of
 //!   [`crate::units::parse_bandwidth`] (`10G`, `100Mbps`, `inf`).
+//! * `data`: the number of training examples the silo holds, a whole
+//!   number >= 1 (a count, not a relative weight; a router row gives that
+//!   many to *each* of its silos). When the column is present every silo
+//!   must get a size (no default: a silo without one is an error naming
+//!   it), see [`SiloOverrides::data_sizes`]. Data sizes do not enter the
+//!   timing (eq. (3) has no data term); `fedtopo train` partitions the
+//!   training set so that silo `i` holds exactly `data(i)` examples
+//!   (refused when they add up to more than the training set), and the
+//!   consensus rules that weight silos by data size (DecAvg, and STAR's
+//!   FedAvg average) use them (`crate::train`).
 //!
 //! At least one value column is required; any other column is an error (no
 //! column is silently ignored), and so is a silo named by two rows (no
@@ -40,6 +51,32 @@ pub struct SiloOverrides {
     pub up: Vec<Option<BitsPerSec>>,
     /// `Cdn(i)`, bit/s.
     pub down: Vec<Option<BitsPerSec>>,
+    /// Training examples held by silo `i` (the `data` column).
+    pub data: Vec<Option<usize>>,
+    /// True when the file has a `data` column.
+    pub has_data_column: bool,
+    /// `line[i]`: the line of the row that set silo `i` (0: no row).
+    lines: Vec<u64>,
+    /// The file, as named in errors.
+    source: String,
+}
+
+/// The training examples held by every silo, from the `data` column of a
+/// silo file (see the module docs): a count per silo, each >= 1.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct DataSizes {
+    /// `samples[i]`: examples held by silo `i`.
+    pub samples: Vec<usize>,
+    /// The file they come from (named in errors, e.g. a total larger than
+    /// the training set).
+    pub source: String,
+}
+
+impl DataSizes {
+    /// Total examples over all silos.
+    pub fn total(&self) -> usize {
+        self.samples.iter().sum()
+    }
 }
 
 impl SiloOverrides {
@@ -69,9 +106,12 @@ impl SiloOverrides {
             compute_ms: vec![None; n],
             up: vec![None; n],
             down: vec![None; n],
+            data: vec![None; n],
+            has_data_column: columns.data.is_some(),
+            lines: vec![0; n],
+            source: source.to_string(),
         };
         let labels = placement.labels(underlay);
-        let mut named_on: Vec<Option<u64>> = vec![None; n];
         for record in reader.records() {
             let record =
                 record.map_err(|e| err(e.position().map_or(0, |p| p.line()), e.to_string()))?;
@@ -109,8 +149,18 @@ impl SiloOverrides {
             };
             let up = bandwidth(cell(columns.up))?;
             let down = bandwidth(cell(columns.down))?;
+            let data = match cell(columns.data) {
+                "" => None,
+                t => Some(t.parse::<usize>().ok().filter(|&d| d >= 1).ok_or_else(|| {
+                    err(
+                        line,
+                        format!("data `{t}`: expected a whole number of training examples >= 1"),
+                    )
+                })?),
+            };
             for s in silos {
-                if let Some(first) = named_on[s] {
+                if out.lines[s] != 0 {
+                    let first = out.lines[s];
                     return Err(err(
                         line,
                         format!(
@@ -119,20 +169,56 @@ impl SiloOverrides {
                         ),
                     ));
                 }
-                named_on[s] = Some(line);
+                out.lines[s] = line.max(1);
                 out.compute_ms[s] = compute;
                 out.up[s] = up;
                 out.down[s] = down;
+                out.data[s] = data;
             }
         }
         Ok(out)
+    }
+
+    /// The silos' data sizes: `None` when the file has no `data` column.
+    ///
+    /// # Errors
+    /// The column is present but some silo gets no size (no row, or an
+    /// empty cell): the error names the first such silo, with the line of
+    /// its row (line 1, the header, when it has none).
+    pub fn data_sizes(&self, labels: &[String]) -> Result<Option<DataSizes>, SiloFileError> {
+        if !self.has_data_column {
+            return Ok(None);
+        }
+        let missing: Vec<usize> = (0..self.data.len())
+            .filter(|&i| self.data[i].is_none())
+            .collect();
+        if let Some(&i) = missing.first() {
+            let label = labels.get(i).map_or("?", String::as_str);
+            return Err(record_error(
+                &self.source,
+                self.lines[i].max(1),
+                format!(
+                    "the data column gives no size for silo `{label}` ({} of {} silos have none); \
+                     give every silo a number of training examples, or drop the column",
+                    missing.len(),
+                    self.data.len()
+                ),
+            ));
+        }
+        Ok(Some(DataSizes {
+            samples: self.data.iter().map(|d| d.unwrap_or(0)).collect(),
+            source: self.source.clone(),
+        }))
     }
 
     /// Number of silos the file sets anything for.
     pub fn silos_set(&self) -> usize {
         (0..self.compute_ms.len())
             .filter(|&i| {
-                self.compute_ms[i].is_some() || self.up[i].is_some() || self.down[i].is_some()
+                self.compute_ms[i].is_some()
+                    || self.up[i].is_some()
+                    || self.down[i].is_some()
+                    || self.data[i].is_some()
             })
             .count()
     }
@@ -144,17 +230,18 @@ struct Columns {
     compute: Option<usize>,
     up: Option<usize>,
     down: Option<usize>,
+    data: Option<usize>,
 }
 
 impl Columns {
     fn of(headers: &csv::StringRecord) -> Result<Columns, String> {
-        const KNOWN: [&str; 5] = ["silo", "compute_ms", "up", "down", "capacity"];
+        const KNOWN: [&str; 6] = ["silo", "compute_ms", "up", "down", "capacity", "data"];
         if let Some(bad) = headers
             .iter()
             .find(|h| !KNOWN.iter().any(|k| h.eq_ignore_ascii_case(k)))
         {
             return Err(format!(
-                "unknown column `{bad}`; expected silo, compute_ms, up, down or capacity"
+                "unknown column `{bad}`; expected silo, compute_ms, up, down, capacity or data"
             ));
         }
         let col = |name: &str| headers.iter().position(|h| h.eq_ignore_ascii_case(name));
@@ -168,9 +255,10 @@ impl Columns {
             compute: col("compute_ms"),
             up: col("up").or(capacity),
             down: col("down").or(capacity),
+            data: col("data"),
         };
-        if c.compute.is_none() && c.up.is_none() && c.down.is_none() {
-            return Err("expected at least one of compute_ms, up, down, capacity".into());
+        if c.compute.is_none() && c.up.is_none() && c.down.is_none() && c.data.is_none() {
+            return Err("expected at least one of compute_ms, up, down, capacity, data".into());
         }
         Ok(c)
     }
@@ -222,6 +310,50 @@ mod tests {
     }
 
     #[test]
+    fn data_sizes_are_per_silo_counts_for_every_silo() {
+        let u = gaia();
+        let p = SiloPlacement::per_router(2, u.node_count()).unwrap();
+        let labels = p.labels(&u);
+        let n = p.silo_count();
+        // Every router's two silos get 100 each, then one silo is set alone.
+        let mut text = String::from("silo,data,compute_ms\n");
+        for r in 1..u.node_count() {
+            text.push_str(&format!("{},100,\n", u.routers[r].label));
+        }
+        let r0 = &u.routers[0].label;
+        text.push_str(&format!("{r0}#0,7,3\n{r0}#1,9,\n"));
+        let o = SiloOverrides::parse(&text, "s.csv", &u, &p).unwrap();
+        let d = o.data_sizes(&labels).unwrap().unwrap();
+        assert_eq!(d.source, "s.csv");
+        assert_eq!(&d.samples[..2], &[7, 9]);
+        assert!(d.samples[2..].iter().all(|&s| s == 100));
+        assert_eq!(d.total(), 16 + 100 * (n - 2));
+        assert_eq!(o.silos_set(), n);
+        // Without the column: no sizes, and no error.
+        let none = SiloOverrides::parse("silo,compute_ms\nTokyo,1\n", "s.csv", &u, &p).unwrap();
+        assert_eq!(none.data_sizes(&labels).unwrap(), None);
+        // A silo without a size: refused, naming it (its row, or the header).
+        let partial = format!("silo,data,compute_ms\n{r0}#0,7,\n{r0}#1,,4\n");
+        let e = SiloOverrides::parse(&partial, "s.csv", &u, &p)
+            .unwrap()
+            .data_sizes(&labels)
+            .unwrap_err()
+            .to_string();
+        assert!(e.starts_with("s.csv:3: "), "{e}");
+        assert!(e.contains(&format!("silo `{r0}#1`")), "{e}");
+        assert!(
+            e.contains(&format!("({} of {n} silos have none)", n - 1)),
+            "{e}"
+        );
+        let e = SiloOverrides::parse(&format!("silo,data\n{r0}#0,7\n"), "s.csv", &u, &p)
+            .unwrap()
+            .data_sizes(&labels)
+            .unwrap_err()
+            .to_string();
+        assert!(e.starts_with("s.csv:1: "), "{e}");
+    }
+
+    #[test]
     fn bad_files_name_the_line_and_the_problem() {
         let u = gaia();
         let p = SiloPlacement::one_per_router(u.node_count());
@@ -234,7 +366,16 @@ mod tests {
             ("silo,compute_ms\nAtlantis,1\n", 2, "Atlantis"),
             ("silo,compute_ms\nTokyo,-1\n", 2, "finite time"),
             ("silo,up\nTokyo,fast\n", 2, "fast"),
-            ("silo,data\nTokyo,3\n", 1, "unknown column `data`"),
+            (
+                "silo,data\nTokyo,0\n",
+                2,
+                "data `0`: expected a whole number",
+            ),
+            ("silo,data\nTokyo,-4\n", 2, "data `-4`"),
+            ("silo,data\nTokyo,2.5\n", 2, "data `2.5`"),
+            ("silo,data\nTokyo,many\n", 2, "data `many`"),
+            ("silo,data\nTokyo,3\nTokyo,4\n", 3, "already set on line 2"),
+            ("silo,weight\nTokyo,3\n", 1, "unknown column `weight`"),
             ("silo\nTokyo\n", 1, "at least one of"),
             ("name,up\nTokyo,1G\n", 1, "unknown column `name`"),
             ("silo,capacity,up\nTokyo,1G,1G\n", 1, "not both"),

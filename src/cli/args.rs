@@ -146,8 +146,13 @@ pub struct NetworkArgs {
     /// `latency_ms`, `capacity`; overrides the underlay file's values.
     #[arg(long)]
     pub links_csv: Option<PathBuf>,
-    /// Heterogeneous silos: CSV with `silo` and any of `compute_ms` (ms per
-    /// local step), `up`, `down` or `capacity`; applied after --access-csv.
+    /// Heterogeneous silos: CSV with `silo` (router label/id = all its silos,
+    /// or `ROUTER#k`) and any of `compute_ms` (ms per local step), `up`,
+    /// `down` or `capacity`, `data` (training examples held by the silo, a
+    /// whole number >= 1, every silo needs one when the column is given);
+    /// applied after --access-csv. `data` does not change timing; `train`
+    /// gives silo i exactly data(i) examples and weights DecAvg and STAR's
+    /// average by them.
     #[arg(long)]
     pub silos_csv: Option<PathBuf>,
     /// Capacity of every core link (`1G`), or `file` to keep the file's values.

@@ -12,6 +12,7 @@ use fedtopo::overlay::build::{parse_overlay_list, BuildOptions};
 use fedtopo::overlay::failures::FailureSpec;
 use fedtopo::overlay::matcha::MatchaOptions;
 use fedtopo::report::train_curves::plot_runs;
+use fedtopo::silos::DataSizes;
 use fedtopo::train::checkpoint::RunOptions;
 use fedtopo::train::consensus::ConsensusRule;
 use fedtopo::train::data::FederatedData;
@@ -71,9 +72,12 @@ pub struct TrainArgs {
     /// Mini-batch size per silo and local step.
     #[arg(long, default_value_t = 32)]
     batch_size: usize,
-    /// Consensus rule: auto, local-degree, mh, half, average, matcha:ALPHA,
-    /// decavg, fastest (fastest-mixing symmetric weights of an undirected
-    /// overlay, [Boyd04]; `fedtopo mixing` shows the gain), file:PATH.
+    /// Consensus rule: auto, local-degree, mh, half, average, fedavg, decavg,
+    /// matcha:ALPHA, fastest, file:PATH. Data sizes weight `decavg` and
+    /// `fedavg` (A_ij = s_j / sum s), and `auto` on STAR when --silos-csv has
+    /// a `data` column (FedAvg); the other rules ignore them. `fastest`:
+    /// fastest-mixing symmetric weights of an undirected overlay ([Boyd04];
+    /// `fedtopo mixing` shows the gain).
     #[arg(long, default_value = "auto")]
     consensus: String,
     /// Communication rounds.
@@ -122,14 +126,53 @@ pub struct TrainArgs {
     dcliques: super::dcliques::DCliquesArgs,
 }
 
-fn load_data(a: &TrainArgs, n: usize, positions: Option<&[(f64, f64)]>) -> Result<FederatedData> {
+fn load_data(
+    a: &TrainArgs,
+    n: usize,
+    positions: Option<&[(f64, f64)]>,
+    sizes: Option<&DataSizes>,
+) -> Result<FederatedData> {
     Ok(load_dataset(
         &a.dataset,
         &a.partition,
         n,
         positions,
         a.seed,
+        sizes,
     )?)
+}
+
+/// States the partition used (stderr), and writes it to `OUT/partition.csv`
+/// (`silo,examples`) when the silo file's `data` column set it.
+fn report_partition(
+    a: &TrainArgs,
+    data: &FederatedData,
+    labels: &[String],
+    sizes: Option<&DataSizes>,
+) -> Result<()> {
+    let held: Vec<usize> = data.silos.iter().map(Vec::len).collect();
+    let list: Vec<String> = held.iter().map(usize::to_string).collect();
+    let from = match sizes {
+        Some(d) => format!("the data column of {}", d.source),
+        None => format!("partition {}", a.partition),
+    };
+    eprintln!(
+        "data: {}, {} silos, {} training examples ({from}); per silo: {}",
+        data.name,
+        held.len(),
+        held.iter().sum::<usize>(),
+        list.join(" ")
+    );
+    if sizes.is_some() {
+        let mut w = csv::Writer::from_writer(Vec::new());
+        w.write_record(["silo", "examples"])?;
+        for (label, n) in labels.iter().zip(&list) {
+            w.write_record([label.as_str(), n.as_str()])?;
+        }
+        let bytes = w.into_inner().map_err(|e| anyhow::anyhow!("{e}"))?;
+        write_atomic(&a.out.join("partition.csv"), &bytes)?;
+    }
+    Ok(())
 }
 
 fn config(a: &TrainArgs) -> Result<TrainConfig> {
@@ -175,7 +218,8 @@ pub fn run_train(a: TrainArgs) -> Result<()> {
     let mut spec = a.network.spec(None)?;
     let n = spec.placement.place(&underlay)?.silo_count();
     let positions: Option<Vec<(f64, f64)>> = underlay.routers.iter().map(|r| r.lat_lon).collect();
-    let data = load_data(&a, n, positions.as_deref())?;
+    let sizes = spec.data_sizes(&underlay)?;
+    let data = load_data(&a, n, positions.as_deref(), sizes.as_ref())?;
     let cfg = config(&a)?;
     let kinds = parse_overlay_list(&a.overlays)?;
     let options = BuildOptions {
@@ -210,6 +254,8 @@ pub fn run_train(a: TrainArgs) -> Result<()> {
     }
     let model = spec.build(&underlay)?;
     std::fs::create_dir_all(&a.out).with_context(|| format!("creating {}", a.out.display()))?;
+    let labels = model.connectivity.placement().labels(&underlay);
+    report_partition(&a, &data, &labels, sizes.as_ref())?;
     let mut runs = Vec::new();
     let session = Session {
         underlay: &underlay,

@@ -285,6 +285,7 @@ fn train_job(
         p.model.silo_count(),
         positions.as_deref(),
         seed,
+        p.model.data_sizes.as_ref(),
     )
     .map_err(|e| f(e.to_string()))?;
     let config = TrainConfig {
@@ -354,8 +355,13 @@ fn train_job(
         ),
     );
     let opt_f = |v: Option<f64>| v.map_or(Cell::from(""), Cell::from);
-    row.push("silos", p.model.silo_count())
-        .push("ms_per_round", s.ms_per_round)
+    row.push("silos", p.model.silo_count());
+    if job.has("silos_csv") {
+        // The partition used (the file's `data` column when it has one).
+        let held: Vec<String> = data.silos.iter().map(|s| s.len().to_string()).collect();
+        row.push("data_samples", held.join(" "));
+    }
+    row.push("ms_per_round", s.ms_per_round)
         .push("final_wall_clock_ms", s.final_wall_clock_ms)
         .push(
             "rounds_to_target",

@@ -42,8 +42,9 @@
 //! Every network knob of the CLI is an axis too ([`crate::scenario::NETWORK_KNOBS`],
 //! parsed by the same [`crate::scenario::NetworkSpec::from_knobs`]): besides
 //! the ones above, `model_bits` (`"42.88Mbit"`), `compute_ms`, `access_csv`
-//! (a file of per-silo capacities), `silos_csv` (per-silo compute times and
-//! capacities, [`crate::silos`]), `links_csv` (measured core links,
+//! (a file of per-silo capacities), `silos_csv` (per-silo compute times,
+//! capacities and data sizes, [`crate::silos`]; `train` jobs split their
+//! data by its `data` column and report the sizes in `data_samples`), `links_csv` (measured core links,
 //! [`crate::links`]), `silos_per_router`, `silos` and
 //! `placement_seed` ([`OPTIONAL_NETWORK_AXES`]) are axes, and result
 //! columns, only when the file gives them.
@@ -265,7 +266,7 @@ pub struct Grid {
     /// Measured core links: CSV file (`a,b,latency_ms,capacity`).
     #[serde(default)]
     pub links_csv: Option<Vec<Cell>>,
-    /// Heterogeneous silos: CSV file (`silo,compute_ms,up,down`).
+    /// Heterogeneous silos: CSV file (`silo,compute_ms,up,down,data`).
     #[serde(default)]
     pub silos_csv: Option<Vec<Cell>>,
     /// Silos on every router.

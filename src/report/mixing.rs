@@ -5,13 +5,13 @@
 use serde::Serialize;
 
 use crate::delay::DelayModel;
+use crate::design::figures::mixing_figures;
 use crate::evaluate::{EvalError, EvaluatedOverlay};
 use crate::mixing::{
-    effective_neighbours_periodic, fastest_mixing, slem_per_round, undirected_edges,
-    FastestOptions, MixingError,
+    effective_neighbours_periodic, fastest_mixing, undirected_edges, FastestOptions, MixingError,
 };
 use crate::overlay::build::{BuildOptions, OverlayKind};
-use crate::train::consensus::{ConsensusError, ConsensusRule};
+use crate::train::consensus::ConsensusError;
 use crate::underlay::Underlay;
 
 /// Settings of [`mixing_rows`].
@@ -102,27 +102,15 @@ pub fn mixing_rows(
     for &kind in kinds {
         let e = EvaluatedOverlay::build(kind, underlay, model, build)?;
         let t = e.cycle_time(model)?;
-        let rule = ConsensusRule::Auto.for_overlay(&e)?;
+        let figures = mixing_figures(&e, options.rounds, options.gamma)?;
         let n = e.silo_count();
-        let rounds = if e.is_schedule() { options.rounds } else { 1 };
-        let schedule = e.schedule();
-        let mut matrices = Vec::new();
-        let mut rule_name = String::new();
-        for k in 0..rounds {
-            let o = schedule.round(k);
-            matrices.push(rule.matrix_at(&o, k)?.as_slice().to_vec());
-            if k == 0 {
-                rule_name = rule_label(&rule, &o);
-            }
-        }
-        let refs: Vec<&[f64]> = matrices.iter().map(Vec::as_slice).collect();
         let mut row = MixingRow {
             overlay: e.name(),
             cycle_time_ms: t.cycle_time_ms,
-            rule: rule_name,
-            rounds,
-            spectral_gap: 1.0 - slem_per_round(n, &refs),
-            effective_neighbours: effective_neighbours_periodic(n, &refs, options.gamma),
+            rule: figures.rule.clone(),
+            rounds: figures.rounds,
+            spectral_gap: figures.spectral_gap(),
+            effective_neighbours: figures.effective_neighbours,
             fastest_spectral_gap: None,
             fastest_effective_neighbours: None,
             metropolis_spectral_gap: None,
@@ -150,26 +138,6 @@ pub fn mixing_rows(
         rows.push(row);
     }
     Ok(rows)
-}
-
-/// The name of the rule `auto` resolved to on overlay `o`.
-fn rule_label(rule: &ConsensusRule, o: &crate::overlay::Overlay) -> String {
-    use crate::graph::Protocol;
-    match rule {
-        ConsensusRule::Auto => match o.protocol {
-            Protocol::ServerClient { .. } => "average".into(),
-            Protocol::Gossip
-                if o.silo_count() > 1 && (0..o.silo_count()).all(|i| o.in_degree(i) == 1) =>
-            {
-                "half".into()
-            }
-            Protocol::Gossip => "local-degree".into(),
-        },
-        ConsensusRule::Matcha { alpha } => format!("matcha:{alpha:.4}"),
-        ConsensusRule::Custom(_) => "file weights".into(),
-        ConsensusRule::PerRound(_) => "per-round weights".into(),
-        other => format!("{other:?}").to_ascii_lowercase(),
-    }
 }
 
 #[cfg(test)]

@@ -26,6 +26,8 @@ pub struct SiloValues {
     pub up_bps: f64,
     /// `Cdn(i)`: downlink capacity, bit/s.
     pub down_bps: f64,
+    /// Training examples (the `data` column of `--silos-csv`), when given.
+    pub data: Option<usize>,
 }
 
 /// One core link given values by `--links-csv`.
@@ -87,6 +89,10 @@ impl NetworkDescription {
                 compute_ms: model.compute_round_ms(i) / steps,
                 up_bps: model.access.up[i],
                 down_bps: model.access.down[i],
+                data: model
+                    .data_sizes
+                    .as_ref()
+                    .and_then(|d| d.samples.get(i).copied()),
             })
             .collect();
         let measured_links = match &spec.links_csv {
@@ -153,7 +159,7 @@ impl NetworkDescription {
         ]
     }
 
-    /// The per-silo values as CSV (`silo,router,compute_ms,up_bps,down_bps`).
+    /// The per-silo values as CSV (`silo,router,compute_ms,up_bps,down_bps,data`).
     pub fn silos_to_csv(&self) -> Result<String, csv::Error> {
         super::table::serde_csv(&self.silos)
     }
@@ -231,8 +237,8 @@ mod tests {
         assert_eq!(get("silos_csv"), silos.display().to_string());
         assert_eq!(get("links_csv"), "");
         let csv = d.silos_to_csv().unwrap_or_else(|e| panic!("{e}"));
-        assert!(csv.starts_with("silo,router,compute_ms,up_bps,down_bps\n"));
-        assert!(csv.contains("\nSeattle,Seattle,7.5,1000000000.0,2000000000.0\n"));
+        assert!(csv.starts_with("silo,router,compute_ms,up_bps,down_bps,data\n"));
+        assert!(csv.contains("\nSeattle,Seattle,7.5,1000000000.0,2000000000.0,\n"));
         std::fs::remove_dir_all(&dir).ok();
     }
 

@@ -264,6 +264,15 @@ pub enum ConsensusRule {
     /// eigenvalue modulus over the overlay's edges. Directed overlays
     /// (rings) are refused.
     Fastest,
+    /// FedAvg's data-weighted average (\[Marfoq20\] eq. 1 with `p_i` the
+    /// size of silo `i`'s local dataset, their App. H.5 on STAR):
+    /// `A_ij = s_j / sum_l s_l` for every `i`, whatever the overlay
+    /// (server-client), `s` the data sizes (`None`: equal, i.e. `Average`).
+    /// `auto` picks it on STAR when the silo file gives data sizes.
+    WeightedAverage {
+        /// Training examples per silo.
+        sizes: Option<Vec<f64>>,
+    },
     /// The user's matrix (checked against each round's arcs).
     Custom(ConsensusMatrix),
     /// One matrix per round of a periodic schedule's period, brought by the
@@ -275,7 +284,15 @@ pub enum ConsensusRule {
 
 impl ConsensusRule {
     /// Parses `auto`, `local-degree`, `mh`/`metropolis-hastings`, `half`,
-    /// `average`, `matcha:ALPHA`, `decavg`, `fastest`, or `file:PATH`.
+    /// `average`, `fedavg`/`weighted-average`, `matcha:ALPHA`, `decavg`,
+    /// `fastest`, or `file:PATH`.
+    ///
+    /// Which rules use the silos' data sizes: `decavg` and `fedavg` (the
+    /// trainer fills in the sizes of the data partition, which are the silo
+    /// file's `data` column when it has one), and `auto` on STAR when the
+    /// silo file has a `data` column (then `fedavg`; otherwise the equal
+    /// average, \[Marfoq20\]'s `p_i = 1`). The degree rules, `half`,
+    /// `average`, `matcha:ALPHA`, `fastest` and file matrices never do.
     pub fn parse(text: &str) -> Result<Self, ConsensusError> {
         let t = text.trim();
         Ok(match t.to_ascii_lowercase().as_str() {
@@ -286,6 +303,7 @@ impl ConsensusRule {
             "average" | "star" => ConsensusRule::Average,
             "decavg" | "dec-avg" => ConsensusRule::DecAvg { sizes: None },
             "fastest" | "fmmc" => ConsensusRule::Fastest,
+            "fedavg" | "weighted-average" => ConsensusRule::WeightedAverage { sizes: None },
             s if s.starts_with("matcha:") => {
                 let a = &t["matcha:".len()..];
                 let alpha: f64 = a.parse().map_err(|_| ConsensusError::File {
@@ -301,7 +319,7 @@ impl ConsensusRule {
                 return Err(ConsensusError::File {
                     path: text.into(),
                     message: "unknown rule; expected auto, local-degree, mh, half, average, \
-                              matcha:ALPHA, decavg, fastest or file:PATH"
+                              fedavg, matcha:ALPHA, decavg, fastest or file:PATH"
                         .into(),
                 })
             }
@@ -397,6 +415,17 @@ impl ConsensusRule {
                 let edges = crate::mixing::undirected_edges(n, overlay.arcs())?;
                 let f = crate::mixing::fastest_mixing(n, &edges, &Default::default())?;
                 Ok(ConsensusMatrix { n, data: f.matrix })
+            }
+            ConsensusRule::WeightedAverage { sizes } => {
+                let s =
+                    super::stationary::sizes_or_ones(overlay, sizes.as_deref()).map_err(|e| {
+                        ConsensusError::File {
+                            path: "fedavg".into(),
+                            message: e.to_string(),
+                        }
+                    })?;
+                let total: f64 = s.iter().sum();
+                Ok(ConsensusMatrix::from_fn(n, |_, j| s[j] / total))
             }
             ConsensusRule::Custom(m) => {
                 m.check_support(overlay)?;
@@ -647,6 +676,29 @@ mod tests {
             ConsensusRule::parse("matcha:0.2").unwrap(),
             ConsensusRule::Matcha { alpha: 0.2 }
         );
+    }
+
+    #[test]
+    fn fedavg_weights_every_row_by_data_size() {
+        let s = star(4, 1);
+        let rule = ConsensusRule::parse("fedavg").unwrap();
+        assert_eq!(rule, ConsensusRule::WeightedAverage { sizes: None });
+        // No sizes: the equal average.
+        assert_eq!(rule.matrix(&s).unwrap(), ConsensusMatrix::average(4));
+        let sized = ConsensusRule::WeightedAverage {
+            sizes: Some(vec![1.0, 3.0, 4.0, 8.0]),
+        };
+        let a = sized.matrix(&s).unwrap();
+        for i in 0..4 {
+            assert_eq!(
+                (a.get(i, 0), a.get(i, 1), a.get(i, 2), a.get(i, 3)),
+                (0.0625, 0.1875, 0.25, 0.5)
+            );
+        }
+        let bad = ConsensusRule::WeightedAverage {
+            sizes: Some(vec![1.0, 0.0, 1.0, 1.0]),
+        };
+        assert!(bad.matrix(&s).unwrap_err().to_string().contains("fedavg"));
     }
 
     #[test]

@@ -15,6 +15,8 @@ use crate::evaluate::{EvalError, EvaluatedOverlay};
 use crate::network::NetworkKind;
 use crate::overlay::build::{BuildOptions, OverlayKind};
 use crate::overlay::failures::FailureSpec;
+use crate::overlay::Protocol;
+use crate::silos::DataSizes;
 use crate::train::stationary::InitGain;
 use crate::underlay::Underlay;
 
@@ -24,6 +26,7 @@ use super::checkpoint::{self, RunOptions};
 use super::clique_averaging::gradient_matrix;
 use super::consensus::ConsensusRule;
 use super::data::partition::Partition;
+use super::data::sized::split_sized;
 use super::data::synthetic::{generate, SyntheticSpec};
 use super::data::{cifar, mnist, FederatedData};
 use super::optim::OptimizerKind;
@@ -70,16 +73,9 @@ impl Session<'_> {
         let build = |e: &dyn std::fmt::Display| TrainError::Config(format!("overlay {kind}: {e}"));
         let overlay = EvaluatedOverlay::build(kind, self.underlay, self.model, self.options)
             .map_err(|e| build(&e))?;
-        // The overlay's own consensus (MATCHA's `I - alpha L`, a file's
-        // weights), unless the rule says otherwise.
-        cfg.consensus = cfg.consensus.for_overlay(&overlay).map_err(|e| build(&e))?;
-        // DecAvg and the 1/||pi|| gain weight silos by their data sizes.
+        cfg.consensus = self.consensus_rule(&overlay)?;
+        // DecAvg's data sizes also weight the 1/||pi|| gain.
         let sizes: Vec<f64> = self.data.silos.iter().map(|s| s.len() as f64).collect();
-        if cfg.consensus == (ConsensusRule::DecAvg { sizes: None }) {
-            cfg.consensus = ConsensusRule::DecAvg {
-                sizes: Some(sizes.clone()),
-            };
-        }
         // The gain of uncoordinated initialisation is computed on the
         // failure-free overlay of round 0.
         let gain = match self.init {
@@ -103,6 +99,12 @@ impl Session<'_> {
             gain,
             self.failures
         );
+        // Data sizes from a silo file change the split: part of the
+        // fingerprint only then (runs without one resume as before).
+        let fingerprint = match &self.model.data_sizes {
+            Some(d) => format!("{fingerprint}|data{:?}", d.samples),
+            None => fingerprint,
+        };
         let mut trainer = Trainer::new(cfg, self.data)?;
         if let Some(g) = gain {
             trainer.reinitialise_uncoordinated(g)?;
@@ -133,6 +135,53 @@ impl Session<'_> {
             progress,
         )
     }
+
+    /// The consensus rule a run of `overlay` uses: the configured rule,
+    /// the overlay's own under `auto` ([`ConsensusRule::for_overlay`]),
+    /// with the data sizes filled in where the rule uses them: `decavg` and
+    /// `fedavg` take the partition's sizes, and `auto` on STAR becomes
+    /// FedAvg's weighted average when the silo file gives data sizes
+    /// (\[Marfoq20\] eq. 1 with `p_i = |D_i|`, App. H.5; without them the
+    /// paper's `p_i = 1`, the equal average).
+    ///
+    /// # Errors
+    /// The overlay's own weights are invalid, or the data was not split by
+    /// the silo file's `data` column ([`crate::delay::DelayModel::data_sizes`]).
+    pub fn consensus_rule(&self, overlay: &EvaluatedOverlay) -> Result<ConsensusRule, TrainError> {
+        let kind = overlay.kind();
+        let rule = self
+            .config
+            .consensus
+            .for_overlay(overlay)
+            .map_err(|e| TrainError::Config(format!("overlay {kind}: {e}")))?;
+        let sizes: Vec<f64> = self.data.silos.iter().map(|s| s.len() as f64).collect();
+        if let Some(d) = &self.model.data_sizes {
+            let held: Vec<usize> = self.data.silos.iter().map(Vec::len).collect();
+            if held != d.samples {
+                return Err(TrainError::Config(format!(
+                    "{}: the data was not split by the data column (silos hold {held:?} examples, \
+                     the file gives {:?})",
+                    d.source, d.samples
+                )));
+            }
+        }
+        Ok(match rule {
+            ConsensusRule::DecAvg { sizes: None } => ConsensusRule::DecAvg { sizes: Some(sizes) },
+            ConsensusRule::WeightedAverage { sizes: None } => {
+                ConsensusRule::WeightedAverage { sizes: Some(sizes) }
+            }
+            ConsensusRule::Auto
+                if self.model.data_sizes.is_some()
+                    && matches!(
+                        overlay.schedule().round(0).protocol,
+                        Protocol::ServerClient { .. }
+                    ) =>
+            {
+                ConsensusRule::WeightedAverage { sizes: Some(sizes) }
+            }
+            other => other,
+        })
+    }
 }
 
 /// D-Cliques built from the silos' real label counts in `data`.
@@ -156,14 +205,33 @@ pub fn with_data_labels(mut build: DCliquesBuild, data: &FederatedData) -> DCliq
 /// Synthetic(1, 1)), `synthetic:ALPHA,BETA`, `mnist:DIR` or `cifar10:DIR`
 /// (split by `partition`, e.g. `shards:2`; `positions` are the silos'
 /// (lat, lon) for the geographic partition). Everything drawn from `seed`.
+///
+/// `sizes` (the silo file's `data` column) fixes the examples of every
+/// silo: synthetic data generates exactly that many per silo (at most
+/// [`super::data::synthetic::MAX_SYNTHETIC_EXAMPLES`] in all), MNIST/CIFAR
+/// are split by [`split_sized`] (refused, naming the file, when the sizes
+/// add up to more than the training set). `None`: the schemes' own sizes.
 pub fn load_dataset(
     dataset: &str,
     partition: &str,
     silos: usize,
     positions: Option<&[(f64, f64)]>,
     seed: u64,
+    sizes: Option<&DataSizes>,
 ) -> Result<FederatedData, TrainError> {
     let bad = |m: String| TrainError::Config(m);
+    let from_file = |m: String| match sizes {
+        Some(d) => bad(format!("{}: data column: {m}", d.source)),
+        None => bad(m),
+    };
+    if let Some(d) = sizes {
+        if d.samples.len() != silos {
+            return Err(from_file(format!(
+                "{} data sizes for {silos} silos",
+                d.samples.len()
+            )));
+        }
+    }
     let (kind, arg) = dataset.split_once(':').unwrap_or((dataset, ""));
     match kind {
         "synthetic" => {
@@ -184,7 +252,8 @@ pub fn load_dataset(
                 spec.alpha = parse(al)?;
                 spec.beta = parse(be)?;
             }
-            generate(&spec, silos, seed).map_err(|e| bad(e.to_string()))
+            spec.sizes = sizes.map(|d| d.samples.clone());
+            generate(&spec, silos, seed).map_err(|e| from_file(e.to_string()))
         }
         "mnist" | "cifar10" | "cifar" => {
             if arg.is_empty() {
@@ -200,9 +269,13 @@ pub fn load_dataset(
             }
             .map_err(|e| bad(e.to_string()))?;
             let part = Partition::parse(partition).map_err(|e| bad(e.to_string()))?;
-            let silos = part
-                .split(&train, silos, positions, seed)
-                .map_err(|e| bad(e.to_string()))?;
+            let silos = match sizes {
+                None => part
+                    .split(&train, silos, positions, seed)
+                    .map_err(|e| bad(e.to_string()))?,
+                Some(d) => split_sized(&part, &train, &d.samples, positions, seed)
+                    .map_err(|e| from_file(format!("{kind}, partition {partition}: {e}")))?,
+            };
             Ok(FederatedData {
                 name: kind.to_string(),
                 train,
@@ -278,11 +351,11 @@ mod tests {
         for bad in ["acc:1.5", "loss:-1", "0.8", "acc:x", "f1:0.5"] {
             assert!(parse_target(bad).is_err(), "{bad}");
         }
-        assert!(load_dataset("imagenet", "iid", 4, None, 0).is_err());
-        assert!(load_dataset("mnist", "iid", 4, None, 0).is_err());
-        assert!(load_dataset("synthetic:1", "iid", 4, None, 0).is_err());
+        assert!(load_dataset("imagenet", "iid", 4, None, 0, None).is_err());
+        assert!(load_dataset("mnist", "iid", 4, None, 0, None).is_err());
+        assert!(load_dataset("synthetic:1", "iid", 4, None, 0, None).is_err());
         assert_eq!(
-            load_dataset("synthetic", "iid", 4, None, 0)
+            load_dataset("synthetic", "iid", 4, None, 0, None)
                 .unwrap()
                 .silos
                 .len(),

@@ -65,7 +65,11 @@ pub enum StationaryError {
     UnknownGain(String),
 }
 
-fn sizes_or_ones(overlay: &Overlay, sizes: Option<&[f64]>) -> Result<Vec<f64>, StationaryError> {
+/// `sizes` checked (one finite size > 0 per silo), or all ones when `None`.
+pub(crate) fn sizes_or_ones(
+    overlay: &Overlay,
+    sizes: Option<&[f64]>,
+) -> Result<Vec<f64>, StationaryError> {
     let n = overlay.silo_count();
     match sizes {
         None => Ok(vec![1.0; n]),

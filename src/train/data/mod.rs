@@ -8,10 +8,13 @@
 //! * [`cifar`]: CIFAR-10 from its binary batches in a directory.
 //! * [`partition`]: iid, shards, one class per silo, Dirichlet, lognormal
 //!   sizes, and the paper's "half at random, half to the closest silo".
+//! * [`sized`]: the same schemes with given silo sizes (the silo file's
+//!   `data` column).
 
 pub mod cifar;
 pub mod mnist;
 pub mod partition;
+pub mod sized;
 pub mod synthetic;
 
 use thiserror::Error;

@@ -152,15 +152,7 @@ impl Partition {
                         "the geo partition needs the coordinates of every silo".into(),
                     )
                 })?;
-                // A class's home: a random point in the silos' bounding box.
-                let (lat0, lat1) = bounds(pos.iter().map(|p| p.0));
-                let (lon0, lon1) = bounds(pos.iter().map(|p| p.1));
-                let homes: Vec<usize> = (0..data.classes)
-                    .map(|_| {
-                        let h = (rng.gen_range(lat0..=lat1), rng.gen_range(lon0..=lon1));
-                        nearest(pos, h)
-                    })
-                    .collect();
+                let homes = geo_homes(pos, data.classes, &mut rng);
                 all.shuffle(&mut rng);
                 for (k, idx) in all.into_iter().enumerate() {
                     let silo = if k % 2 == 0 {
@@ -178,6 +170,19 @@ impl Partition {
         }
         Ok(silos)
     }
+}
+
+/// The home silo of each of `classes` classes for [`Partition::Geo`]: the
+/// silo nearest to a random point of the silos' bounding box.
+pub(super) fn geo_homes(pos: &[(f64, f64)], classes: usize, rng: &mut ChaCha8Rng) -> Vec<usize> {
+    let (lat0, lat1) = bounds(pos.iter().map(|p| p.0));
+    let (lon0, lon1) = bounds(pos.iter().map(|p| p.1));
+    (0..classes)
+        .map(|_| {
+            let h = (rng.gen_range(lat0..=lat1), rng.gen_range(lon0..=lon1));
+            nearest(pos, h)
+        })
+        .collect()
 }
 
 fn bounds(v: impl Iterator<Item = f64>) -> (f64, f64) {
@@ -198,10 +203,10 @@ fn nearest(pos: &[(f64, f64)], p: (f64, f64)) -> usize {
         .expect("at least one silo")
 }
 
-/// Deals `members` to silos in proportion to `w` (largest remainders).
-fn assign_by_weights(members: &[usize], w: &[f64], silos: &mut [Vec<usize>]) {
+/// `m` split in proportion to the weights `w` (largest remainders; the
+/// counts add up to `m`, zero weights get 0 when some weight is > 0).
+pub(super) fn counts_by_weights(w: &[f64], m: usize) -> Vec<usize> {
     let total: f64 = w.iter().sum();
-    let m = members.len();
     let exact: Vec<f64> = w.iter().map(|x| x / total * m as f64).collect();
     let mut counts: Vec<usize> = exact.iter().map(|x| x.floor() as usize).collect();
     let mut rest: Vec<usize> = (0..w.len()).collect();
@@ -210,6 +215,12 @@ fn assign_by_weights(members: &[usize], w: &[f64], silos: &mut [Vec<usize>]) {
     for &i in rest.iter().take(left) {
         counts[i] += 1;
     }
+    counts
+}
+
+/// Deals `members` to silos in proportion to `w` (largest remainders).
+fn assign_by_weights(members: &[usize], w: &[f64], silos: &mut [Vec<usize>]) {
+    let counts = counts_by_weights(w, members.len());
     let mut start = 0;
     for (i, c) in counts.into_iter().enumerate() {
         silos[i].extend_from_slice(&members[start..start + c]);

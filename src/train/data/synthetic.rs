@@ -35,7 +35,16 @@ pub struct SyntheticSpec {
     pub median_per_silo: usize,
     /// Test examples per silo (pooled into the shared test set).
     pub test_per_silo: usize,
+    /// Training examples of every silo (the silo file's `data` column),
+    /// replacing the lognormal sizes (drawn all the same, so the random
+    /// stream only moves by the examples generated). At most
+    /// [`MAX_SYNTHETIC_EXAMPLES`] in total.
+    pub sizes: Option<Vec<usize>>,
 }
+
+/// Largest number of training examples generated with given sizes
+/// ([`SyntheticSpec::sizes`]): 10^6 examples of dimension 60 are 240 MB.
+pub const MAX_SYNTHETIC_EXAMPLES: usize = 1_000_000;
 
 impl Default for SyntheticSpec {
     fn default() -> Self {
@@ -46,6 +55,7 @@ impl Default for SyntheticSpec {
             classes: 10,
             median_per_silo: 200,
             test_per_silo: 40,
+            sizes: None,
         }
     }
 }
@@ -62,6 +72,16 @@ pub fn generate(spec: &SyntheticSpec, silos: usize, seed: u64) -> Result<Federat
             "alpha and beta must be finite and >= 0".into(),
         ));
     }
+    if let Some(sizes) = &spec.sizes {
+        let total: usize = sizes.iter().sum();
+        if sizes.len() != silos || sizes.contains(&0) || total > MAX_SYNTHETIC_EXAMPLES {
+            return Err(DataError::Invalid(format!(
+                "synthetic data: {} data size(s) adding up to {total} for {silos} silos; \
+                 expected one size >= 1 per silo, at most {MAX_SYNTHETIC_EXAMPLES} in total",
+                sizes.len()
+            )));
+        }
+    }
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
     let std = Normal::new(0.0, 1.0).expect("valid");
     let sizes = LogNormal::new((spec.median_per_silo.max(1) as f64).ln(), 0.5).expect("valid");
@@ -70,13 +90,14 @@ pub fn generate(spec: &SyntheticSpec, silos: usize, seed: u64) -> Result<Federat
     let mut train = empty(d, c);
     let mut test = empty(d, c);
     let mut silo_idx = Vec::with_capacity(silos);
-    for _ in 0..silos {
+    for silo in 0..silos {
         let u = spec.alpha.sqrt() * std.sample(&mut rng);
         let w: Vec<f64> = (0..c * d).map(|_| u + std.sample(&mut rng)).collect();
         let b: Vec<f64> = (0..c).map(|_| u + std.sample(&mut rng)).collect();
         let bk = spec.beta.sqrt() * std.sample(&mut rng);
         let v: Vec<f64> = (0..d).map(|_| bk + std.sample(&mut rng)).collect();
-        let n_train = (sizes.sample(&mut rng) as usize).max(10);
+        let drawn = (sizes.sample(&mut rng) as usize).max(10);
+        let n_train = spec.sizes.as_ref().map_or(drawn, |s| s[silo]);
         let start = train.len();
         for (set, n) in [(&mut train, n_train), (&mut test, spec.test_per_silo)] {
             for _ in 0..n {
@@ -138,6 +159,30 @@ mod tests {
             seen[l as usize] = true;
         }
         assert!(seen.iter().filter(|&&x| x).count() >= 3);
-        assert!(generate(&SyntheticSpec { classes: 1, ..s }, 3, 0).is_err());
+        assert!(generate(
+            &SyntheticSpec {
+                classes: 1,
+                ..s.clone()
+            },
+            3,
+            0
+        )
+        .is_err());
+        // Given sizes: exactly those (the first silo's first training
+        // example is drawn as before).
+        let sized = SyntheticSpec {
+            sizes: Some(vec![3, 50, 1, 20, 7, 9, 11, 2]),
+            ..s.clone()
+        };
+        let d = generate(&sized, 8, 7).unwrap();
+        let lens: Vec<usize> = d.silos.iter().map(Vec::len).collect();
+        assert_eq!(lens, [3, 50, 1, 20, 7, 9, 11, 2]);
+        assert_eq!(d.train.features[..60], a.train.features[..60]);
+        assert!(generate(&sized, 7, 7).is_err());
+        let huge = SyntheticSpec {
+            sizes: Some(vec![MAX_SYNTHETIC_EXAMPLES, 1]),
+            ..s
+        };
+        assert!(generate(&huge, 2, 7).is_err());
     }
 }

@@ -1,0 +1,85 @@
+//! The mixing figures of an evaluated overlay under the consensus weights
+//! training uses by default (`--consensus auto`).
+
+use crate::evaluate::EvaluatedOverlay;
+use crate::graph::{Overlay, Protocol};
+use crate::mixing::{effective_neighbours_periodic, slem_per_round};
+use crate::train::consensus::{ConsensusError, ConsensusRule};
+
+/// How an overlay mixes under its default consensus weights.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MixingFigures {
+    /// The rule `auto` resolved to (`average`, `half`, `local-degree`,
+    /// `matcha:ALPHA`, `file weights`).
+    pub rule: String,
+    /// Rounds the figures are taken over (1 for static overlays).
+    pub rounds: u64,
+    /// Per-round second-largest eigenvalue modulus (geometric mean over the
+    /// rounds, [`slem_per_round`]).
+    pub slem: f64,
+    /// Effective number of neighbours (\[Vogels22\]).
+    pub effective_neighbours: f64,
+    /// The consensus matrices (row-major), one per round.
+    pub matrices: Vec<Vec<f64>>,
+}
+
+impl MixingFigures {
+    /// Spectral gap `1 - slem`.
+    pub fn spectral_gap(&self) -> f64 {
+        1.0 - self.slem
+    }
+}
+
+/// The figures of `e` over its first `rounds` rounds (1 for static
+/// overlays) at decay `gamma`.
+///
+/// # Errors
+/// A consensus matrix cannot be built for a round.
+pub fn mixing_figures(
+    e: &EvaluatedOverlay,
+    rounds: u64,
+    gamma: f64,
+) -> Result<MixingFigures, ConsensusError> {
+    let rule = ConsensusRule::Auto.for_overlay(e)?;
+    let n = e.silo_count();
+    let rounds = if e.is_schedule() { rounds.max(1) } else { 1 };
+    let schedule = e.schedule();
+    let mut matrices = Vec::new();
+    let mut label = String::new();
+    for k in 0..rounds {
+        let o = schedule.round(k);
+        matrices.push(rule.matrix_at(&o, k)?.as_slice().to_vec());
+        if k == 0 {
+            label = rule_label(&rule, &o);
+        }
+    }
+    let refs: Vec<&[f64]> = matrices.iter().map(Vec::as_slice).collect();
+    Ok(MixingFigures {
+        rule: label,
+        rounds,
+        slem: slem_per_round(n, &refs),
+        effective_neighbours: effective_neighbours_periodic(n, &refs, gamma),
+        matrices,
+    })
+}
+
+/// The name of the rule `rule` (resolved from `auto`) on overlay `o`.
+pub fn rule_label(rule: &ConsensusRule, o: &Overlay) -> String {
+    match rule {
+        ConsensusRule::Auto => match o.protocol {
+            Protocol::ServerClient { .. } => "average".into(),
+            Protocol::Gossip
+                if o.silo_count() > 1 && (0..o.silo_count()).all(|i| o.in_degree(i) == 1) =>
+            {
+                "half".into()
+            }
+            Protocol::Gossip => "local-degree".into(),
+        },
+        ConsensusRule::Matcha { alpha } => format!("matcha:{alpha:.4}"),
+        ConsensusRule::Custom(_) => "file weights".into(),
+        ConsensusRule::PerRound(_) => "per-round weights".into(),
+        ConsensusRule::WeightedAverage { .. } => "fedavg".into(),
+        ConsensusRule::DecAvg { .. } => "decavg".into(),
+        other => format!("{other:?}").to_ascii_lowercase(),
+    }
+}
