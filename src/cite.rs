@@ -46,6 +46,29 @@
 //!   (Sec. 4.1, eq. 3, Algorithm 1), random-graph families and the scaling
 //!   exponents (Sec. 4.2, Fig. 5), failures (Fig. 2).
 //!
+//! # Topology families (the design work beyond \[Marfoq20\])
+//!
+//! * **\[Ying21\]** Bicheng Ying, Kun Yuan, Yiming Chen, Hanbin Hu, Pan Pan,
+//!   Wotao Yin. *Exponential Graph is Provably Efficient for Decentralized
+//!   Deep Training.* NeurIPS 2021. The static exponential graph (node `i`
+//!   sends to `i + 2^k mod n`, `k < ceil(log2 n)`, uniform weights) and the
+//!   one-peer exponential graph (one hop `2^(t mod tau)` per round, exact
+//!   averaging after `tau` rounds when `n` is a power of two).
+//! * **\[Takezawa23\]** Yuki Takezawa, Ryoma Sato, Han Bao, Kenta Niwa,
+//!   Makoto Yamada. *Beyond Exponential Graph: Communication-Efficient
+//!   Topologies for Decentralized Learning via Finite-time Convergence.*
+//!   NeurIPS 2023 (arXiv:2305.11420; public code yukiTakezawa/BaseGraph).
+//!   The k-peer hyper-hypercube, the simple Base-(k+1) graph and the
+//!   Base-(k+1) graph: maximum degree `k`, exact consensus after a finite
+//!   period for any `n`.
+//! * **\[Song22\]** Zhuoqing Song, Weijian Li, Kexin Jin, Lei Shi, Ming Yan,
+//!   Wotao Yin, Kun Yuan. *Communication-Efficient Topologies for
+//!   Decentralized Learning with O(1) Consensus Rate* (EquiTopo). NeurIPS
+//!   2022 (public code kexinjinnn/EquiTopo). D-EquiStatic (the average of
+//!   `M` random circulant basis matrices `I/n + (n-1)/n P_u`) and OD-EquiDyn
+//!   (one random basis matrix per round, mixed with the identity by `eta`);
+//!   consensus rate independent of `n`.
+//!
 //! # Other sources
 //!
 //! * **\[BCOQ92\]** François Baccelli, Guy Cohen, Geert Jan Olsder,

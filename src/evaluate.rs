@@ -188,6 +188,9 @@ pub struct EvaluatedOverlay {
     sample_rounds: u64,
     /// Consensus weights the overlay's file gives (row-stochastic).
     weights: Option<Vec<Vec<f64>>>,
+    /// Consensus weights of every round of a periodic schedule's period
+    /// (the families `exp-1peer`, `base:k=K`).
+    round_weights: Option<Vec<Vec<Vec<f64>>>>,
 }
 
 impl EvaluatedOverlay {
@@ -199,6 +202,7 @@ impl EvaluatedOverlay {
         options: &BuildOptions,
     ) -> Result<Self, EvalError> {
         let mut weights = None;
+        let mut round_weights = None;
         let shape = match build(kind, underlay, model, options)? {
             Built::Static(o) => Shape::Static(o),
             Built::Weighted {
@@ -209,6 +213,10 @@ impl EvaluatedOverlay {
                 Shape::Static(overlay)
             }
             Built::Periodic(s) => Shape::Periodic(s),
+            Built::WeightedPeriodic { schedule, weights } => {
+                round_weights = Some(weights);
+                Shape::Periodic(schedule)
+            }
             Built::Matcha(s) => Shape::Matcha(s),
             Built::CliqueAveraging(topology) => Shape::CliqueAveraging {
                 models: topology.overlay(),
@@ -220,6 +228,7 @@ impl EvaluatedOverlay {
             shape,
             sample_rounds: options.matcha.rounds,
             weights,
+            round_weights,
         })
     }
 
@@ -229,6 +238,15 @@ impl EvaluatedOverlay {
     /// `None` when the overlay brings no weights.
     pub fn consensus_weights(&self) -> Option<&[Vec<f64>]> {
         self.weights.as_deref()
+    }
+
+    /// The consensus weights of every round of a periodic schedule's period
+    /// that brings its own (`exp-1peer`: `(I + P(t)) / 2`, \[Ying21\];
+    /// `base:k=K`: the Base-(k+1) matrices, \[Takezawa23\]): entry `r` is
+    /// round `r`'s matrix, in the layout of [`Self::consensus_weights`].
+    /// `None` for every other overlay.
+    pub fn round_consensus_weights(&self) -> Option<&[Vec<Vec<f64>>]> {
+        self.round_weights.as_deref()
     }
 
     /// The kind it was built as.
@@ -244,6 +262,15 @@ impl EvaluatedOverlay {
     /// True when the overlay changes every round.
     pub fn is_schedule(&self) -> bool {
         matches!(self.shape, Shape::Matcha(_) | Shape::Periodic(_))
+    }
+
+    /// True when [`Self::cycle_time`] is the exact max-plus value of the
+    /// rounds a replay runs: static overlays, clique averaging, periodic
+    /// schedules (the rate of the period). False for MATCHA, whose rounds
+    /// are drawn afresh and whose cycle time is the paper's estimate over
+    /// sampled rounds.
+    pub fn has_exact_cycle_time(&self) -> bool {
+        !matches!(self.shape, Shape::Matcha(_))
     }
 
     /// The overlay of every round, when there is one (for clique averaging,
@@ -370,6 +397,10 @@ impl EvaluatedOverlay {
                 let rounds: Vec<&[(usize, usize)]> = s.rounds().iter().map(|o| o.arcs()).collect();
                 format!("{}|periodic|{:?}", s.name, rounds)
             }
+        };
+        let shape = match &self.round_weights {
+            Some(w) => format!("{shape}|round weights {w:?}"),
+            None => shape,
         };
         match &self.weights {
             Some(w) => format!("{shape}|weights {w:?}"),
@@ -526,11 +557,15 @@ impl EvaluatedOverlay {
                 overlay: self.name(),
             });
         }
-        Ok(ExportedSchedule::new(
+        let e = ExportedSchedule::new(
             self.schedule(),
             labels,
             &self.name(),
             self.schedule_rounds(),
-        ))
+        );
+        Ok(match &self.round_weights {
+            Some(w) => e.with_weights(w.clone()),
+            None => e,
+        })
     }
 }

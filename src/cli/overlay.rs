@@ -20,8 +20,11 @@ pub struct OverlayArgs {
     /// graph (er:p=P|k=K, ba:m=M, regular:k=K, chung-lu:gamma=G,k=K, torus),
     /// dcliques[-greedy|-random|-oneclass][-ring|-fractal|-smallworld|-full][+ca],
     /// dc-random-regular10, dc-diverse-random10, dc-node-ring, dc-grid, dc-fully-connected,
-    /// matcha[+], or file:PATH (a GML, node-link JSON, CSV or per-round file).
-    /// Schedules (MATCHA, per-round files) are written per round in JSON.
+    /// matcha[+], exp, exp-1peer, base:k=K, d-equistatic, od-equidyn (along
+    /// the ring-opt tour; `:order=identity` for the silos' order), or
+    /// file:PATH (a GML, node-link JSON, CSV or per-round file). Schedules
+    /// (MATCHA, exp-1peer, base, od-equidyn, per-round files) are written per
+    /// round in JSON.
     kind: OverlayKind,
     #[command(flatten)]
     underlay: UnderlayArgs,

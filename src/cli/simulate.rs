@@ -105,12 +105,12 @@ pub fn run(a: SimulateArgs) -> Result<()> {
         bar.set_message(kind.to_string());
         let mut net = a.network_model.build(&model);
         let overlay = EvaluatedOverlay::build(kind, &underlay, &model, &options)?;
-        // Schedules (MATCHA: a new seeded overlay every round) have no
-        // static cycle time to compare the replay with.
-        taus.push(if overlay.is_schedule() {
-            None
-        } else {
+        // MATCHA (a new seeded overlay every round) has no exact cycle
+        // time to compare the replay with; periodic schedules do.
+        taus.push(if overlay.has_exact_cycle_time() {
             Some(overlay.cycle_time(&model)?.cycle_time_ms)
+        } else {
+            None
         });
         let mut tick = |k| {
             if k > 0 {

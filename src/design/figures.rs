@@ -48,7 +48,7 @@ pub fn mixing_figures(
     let mut label = String::new();
     for k in 0..rounds {
         let o = schedule.round(k);
-        matrices.push(rule.matrix(&o)?.as_slice().to_vec());
+        matrices.push(rule.matrix_at(&o, k)?.as_slice().to_vec());
         if k == 0 {
             label = rule_label(&rule, &o);
         }
@@ -77,6 +77,7 @@ pub fn rule_label(rule: &ConsensusRule, o: &Overlay) -> String {
         },
         ConsensusRule::Matcha { alpha } => format!("matcha:{alpha:.4}"),
         ConsensusRule::Custom(_) => "file weights".into(),
+        ConsensusRule::PerRound(_) => "per-round weights".into(),
         ConsensusRule::WeightedAverage { .. } => "fedavg".into(),
         ConsensusRule::DecAvg { .. } => "decavg".into(),
         other => format!("{other:?}").to_ascii_lowercase(),

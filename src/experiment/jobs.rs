@@ -202,16 +202,16 @@ fn simulate_job(
     let mut net = network.build(&p.model);
     let overlay = EvaluatedOverlay::build(p.kind, underlay, &p.model, &options)
         .map_err(|e| f(e.to_string()))?;
-    // Schedules (MATCHA) have no static cycle time.
-    let tau = if overlay.is_schedule() {
-        None
-    } else {
+    // MATCHA has no exact cycle time; periodic schedules do (their rate).
+    let tau = if overlay.has_exact_cycle_time() {
         Some(
             overlay
                 .cycle_time(&p.model)
                 .map_err(|e| f(e.to_string()))?
                 .cycle_time_ms,
         )
+    } else {
+        None
     };
     let failures = job_failures(job)?;
     let result = overlay

@@ -15,6 +15,7 @@ use crate::overlay::algo::RingSearch;
 use crate::overlay::dcliques::placement::{DCliquesBuild, DCliquesOverlay};
 use crate::overlay::dcliques::{CliqueTopology, DCliquesError};
 use crate::overlay::export::unique_labels;
+use crate::overlay::families::{self, FamilyBuilt, FamilyError, FamilySpec, FamilySpecError};
 use crate::overlay::file::{self, FileOverlay, FileOverlayError, OverlayPath, SiloNames};
 use crate::overlay::matcha::{
     MatchaBase, MatchaDesign, MatchaError, MatchaOn, MatchaOptions, MatchaSchedule, MatchaVariant,
@@ -54,6 +55,13 @@ pub enum OverlayKind {
     /// A topology read from a file (`file:PATH`: GML, node-link JSON, CSV,
     /// or a per-round schedule; [`crate::overlay::file`]).
     File(OverlayPath),
+    /// A family of the decentralized-learning literature placed on the
+    /// silos ([`crate::overlay::families`]): `exp` (static exponential
+    /// graph, \[Ying21\]), `exp-1peer` (one-peer exponential graph,
+    /// \[Ying21\]), `base:k=K` (Base-(k+1) graph, \[Takezawa23\]),
+    /// `d-equistatic`, `od-equidyn` (EquiTopo, \[Song22\]); nodes along the
+    /// `ring-opt` tour unless `order=identity`.
+    Family(FamilySpec),
 }
 
 impl OverlayKind {
@@ -81,12 +89,17 @@ impl OverlayKind {
             OverlayKind::Matcha(m) => m.family(),
             OverlayKind::DCliques(d) => d.name(),
             OverlayKind::File(_) => "file",
+            OverlayKind::Family(f) => f.name(),
         }
     }
 
     /// True for the kinds that change every round ([`build_schedule`]).
     pub fn is_schedule(self) -> bool {
-        matches!(self, OverlayKind::Matcha(_))
+        match self {
+            OverlayKind::Matcha(_) => true,
+            OverlayKind::Family(f) => f.is_schedule(),
+            _ => false,
+        }
     }
 
     /// The MATCHA variant of a MATCHA kind (base graph, own budget);
@@ -131,6 +144,7 @@ impl fmt::Display for OverlayKind {
             OverlayKind::Random(r) => write!(f, "{r}"),
             OverlayKind::Matcha(m) => write!(f, "{m}"),
             OverlayKind::File(p) => write!(f, "file:{p}"),
+            OverlayKind::Family(s) => write!(f, "{s}"),
             _ => f.write_str(self.name()),
         }
     }
@@ -138,7 +152,7 @@ impl fmt::Display for OverlayKind {
 
 /// An overlay name that fedtopo does not know.
 #[derive(Debug, Clone, Error)]
-#[error("unknown overlay `{0}`; expected one of: star, mst, delta-mbst (or mbst), ring, ring-opt, complete, matcha, matcha+, dcliques[-ring|-fractal|-smallworld|-full][+ca], dc-random-regular10, dc-diverse-random10, dc-node-ring, dc-grid, a random graph er:p=P|k=K, ba:m=M, regular:k=K, chung-lu:gamma=G,k=K, torus[:rows=R], or file:PATH")]
+#[error("unknown overlay `{0}`; expected one of: star, mst, delta-mbst (or mbst), ring, ring-opt, complete, matcha, matcha+, dcliques[-ring|-fractal|-smallworld|-full][+ca], dc-random-regular10, dc-diverse-random10, dc-node-ring, dc-grid, a random graph er:p=P|k=K, ba:m=M, regular:k=K, chung-lu:gamma=G,k=K, torus[:rows=R], exp, exp-1peer, base:k=K, d-equistatic, od-equidyn (families, [:order=identity]), or file:PATH")]
 pub struct UnknownOverlay(pub String);
 
 /// An overlay name that does not parse.
@@ -153,6 +167,9 @@ pub enum OverlayParseError {
     /// A MATCHA spec with bad parameters.
     #[error(transparent)]
     Matcha(#[from] MatchaVariantError),
+    /// A family spec (`exp`, `exp-1peer`, `base:k=K`) with bad parameters.
+    #[error(transparent)]
+    Family(#[from] FamilySpecError),
 }
 
 impl FromStr for OverlayKind {
@@ -175,6 +192,9 @@ impl FromStr for OverlayKind {
         }
         if MatchaVariant::claims(s) {
             return Ok(OverlayKind::Matcha(s.parse()?));
+        }
+        if FamilySpec::claims(s) {
+            return Ok(OverlayKind::Family(s.parse()?));
         }
         if DCliquesOverlay::claims(s) {
             return s
@@ -314,6 +334,9 @@ pub enum BuildError {
     /// An overlay file could not be read.
     #[error(transparent)]
     File(#[from] FileOverlayError),
+    /// A family does not fit the network (too few silos for its degree).
+    #[error(transparent)]
+    Family(#[from] FamilyError),
 }
 
 /// What a builder returns: the shapes of round fedtopo runs.
@@ -337,6 +360,15 @@ pub enum Built {
     },
     /// A list of overlays replayed periodically (a per-round file).
     Periodic(PeriodicSchedule),
+    /// A list of overlays replayed periodically with the consensus matrix of
+    /// every round (`exp-1peer`, `base:k=K`; [`crate::overlay::families`]).
+    WeightedPeriodic {
+        /// The rounds of one period.
+        schedule: PeriodicSchedule,
+        /// Round `r`'s row-stochastic consensus weights, `n x n` (row `i`:
+        /// what silo `i` gives to its own model and each model it receives).
+        weights: Vec<Vec<Vec<f64>>>,
+    },
 }
 
 /// Builds overlay `kind` for `model` on `underlay`, in whichever shape the
@@ -376,7 +408,29 @@ pub fn build(
                     overlay,
                     weights: None,
                 } => Built::Static(overlay),
-                FileOverlay::Periodic(s) => Built::Periodic(s),
+                FileOverlay::Periodic {
+                    schedule,
+                    weights: None,
+                } => Built::Periodic(schedule),
+                FileOverlay::Periodic {
+                    schedule,
+                    weights: Some(weights),
+                } => Built::WeightedPeriodic { schedule, weights },
+            },
+        ),
+        OverlayKind::Family(spec) => Ok(
+            match families::build(spec, model, &options.ring_search, options.seed)? {
+                FamilyBuilt::Static {
+                    overlay,
+                    weights: None,
+                } => Built::Static(overlay),
+                FamilyBuilt::Static {
+                    overlay,
+                    weights: Some(weights),
+                } => Built::Weighted { overlay, weights },
+                FamilyBuilt::Periodic { schedule, weights } => {
+                    Built::WeightedPeriodic { schedule, weights }
+                }
             },
         ),
         _ => build_overlay(kind, underlay, model, options).map(Built::Static),
@@ -426,7 +480,17 @@ pub fn build_overlay(
         OverlayKind::File(path) => {
             match file::read(path.as_path(), &silo_names(underlay, model))? {
                 FileOverlay::Static { overlay, .. } => overlay,
-                FileOverlay::Periodic(_) => {
+                FileOverlay::Periodic { .. } => {
+                    return Err(BuildError::NotStatic {
+                        overlay: kind.to_string(),
+                    })
+                }
+            }
+        }
+        OverlayKind::Family(spec) => {
+            match families::build(spec, model, &options.ring_search, options.seed)? {
+                FamilyBuilt::Static { overlay, .. } => overlay,
+                FamilyBuilt::Periodic { .. } => {
                     return Err(BuildError::NotStatic {
                         overlay: kind.to_string(),
                     })

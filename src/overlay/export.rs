@@ -254,6 +254,9 @@ pub struct ExportedSchedule {
     pub silos: Vec<String>,
     /// The arcs `(source, target)` of every round (silo indices).
     pub rounds: Vec<Vec<(usize, usize)>>,
+    /// Every round's consensus weights (row `i`: what silo `i` gives each
+    /// model), when the schedule brings its own; written as arc weights.
+    pub weights: Option<Vec<Vec<Vec<f64>>>>,
 }
 
 impl ExportedSchedule {
@@ -265,18 +268,42 @@ impl ExportedSchedule {
             rounds: (0..rounds)
                 .map(|k| schedule.round(k).arcs().to_vec())
                 .collect(),
+            weights: None,
         }
     }
 
+    /// The same with every round's consensus weights (one `n x n` matrix
+    /// per exported round, row `i` what silo `i` gives each model): each arc
+    /// `j -> i` is written with weight `A_ij`, and the file reads back
+    /// with the same matrices (the diagonal is `1 - sum` of the row).
+    pub fn with_weights(mut self, weights: Vec<Vec<Vec<f64>>>) -> Self {
+        self.weights = Some(weights);
+        self
+    }
+
+    /// The weight of arc `a -> b` in round `k`, when weights are given.
+    fn weight(&self, k: usize, a: usize, b: usize) -> Option<f64> {
+        let w = self.weights.as_ref()?;
+        w.get(k % w.len().max(1))?.get(b)?.get(a).copied()
+    }
+
     /// Per-round JSON: `{"name", "directed": true, "periodic": true,
-    /// "nodes": [labels], "rounds": [[[src, dst], ...], ...]}` (labels).
+    /// "nodes": [labels], "rounds": [[[src, dst], ...], ...]}` (labels;
+    /// `[src, dst, weight]` with weights).
     pub fn to_json(&self) -> String {
-        let rounds: Vec<Vec<[&str; 2]>> = self
+        let rounds: Vec<Vec<serde_json::Value>> = self
             .rounds
             .iter()
-            .map(|r| {
+            .enumerate()
+            .map(|(k, r)| {
                 r.iter()
-                    .map(|&(a, b)| [self.silos[a].as_str(), self.silos[b].as_str()])
+                    .map(|&(a, b)| {
+                        let (s, d) = (self.silos[a].as_str(), self.silos[b].as_str());
+                        match self.weight(k, a, b) {
+                            Some(w) => serde_json::json!([s, d, w]),
+                            None => serde_json::json!([s, d]),
+                        }
+                    })
                     .collect()
             })
             .collect();
@@ -292,13 +319,27 @@ impl ExportedSchedule {
         s
     }
 
-    /// Per-round CSV: header `round,src,dst`, one arc per row (labels).
+    /// Per-round CSV: header `round,src,dst` (`round,src,dst,weight` with
+    /// weights), one arc per row (labels).
     pub fn to_csv(&self) -> String {
         let mut w = csv::Writer::from_writer(Vec::new());
-        let _ = w.write_record(["round", "src", "dst"]);
+        if self.weights.is_some() {
+            let _ = w.write_record(["round", "src", "dst", "weight"]);
+        } else {
+            let _ = w.write_record(["round", "src", "dst"]);
+        }
         for (k, r) in self.rounds.iter().enumerate() {
             for &(a, b) in r {
-                let _ = w.write_record([k.to_string().as_str(), &self.silos[a], &self.silos[b]]);
+                let round = k.to_string();
+                let _ = match self.weight(k, a, b) {
+                    Some(x) => w.write_record([
+                        round.as_str(),
+                        &self.silos[a],
+                        &self.silos[b],
+                        &x.to_string(),
+                    ]),
+                    None => w.write_record([round.as_str(), &self.silos[a], &self.silos[b]]),
+                };
             }
         }
         String::from_utf8(w.into_inner().unwrap_or_default()).unwrap_or_default()

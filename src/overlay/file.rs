@@ -17,7 +17,8 @@
 //!   starts with the line `# undirected` (then one edge per line, both
 //!   directions). An optional header names the columns (`src,dst[,weight]`
 //!   or `source,target[,weight]`); `#` starts a comment line. A header
-//!   `round,src,dst` makes it a per-round schedule.
+//!   `round,src,dst[,weight]` makes it a per-round schedule (weights, in
+//!   JSON `[src, dst, weight]`, are then every round's consensus weights).
 //!
 //! Nodes are matched to silos by name: a node's `label` (GML; its `id` when
 //! it has none), its `id` then its `label` (JSON), against the silo labels (unique, as exported) and then the underlay's
@@ -246,8 +247,15 @@ pub enum FileOverlay {
         /// the file's arcs carry a `weight`.
         weights: Option<Vec<Vec<f64>>>,
     },
-    /// A per-round schedule, replayed periodically.
-    Periodic(PeriodicSchedule),
+    /// A per-round schedule, replayed periodically, with every round's
+    /// consensus weights when the file's arcs carry a `weight` (as
+    /// [`FileOverlay::Static`]'s, round by round).
+    Periodic {
+        /// The rounds of one period.
+        schedule: PeriodicSchedule,
+        /// Row-stochastic consensus weights of every round, when given.
+        weights: Option<Vec<Vec<Vec<f64>>>>,
+    },
 }
 
 impl FileOverlay {
@@ -255,7 +263,7 @@ impl FileOverlay {
     pub fn weights(&self) -> Option<&[Vec<f64>]> {
         match self {
             FileOverlay::Static { weights, .. } => weights.as_deref(),
-            FileOverlay::Periodic(_) => None,
+            FileOverlay::Periodic { .. } => None,
         }
     }
 }
@@ -860,7 +868,27 @@ fn resolve(
                 "a per-round schedule needs at least one round",
             )
         })?;
-        return Ok(FileOverlay::Periodic(s));
+        let all: Vec<_> = raw.rounds.iter().map(|r| arcs_of(r)).collect();
+        let weights = match all.iter().flatten().find(|a| a.2.is_some()) {
+            None => None,
+            Some(_) => {
+                if let Some(a) = all.iter().flatten().find(|a| a.2.is_none()) {
+                    return Err(syntax(
+                        at(a.3, None),
+                        "some arcs have a `weight` and this one has none: give every arc a weight or none",
+                    ));
+                }
+                Some(
+                    all.iter()
+                        .map(|arcs| stochastic_rows(n, arcs, at))
+                        .collect::<Result<Vec<_>, _>>()?,
+                )
+            }
+        };
+        return Ok(FileOverlay::Periodic {
+            schedule: s,
+            weights,
+        });
     }
     let arcs = raw.rounds.first().map(|r| arcs_of(r)).unwrap_or_default();
     let mut overlay = Overlay::from_arcs(name, n, arcs.iter().map(|&(i, j, ..)| (i, j)));

@@ -6,13 +6,15 @@
 //! [`star`] (server-client), [`mst`] (\[Marfoq20\] Prop. 3.1), [`mbst`]
 //! (\[Marfoq20\] Algorithm 1), [`ring`] (Christofides, \[Marfoq20\] Prop. 3.3,
 //! and `ring-opt`), [`complete`], [`random`], [`dcliques`] (\[Bellet21\]),
-//! [`matcha`] (\[Wang19\]). [`build`] builds any of them by name;
+//! [`matcha`] (\[Wang19\]), [`families`] (exponential graphs \[Ying21\],
+//! Base-(k+1) \[Takezawa23\]). [`build`] builds any of them by name;
 //! [`export`] writes GML, DOT and JSON.
 
 pub mod algo;
 pub mod build;
 pub mod dcliques;
 pub mod export;
+pub mod families;
 pub mod file;
 pub mod matcha;
 pub mod mbst;

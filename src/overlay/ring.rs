@@ -47,10 +47,16 @@ pub fn ring(model: &DelayModel) -> Overlay {
     Overlay::directed_ring("ring", model.silo_count(), &tour)
 }
 
-/// `ring-opt` overlay: RING improved by local search on the directed cycle time.
-pub fn ring_opt(model: &DelayModel, search: &RingSearch) -> Overlay {
+/// The `ring-opt` tour: the Christofides tour improved by local search on
+/// the directed cycle time (silo indices in ring order).
+pub fn ring_opt_tour(model: &DelayModel, search: &RingSearch) -> Vec<usize> {
     let d = ring_delays(model);
     let start = christofides_ring_tour(model);
-    let tour = improve_directed_ring(&d, start, search);
+    improve_directed_ring(&d, start, search)
+}
+
+/// `ring-opt` overlay: RING improved by local search on the directed cycle time.
+pub fn ring_opt(model: &DelayModel, search: &RingSearch) -> Overlay {
+    let tour = ring_opt_tour(model, search);
     Overlay::directed_ring("ring-opt", model.silo_count(), &tour)
 }

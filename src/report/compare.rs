@@ -46,9 +46,13 @@ pub struct ScheduleStats {
     pub published_convention_ms: f64,
     /// Exact max-plus growth rate `t(K)/K` of the same sequence, ms.
     pub maxplus_ms: f64,
-    /// How the schedule mixes (seed, matchings, budget, lambda_2, alpha, rho).
+    /// How the schedule mixes (MATCHA: seed, matchings, budget, lambda_2,
+    /// alpha, rho); `None` for periodic schedules (per-round files and the
+    /// families `exp-1peer`, `base:k=K`), whose row cycle time is the exact
+    /// max-plus rate of the period and `mean_round_ms` the paper-style
+    /// estimate over one period.
     #[serde(flatten)]
-    pub mixing: ScheduleMixing,
+    pub mixing: Option<ScheduleMixing>,
 }
 
 /// A comparison: the rows plus the overlays themselves (for export).
@@ -91,7 +95,7 @@ pub fn compare_overlays(
         let t = overlay.cycle_time(model)?;
         let degrees = overlay.degree_stats();
         let schedule = match (&t.schedule, overlay.mixing()) {
-            (Some(s), Some(mixing)) => Some(ScheduleStats {
+            (Some(s), mixing) => Some(ScheduleStats {
                 rounds: s.estimate.rounds,
                 mean_round_ms: s.estimate.mean_ms,
                 published_convention_ms: s.estimate.published_ms,

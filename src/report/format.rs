@@ -3,7 +3,7 @@
 use serde::Serialize;
 
 use super::table::Table;
-use super::Comparison;
+use super::{Comparison, ScheduleStats};
 
 /// How results are printed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -55,9 +55,17 @@ pub fn render_table(c: &Comparison) -> String {
             format!("{:.3}", r.rounds_per_s),
             r.speedup_vs_star.map_or("-".into(), |s| format!("{s:.2}x")),
             match &r.schedule {
-                Some(st) => format!(
+                Some(ScheduleStats {
+                    mixing: Some(m),
+                    maxplus_ms,
+                    ..
+                }) => format!(
                     "random ({} matchings, Cb {}); max-plus {:.1} ms",
-                    st.mixing.matchings, st.mixing.budget, st.maxplus_ms
+                    m.matchings, m.budget, maxplus_ms
+                ),
+                Some(st) => format!(
+                    "periodic ({} rounds): max-plus rate; round estimate {:.1} ms",
+                    st.rounds, st.mean_round_ms
                 ),
                 None => shorten(&r.critical_circuit),
             },
@@ -113,6 +121,7 @@ struct CsvRow<'a> {
 pub fn render_csv(c: &Comparison) -> String {
     let mut w = csv::Writer::from_writer(Vec::new());
     for r in &c.rows {
+        let mixing = r.schedule.as_ref().and_then(|st| st.mixing.as_ref());
         w.serialize(CsvRow {
             underlay: &c.underlay,
             silos: c.silos,
@@ -127,10 +136,10 @@ pub fn render_csv(c: &Comparison) -> String {
                 format!("sampled_rounds:{}", st.rounds)
             }),
             maxplus_ms: r.schedule.as_ref().map(|st| st.maxplus_ms),
-            budget: r.schedule.as_ref().map(|st| st.mixing.budget),
-            matchings: r.schedule.as_ref().map(|st| st.mixing.matchings),
-            lambda2: r.schedule.as_ref().map(|st| st.mixing.lambda2),
-            rho: r.schedule.as_ref().map(|st| st.mixing.rho),
+            budget: mixing.map(|m| m.budget),
+            matchings: mixing.map(|m| m.matchings),
+            lambda2: mixing.map(|m| m.lambda2),
+            rho: mixing.map(|m| m.rho),
         })
         .expect("in-memory CSV");
     }

@@ -186,4 +186,31 @@ mod tests {
         };
         assert!(mixing_rows(&u, &model, &kinds, &BuildOptions::default(), &bad).is_err());
     }
+
+    /// The families' own matrices, round by round: Base-(k+1) averages
+    /// exactly over its period (gap 1); the one-peer exponential graph on
+    /// 11 silos (not a power of two) does not.
+    #[test]
+    fn families_mix_with_their_own_matrices_round_by_round() {
+        let u = load_underlay(Some("aws-gaia"), &LoadOptions::default())
+            .unwrap_or_else(|e| panic!("{e}"));
+        let model = NetworkSpec::default()
+            .build(&u)
+            .unwrap_or_else(|e| panic!("{e}"));
+        for (name, exact) in [("base:k=1", true), ("base:k=2", true), ("exp-1peer", false)] {
+            let kind: OverlayKind = name.parse().unwrap_or_else(|e| panic!("{e:?}"));
+            let e = EvaluatedOverlay::build(kind, &u, &model, &BuildOptions::default())
+                .unwrap_or_else(|e| panic!("{e}"));
+            let period = e.round_consensus_weights().map_or(0, <[_]>::len) as u64;
+            let options = MixingOptions {
+                rounds: period,
+                ..MixingOptions::default()
+            };
+            let rows = mixing_rows(&u, &model, &[kind], &BuildOptions::default(), &options)
+                .unwrap_or_else(|e| panic!("{e}"));
+            assert_eq!(rows[0].rule, "per-round weights");
+            let gap = rows[0].spectral_gap;
+            assert_eq!((gap - 1.0).abs() < 1e-9, exact, "{name}: gap {gap}");
+        }
+    }
 }

@@ -138,8 +138,10 @@ pub fn run(
     }
     let start_round = trainer.round();
     let mut done_here = 0;
-    // Consensus matrices depend on the round's overlay only: a static
-    // overlay's (or a repeated round's) is computed once.
+    // Consensus matrices depend on the round's overlay only (unless the
+    // overlay brings one per round): a static overlay's (or a repeated
+    // round's) is computed once.
+    let per_round = trainer.config().consensus.depends_on_round();
     let mut last: Option<(crate::overlay::Overlay, super::consensus::ConsensusMatrix)> = None;
     while trainer.round() < opts.rounds {
         if opts.stop_after.is_some_and(|s| done_here >= s) {
@@ -148,9 +150,9 @@ pub fn run(
         let k = trainer.round();
         let overlay = schedule.round(k);
         let a = match last.take() {
-            Some((o, a)) if o == *overlay => (o, a),
+            Some((o, a)) if !per_round && o == *overlay => (o, a),
             _ => {
-                let a = trainer.config().consensus.matrix(&overlay)?;
+                let a = trainer.config().consensus.matrix_at(&overlay, k)?;
                 (overlay.into_owned(), a)
             }
         };

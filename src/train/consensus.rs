@@ -275,6 +275,11 @@ pub enum ConsensusRule {
     },
     /// The user's matrix (checked against each round's arcs).
     Custom(ConsensusMatrix),
+    /// One matrix per round of a periodic schedule's period, brought by the
+    /// overlay (`exp-1peer`, `base:k=K`; [`EvaluatedOverlay::round_consensus_weights`]):
+    /// round `k` uses entry `k mod period`. A weight on an arc missing from
+    /// the round's overlay (a failed node or link) stays with the receiver.
+    PerRound(Vec<ConsensusMatrix>),
 }
 
 impl ConsensusRule {
@@ -323,7 +328,9 @@ impl ConsensusRule {
 
     /// The rule a run of `overlay` uses: this one, unless it is
     /// [`ConsensusRule::Auto`] and the overlay brings its own consensus, that
-    /// is a schedule's `I - alpha L` (MATCHA, \[Wang19\]) or the weights of an
+    /// is a schedule's `I - alpha L` (MATCHA, \[Wang19\]), a family's
+    /// matrices per round ([`EvaluatedOverlay::round_consensus_weights`],
+    /// which become [`ConsensusRule::PerRound`]) or the weights of an
     /// overlay file ([`EvaluatedOverlay::consensus_weights`], row-stochastic),
     /// which becomes [`ConsensusRule::Custom`].
     pub fn for_overlay(&self, overlay: &EvaluatedOverlay) -> Result<ConsensusRule, ConsensusError> {
@@ -333,6 +340,14 @@ impl ConsensusRule {
         if let Some(m) = overlay.mixing() {
             return Ok(ConsensusRule::Matcha { alpha: m.alpha });
         }
+        if let Some(rounds) = overlay.round_consensus_weights() {
+            return Ok(ConsensusRule::PerRound(
+                rounds
+                    .iter()
+                    .map(|w| ConsensusMatrix::from_rows(w.to_vec()))
+                    .collect::<Result<_, _>>()?,
+            ));
+        }
         if let Some(w) = overlay.consensus_weights() {
             return Ok(ConsensusRule::Custom(ConsensusMatrix::from_rows(
                 w.to_vec(),
@@ -341,10 +356,33 @@ impl ConsensusRule {
         Ok(ConsensusRule::Auto)
     }
 
-    /// The consensus matrix of `overlay` under this rule.
+    /// True when the matrix depends on the round number, not only on the
+    /// round's overlay ([`ConsensusRule::PerRound`]): two rounds with the same
+    /// arcs may mix with different weights.
+    pub fn depends_on_round(&self) -> bool {
+        matches!(self, ConsensusRule::PerRound(_))
+    }
+
+    /// The consensus matrix of `overlay` under this rule (for
+    /// [`ConsensusRule::PerRound`], round 0's: use [`Self::matrix_at`]).
     pub fn matrix(&self, overlay: &Overlay) -> Result<ConsensusMatrix, ConsensusError> {
+        self.matrix_at(overlay, 0)
+    }
+
+    /// The consensus matrix of round `round`, whose overlay is `overlay`,
+    /// under this rule (only [`ConsensusRule::PerRound`] depends on the round).
+    pub fn matrix_at(
+        &self,
+        overlay: &Overlay,
+        round: u64,
+    ) -> Result<ConsensusMatrix, ConsensusError> {
         let n = overlay.silo_count();
         match self {
+            ConsensusRule::PerRound(ms) if !ms.is_empty() => {
+                let m = &ms[(round % ms.len() as u64) as usize];
+                per_round(m, overlay)
+            }
+            ConsensusRule::PerRound(_) => Ok(local_degree(overlay)),
             ConsensusRule::Auto => match overlay.protocol {
                 Protocol::ServerClient { .. } => Ok(ConsensusMatrix::average(n)),
                 Protocol::Gossip if n > 1 && (0..n).all(|i| overlay.in_degree(i) == 1) => {
@@ -395,6 +433,29 @@ impl ConsensusRule {
             }
         }
     }
+}
+
+/// `m` restricted to the arcs of `overlay`: a weight on a missing arc (a
+/// failure) goes to the receiver's own model, so rows still sum to 1.
+fn per_round(m: &ConsensusMatrix, overlay: &Overlay) -> Result<ConsensusMatrix, ConsensusError> {
+    let n = m.n;
+    if overlay.silo_count() != n {
+        return Err(ConsensusError::Shape {
+            n: overlay.silo_count(),
+            rows: n,
+            cols: n,
+        });
+    }
+    let mut data = m.data.clone();
+    for i in 0..n {
+        for j in 0..n {
+            if i != j && data[i * n + j] != 0.0 && overlay.arcs().binary_search(&(j, i)).is_err() {
+                data[i * n + i] += data[i * n + j];
+                data[i * n + j] = 0.0;
+            }
+        }
+    }
+    Ok(ConsensusMatrix { n, data })
 }
 
 fn fill_diagonal(n: usize, mut data: Vec<f64>) -> ConsensusMatrix {

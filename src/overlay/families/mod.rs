@@ -1,0 +1,199 @@
+//! Topology families of the decentralized-learning literature, put on the
+//! underlay: the static and one-peer exponential graphs (\[Ying21\],
+//! [`exponential`]), the Base-(k+1) graph (\[Takezawa23\],
+//! [`base_graph`]) and EquiTopo's D-EquiStatic and OD-EquiDyn (\[Song22\],
+//! [`equitopo`]; the undirected U-EquiStatic and OU-EquiDyn are not
+//! implemented).
+//!
+//! The papers define them on abstract nodes `0..n`; on a real network the
+//! node order matters (a node talks most to the next ones). [`build`]
+//! places node `p` on the `p`-th silo of the `ring-opt` tour by default
+//! ([`FamilyOrder::RingOpt`]: the families' shortest hops, `i -> i + 1`,
+//! are then the arcs of the best directed ring found), or on silo `p`
+//! ([`FamilyOrder::Identity`], `order=identity`).
+//!
+//! `exp` is one static overlay; its consensus weights `1 / (tau + 1)` are
+//! exactly what the `local-degree` rule gives a circulant graph, so it
+//! brings none of its own. `d-equistatic` is static with its own weights.
+//! `exp-1peer`, `base:k=K` and `od-equidyn` are periodic schedules and bring
+//! one consensus matrix per round of their period.
+
+pub mod base_graph;
+pub mod equitopo;
+pub mod exponential;
+pub mod spec;
+#[cfg(test)]
+mod tests;
+
+use thiserror::Error;
+
+use crate::delay::DelayModel;
+use crate::graph::{Overlay, PeriodicSchedule};
+use crate::overlay::algo::RingSearch;
+use crate::overlay::ring::ring_opt_tour;
+
+pub use base_graph::Matrix;
+pub use spec::{Family, FamilyOrder, FamilySpec, FamilySpecError};
+
+/// Why a family could not be built on a network.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum FamilyError {
+    /// Fewer than 2 silos.
+    #[error("`{overlay}` needs at least 2 silos; the network has {silos}")]
+    TooSmall {
+        /// Overlay name.
+        overlay: String,
+        /// Silos of the network.
+        silos: usize,
+    },
+    /// Base-(k+1) with `k >= n`: a degree no silo can have.
+    #[error(
+        "`{overlay}`: maximum degree k = {k} needs more than k silos, the network has {silos} \
+         (use k <= {max})",
+        max = silos.saturating_sub(1)
+    )]
+    DegreeTooLarge {
+        /// Overlay name.
+        overlay: String,
+        /// The degree asked for.
+        k: usize,
+        /// Silos of the network.
+        silos: usize,
+    },
+}
+
+/// A family built on the silos.
+#[derive(Debug, Clone)]
+pub enum FamilyBuilt {
+    /// The same overlay every round (`exp`, `d-equistatic`).
+    Static {
+        /// The overlay.
+        overlay: Overlay,
+        /// Its consensus matrix when the family has its own (`d-equistatic`;
+        /// `exp`'s is the `local-degree` rule's).
+        weights: Option<Matrix>,
+    },
+    /// One overlay per round of a period, with its consensus matrix.
+    Periodic {
+        /// The rounds of one period.
+        schedule: PeriodicSchedule,
+        /// Round `r`'s consensus matrix (row `i`: what silo `i` gives to its
+        /// own model and to each model it receives), doubly stochastic.
+        weights: Vec<Matrix>,
+    },
+}
+
+/// The mixing matrices of one period of `family` on abstract nodes `0..n`,
+/// `n >= 2` (one matrix for the static ones); `seed` draws EquiTopo's shifts
+/// when the spec gives no seed of its own.
+pub fn abstract_matrices(family: Family, n: usize, seed: u64) -> Vec<Matrix> {
+    match family {
+        Family::Exp => vec![exponential::static_matrix(n)],
+        Family::ExpOnePeer => exponential::one_peer_period(n),
+        Family::Base { k } => base_graph::base_graph(n, k),
+        Family::EquiStatic { m, seed: s } => vec![equitopo::d_equistatic(
+            n,
+            m.unwrap_or_else(|| exponential::tau(n)).max(1),
+            s.unwrap_or(seed),
+        )],
+        Family::EquiDyn {
+            eta,
+            seed: s,
+            rounds,
+        } => equitopo::od_equidyn(n, eta.0, rounds, s.unwrap_or(seed)),
+    }
+}
+
+/// The silo of every abstract node under `order`: `order[p]` hosts node `p`.
+pub fn node_order(order: FamilyOrder, model: &DelayModel, search: &RingSearch) -> Vec<usize> {
+    match order {
+        FamilyOrder::RingOpt => ring_opt_tour(model, search),
+        FamilyOrder::Identity => (0..model.silo_count()).collect(),
+    }
+}
+
+/// `w` with node `p` moved to silo `order[p]`, and its arcs `(j, i)` (silo
+/// `i` gives weight to `j`'s model).
+fn on_silos(w: &Matrix, order: &[usize]) -> (Matrix, Vec<(usize, usize)>) {
+    let n = order.len();
+    let mut m = vec![vec![0.0; n]; n];
+    let mut arcs = Vec::new();
+    for (p, row) in w.iter().enumerate() {
+        for (q, &x) in row.iter().enumerate() {
+            m[order[p]][order[q]] = x;
+            if p != q && x != 0.0 {
+                arcs.push((order[q], order[p]));
+            }
+        }
+    }
+    (m, arcs)
+}
+
+/// Checks that `spec` fits `n` silos.
+pub fn check_size(spec: FamilySpec, n: usize) -> Result<(), FamilyError> {
+    if n < 2 {
+        return Err(FamilyError::TooSmall {
+            overlay: spec.to_string(),
+            silos: n,
+        });
+    }
+    if let Family::Base { k } = spec.family {
+        if k >= n {
+            return Err(FamilyError::DegreeTooLarge {
+                overlay: spec.to_string(),
+                k,
+                silos: n,
+            });
+        }
+    }
+    Ok(())
+}
+
+/// Builds `spec` on the silos of `model`, placed by its order
+/// ([`node_order`]; `search` is the `ring-opt` local search; `seed` draws
+/// EquiTopo's shifts when the spec gives no seed of its own).
+pub fn build(
+    spec: FamilySpec,
+    model: &DelayModel,
+    search: &RingSearch,
+    seed: u64,
+) -> Result<FamilyBuilt, FamilyError> {
+    let n = model.silo_count();
+    check_size(spec, n)?;
+    let order = node_order(spec.order, model, search);
+    Ok(place(spec, &order, seed))
+}
+
+/// `spec` with node `p` on silo `order[p]` (`order` a permutation of the
+/// silos, at least 2).
+pub fn place(spec: FamilySpec, order: &[usize], seed: u64) -> FamilyBuilt {
+    let n = order.len();
+    let name = spec.to_string();
+    let mut overlays = Vec::new();
+    let mut weights = Vec::new();
+    for w in abstract_matrices(spec.family, n, seed) {
+        let (m, arcs) = on_silos(&w, order);
+        overlays.push(Overlay::from_arcs(&name, n, arcs));
+        weights.push(m);
+    }
+    let static_weights = match spec.family {
+        Family::EquiStatic { .. } => weights.last().cloned(),
+        _ => None,
+    };
+    if !spec.is_schedule() {
+        if let Some(overlay) = overlays.pop() {
+            return FamilyBuilt::Static {
+                overlay,
+                weights: static_weights,
+            };
+        }
+    }
+    match PeriodicSchedule::new(&name, n, overlays) {
+        Some(schedule) => FamilyBuilt::Periodic { schedule, weights },
+        // Every family has at least one round on n >= 1 silos.
+        None => FamilyBuilt::Static {
+            overlay: Overlay::from_arcs(&name, n, []),
+            weights: None,
+        },
+    }
+}

@@ -1,0 +1,289 @@
+//! The names of the topology families: `exp`, `exp-1peer`, `base:k=K`,
+//! `d-equistatic[:m=M,seed=S]`, `od-equidyn[:eta=E,seed=S,rounds=R]`, each
+//! with an optional `order=ring-opt|identity` (`exp:order=identity`,
+//! `base:k=2,order=identity`).
+
+use std::fmt;
+use std::str::FromStr;
+
+use serde::Serialize;
+use thiserror::Error;
+
+use crate::overlay::random::Param;
+
+/// OD-EquiDyn's default weight on the basis matrix (the value of
+/// \[Song22\]'s public experiments).
+pub const EQUIDYN_ETA: f64 = 0.53;
+/// OD-EquiDyn's default number of sampled rounds replayed periodically.
+pub const EQUIDYN_ROUNDS: usize = 100;
+
+/// Which family.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Family {
+    /// The static exponential graph (\[Ying21\]).
+    Exp,
+    /// The one-peer exponential graph (\[Ying21\]), time-varying.
+    ExpOnePeer,
+    /// The Base-(k+1) graph (\[Takezawa23\]), time-varying, maximum degree `k`.
+    Base {
+        /// Maximum degree per round, `k >= 1`.
+        k: usize,
+    },
+    /// D-EquiStatic (\[Song22\]): static, `m` random circulant shifts.
+    EquiStatic {
+        /// Number of shifts (default `ceil(log2 n)`).
+        m: Option<usize>,
+        /// Seed of the shifts (default: the command's `--seed`).
+        seed: Option<u64>,
+    },
+    /// OD-EquiDyn (\[Song22\]): one random shift per round, time-varying.
+    EquiDyn {
+        /// Weight on the basis matrix, in `(0, 1]`.
+        eta: Param,
+        /// Seed of the shifts (default: the command's `--seed`).
+        seed: Option<u64>,
+        /// Rounds drawn, then replayed periodically.
+        rounds: usize,
+    },
+}
+
+/// How the family's abstract nodes `0..n` are placed on the silos.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Default)]
+#[serde(rename_all = "kebab-case")]
+pub enum FamilyOrder {
+    /// Node `p` is the `p`-th silo of the `ring-opt` tour (the directed ring
+    /// with the least cycle time found): consecutive nodes, the ones the
+    /// families connect most, are close on the network.
+    #[default]
+    RingOpt,
+    /// Node `p` is silo `p` (the underlay's order).
+    Identity,
+}
+
+impl FamilyOrder {
+    /// The name used in `order=NAME`.
+    pub fn name(self) -> &'static str {
+        match self {
+            FamilyOrder::RingOpt => "ring-opt",
+            FamilyOrder::Identity => "identity",
+        }
+    }
+}
+
+/// A family with its node order: an overlay name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+pub struct FamilySpec {
+    /// The family.
+    pub family: Family,
+    /// Node order on the silos.
+    pub order: FamilyOrder,
+}
+
+/// A family name that does not parse.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+#[error(
+    "overlay `{spec}`: {reason}; expected exp, exp-1peer, base:k=K (K >= 1), \
+     d-equistatic[:m=M,seed=S] or od-equidyn[:eta=E,seed=S,rounds=R], optionally with \
+     order=ring-opt|identity (e.g. exp:order=identity, base:k=2,order=identity)"
+)]
+pub struct FamilySpecError {
+    /// The text.
+    pub spec: String,
+    /// What is wrong.
+    pub reason: String,
+}
+
+impl FamilySpec {
+    /// True when `s` names a family (so its parse errors are the family's,
+    /// not "unknown overlay").
+    pub fn claims(s: &str) -> bool {
+        let head = s.trim().split(':').next().unwrap_or("");
+        Self::family_of(&head.trim().to_ascii_lowercase()).is_some()
+    }
+
+    fn family_of(head: &str) -> Option<Family> {
+        Some(match head {
+            "exp" | "exponential" => Family::Exp,
+            "exp-1peer" | "exp1peer" | "one-peer-exp" | "1peer-exp" => Family::ExpOnePeer,
+            "base" => Family::Base { k: 1 },
+            "d-equistatic" | "equistatic" | "equi-static" => Family::EquiStatic {
+                m: None,
+                seed: None,
+            },
+            "od-equidyn" | "equidyn" | "equi-dyn" => Family::EquiDyn {
+                eta: Param(EQUIDYN_ETA),
+                seed: None,
+                rounds: EQUIDYN_ROUNDS,
+            },
+            _ => return None,
+        })
+    }
+
+    /// The short name: `exp`, `exp-1peer`, `base`, `d-equistatic` or
+    /// `od-equidyn` (`to_string()` gives the full spec).
+    pub fn name(self) -> &'static str {
+        match self.family {
+            Family::Exp => "exp",
+            Family::ExpOnePeer => "exp-1peer",
+            Family::Base { .. } => "base",
+            Family::EquiStatic { .. } => "d-equistatic",
+            Family::EquiDyn { .. } => "od-equidyn",
+        }
+    }
+
+    /// True for the families that change every round.
+    pub fn is_schedule(self) -> bool {
+        !matches!(self.family, Family::Exp | Family::EquiStatic { .. })
+    }
+}
+
+impl fmt::Display for FamilySpec {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())?;
+        let mut sep = ':';
+        let mut param = |f: &mut fmt::Formatter<'_>, text: String| {
+            let r = write!(f, "{sep}{text}");
+            sep = ',';
+            r
+        };
+        match self.family {
+            Family::Base { k } => param(f, format!("k={k}"))?,
+            Family::EquiStatic { m, seed } => {
+                if let Some(m) = m {
+                    param(f, format!("m={m}"))?;
+                }
+                if let Some(s) = seed {
+                    param(f, format!("seed={s}"))?;
+                }
+            }
+            Family::EquiDyn { eta, seed, rounds } => {
+                if eta != Param(EQUIDYN_ETA) {
+                    param(f, format!("eta={eta}"))?;
+                }
+                if let Some(s) = seed {
+                    param(f, format!("seed={s}"))?;
+                }
+                if rounds != EQUIDYN_ROUNDS {
+                    param(f, format!("rounds={rounds}"))?;
+                }
+            }
+            Family::Exp | Family::ExpOnePeer => {}
+        }
+        if self.order != FamilyOrder::default() {
+            param(f, format!("order={}", self.order.name()))?;
+        }
+        Ok(())
+    }
+}
+
+impl FromStr for FamilySpec {
+    type Err = FamilySpecError;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let err = |reason: String| FamilySpecError {
+            spec: s.to_string(),
+            reason,
+        };
+        let lower = s.trim().to_ascii_lowercase();
+        let (head, params) = match lower.split_once(':') {
+            Some((h, p)) => (h.trim(), Some(p)),
+            None => (lower.as_str(), None),
+        };
+        let mut family = Self::family_of(head).ok_or_else(|| err("not a family name".into()))?;
+        let mut order = FamilyOrder::default();
+        let mut seen: Vec<String> = Vec::new();
+        let whole = |value: &str, key: &str, min: u64| {
+            value
+                .parse::<u64>()
+                .ok()
+                .filter(|&v| v >= min)
+                .ok_or_else(|| err(format!("{key} `{value}` is not a whole number >= {min}")))
+        };
+        for item in params.into_iter().flat_map(|p| p.split(',')) {
+            let (key, value) = item
+                .split_once('=')
+                .ok_or_else(|| err(format!("`{}` is not KEY=VALUE", item.trim())))?;
+            let (key, value) = (key.trim(), value.trim());
+            if seen.iter().any(|k| k == key) {
+                return Err(err(format!("`{key}` given twice")));
+            }
+            seen.push(key.to_string());
+            match (key, &mut family) {
+                ("order", _) => {
+                    order = match value {
+                        "ring-opt" | "ringopt" | "ring" => FamilyOrder::RingOpt,
+                        "identity" | "id" | "index" => FamilyOrder::Identity,
+                        other => return Err(err(format!("unknown order `{other}`"))),
+                    };
+                }
+                ("k", Family::Base { k }) => *k = whole(value, "k", 1)? as usize,
+                ("m", Family::EquiStatic { m, .. }) => *m = Some(whole(value, "m", 1)? as usize),
+                ("seed", Family::EquiStatic { seed, .. } | Family::EquiDyn { seed, .. }) => {
+                    *seed = Some(whole(value, "seed", 0)?)
+                }
+                ("rounds", Family::EquiDyn { rounds, .. }) => {
+                    *rounds = whole(value, "rounds", 1)?.min(1_000_000) as usize
+                }
+                ("eta", Family::EquiDyn { eta, .. }) => {
+                    let e: f64 = value
+                        .parse()
+                        .ok()
+                        .filter(|e: &f64| *e > 0.0 && *e <= 1.0)
+                        .ok_or_else(|| err(format!("eta `{value}` is not a number in (0, 1]")))?;
+                    *eta = Param(e);
+                }
+                ("k" | "m" | "seed" | "rounds" | "eta", _) => {
+                    return Err(err(format!("`{key}=` does not go with `{head}`")))
+                }
+                (k, _) => return Err(err(format!("unknown parameter `{k}`"))),
+            }
+        }
+        Ok(FamilySpec { family, order })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_round_trip_and_bad_ones_say_why() {
+        for (text, shown) in [
+            ("exp", "exp"),
+            ("EXP:order=identity", "exp:order=identity"),
+            ("exp-1peer", "exp-1peer"),
+            ("exp-1peer:order=ring-opt", "exp-1peer"),
+            ("base", "base:k=1"),
+            ("base:k=3", "base:k=3"),
+            ("base:k=2, order=identity", "base:k=2,order=identity"),
+            ("d-equistatic", "d-equistatic"),
+            ("equistatic:seed=3,m=4", "d-equistatic:m=4,seed=3"),
+            ("od-equidyn:eta=0.53", "od-equidyn"),
+            (
+                "od-equidyn:eta=1,rounds=20,order=identity",
+                "od-equidyn:eta=1,rounds=20,order=identity",
+            ),
+        ] {
+            let s: FamilySpec = text.parse().unwrap();
+            assert_eq!(s.to_string(), shown);
+            assert_eq!(shown.parse::<FamilySpec>().unwrap(), s);
+        }
+        for (bad, why) in [
+            ("base:k=0", "k `0`"),
+            ("base:k=x", "k `x`"),
+            ("exp:k=2", "`k=` does not go with `exp`"),
+            ("od-equidyn:m=2", "`m=` does not go with `od-equidyn`"),
+            ("od-equidyn:eta=1.5", "eta `1.5`"),
+            ("d-equistatic:m=0", "m `0`"),
+            ("exp:order=random", "unknown order `random`"),
+            ("base:k=1,k=2", "`k` given twice"),
+            ("exp:foo=1", "unknown parameter `foo`"),
+            ("exp:order", "not KEY=VALUE"),
+        ] {
+            let e = bad.parse::<FamilySpec>().unwrap_err().to_string();
+            assert!(e.contains(why), "{bad}: {e}");
+        }
+        assert!(FamilySpec::claims("base:k=2") && FamilySpec::claims("exp-1peer"));
+        assert!(!FamilySpec::claims("ring") && !FamilySpec::claims("er:p=0.1"));
+    }
+}
