@@ -40,7 +40,7 @@ pub struct DesignArgs {
     /// static ones also with fastest-mixing weights).
     #[arg(
         long,
-        default_value = "star,mst,delta-mbst,ring,ring-opt,matcha,matcha+"
+        default_value = "star,mst,delta-mbst,ring,ring-opt,matcha,matcha+,exp,exp-1peer,base:k=1,base:k=2,base:k=3,d-equistatic,od-equidyn"
     )]
     overlays: String,
     #[command(flatten)]
@@ -325,7 +325,7 @@ pub fn run(a: DesignArgs) -> Result<()> {
             println!("{}", table(&candidates));
             if let Some(w) = candidates.first() {
                 println!(
-                    "predicted winner: {} ({} weights), {:.1} ms per round x {:.1} rounds = {:.2} s",
+                    "predicted winner: {} (weights: {}), {:.1} ms per round x {:.1} rounds = {:.2} s",
                     w.name,
                     w.weights,
                     w.cycle_time_ms,
@@ -351,7 +351,7 @@ pub fn run(a: DesignArgs) -> Result<()> {
                 })
             {
                 println!(
-                    "measured winner: {} ({} weights), {:.2} s to the target ({} rounds)",
+                    "measured winner: {} (weights: {}), {:.2} s to the target ({} rounds)",
                     w.name,
                     w.weights,
                     w.measured_time_ms.unwrap_or(f64::NAN) / 1e3,

@@ -3,7 +3,7 @@
 
 use crate::evaluate::EvaluatedOverlay;
 use crate::graph::{Overlay, Protocol};
-use crate::mixing::{effective_neighbours_periodic, slem_per_round};
+use crate::mixing::{effective_neighbours_periodic, exact_consensus_round, slem_per_round};
 use crate::train::consensus::{ConsensusError, ConsensusRule};
 
 /// How an overlay mixes under its default consensus weights.
@@ -19,6 +19,9 @@ pub struct MixingFigures {
     pub slem: f64,
     /// Effective number of neighbours (\[Vogels22\]).
     pub effective_neighbours: f64,
+    /// The first round after which the rounds' product is exact averaging
+    /// (finite-time consensus), if within the rounds taken.
+    pub exact_round: Option<usize>,
     /// The consensus matrices (row-major), one per round.
     pub matrices: Vec<Vec<f64>>,
 }
@@ -58,6 +61,7 @@ pub fn mixing_figures(
         rule: label,
         rounds,
         slem: slem_per_round(n, &refs),
+        exact_round: exact_consensus_round(n, &refs),
         effective_neighbours: effective_neighbours_periodic(n, &refs, gamma),
         matrices,
     })

@@ -104,7 +104,9 @@ pub struct Candidate {
     pub spectral_gap: f64,
     /// Effective number of neighbours (\[Vogels22\]).
     pub effective_neighbours: f64,
-    /// Mixing time `1 / (1 - SLEM)`, rounds.
+    /// Mixing time, rounds: `1 / (1 - SLEM)`, or for finite-time exact
+    /// consensus (STAR, Base-(k+1), one-peer exponential on 2^k silos) the
+    /// rounds it takes.
     pub mixing_time: f64,
     /// Predicted rounds to the target.
     pub predicted_rounds: f64,
@@ -254,9 +256,12 @@ pub fn design_candidates(
                     arcs: usize,
                     t: f64,
                     s: f64,
+                    exact: Option<usize>,
                     eff: f64,
                     overlay: CandidateOverlay| {
-        let tau = mixing_time(s);
+        // Finite-time exact consensus: the rounds it takes, not the
+        // geometric mean's 1.
+        let tau = exact.map_or(mixing_time(s), |r| r as f64);
         let r = predictor.rounds(tau);
         out.push(Candidate {
             name,
@@ -288,6 +293,7 @@ pub fn design_candidates(
             arcs,
             t,
             f.slem,
+            f.exact_round,
             f.effective_neighbours,
             CandidateOverlay::Kind(kind),
         );
@@ -302,6 +308,7 @@ pub fn design_candidates(
                             o.arcs().len(),
                             t,
                             fm.slem,
+                            None,
                             effective_neighbours(n, &fm.matrix, options.gamma),
                             CandidateOverlay::Static {
                                 overlay: o.clone(),
@@ -337,6 +344,7 @@ pub fn design_candidates(
                 aug.arcs().len(),
                 t,
                 slem(n, w.as_slice()),
+                None,
                 effective_neighbours(n, w.as_slice(), options.gamma),
                 CandidateOverlay::Static {
                     overlay: aug,

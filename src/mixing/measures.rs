@@ -92,6 +92,33 @@ pub fn effective_neighbours_periodic(n: usize, rounds: &[&[f64]], gamma: f64) ->
     (1.0 / (1.0 - gamma * gamma)) / sum
 }
 
+/// The first round `t` (from 1) after which the product `W(t) ... W(1)`
+/// of doubly stochastic rounds is exact averaging `J/n` (relative residual
+/// below 1e-12): finite-time exact consensus (STAR: 1; Base-(k+1): its
+/// period). `None` when it never is within the rounds given, or the rounds
+/// are not doubly stochastic.
+pub fn exact_consensus_round(n: usize, rounds: &[&[f64]]) -> Option<usize> {
+    let doubly = rounds
+        .iter()
+        .all(|w| (0..n).all(|j| ((0..n).map(|i| w[i * n + j]).sum::<f64>() - 1.0).abs() <= 1e-9));
+    if n == 0 || !doubly {
+        return None;
+    }
+    let centre = DMatrix::<f64>::from_element(n, n, 1.0 / n as f64);
+    let mut m = DMatrix::<f64>::identity(n, n) - &centre;
+    for (t, w) in rounds.iter().enumerate() {
+        let step = to_matrix(n, w) - &centre;
+        let before = m.norm() * step.norm().max(1.0);
+        m = step * m;
+        let after = m.norm();
+        if after <= 1e-12 * before {
+            return Some(t + 1);
+        }
+        m /= after;
+    }
+    None
+}
+
 /// Per-round SLEM of a sequence of rounds: `SLEM(W(R) ... W(1))^(1/R)`,
 /// the geometric-mean contraction of the consensus error per round (equal
 /// to [`slem`] for one symmetric matrix; 0 for finite-time exact
@@ -226,6 +253,9 @@ mod tests {
         let one = effective_neighbours(4, &a, 0.5);
         assert!(full > one, "{full} {one}");
         assert!(slem_per_round(4, &[]).is_nan());
+        assert_eq!(exact_consensus_round(4, &[&a, &b]), Some(2));
+        assert_eq!(exact_consensus_round(4, &[&a, &a, &a]), None);
+        assert_eq!(exact_consensus_round(4, &[&average(4)]), Some(1));
     }
 
     /// The renormalised product equals the plain product's SLEM (when the

@@ -21,5 +21,6 @@ pub mod measures;
 
 pub use fastest::{fastest_mixing, undirected_edges, FastestMixing, FastestOptions, MixingError};
 pub use measures::{
-    effective_neighbours, effective_neighbours_periodic, slem, slem_per_round, spectral_gap,
+    effective_neighbours, effective_neighbours_periodic, exact_consensus_round, slem,
+    slem_per_round, spectral_gap,
 };
