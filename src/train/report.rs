@@ -189,28 +189,38 @@ pub fn summarize(
     rows
 }
 
-/// The summary as CSV.
+/// The summary as CSV (written with the csv crate: overlay names such as
+/// `file:a,b.gml` are quoted).
 pub fn render_summary_csv(rows: &[SummaryRow], target: Target) -> String {
     let opt = |x: Option<f64>, p: usize| x.map_or(String::new(), |v| format!("{v:.p$}"));
-    let mut s = String::from(
-        "overlay,rounds,final_wall_clock_ms,ms_per_round,target,rounds_to_target,time_to_target_ms,speedup,final_test_acc,final_train_loss\n",
-    );
+    let mut w = csv::Writer::from_writer(Vec::new());
+    let _ = w.write_record([
+        "overlay",
+        "rounds",
+        "final_wall_clock_ms",
+        "ms_per_round",
+        "target",
+        "rounds_to_target",
+        "time_to_target_ms",
+        "speedup",
+        "final_test_acc",
+        "final_train_loss",
+    ]);
     for r in rows {
-        s.push_str(&format!(
-            "{},{},{:.3},{:.3},{},{},{},{},{:.6},{:.6}\n",
-            r.overlay,
-            r.rounds,
-            r.final_wall_clock_ms,
-            r.ms_per_round,
+        let _ = w.write_record([
+            r.overlay.clone(),
+            r.rounds.to_string(),
+            format!("{:.3}", r.final_wall_clock_ms),
+            format!("{:.3}", r.ms_per_round),
             target.label(),
             r.rounds_to_target.map_or(String::new(), |x| x.to_string()),
             opt(r.time_to_target_ms, 3),
             opt(r.speedup, 3),
-            r.final_test_acc,
-            r.final_train_loss
-        ));
+            format!("{:.6}", r.final_test_acc),
+            format!("{:.6}", r.final_train_loss),
+        ]);
     }
-    s
+    String::from_utf8(w.into_inner().unwrap_or_default()).unwrap_or_default()
 }
 
 #[cfg(test)]
@@ -269,6 +279,14 @@ mod tests {
             .nth(1)
             .unwrap()
             .starts_with("star,20,6000.000,300.000,train_loss<=1,10,3000.000,0.533"));
+        // A name with a comma is quoted: every row has the header's fields.
+        let mut named = rows.clone();
+        named[0].overlay = "file:a,b.gml".into();
+        let csv = render_summary_csv(&named, Target::TrainLoss(1.0));
+        assert!(csv.contains("\n\"file:a,b.gml\",20,"), "{csv}");
+        let mut r = csv::Reader::from_reader(csv.as_bytes());
+        let width = r.headers().map(|h| h.len()).unwrap_or(0);
+        assert!(r.records().all(|x| x.map(|x| x.len()).ok() == Some(width)));
         let text = render_csv(&runs[0].1);
         assert_eq!(text.lines().count(), 4);
         assert!(text
