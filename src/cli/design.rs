@@ -82,6 +82,24 @@ pub struct DesignArgs {
     /// reports the measured winner.
     #[arg(long, value_name = "SUMMARY_CSV")]
     calibrate: Option<PathBuf>,
+    /// Calibrate and verify by training (feature `train`, needs --out):
+    /// short runs (--probe-rounds) of --probes candidates spread over the
+    /// mixing times fit the predictor, then the --top candidates of the new
+    /// ranking are trained in full and the measured winner is reported.
+    /// The training options (dataset, model, target, rounds, and the same
+    /// network options as here) follow `--`: `fedtopo design --out d
+    /// --verify -- --dataset synthetic --target-acc 0.8 --rounds 200`.
+    #[arg(long, requires = "out")]
+    verify: bool,
+    /// Probe overlays of --verify.
+    #[arg(long, default_value_t = 3)]
+    probes: usize,
+    /// Rounds of each probe run of --verify.
+    #[arg(long, default_value_t = 50)]
+    probe_rounds: u64,
+    /// Options of the `fedtopo train` runs of --verify.
+    #[arg(last = true, value_name = "TRAIN_OPTIONS")]
+    train_options: Vec<String>,
 }
 
 fn table(c: &[Candidate]) -> Table {
@@ -132,6 +150,9 @@ struct Measured {
     overlay: String,
     rounds_to_target: Option<f64>,
     time_to_target_ms: Option<f64>,
+    /// Mean round duration of the run, ms (when the summary has it).
+    #[cfg_attr(not(feature = "train"), allow(dead_code))]
+    ms_per_round: Option<f64>,
 }
 
 /// Reads the `overlay`, `rounds_to_target` and `time_to_target_ms`
@@ -157,6 +178,7 @@ fn read_summary(path: &std::path::Path) -> Result<Vec<Measured>> {
         col("rounds_to_target")?,
         col("time_to_target_ms")?,
     );
+    let per_round = h.iter().position(|c| c == "ms_per_round");
     let mut out = Vec::new();
     for (k, rec) in r.records().enumerate() {
         let rec = rec.with_context(|| format!("--calibrate {}:{}", path.display(), k + 2))?;
@@ -177,6 +199,10 @@ fn read_summary(path: &std::path::Path) -> Result<Vec<Measured>> {
             overlay: rec.get(o).unwrap_or("").to_string(),
             rounds_to_target: num(rt)?,
             time_to_target_ms: num(tt)?,
+            ms_per_round: match per_round {
+                Some(i) => num(i)?,
+                None => None,
+            },
         });
     }
     Ok(out)
@@ -201,6 +227,167 @@ fn matches(candidate: &Candidate, overlay: &str) -> bool {
         .or_else(|| file.strip_suffix(".json"))
         .unwrap_or(file);
     stem == candidate_stem(&candidate.name)
+}
+
+/// Matches measured runs to candidates (filling their measured rounds and
+/// time), fits the predictor to them and re-ranks; keeps the proxy when no
+/// matched run reached the target.
+fn calibrate(candidates: &mut [Candidate], predictor: &mut RoundsPredictor, measured: &[Measured]) {
+    let mut probes = Vec::new();
+    let mut unmatched = Vec::new();
+    for m in measured {
+        match candidates.iter_mut().find(|c| matches(c, &m.overlay)) {
+            Some(c) => {
+                c.measured_rounds = m.rounds_to_target;
+                c.measured_time_ms = m.time_to_target_ms;
+                if let Some(r) = m.rounds_to_target {
+                    probes.push((c.mixing_time, r));
+                }
+            }
+            None => unmatched.push(m.overlay.clone()),
+        }
+    }
+    if !unmatched.is_empty() {
+        eprintln!(
+            "note: calibration: {} run(s) match no candidate, not used: {}",
+            unmatched.len(),
+            unmatched.join(", ")
+        );
+    }
+    match RoundsPredictor::fit(&probes) {
+        Some(p) => {
+            *predictor = p;
+            repredict(candidates, predictor);
+        }
+        None => {
+            eprintln!("note: calibration: no matched run reached the target; the proxy is kept")
+        }
+    }
+}
+
+/// Candidates for probe runs: `k` spread evenly over the finite mixing times.
+#[cfg(feature = "train")]
+fn probe_indices(candidates: &[Candidate], k: usize) -> Vec<usize> {
+    let mut finite: Vec<usize> = (0..candidates.len())
+        .filter(|&i| candidates[i].mixing_time.is_finite())
+        .collect();
+    finite.sort_by(|&x, &y| {
+        candidates[x]
+            .mixing_time
+            .total_cmp(&candidates[y].mixing_time)
+    });
+    if finite.len() <= k {
+        return finite;
+    }
+    let mut out: Vec<usize> = (0..k)
+        .map(|j| finite[j * (finite.len() - 1) / (k - 1).max(1)])
+        .collect();
+    out.dedup();
+    out
+}
+
+/// `--verify`: probe runs, fit, full runs of the top candidates.
+#[cfg(feature = "train")]
+fn verify(
+    a: &DesignArgs,
+    dir: &std::path::Path,
+    candidates: &mut Vec<Candidate>,
+    predictor: &mut RoundsPredictor,
+    underlay: &Underlay,
+    model: &DelayModel,
+    build: &BuildOptions,
+) -> Result<()> {
+    let overlays = dir.join("overlays");
+    std::fs::create_dir_all(&overlays)
+        .with_context(|| format!("creating {}", overlays.display()))?;
+    let train = |files: &[PathBuf], rounds: Option<u64>, out: PathBuf| -> Result<Vec<Measured>> {
+        let mut argv: Vec<String> = vec!["fedtopo".into(), "train".into()];
+        if let Some(u) = &a.underlay.underlay {
+            argv.push(u.clone());
+        }
+        let list: Vec<String> = files
+            .iter()
+            .map(|p| format!("file:{}", p.display()))
+            .collect();
+        argv.extend(["--overlays".into(), list.join(",")]);
+        argv.extend(a.train_options.iter().cloned());
+        if let Some(r) = rounds {
+            argv.extend(["--rounds".into(), r.to_string()]);
+        }
+        argv.extend(["--out".into(), out.display().to_string(), "--fresh".into()]);
+        let cli = <super::Cli as clap::Parser>::try_parse_from(&argv)
+            .map_err(|e| anyhow::anyhow!("--verify: the train options after `--`: {e}"))?;
+        match cli.command {
+            super::Command::Train(t) => super::train::run_train(*t)?,
+            _ => anyhow::bail!("--verify: expected a train command"),
+        }
+        read_summary(&out.join("summary.csv"))
+    };
+    let probe_ids = probe_indices(candidates, a.probes.max(1));
+    let mut files = Vec::new();
+    for &i in &probe_ids {
+        files.push(export_candidate(
+            &overlays,
+            &candidates[i],
+            underlay,
+            model,
+            build,
+        )?);
+    }
+    eprintln!(
+        "verify: {} probe run(s) of {} rounds",
+        files.len(),
+        a.probe_rounds
+    );
+    let measured = train(&files, Some(a.probe_rounds), dir.join("probes"))?;
+    calibrate(candidates, predictor, &measured);
+    let top: Vec<usize> = (0..candidates.len().min(a.top.max(1))).collect();
+    let mut files = Vec::new();
+    for &i in &top {
+        files.push(export_candidate(
+            &overlays,
+            &candidates[i],
+            underlay,
+            model,
+            build,
+        )?);
+    }
+    eprintln!("verify: full runs of the top {}", files.len());
+    let measured = train(&files, None, dir.join("verify"))?;
+    for m in &measured {
+        if let Some(c) = candidates.iter_mut().find(|c| matches(c, &m.overlay)) {
+            c.measured_rounds = m.rounds_to_target;
+            c.measured_time_ms = m.time_to_target_ms;
+            if let Some(ms) = m.ms_per_round {
+                let rel = (ms - c.cycle_time_ms).abs() / c.cycle_time_ms.max(1e-9);
+                if rel > 0.05 && !c.weights.contains("matcha") {
+                    eprintln!(
+                        "note: {}: the training run's {:.1} ms per round differs from the designed {:.1} ms: are the network options after `--` the same as design's?",
+                        c.name, ms, c.cycle_time_ms
+                    );
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// `--verify` without the `train` feature.
+#[cfg(not(feature = "train"))]
+fn verify(
+    _a: &DesignArgs,
+    _dir: &std::path::Path,
+    _candidates: &mut Vec<Candidate>,
+    _predictor: &mut RoundsPredictor,
+    _underlay: &Underlay,
+    _model: &DelayModel,
+    _build: &BuildOptions,
+) -> Result<()> {
+    anyhow::bail!(
+        "--verify trains models: this fedtopo is built without the `train` feature (see README \
+         \"Training on the simulated network\"); calibrate from a train run's summary with \
+         --calibrate instead"
+    )
 }
 
 /// Writes a candidate to `dir`; returns the file to train with.
@@ -281,37 +468,19 @@ pub fn run(a: DesignArgs) -> Result<()> {
     let mut candidates = design_candidates(&underlay, &model, &build, &options, &predictor)
         .map_err(|e| anyhow::anyhow!("{e}"))?;
     if let Some(path) = &a.calibrate {
-        let measured = read_summary(path)?;
-        let mut probes = Vec::new();
-        let mut unmatched = Vec::new();
-        for m in &measured {
-            match candidates.iter_mut().find(|c| matches(c, &m.overlay)) {
-                Some(c) => {
-                    c.measured_rounds = m.rounds_to_target;
-                    c.measured_time_ms = m.time_to_target_ms;
-                    if let Some(r) = m.rounds_to_target {
-                        probes.push((c.mixing_time, r));
-                    }
-                }
-                None => unmatched.push(m.overlay.clone()),
-            }
-        }
-        if !unmatched.is_empty() {
-            eprintln!(
-                "note: --calibrate: {} run(s) match no candidate, not used: {}",
-                unmatched.len(),
-                unmatched.join(", ")
-            );
-        }
-        match RoundsPredictor::fit(&probes) {
-            Some(p) => {
-                predictor = p;
-                repredict(&mut candidates, &predictor);
-            }
-            None => {
-                eprintln!("note: --calibrate: no matched run reached the target; the proxy is kept")
-            }
-        }
+        calibrate(&mut candidates, &mut predictor, &read_summary(path)?);
+    }
+    if a.verify {
+        let dir = a.out.clone().unwrap_or_default();
+        verify(
+            &a,
+            &dir,
+            &mut candidates,
+            &mut predictor,
+            &underlay,
+            &model,
+            &build,
+        )?;
     }
     match a.format {
         OutputFormat::Table => {
