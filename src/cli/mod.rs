@@ -5,6 +5,8 @@ mod choice;
 mod compare;
 mod dcliques;
 mod load_notes;
+#[cfg(not(feature = "train"))]
+mod no_train;
 mod overlay;
 mod reproduce;
 mod run;
@@ -42,6 +44,10 @@ enum Command {
     /// simulated wall-clock time (needs the `train` feature).
     #[cfg(feature = "train")]
     Train(Box<train::TrainArgs>),
+    /// Needs the `train` feature (this build has none).
+    #[cfg(not(feature = "train"))]
+    #[command(hide = true)]
+    Train(no_train::AnyArgs),
     /// Regenerate published MATCHA tables: ours vs published.
     #[command(subcommand)]
     Reproduce(reproduce::ReproduceCommand),
@@ -64,6 +70,8 @@ pub fn run() -> Result<()> {
         Command::Merge(a) => run::merge(a),
         #[cfg(feature = "train")]
         Command::Train(a) => train::run_train(*a),
+        #[cfg(not(feature = "train"))]
+        Command::Train(a) => no_train::run("train", a),
         Command::Simulate(a) => simulate::run(a),
         Command::Reproduce(c) => reproduce::run(c),
         Command::Tornado(c) => tornado::run(c),

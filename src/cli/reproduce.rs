@@ -17,6 +17,10 @@ pub enum ReproduceCommand {
     /// D-Cliques convergence on label-skewed data (needs the `train` feature).
     #[cfg(feature = "train")]
     DcliquesConvergence(super::dcliques::ConvergenceArgs),
+    /// Needs the `train` feature (this build has none).
+    #[cfg(not(feature = "train"))]
+    #[command(hide = true)]
+    DcliquesConvergence(super::no_train::AnyArgs),
 }
 
 /// Options of `fedtopo reproduce init-gain-exponents`.
@@ -83,6 +87,10 @@ pub fn run(c: ReproduceCommand) -> Result<()> {
         ReproduceCommand::DcliquesTable(a) => run_dcliques(a),
         #[cfg(feature = "train")]
         ReproduceCommand::DcliquesConvergence(a) => super::dcliques::run_convergence(a),
+        #[cfg(not(feature = "train"))]
+        ReproduceCommand::DcliquesConvergence(a) => {
+            super::no_train::run("reproduce dcliques-convergence", a)
+        }
     }
 }
 
