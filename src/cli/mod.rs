@@ -4,6 +4,7 @@ mod args;
 mod choice;
 mod compare;
 mod dcliques;
+mod error_text;
 mod load_notes;
 #[cfg(not(feature = "train"))]
 mod no_train;
@@ -17,6 +18,8 @@ mod train;
 mod underlay;
 
 use anyhow::Result;
+
+pub use error_text::error_text;
 use clap::{Parser, Subcommand};
 
 /// Which communication topology trains fastest on this network?

@@ -107,10 +107,10 @@ fn run_init_gain(a: InitGainExponentsArgs) -> Result<()> {
     };
     let rows = exponents(&opts)?;
     std::fs::create_dir_all(&a.out).with_context(|| format!("creating {}", a.out.display()))?;
-    std::fs::write(a.out.join("exponents.csv"), exponents_csv(&rows)?)?;
-    std::fs::write(a.out.join("points.csv"), points_csv(&rows))?;
+    super::error_text::write_file(&a.out.join("exponents.csv"), exponents_csv(&rows)?)?;
+    super::error_text::write_file(&a.out.join("points.csv"), points_csv(&rows))?;
     let md = exponents_page(&rows, &opts);
-    std::fs::write(a.out.join("exponents.md"), &md)?;
+    super::error_text::write_file(&a.out.join("exponents.md"), &md)?;
     print!("{md}");
     Ok(())
 }
@@ -122,10 +122,10 @@ fn run_dcliques(a: DcliquesTableArgs) -> Result<()> {
     let rows = edge_table(&[100, 1000], a.seed)?;
     let skew = skew_stats(100, &[0, 100, 200, 400, 1000], experiments, a.seed)?;
     std::fs::create_dir_all(&a.out).with_context(|| format!("creating {}", a.out.display()))?;
-    std::fs::write(a.out.join("edges.csv"), edge_table_csv(&rows))?;
-    std::fs::write(a.out.join("skew.csv"), skew_stats_csv(&skew))?;
+    super::error_text::write_file(&a.out.join("edges.csv"), edge_table_csv(&rows))?;
+    super::error_text::write_file(&a.out.join("skew.csv"), skew_stats_csv(&skew))?;
     let md = results_markdown(&rows, &skew, a.seed, experiments);
-    std::fs::write(a.out.join("results.md"), &md)?;
+    super::error_text::write_file(&a.out.join("results.md"), &md)?;
     print!("{md}");
     Ok(())
 }
@@ -146,10 +146,10 @@ fn run_matcha(a: MatchaTablesArgs) -> Result<()> {
     let rows = matcha_tables(&a.underlays, &opts)
         .map_err(|e| anyhow!("{e}"))
         .with_context(ctx)?;
-    std::fs::create_dir_all(&a.out)?;
-    std::fs::write(a.out.join("results.csv"), results_csv(&rows)?)?;
+    std::fs::create_dir_all(&a.out).with_context(|| format!("creating {}", a.out.display()))?;
+    super::error_text::write_file(&a.out.join("results.csv"), results_csv(&rows)?)?;
     let md = results_markdown(&rows);
-    std::fs::write(a.out.join("results.md"), &md)?;
+    super::error_text::write_file(&a.out.join("results.md"), &md)?;
     print!("{md}");
     Ok(())
 }

@@ -2,7 +2,7 @@
 
 use std::path::{Path, PathBuf};
 
-use anyhow::{anyhow, Result};
+use anyhow::{Context, Result};
 use clap::Args;
 
 use fedtopo::experiment::{
@@ -92,7 +92,8 @@ pub fn run(a: RunArgs) -> Result<()> {
     );
     print!(
         "{}",
-        std::fs::read_to_string(out.join("results.md")).map_err(|e| anyhow!("{e}"))?
+        std::fs::read_to_string(out.join("results.md"))
+            .with_context(|| format!("reading {}", out.join("results.md").display()))?
     );
     Ok(())
 }
