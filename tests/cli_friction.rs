@@ -73,3 +73,16 @@ fn the_os_error_is_printed_once() {
     }
     std::fs::remove_dir_all(&dir).ok();
 }
+
+#[test]
+fn empty_overlay_lists_are_an_error_naming_the_option() {
+    for command in ["compare", "simulate"] {
+        for list in ["", "ring,,star", "ring,"] {
+            let o = fedtopo(&[command, "aws-gaia", "--overlays", list]);
+            let err = stderr(&o);
+            assert!(!o.status.success(), "{command} --overlays `{list}` succeeded");
+            assert!(err.contains("--overlays"), "{command} `{list}`: {err}");
+            assert!(o.stdout.is_empty(), "{command} `{list}` printed a table");
+        }
+    }
+}

@@ -32,7 +32,7 @@ pub struct SimulateArgs {
     placement: PlacementArgs,
     /// Overlays to replay, comma-separated, or `all`; `file:PATH` reads your
     /// own (GML, node-link JSON, CSV or per-round file; see README "Overlays").
-    #[arg(long, default_value = "star,mst,delta-mbst,ring")]
+    #[arg(long, default_value = "star,mst,delta-mbst,ring", value_parser = super::args::overlay_list)]
     overlays: String,
     /// STAR centre: load, first, fastest, or a silo label/id.
     #[arg(long, default_value = "load")]

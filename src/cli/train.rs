@@ -34,7 +34,7 @@ pub struct TrainArgs {
     /// Overlays to train on, comma-separated (star, mst, delta-mbst, ring,
     /// ring-opt, complete, matcha, matcha+, or file:PATH; a file's arc
     /// weights are the consensus matrix under `--consensus auto`).
-    #[arg(long, default_value = "star,mst,ring")]
+    #[arg(long, default_value = "star,mst,ring", value_parser = super::args::overlay_list)]
     overlays: String,
     /// Network model timing the rounds in the event engine: maxplus ([Marfoq20] eq. 3),
     /// paper ([Marfoq20] App. F), flow (max-min fair sharing).
