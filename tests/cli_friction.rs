@@ -86,3 +86,52 @@ fn empty_overlay_lists_are_an_error_naming_the_option() {
         }
     }
 }
+
+/// Runs `fedtopo` with the progress interval `interval_ms` (stderr is a
+/// pipe here, so progress comes as lines).
+fn with_interval(args: &[&str], interval_ms: &str) -> Output {
+    std::process::Command::new(env!("CARGO_BIN_EXE_fedtopo"))
+        .args(args)
+        .env("FEDTOPO_PROGRESS_INTERVAL_MS", interval_ms)
+        .output()
+        .expect("binary runs")
+}
+
+#[test]
+fn simulate_prints_progress_lines_off_a_terminal_and_never_on_stdout() {
+    let args = ["simulate", "aws-gaia", "--rounds", "4", "--overlays", "ring,star"];
+    let every = with_interval(&args, "0");
+    let never = with_interval(&args, "3600000");
+    assert!(every.status.success(), "{}", stderr(&every));
+    assert_eq!(every.stdout, never.stdout, "progress must not touch stdout");
+    let lines: Vec<String> = stderr(&every)
+        .lines()
+        .filter(|l| l.starts_with("simulate: "))
+        .map(str::to_string)
+        .collect();
+    assert!(lines.len() >= 8, "{lines:#?}");
+    assert!(lines[0].starts_with("simulate: 1/8 rounds done (ring), "), "{lines:#?}");
+    assert!(lines.iter().all(|l| l.contains(" s elapsed, eta ")), "{lines:#?}");
+    assert!(lines.last().unwrap().starts_with("simulate: 8/8 rounds done (star)"));
+    assert!(!stderr(&never).contains("rounds done"), "{}", stderr(&never));
+}
+
+#[test]
+fn run_prints_progress_lines_off_a_terminal() {
+    let dir = std::env::temp_dir().join(format!("fedtopo-progress-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let toml = dir.join("experiment.toml");
+    std::fs::write(
+        &toml,
+        "name = \"p\"\nkind = \"compare\"\n[grid]\nunderlay = [\"aws-gaia\"]\noverlay = [\"ring\", \"star\", \"mst\"]\n",
+    )
+    .unwrap();
+    let o = with_interval(&["run", toml.to_str().unwrap()], "0");
+    let err = stderr(&o);
+    assert!(o.status.success(), "{err}");
+    for i in 1..=3 {
+        assert!(err.contains(&format!("run p: {i}/3 jobs done, ")), "{err}");
+    }
+    assert!(!String::from_utf8_lossy(&o.stdout).contains("jobs done"));
+    std::fs::remove_dir_all(&dir).ok();
+}

@@ -9,6 +9,7 @@ pub mod init_gain;
 pub mod matcha;
 mod output_format;
 pub mod plot;
+pub mod progress;
 pub mod replay;
 pub mod table;
 pub mod tornado;
