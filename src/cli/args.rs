@@ -222,7 +222,9 @@ pub fn center_policy_at(
 /// commands parse it with `parse_overlay_list`).
 pub fn overlay_list(text: &str) -> Result<String, String> {
     if text.trim().is_empty() {
-        return Err("empty list; give overlay names separated by commas, e.g. `star,ring`, or `all`".into());
+        return Err(
+            "empty list; give overlay names separated by commas, e.g. `star,ring`, or `all`".into(),
+        );
     }
     if let Some(i) = text.split(',').position(|item| item.trim().is_empty()) {
         return Err(format!(
@@ -244,7 +246,9 @@ mod tests {
             assert!(overlay_list(bad).is_err(), "`{bad}` accepted");
         }
         assert!(overlay_list("ring,,star").unwrap_err().contains("item 2"));
-        assert!(overlay_list("spiral").unwrap_err().contains("unknown overlay"));
+        assert!(overlay_list("spiral")
+            .unwrap_err()
+            .contains("unknown overlay"));
         for good in ["ring", "star,ring", "all", "chung-lu:gamma=3,k=8,ring"] {
             assert_eq!(overlay_list(good).as_deref(), Ok(good));
         }

@@ -5,6 +5,7 @@ mod choice;
 mod compare;
 mod dcliques;
 mod error_text;
+mod examples;
 mod load_notes;
 #[cfg(not(feature = "train"))]
 mod no_train;
@@ -19,12 +20,12 @@ mod underlay;
 
 use anyhow::Result;
 
-pub use error_text::error_text;
 use clap::{Parser, Subcommand};
+pub use error_text::error_text;
 
 /// Which communication topology trains fastest on this network?
 #[derive(Debug, Parser)]
-#[command(name = "fedtopo", version, about, long_about = None)]
+#[command(name = "fedtopo", version, about, long_about = None, after_help = examples::FEDTOPO)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -33,31 +34,40 @@ struct Cli {
 #[derive(Debug, Subcommand)]
 enum Command {
     /// Compare the cycle time of overlays on an underlay.
+    #[command(after_help = examples::COMPARE)]
     Compare(compare::CompareArgs),
     /// Build one overlay and write it out (GML, DOT or JSON).
+    #[command(after_help = examples::OVERLAY)]
     Overlay(overlay::OverlayArgs),
     /// Inspect underlays.
+    #[command(after_help = examples::UNDERLAY)]
     #[command(subcommand)]
     Underlay(underlay::UnderlayCommand),
     /// Run an experiment file (a parameter grid), in parallel, resumably.
+    #[command(after_help = examples::RUN)]
     Run(run::RunArgs),
     /// Join the results of sharded runs of an experiment.
+    #[command(after_help = examples::MERGE)]
     Merge(run::MergeArgs),
     /// Train a real model (DPASGD) on several overlays and compare them in
     /// simulated wall-clock time (needs the `train` feature).
     #[cfg(feature = "train")]
+    #[command(after_help = examples::TRAIN)]
     Train(Box<train::TrainArgs>),
     /// Needs the `train` feature (this build has none).
     #[cfg(not(feature = "train"))]
     #[command(hide = true)]
     Train(no_train::AnyArgs),
     /// Regenerate published MATCHA tables: ours vs published.
+    #[command(after_help = examples::REPRODUCE)]
     #[command(subcommand)]
     Reproduce(reproduce::ReproduceCommand),
     /// Replay training rounds in wall-clock time (event engine).
+    #[command(after_help = examples::SIMULATE)]
     Simulate(simulate::SimulateArgs),
     /// TornadoAggregate and ring-based hierarchies (Lee et al. 2021): round
     /// programs timed on an underlay, clustering cost ([Lee21] Table 3).
+    #[command(after_help = examples::TORNADO)]
     #[command(subcommand)]
     Tornado(tornado::TornadoCommand),
 }

@@ -9,13 +9,17 @@ use clap::{Args, Subcommand};
 #[derive(Debug, Subcommand)]
 pub enum ReproduceCommand {
     /// MATCHA / MATCHA+ columns of [Marfoq20] Tables 3, 6, 7 and the budget sweep of Table 10.
+    #[command(after_help = super::examples::MATCHA_TABLES)]
     MatchaTables(MatchaTablesArgs),
     /// Scaling exponents of ||pi|| with n on random graphs ([BadieModiri24] Fig. 5).
+    #[command(after_help = super::examples::INIT_GAIN_EXPONENTS)]
     InitGainExponents(InitGainExponentsArgs),
     /// D-Cliques edge/message table (n = 100, 1000) and Greedy Swap skew.
+    #[command(after_help = super::examples::DCLIQUES_TABLE)]
     DcliquesTable(DcliquesTableArgs),
     /// D-Cliques convergence on label-skewed data (needs the `train` feature).
     #[cfg(feature = "train")]
+    #[command(after_help = super::examples::DCLIQUES_CONVERGENCE)]
     DcliquesConvergence(super::dcliques::ConvergenceArgs),
     /// Needs the `train` feature (this build has none).
     #[cfg(not(feature = "train"))]

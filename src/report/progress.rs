@@ -256,7 +256,13 @@ mod tests {
     #[test]
     fn a_long_interval_prints_nothing_for_a_short_run() {
         let out = Shared::default();
-        let p = Progress::lines("x", "rounds", 5, Duration::from_secs(3600), Box::new(out.clone()));
+        let p = Progress::lines(
+            "x",
+            "rounds",
+            5,
+            Duration::from_secs(3600),
+            Box::new(out.clone()),
+        );
         for _ in 0..5 {
             p.inc(1);
         }
