@@ -54,7 +54,8 @@ enum Command {
     #[cfg(feature = "train")]
     #[command(after_help = examples::TRAIN)]
     Train(Box<train::TrainArgs>),
-    /// Needs the `train` feature (this build has none).
+    /// Not in this build: needs the `train` feature (README section
+    /// "Training on the simulated network (feature `train`)").
     #[cfg(not(feature = "train"))]
     #[command(hide = true)]
     Train(no_train::AnyArgs),

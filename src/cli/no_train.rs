@@ -12,7 +12,7 @@ pub const README_SECTION: &str = "Training on the simulated network (feature `tr
 #[derive(Debug, Args)]
 #[command(disable_help_flag = true)]
 pub struct AnyArgs {
-    #[arg(num_args = 0.., allow_hyphen_values = true, trailing_var_arg = true)]
+    #[arg(num_args = 0.., allow_hyphen_values = true, trailing_var_arg = true, hide = true)]
     args: Vec<std::ffi::OsString>,
 }
 

@@ -21,7 +21,8 @@ pub enum ReproduceCommand {
     #[cfg(feature = "train")]
     #[command(after_help = super::examples::DCLIQUES_CONVERGENCE)]
     DcliquesConvergence(super::dcliques::ConvergenceArgs),
-    /// Needs the `train` feature (this build has none).
+    /// Not in this build: needs the `train` feature (README section
+    /// "Training on the simulated network (feature `train`)").
     #[cfg(not(feature = "train"))]
     #[command(hide = true)]
     DcliquesConvergence(super::no_train::AnyArgs),
