@@ -4,7 +4,7 @@ mod cli;
 
 fn main() {
     if let Err(err) = cli::run() {
-        eprintln!("error: {err:#}");
+        eprintln!("error: {}", cli::error_text(&err));
         std::process::exit(2);
     }
 }

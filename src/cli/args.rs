@@ -259,3 +259,41 @@ pub fn center_policy_at(
         .at_placement(placement)
         .map_err(|_| anyhow::anyhow!("--center `{text}`: no silo is placed at that router"))
 }
+
+/// Checks an `--overlays` list: no empty list, no empty item (`ring,,star`,
+/// a trailing comma), every name parses. Returns the list unchanged (the
+/// commands parse it with `parse_overlay_list`).
+pub fn overlay_list(text: &str) -> Result<String, String> {
+    if text.trim().is_empty() {
+        return Err(
+            "empty list; give overlay names separated by commas, e.g. `star,ring`, or `all`".into(),
+        );
+    }
+    if let Some(i) = text.split(',').position(|item| item.trim().is_empty()) {
+        return Err(format!(
+            "item {} of `{text}` is empty; give overlay names separated by single commas",
+            i + 1
+        ));
+    }
+    fedtopo::overlay::build::parse_overlay_list(text).map_err(|e| e.to_string())?;
+    Ok(text.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::overlay_list;
+
+    #[test]
+    fn empty_overlay_lists_and_items_are_refused() {
+        for bad in ["", " ", "ring,,star", "ring,", ",ring", "ring, ,star"] {
+            assert!(overlay_list(bad).is_err(), "`{bad}` accepted");
+        }
+        assert!(overlay_list("ring,,star").unwrap_err().contains("item 2"));
+        assert!(overlay_list("spiral")
+            .unwrap_err()
+            .contains("unknown overlay"));
+        for good in ["ring", "star,ring", "all", "chung-lu:gamma=3,k=8,ring"] {
+            assert_eq!(overlay_list(good).as_deref(), Ok(good));
+        }
+    }
+}

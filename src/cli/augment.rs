@@ -18,10 +18,6 @@ use super::choice::choice;
 
 /// Options of `fedtopo augment`.
 #[derive(Debug, Args)]
-#[command(after_help = "Examples:\n  \
-    fedtopo augment --from ring-opt\n  \
-    fedtopo augment aws-gaia --from delta-mbst --tolerance 0.05 --out aug/\n  \
-    fedtopo compare --overlays ring-opt,file:aug/augmented.gml")]
 pub struct AugmentArgs {
     #[command(flatten)]
     underlay: UnderlayArgs,

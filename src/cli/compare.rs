@@ -57,7 +57,7 @@ pub struct CompareArgs {
     placement: PlacementArgs,
     /// Overlays to compare, comma-separated, or `all`; `file:PATH` reads your
     /// own (GML, node-link JSON, CSV or per-round file; see README "Overlays").
-    #[arg(long, default_value = "star,mst,delta-mbst,ring,ring-opt")]
+    #[arg(long, default_value = "star,mst,delta-mbst,ring,ring-opt", value_parser = super::args::overlay_list)]
     overlays: String,
     #[command(flatten)]
     center: CenterArgs,

@@ -152,9 +152,9 @@ pub fn run_convergence(a: ConvergenceArgs) -> Result<()> {
     std::fs::create_dir_all(&a.out).with_context(|| format!("creating {}", a.out.display()))?;
     let md = convergence::markdown(&setup, &runs);
     let svg = convergence::svg(&runs).map_err(anyhow::Error::msg)?;
-    std::fs::write(a.out.join("convergence.csv"), convergence::csv(&runs))?;
-    std::fs::write(a.out.join("convergence.md"), &md)?;
-    std::fs::write(a.out.join("convergence.svg"), svg)?;
+    super::error_text::write_file(&a.out.join("convergence.csv"), convergence::csv(&runs))?;
+    super::error_text::write_file(&a.out.join("convergence.md"), &md)?;
+    super::error_text::write_file(&a.out.join("convergence.svg"), svg)?;
     print!("{md}");
     Ok(())
 }

@@ -25,10 +25,6 @@ use super::choice::choice;
 
 /// Options of `fedtopo design`.
 #[derive(Debug, Args)]
-#[command(after_help = "Examples:\n  \
-    fedtopo design\n  \
-    fedtopo design aws-gaia --base-rounds 40 --out design/\n  \
-    fedtopo design --overlays ring-opt,mst,matcha --format csv")]
 pub struct DesignArgs {
     #[command(flatten)]
     underlay: UnderlayArgs,
@@ -40,7 +36,8 @@ pub struct DesignArgs {
     /// static ones also with fastest-mixing weights).
     #[arg(
         long,
-        default_value = "star,mst,delta-mbst,ring,ring-opt,matcha,matcha+,exp,exp-1peer,base:k=1,base:k=2,base:k=3,d-equistatic,od-equidyn"
+        default_value = "star,mst,delta-mbst,ring,ring-opt,matcha,matcha+,exp,exp-1peer,base:k=1,base:k=2,base:k=3,d-equistatic,od-equidyn",
+        value_parser = super::args::overlay_list
     )]
     overlays: String,
     #[command(flatten)]

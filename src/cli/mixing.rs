@@ -23,7 +23,7 @@ pub struct MixingArgs {
     #[command(flatten)]
     placement: PlacementArgs,
     /// Overlays, comma-separated, or `all`; `file:PATH` reads your own.
-    #[arg(long, default_value = "star,mst,delta-mbst,ring,ring-opt,matcha")]
+    #[arg(long, default_value = "star,mst,delta-mbst,ring,ring-opt,matcha", value_parser = super::args::overlay_list)]
     overlays: String,
     #[command(flatten)]
     center: CenterArgs,

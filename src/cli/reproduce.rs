@@ -9,14 +9,23 @@ use clap::{Args, Subcommand};
 #[derive(Debug, Subcommand)]
 pub enum ReproduceCommand {
     /// MATCHA / MATCHA+ columns of [Marfoq20] Tables 3, 6, 7 and the budget sweep of Table 10.
+    #[command(after_help = super::examples::MATCHA_TABLES)]
     MatchaTables(MatchaTablesArgs),
     /// Scaling exponents of ||pi|| with n on random graphs ([BadieModiri24] Fig. 5).
+    #[command(after_help = super::examples::INIT_GAIN_EXPONENTS)]
     InitGainExponents(InitGainExponentsArgs),
     /// D-Cliques edge/message table (n = 100, 1000) and Greedy Swap skew.
+    #[command(after_help = super::examples::DCLIQUES_TABLE)]
     DcliquesTable(DcliquesTableArgs),
     /// D-Cliques convergence on label-skewed data (needs the `train` feature).
     #[cfg(feature = "train")]
+    #[command(after_help = super::examples::DCLIQUES_CONVERGENCE)]
     DcliquesConvergence(super::dcliques::ConvergenceArgs),
+    /// Not in this build: needs the `train` feature (README section
+    /// "Training on the simulated network (feature `train`)").
+    #[cfg(not(feature = "train"))]
+    #[command(hide = true)]
+    DcliquesConvergence(super::no_train::AnyArgs),
 }
 
 /// Options of `fedtopo reproduce init-gain-exponents`.
@@ -83,6 +92,10 @@ pub fn run(c: ReproduceCommand) -> Result<()> {
         ReproduceCommand::DcliquesTable(a) => run_dcliques(a),
         #[cfg(feature = "train")]
         ReproduceCommand::DcliquesConvergence(a) => super::dcliques::run_convergence(a),
+        #[cfg(not(feature = "train"))]
+        ReproduceCommand::DcliquesConvergence(a) => {
+            super::no_train::run("reproduce dcliques-convergence", a)
+        }
     }
 }
 
@@ -99,10 +112,10 @@ fn run_init_gain(a: InitGainExponentsArgs) -> Result<()> {
     };
     let rows = exponents(&opts)?;
     std::fs::create_dir_all(&a.out).with_context(|| format!("creating {}", a.out.display()))?;
-    std::fs::write(a.out.join("exponents.csv"), exponents_csv(&rows)?)?;
-    std::fs::write(a.out.join("points.csv"), points_csv(&rows))?;
+    super::error_text::write_file(&a.out.join("exponents.csv"), exponents_csv(&rows)?)?;
+    super::error_text::write_file(&a.out.join("points.csv"), points_csv(&rows))?;
     let md = exponents_page(&rows, &opts);
-    std::fs::write(a.out.join("exponents.md"), &md)?;
+    super::error_text::write_file(&a.out.join("exponents.md"), &md)?;
     print!("{md}");
     Ok(())
 }
@@ -114,10 +127,10 @@ fn run_dcliques(a: DcliquesTableArgs) -> Result<()> {
     let rows = edge_table(&[100, 1000], a.seed)?;
     let skew = skew_stats(100, &[0, 100, 200, 400, 1000], experiments, a.seed)?;
     std::fs::create_dir_all(&a.out).with_context(|| format!("creating {}", a.out.display()))?;
-    std::fs::write(a.out.join("edges.csv"), edge_table_csv(&rows))?;
-    std::fs::write(a.out.join("skew.csv"), skew_stats_csv(&skew))?;
+    super::error_text::write_file(&a.out.join("edges.csv"), edge_table_csv(&rows))?;
+    super::error_text::write_file(&a.out.join("skew.csv"), skew_stats_csv(&skew))?;
     let md = results_markdown(&rows, &skew, a.seed, experiments);
-    std::fs::write(a.out.join("results.md"), &md)?;
+    super::error_text::write_file(&a.out.join("results.md"), &md)?;
     print!("{md}");
     Ok(())
 }
@@ -138,10 +151,10 @@ fn run_matcha(a: MatchaTablesArgs) -> Result<()> {
     let rows = matcha_tables(&a.underlays, &opts)
         .map_err(|e| anyhow!("{e}"))
         .with_context(ctx)?;
-    std::fs::create_dir_all(&a.out)?;
-    std::fs::write(a.out.join("results.csv"), results_csv(&rows)?)?;
+    std::fs::create_dir_all(&a.out).with_context(|| format!("creating {}", a.out.display()))?;
+    super::error_text::write_file(&a.out.join("results.csv"), results_csv(&rows)?)?;
     let md = results_markdown(&rows);
-    std::fs::write(a.out.join("results.md"), &md)?;
+    super::error_text::write_file(&a.out.join("results.md"), &md)?;
     print!("{md}");
     Ok(())
 }

@@ -2,7 +2,7 @@
 
 use std::path::{Path, PathBuf};
 
-use anyhow::{anyhow, Result};
+use anyhow::{Context, Result};
 use clap::Args;
 
 use fedtopo::experiment::{
@@ -20,7 +20,11 @@ pub struct RunArgs {
     /// Worker threads (default: all cores). Results do not depend on it.
     #[arg(long)]
     threads: Option<usize>,
-    /// Run only slice i of n of the grid (e.g. `--shard 3/8` for a Slurm array task).
+    /// Run only slice i of n of the grid: the jobs whose index is i modulo n.
+    /// Shards are numbered from 0: `--shard 0/4` ... `--shard 3/4` cover
+    /// the grid. A Slurm array `--array=0-3` gives i in SLURM_ARRAY_TASK_ID
+    /// as is (scripts/slurm-sweep.sh subtracts SLURM_ARRAY_TASK_MIN, so
+    /// `--array=1-4` works too). Join the shards with `fedtopo merge`.
     #[arg(long, value_parser = Shard::parse)]
     shard: Option<Shard>,
     /// Recompute jobs that already have a stored result.
@@ -92,7 +96,8 @@ pub fn run(a: RunArgs) -> Result<()> {
     );
     print!(
         "{}",
-        std::fs::read_to_string(out.join("results.md")).map_err(|e| anyhow!("{e}"))?
+        std::fs::read_to_string(out.join("results.md"))
+            .with_context(|| format!("reading {}", out.join("results.md").display()))?
     );
     Ok(())
 }

@@ -4,7 +4,6 @@ use std::path::PathBuf;
 
 use anyhow::{bail, Context, Result};
 use clap::Args;
-use indicatif::{ProgressBar, ProgressStyle};
 
 use fedtopo::evaluate::EvaluatedOverlay;
 use fedtopo::network::NetworkKind;
@@ -33,7 +32,7 @@ pub struct SimulateArgs {
     placement: PlacementArgs,
     /// Overlays to replay, comma-separated, or `all`; `file:PATH` reads your
     /// own (GML, node-link JSON, CSV or per-round file; see README "Overlays").
-    #[arg(long, default_value = "star,mst,delta-mbst,ring")]
+    #[arg(long, default_value = "star,mst,delta-mbst,ring", value_parser = super::args::overlay_list)]
     overlays: String,
     #[command(flatten)]
     center: CenterArgs,
@@ -94,15 +93,17 @@ pub fn run(a: SimulateArgs) -> Result<()> {
         seed: a.seed,
     };
     let labels = model.connectivity.placement().labels(&underlay);
-    let bar = ProgressBar::new(a.rounds * kinds.len() as u64);
-    bar.set_style(
-        ProgressStyle::with_template("{msg:>12} [{bar:40}] {pos}/{len} rounds ({eta})")
-            .expect("valid template"),
+    let bar = fedtopo::report::progress::Progress::new(
+        "simulate",
+        "rounds",
+        a.rounds * kinds.len() as u64,
+        true,
+        "{msg:>12} [{bar:40}] {pos}/{len} rounds ({eta})",
     );
     let mut results = Vec::new();
     let mut taus = Vec::new();
     for kind in kinds {
-        bar.set_message(kind.to_string());
+        bar.set_message(&kind.to_string());
         let mut net = a.network_model.build(&model);
         let overlay = EvaluatedOverlay::build(kind, &underlay, &model, &options)?;
         // MATCHA (a new seeded overlay every round) has no exact cycle
@@ -119,7 +120,7 @@ pub fn run(a: SimulateArgs) -> Result<()> {
         };
         results.push(overlay.replay(&model, net.as_mut(), &ropts, failures, &mut tick)?);
     }
-    bar.finish_and_clear();
+    bar.finish();
     let rows = replay_summary(&results, &taus);
     let network = NetworkDescription::new(&underlay, &spec, &model)?;
     match a.format {

@@ -27,13 +27,16 @@ use super::choice::choice;
 pub enum TornadoCommand {
     /// Time the [Lee21] Table 4 programs on an underlay: wall-clock per step,
     /// messages and bytes per node and per core link.
+    #[command(after_help = super::examples::TORNADO_TIME)]
     Time(Box<TimeArgs>),
     /// [Lee21] Table 3: clustering-cost reduction of CLUSTER, ours vs published.
+    #[command(after_help = super::examples::TORNADO_CLUSTERING)]
     Clustering(ClusteringArgs),
     /// Train under every program on label-skewed data: softmax regression
     /// (pure-Rust reference learner) or, with `--trainer torch`, the libtorch
     /// batched trainer; with an underlay, also the bytes and wall-clock to a
     /// target accuracy; with `--seeds`, statistics over seeds.
+    #[command(after_help = super::examples::TORNADO_LEARN)]
     Learn(Box<LearnArgs>),
 }
 

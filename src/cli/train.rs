@@ -5,7 +5,6 @@ use std::path::PathBuf;
 
 use anyhow::{bail, Context, Result};
 use clap::Args;
-use indicatif::{ProgressBar, ProgressStyle};
 
 use fedtopo::network::NetworkKind;
 use fedtopo::overlay::build::{parse_overlay_list, BuildOptions};
@@ -36,7 +35,7 @@ pub struct TrainArgs {
     /// ring-opt, complete, matcha, matcha+, exp, exp-1peer, base:k=K,
     /// d-equistatic, od-equidyn, or file:PATH; a file's arc weights, and the
     /// families' own matrices, are the consensus under `--consensus auto`).
-    #[arg(long, default_value = "star,mst,ring")]
+    #[arg(long, default_value = "star,mst,ring", value_parser = super::args::overlay_list)]
     overlays: String,
     /// Network model timing the rounds in the event engine: maxplus ([Marfoq20] eq. 3),
     /// paper ([Marfoq20] App. F), flow (max-min fair sharing).
@@ -278,19 +277,13 @@ pub fn run_train(a: TrainArgs) -> Result<()> {
         if a.fresh && dir.exists() {
             std::fs::remove_dir_all(&dir).with_context(|| format!("removing {}", dir.display()))?;
         }
-        let bar = if a.quiet {
-            ProgressBar::hidden()
-        } else {
-            ProgressBar::new(a.rounds)
-        };
-        bar.set_style(
-            ProgressStyle::with_template(
-                "{prefix:>10} [{bar:30}] {pos}/{len} rounds {msg} ({eta})",
-            )
-            .expect("valid template")
-            .progress_chars("=> "),
+        let bar = fedtopo::report::progress::Progress::new(
+            &format!("train {kind}"),
+            "rounds",
+            a.rounds,
+            !a.quiet,
+            "{prefix:>10} [{bar:30}] {pos}/{len} rounds {msg} ({eta})",
         );
-        bar.set_prefix(kind.to_string());
         let opts = RunOptions {
             rounds: a.rounds,
             eval_every: a.eval_every,
@@ -301,7 +294,7 @@ pub fn run_train(a: TrainArgs) -> Result<()> {
         let recs = session.train(kind, &opts, |r, recs| {
             bar.set_position(r);
             if let Some(l) = recs.last() {
-                bar.set_message(format!(
+                bar.set_message(&format!(
                     "loss {:.4} acc {:.3} t={:.1}s",
                     l.train_loss.mean,
                     l.test_acc.mean,
@@ -309,7 +302,7 @@ pub fn run_train(a: TrainArgs) -> Result<()> {
                 ));
             }
         })?;
-        bar.finish_and_clear();
+        bar.finish();
         runs.push((kind.to_string(), recs));
     }
     let rows = summarize(&runs, target, None);

@@ -19,8 +19,10 @@ use super::load_notes::report_lines;
 #[derive(Debug, Subcommand)]
 pub enum UnderlayCommand {
     /// List the built-in underlays.
+    #[command(after_help = super::examples::UNDERLAY_LIST)]
     List,
     /// Summarise an underlay: size, diameter, and what was missing or approximated.
+    #[command(after_help = super::examples::UNDERLAY_INFO)]
     Info(InfoArgs),
 }
 

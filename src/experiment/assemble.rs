@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::Path;
 
-use crate::report::plot::{line_plot, Axes, Series};
+use crate::report::plot::{axis_title, line_plot, Axes, Series};
 
 use super::aggregate;
 use super::grid::Job;
@@ -467,8 +467,8 @@ fn draw(
     }
     let title = plot.title.clone().unwrap_or_else(|| spec.name.clone());
     let axes = Axes {
-        x_label: plot.x.clone(),
-        y_label: plot.y.clone(),
+        x_label: axis_title(&plot.x),
+        y_label: axis_title(&plot.y),
         log_x: plot.log_x,
         log_y: plot.log_y,
         x_bandwidth: ["access", "center_access", "core_capacity"].contains(&plot.x.as_str()),

@@ -4,9 +4,9 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use indicatif::{ProgressBar, ProgressStyle};
 use rayon::prelude::*;
 
+use crate::report::progress::Progress;
 use crate::underlay::Underlay;
 
 use super::grid::{Job, Shard};
@@ -30,7 +30,8 @@ pub struct RunOptions {
     pub shard: Option<Shard>,
     /// Recompute jobs that already have a result.
     pub force: bool,
-    /// Show a progress bar on stderr (hidden when stderr is not a terminal).
+    /// Show progress on stderr: a bar on a terminal, else a line every few
+    /// seconds ([`crate::report::progress`]).
     pub progress: bool,
 }
 
@@ -82,7 +83,13 @@ pub fn run_jobs(
     // Every grid point is checked (and every underlay loaded) before any job runs.
     let underlays = validate_grid(spec, jobs, &opts.base_dir)?;
     let notes = load_notes(&underlays);
-    let bar = progress_bar(todo.len() as u64, opts.progress, &spec.name);
+    let bar = Progress::new(
+        &format!("run {}", spec.name),
+        "jobs",
+        todo.len() as u64,
+        opts.progress,
+        "{prefix} [{bar:40}] {pos}/{len} jobs, {elapsed} (eta {eta})",
+    );
     let failed = AtomicBool::new(false);
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(opts.threads.unwrap_or(0))
@@ -109,7 +116,7 @@ pub fn run_jobs(
             })
             .collect()
     });
-    bar.finish_and_clear();
+    bar.finish();
     results.into_iter().collect::<Result<Vec<()>, _>>()?;
     Ok(RunSummary {
         selected: selected.len(),
@@ -118,20 +125,6 @@ pub fn run_jobs(
         stale,
         notes,
     })
-}
-
-fn progress_bar(len: u64, show: bool, name: &str) -> ProgressBar {
-    if !show {
-        return ProgressBar::hidden();
-    }
-    let bar = ProgressBar::new(len);
-    bar.set_style(
-        ProgressStyle::with_template("{prefix} [{bar:40}] {pos}/{len} jobs, {elapsed} (eta {eta})")
-            .expect("valid template")
-            .progress_chars("=> "),
-    );
-    bar.set_prefix(name.to_string());
-    bar
 }
 
 /// What loading the underlays dropped or approximated, one line each.

@@ -97,6 +97,10 @@ pub fn validate_grid(
         }
     }
     for name in distinct(jobs, "overlay") {
+        if name.trim().is_empty() {
+            problems.add("overlay ``: empty overlay name; remove it or name an overlay".into());
+            continue;
+        }
         let parsed = match spec.kind {
             ExperimentKind::Program => name
                 .parse::<Method>()
@@ -246,6 +250,23 @@ mod tests {
             Err(ExperimentError::Grid { problems, .. }) => problems,
             Err(e) => panic!("{e}"),
         }
+    }
+
+    #[test]
+    fn an_empty_overlay_name_is_a_problem() {
+        let p = problems(
+            r#"
+name = "e"
+kind = "compare"
+[grid]
+underlay = ["aws-gaia"]
+overlay = ["ring", ""]
+"#,
+        );
+        assert_eq!(
+            p,
+            vec!["overlay ``: empty overlay name; remove it or name an overlay".to_string()]
+        );
     }
 
     #[test]

@@ -11,6 +11,7 @@ pub mod mixing;
 pub mod network;
 mod output_format;
 pub mod plot;
+pub mod progress;
 pub mod replay;
 pub mod table;
 pub mod tornado;

@@ -4,6 +4,8 @@
 use std::collections::BTreeMap;
 
 use plotters::prelude::*;
+
+use super::plot::{legend_width, series_color, split_with_legend, PLOT_HEIGHT, PLOT_WIDTH};
 use serde::Serialize;
 
 use super::table::Table;
@@ -239,8 +241,14 @@ pub fn links_csv(rows: &[(&ReplayResult, Vec<LinkUsage>)]) -> String {
 pub fn timeline_svg(results: &[ReplayResult], title: &str) -> Result<String, String> {
     let mut svg = String::new();
     {
-        let root = SVGBackend::with_string(&mut svg, (800, 500)).into_drawing_area();
+        let labels: Vec<String> = results
+            .iter()
+            .map(|r| format!("{} ({})", r.overlay, r.network))
+            .collect();
+        let width = PLOT_WIDTH + legend_width(&labels);
+        let root = SVGBackend::with_string(&mut svg, (width, PLOT_HEIGHT)).into_drawing_area();
         root.fill(&WHITE).map_err(|e| e.to_string())?;
+        let area = split_with_legend(&root, PLOT_WIDTH, 45, &labels)?;
         let x_max = results
             .iter()
             .map(|r| r.makespan_ms() / 1e3)
@@ -252,7 +260,7 @@ pub fn timeline_svg(results: &[ReplayResult], title: &str) -> Result<String, Str
             .max()
             .unwrap_or(1)
             .max(1) as f64;
-        let mut chart = ChartBuilder::on(&root)
+        let mut chart = ChartBuilder::on(&area)
             .caption(title, ("sans-serif", 20))
             .margin(15)
             .x_label_area_size(40)
@@ -266,23 +274,13 @@ pub fn timeline_svg(results: &[ReplayResult], title: &str) -> Result<String, Str
             .draw()
             .map_err(|e| e.to_string())?;
         for (idx, r) in results.iter().enumerate() {
-            let color = Palette99::pick(idx).to_rgba();
             let pts: Vec<(f64, f64)> = (0..r.starts.len())
                 .map(|k| (if k == 0 { 0.0 } else { r.round_end(k) / 1e3 }, k as f64))
                 .collect();
             chart
-                .draw_series(LineSeries::new(pts, color.stroke_width(2)))
-                .map_err(|e| e.to_string())?
-                .label(format!("{} ({})", r.overlay, r.network))
-                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], color));
+                .draw_series(LineSeries::new(pts, series_color(idx).stroke_width(2)))
+                .map_err(|e| e.to_string())?;
         }
-        chart
-            .configure_series_labels()
-            .background_style(WHITE.mix(0.8))
-            .border_style(BLACK)
-            .position(SeriesLabelPosition::UpperLeft)
-            .draw()
-            .map_err(|e| e.to_string())?;
         root.present().map_err(|e| e.to_string())?;
     }
     Ok(svg)

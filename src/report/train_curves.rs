@@ -5,30 +5,42 @@ use std::path::Path;
 
 use plotters::prelude::*;
 
-use super::plot::PALETTE as COLORS;
+use super::plot::{legend_width, series_color, split_with_legend};
 use crate::train::report::RoundRecord;
 
 /// Writes `path` (SVG) with the curves of every run.
 pub fn plot_runs(path: &Path, runs: &[(String, Vec<RoundRecord>)]) -> Result<(), String> {
-    let root = SVGBackend::new(path, (1200, 800)).into_drawing_area();
+    let labels: Vec<String> = runs.iter().map(|(name, _)| name.clone()).collect();
+    let root = SVGBackend::new(path, (1200 + legend_width(&labels), 800)).into_drawing_area();
     root.fill(&WHITE).map_err(|e| e.to_string())?;
-    let panels = root.split_evenly((2, 2));
+    // One legend for the four panels, right of them.
+    let panels = split_with_legend(&root, 1200, 40, &labels)?.split_evenly((2, 2));
     type Get = fn(&RoundRecord) -> f64;
-    let specs: [(&str, &str, bool, Get); 4] = [
-        ("training loss vs rounds", "round", false, |r| {
+    const LOSS: &str = "training loss (mean over silos)";
+    const ACC: &str = "test accuracy (mean over silos)";
+    let specs: [(&str, &str, &str, bool, Get); 4] = [
+        ("training loss vs rounds", "round", LOSS, false, |r| {
             r.train_loss.mean
         }),
-        ("training loss vs wall-clock", "wall-clock (s)", true, |r| {
-            r.train_loss.mean
-        }),
-        ("test accuracy vs rounds", "round", false, |r| {
+        (
+            "training loss vs wall-clock",
+            "wall-clock time (s)",
+            LOSS,
+            true,
+            |r| r.train_loss.mean,
+        ),
+        ("test accuracy vs rounds", "round", ACC, false, |r| {
             r.test_acc.mean
         }),
-        ("test accuracy vs wall-clock", "wall-clock (s)", true, |r| {
-            r.test_acc.mean
-        }),
+        (
+            "test accuracy vs wall-clock",
+            "wall-clock time (s)",
+            ACC,
+            true,
+            |r| r.test_acc.mean,
+        ),
     ];
-    for (area, (title, xlabel, wall, get)) in panels.iter().zip(specs) {
+    for (area, (title, xlabel, ylabel, wall, get)) in panels.iter().zip(specs) {
         let pts: Vec<Vec<(f64, f64)>> = runs
             .iter()
             .map(|(_, recs)| {
@@ -65,24 +77,14 @@ pub fn plot_runs(path: &Path, runs: &[(String, Vec<RoundRecord>)]) -> Result<(),
         chart
             .configure_mesh()
             .x_desc(xlabel)
+            .y_desc(ylabel)
             .draw()
             .map_err(|e| e.to_string())?;
-        for (k, ((name, _), p)) in runs.iter().zip(pts).enumerate() {
-            let c = COLORS[k % COLORS.len()];
+        for (k, p) in pts.into_iter().enumerate() {
             chart
-                .draw_series(LineSeries::new(p, c.stroke_width(2)))
-                .map_err(|e| e.to_string())?
-                .label(name.clone())
-                .legend(move |(x, y)| {
-                    PathElement::new(vec![(x, y), (x + 20, y)], c.stroke_width(2))
-                });
+                .draw_series(LineSeries::new(p, series_color(k).stroke_width(2)))
+                .map_err(|e| e.to_string())?;
         }
-        chart
-            .configure_series_labels()
-            .background_style(WHITE.mix(0.8))
-            .border_style(BLACK)
-            .draw()
-            .map_err(|e| e.to_string())?;
     }
     root.present().map_err(|e| e.to_string())
 }
