@@ -100,7 +100,8 @@ pub struct DesignArgs {
 }
 
 fn table(c: &[Candidate]) -> Table {
-    let mut t = Table::new([
+    let measured = c.iter().any(|x| x.measured_rounds.is_some());
+    let mut header = vec![
         "rank",
         "overlay",
         "weights",
@@ -111,11 +112,13 @@ fn table(c: &[Candidate]) -> Table {
         "mixing time",
         "pred. rounds",
         "pred. time (s)",
-        "meas. rounds",
-        "meas. time (s)",
-    ]);
+    ];
+    if measured {
+        header.extend(["meas. rounds", "meas. time (s)"]);
+    }
+    let mut t = Table::new(header);
     for (i, x) in c.iter().enumerate() {
-        t.row([
+        let mut row = vec![
             (i + 1).to_string(),
             x.name.clone(),
             x.weights.clone(),
@@ -126,12 +129,21 @@ fn table(c: &[Candidate]) -> Table {
             format!("{:.1}", x.mixing_time),
             format!("{:.1}", x.predicted_rounds),
             format!("{:.2}", x.predicted_time_ms / 1e3),
-            x.measured_rounds.map_or("-".into(), |r| format!("{r:.0}")),
-            x.measured_time_ms
-                .map_or("-".into(), |t| format!("{:.2}", t / 1e3)),
-        ]);
+        ];
+        if measured {
+            row.push(x.measured_rounds.map_or("-".into(), |r| format!("{r:.0}")));
+            row.push(
+                x.measured_time_ms
+                    .map_or("-".into(), |t| format!("{:.2}", t / 1e3)),
+            );
+        }
+        t.row(row);
     }
-    t.align_right([0, 3, 4, 5, 6, 7, 8, 9, 10, 11]);
+    t.align_right(if measured {
+        vec![0, 3, 4, 5, 6, 7, 8, 9, 10, 11]
+    } else {
+        vec![0, 3, 4, 5, 6, 7, 8, 9]
+    });
     t
 }
 
