@@ -166,3 +166,79 @@ fn init_gain_and_failures_are_seeded() {
         std::fs::remove_dir_all(d).ok();
     }
 }
+
+/// `fedtopo design --verify`: probe runs calibrate the predictor, the top
+/// candidates are trained in full, and their measured rounds are the
+/// training runs' own (matched through the exported files).
+#[test]
+fn design_verify_trains_probes_and_the_top_candidates() {
+    let out = tmp("design-verify");
+    let o = fedtopo(&[
+        "design",
+        "aws-gaia",
+        "--overlays",
+        "star,ring-opt,exp-1peer",
+        "--no-fastest",
+        "--no-augmented",
+        "--out",
+        out.to_str().unwrap(),
+        "--verify",
+        "--probes",
+        "2",
+        "--probe-rounds",
+        "20",
+        "--top",
+        "2",
+        "--format",
+        "json",
+        "--",
+        "--dataset",
+        "synthetic",
+        "--target-loss",
+        "1.6",
+        "--rounds",
+        "40",
+        "--quiet",
+    ]);
+    ok(&o);
+    for f in ["probes/summary.csv", "verify/summary.csv", "candidates.csv"] {
+        assert!(out.join(f).is_file(), "{f} missing");
+    }
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let cands = v["candidates"].as_array().unwrap();
+    assert_eq!(cands.len(), 3);
+    // The two top candidates were trained 40 rounds: their measured rounds
+    // are the verify run's rounds_to_target.
+    let summary = std::fs::read_to_string(out.join("verify/summary.csv")).unwrap();
+    let mut r = csv::Reader::from_reader(summary.as_bytes());
+    let rows: Vec<csv::StringRecord> = r.records().map(Result::unwrap).collect();
+    assert_eq!(rows.len(), 2);
+    for row in &rows {
+        let file = &row[0];
+        let rounds = &row[5];
+        let c = cands
+            .iter()
+            .find(|c| {
+                let stem = c["name"].as_str().unwrap();
+                file.contains(&format!("/{stem}."))
+            })
+            .unwrap_or_else(|| panic!("{file} matches no candidate"));
+        match c["measured_rounds"].as_f64() {
+            Some(m) => assert_eq!(m.to_string(), rounds.to_string()),
+            None => assert!(rounds.is_empty()),
+        }
+    }
+    // Options design sets itself are refused after `--`.
+    let o = fedtopo(&[
+        "design",
+        "aws-gaia",
+        "--out",
+        out.to_str().unwrap(),
+        "--verify",
+        "--",
+        "--out",
+        "/tmp/x",
+    ]);
+    assert!(!o.status.success());
+    assert!(String::from_utf8_lossy(&o.stderr).contains("give no --out after `--`"));
+}

@@ -295,6 +295,23 @@ fn probe_indices(candidates: &[Candidate], k: usize) -> Vec<usize> {
     out
 }
 
+/// `args` without `name VALUE` / `name=VALUE`.
+#[cfg(feature = "train")]
+fn without_option(args: &[String], name: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut skip = false;
+    for x in args {
+        if skip {
+            skip = false;
+        } else if x == name {
+            skip = true;
+        } else if !x.starts_with(&format!("{name}=")) {
+            out.push(x.clone());
+        }
+    }
+    out
+}
+
 /// `--verify`: probe runs, fit, full runs of the top candidates.
 #[cfg(feature = "train")]
 fn verify(
@@ -305,7 +322,7 @@ fn verify(
     underlay: &Underlay,
     model: &DelayModel,
     build: &BuildOptions,
-) -> Result<()> {
+) -> Result<Vec<String>> {
     let overlays = dir.join("overlays");
     std::fs::create_dir_all(&overlays)
         .with_context(|| format!("creating {}", overlays.display()))?;
@@ -319,11 +336,28 @@ fn verify(
             .map(|p| format!("file:{}", p.display()))
             .collect();
         argv.extend(["--overlays".into(), list.join(",")]);
-        argv.extend(a.train_options.iter().cloned());
-        if let Some(r) = rounds {
-            argv.extend(["--rounds".into(), r.to_string()]);
+        for reserved in ["--overlays", "--out", "--fresh"] {
+            if a.train_options
+                .iter()
+                .any(|o| o == reserved || o.starts_with(&format!("{reserved}=")))
+            {
+                anyhow::bail!("--verify: give no {reserved} after `--`: design sets it");
+            }
         }
-        argv.extend(["--out".into(), out.display().to_string(), "--fresh".into()]);
+        match rounds {
+            // Probe runs: their own round count replaces the user's.
+            Some(r) => {
+                argv.extend(without_option(&a.train_options, "--rounds"));
+                argv.extend(["--rounds".into(), r.to_string()]);
+            }
+            None => argv.extend(a.train_options.iter().cloned()),
+        }
+        argv.extend([
+            "--out".into(),
+            out.display().to_string(),
+            "--fresh".into(),
+            "--summary-to-stderr".into(),
+        ]);
         let cli = <super::Cli as clap::Parser>::try_parse_from(&argv)
             .map_err(|e| anyhow::anyhow!("--verify: the train options after `--`: {e}"))?;
         match cli.command {
@@ -362,6 +396,7 @@ fn verify(
         )?);
     }
     eprintln!("verify: full runs of the top {}", files.len());
+    let names: Vec<String> = top.iter().map(|&i| candidates[i].name.clone()).collect();
     let measured = train(&files, None, dir.join("verify"))?;
     for m in &measured {
         if let Some(c) = candidates.iter_mut().find(|c| matches(c, &m.overlay)) {
@@ -378,7 +413,7 @@ fn verify(
             }
         }
     }
-    Ok(())
+    Ok(names)
 }
 
 /// `--verify` without the `train` feature.
@@ -391,7 +426,7 @@ fn verify(
     _underlay: &Underlay,
     _model: &DelayModel,
     _build: &BuildOptions,
-) -> Result<()> {
+) -> Result<Vec<String>> {
     anyhow::bail!(
         "--verify trains models: this fedtopo is built without the `train` feature (see README \
          \"Training on the simulated network\"); calibrate from a train run's summary with \
@@ -479,9 +514,10 @@ pub fn run(a: DesignArgs) -> Result<()> {
     if let Some(path) = &a.calibrate {
         calibrate(&mut candidates, &mut predictor, &read_summary(path)?);
     }
+    let mut verified_names = Vec::new();
     if a.verify {
         let dir = a.out.clone().unwrap_or_default();
-        verify(
+        verified_names = verify(
             &a,
             &dir,
             &mut candidates,
@@ -516,6 +552,26 @@ pub fn run(a: DesignArgs) -> Result<()> {
                     "predictor: rounds = {:.2} + {:.3} x mixing time, RMS relative error {:.1} % over the measured runs",
                     predictor.a,
                     predictor.b,
+                    100.0 * err
+                );
+            }
+            // Out of sample: predicted against measured rounds of the
+            // verified candidates (not the probes the fit used).
+            let verified: Vec<(f64, f64)> = candidates
+                .iter()
+                .filter(|c| verified_names.contains(&c.name))
+                .filter_map(|c| c.measured_rounds.map(|m| (c.predicted_rounds, m)))
+                .collect();
+            if !verified.is_empty() {
+                let err = (verified
+                    .iter()
+                    .map(|(p, m)| ((p - m) / m.max(1.0)).powi(2))
+                    .sum::<f64>()
+                    / verified.len() as f64)
+                    .sqrt();
+                println!(
+                    "verification: predicted vs measured rounds of the {} verified candidate(s) that reached the target: RMS relative error {:.1} %",
+                    verified.len(),
                     100.0 * err
                 );
             }
@@ -565,6 +621,17 @@ pub fn run(a: DesignArgs) -> Result<()> {
             .take(a.top.max(1))
             .map(|p| format!("file:{}", p.display()))
             .collect();
+        if a.verify {
+            eprintln!(
+                "wrote {}/candidates.csv and {} overlay(s) under {}; training runs under {}/probes and {}/verify",
+                dir.display(),
+                files.len(),
+                overlays.display(),
+                dir.display(),
+                dir.display()
+            );
+            return Ok(());
+        }
         eprintln!(
             "wrote {}/candidates.csv and {} overlay(s) under {}; verify the top {} with:\n  \
              fedtopo train{} --overlays {} --target-acc ACC --out {}/train\n\

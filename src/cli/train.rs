@@ -112,6 +112,10 @@ pub struct TrainArgs {
     /// No progress bars.
     #[arg(long)]
     quiet: bool,
+    /// Print the summary on stderr, not stdout (`design --verify` keeps its
+    /// own stdout for its table / CSV / JSON).
+    #[arg(long, hide = true)]
+    summary_to_stderr: bool,
     /// Initialisation: `coordinated` (every silo starts from the same model)
     /// or uncoordinated He-uniform per silo scaled by a gain: `none` (g = 1),
     /// `sqrt-n`, `pi` (g = 1/||pi|| of the DecAvg walk; Badie-Modiri et al.).
@@ -309,7 +313,11 @@ pub fn run_train(a: TrainArgs) -> Result<()> {
     let summary = render_summary_csv(&rows, target);
     write_atomic(&a.out.join("summary.csv"), summary.as_bytes())?;
     plot_runs(&a.out.join("curves.svg"), &runs).map_err(anyhow::Error::msg)?;
-    print!("{summary}");
+    if a.summary_to_stderr {
+        eprint!("{summary}");
+    } else {
+        print!("{summary}");
+    }
     eprintln!(
         "wrote {}/{{summary.csv,curves.svg,<overlay>/metrics.csv}}",
         a.out.display()
