@@ -317,7 +317,7 @@ fn without_option(args: &[String], name: &str) -> Vec<String> {
 fn verify(
     a: &DesignArgs,
     dir: &std::path::Path,
-    candidates: &mut Vec<Candidate>,
+    candidates: &mut [Candidate],
     predictor: &mut RoundsPredictor,
     underlay: &Underlay,
     model: &DelayModel,
@@ -421,7 +421,7 @@ fn verify(
 fn verify(
     _a: &DesignArgs,
     _dir: &std::path::Path,
-    _candidates: &mut Vec<Candidate>,
+    _candidates: &mut [Candidate],
     _predictor: &mut RoundsPredictor,
     _underlay: &Underlay,
     _model: &DelayModel,
