@@ -8,7 +8,7 @@ use clap::{Args, ValueEnum};
 
 use fedtopo::connectivity::PathModel;
 use fedtopo::delay::DelayModel;
-use fedtopo::overlay::build::CenterPolicy;
+use fedtopo::overlay::build::{BuildOptions, CenterPolicy};
 use fedtopo::placement::SiloPlacement;
 use fedtopo::scenario::{load_underlay, NetworkSpec};
 use fedtopo::underlay::{Disconnected, IsolatedRouters, LoadOptions, MissingCoordinates, Underlay};
@@ -277,6 +277,49 @@ pub fn overlay_list(text: &str) -> Result<String, String> {
     }
     fedtopo::overlay::build::parse_overlay_list(text).map_err(|e| e.to_string())?;
     Ok(text.to_string())
+}
+
+/// The network a command times overlays on: the underlay, the network
+/// knobs and the delay model they build.
+pub struct Setup {
+    /// The underlay (notes printed).
+    pub underlay: Underlay,
+    /// The network knobs.
+    pub spec: NetworkSpec,
+    /// The delay model of `spec` on `underlay`.
+    pub model: DelayModel,
+}
+
+impl Setup {
+    /// Loads the underlay and builds the network of the options.
+    pub fn load(u: &UnderlayArgs, n: &NetworkArgs, p: &PlacementArgs) -> Result<Setup> {
+        let underlay = u.load(false)?;
+        let spec = n.spec(Some(p))?;
+        let model = spec.build(&underlay)?;
+        Ok(Setup {
+            underlay,
+            spec,
+            model,
+        })
+    }
+
+    /// Build options with the STAR centre of `center` and `seed` for
+    /// MATCHA's activations and random overlays.
+    pub fn build_options(&self, center: &CenterArgs, seed: u64) -> Result<BuildOptions> {
+        Ok(BuildOptions {
+            center: center_policy_at(
+                &center.center,
+                &self.underlay,
+                self.model.connectivity.placement(),
+            )?,
+            matcha: fedtopo::overlay::matcha::MatchaOptions {
+                seed,
+                ..Default::default()
+            },
+            seed,
+            ..BuildOptions::default()
+        })
+    }
 }
 
 #[cfg(test)]

@@ -13,7 +13,7 @@ use fedtopo::report::plot::{line_plot, Axes, Series};
 use fedtopo::report::table::{serde_csv, Table};
 use fedtopo::report::{render_json, OutputFormat};
 
-use super::args::{NetworkArgs, PlacementArgs, UnderlayArgs};
+use super::args::{NetworkArgs, PlacementArgs, Setup, UnderlayArgs};
 use super::choice::choice;
 
 /// Options of `fedtopo augment`.
@@ -141,9 +141,10 @@ fn front_svg(points: &[AugmentPoint], neighbours: bool, title: &str) -> Result<S
 
 /// Runs `fedtopo augment`.
 pub fn run(a: AugmentArgs) -> Result<()> {
-    let underlay = a.underlay.load(false)?;
-    let spec = a.network.spec(Some(&a.placement))?;
-    let model = spec.build(&underlay)?;
+    let setup = Setup::load(&a.underlay, &a.network, &a.placement)?;
+    let Setup {
+        underlay, model, ..
+    } = setup;
     let kind: OverlayKind = a
         .from
         .parse()

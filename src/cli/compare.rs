@@ -12,7 +12,7 @@ use fedtopo::report::network::NetworkDescription;
 use fedtopo::report::{compare_overlays, render_csv, render_json, render_table, OutputFormat};
 
 use super::args::{
-    center_policy_at, file_safe, CenterArgs, NetworkArgs, PlacementArgs, UnderlayArgs,
+    center_policy_at, file_safe, CenterArgs, NetworkArgs, PlacementArgs, Setup, UnderlayArgs,
 };
 use super::choice::choice;
 
@@ -86,10 +86,13 @@ pub struct CompareArgs {
 
 /// Runs `fedtopo compare`.
 pub fn run(a: CompareArgs) -> Result<()> {
-    let underlay = a.underlay.load(false)?;
-    let spec = a.network.spec(Some(&a.placement))?;
     let kinds = parse_overlay_list(&a.overlays)?;
-    let model = spec.build(&underlay)?;
+    let setup = Setup::load(&a.underlay, &a.network, &a.placement)?;
+    let Setup {
+        underlay,
+        spec,
+        model,
+    } = setup;
     let options = BuildOptions {
         center: center_policy_at(&a.center.center, &underlay, model.connectivity.placement())?,
         matcha: MatchaOptions {

@@ -13,14 +13,11 @@ use fedtopo::design::search::{
 use fedtopo::evaluate::EvaluatedOverlay;
 use fedtopo::overlay::build::{parse_overlay_list, BuildOptions};
 use fedtopo::overlay::export::{silo_positions, ExportedOverlay};
-use fedtopo::overlay::matcha::MatchaOptions;
 use fedtopo::report::table::{serde_csv, Table};
 use fedtopo::report::{render_json, OutputFormat};
 use fedtopo::underlay::Underlay;
 
-use super::args::{
-    center_policy_at, file_safe, CenterArgs, NetworkArgs, PlacementArgs, UnderlayArgs,
-};
+use super::args::{file_safe, CenterArgs, NetworkArgs, PlacementArgs, Setup, UnderlayArgs};
 use super::choice::choice;
 
 /// Options of `fedtopo design`.
@@ -482,25 +479,18 @@ fn write_static(dir: &std::path::Path, stem: &str, x: &ExportedOverlay) -> Resul
 
 /// Runs `fedtopo design`.
 pub fn run(a: DesignArgs) -> Result<()> {
-    let underlay = a.underlay.load(false)?;
-    let spec = a.network.spec(Some(&a.placement))?;
     let kinds = parse_overlay_list(&a.overlays)?;
-    let model = spec.build(&underlay)?;
     if !(a.base_rounds.is_finite() && a.base_rounds >= 0.0) {
         anyhow::bail!(
             "--base-rounds {}: expected a finite number >= 0",
             a.base_rounds
         );
     }
-    let build = BuildOptions {
-        center: center_policy_at(&a.center.center, &underlay, model.connectivity.placement())?,
-        matcha: MatchaOptions {
-            seed: a.seed,
-            ..MatchaOptions::default()
-        },
-        seed: a.seed,
-        ..BuildOptions::default()
-    };
+    let setup = Setup::load(&a.underlay, &a.network, &a.placement)?;
+    let build = setup.build_options(&a.center, a.seed)?;
+    let Setup {
+        underlay, model, ..
+    } = setup;
     let options = DesignOptions {
         kinds,
         fastest_weights: !a.no_fastest,

@@ -4,13 +4,12 @@
 use anyhow::Result;
 use clap::Args;
 
-use fedtopo::overlay::build::{parse_overlay_list, BuildOptions};
-use fedtopo::overlay::matcha::MatchaOptions;
+use fedtopo::overlay::build::parse_overlay_list;
 use fedtopo::report::mixing::{mixing_rows, MixingOptions, MixingRow};
 use fedtopo::report::table::{serde_csv, Table};
 use fedtopo::report::{render_json, OutputFormat};
 
-use super::args::{center_policy_at, CenterArgs, NetworkArgs, PlacementArgs, UnderlayArgs};
+use super::args::{CenterArgs, NetworkArgs, PlacementArgs, Setup, UnderlayArgs};
 use super::choice::choice;
 
 /// Options of `fedtopo mixing`.
@@ -83,19 +82,12 @@ fn table(rows: &[MixingRow]) -> Table {
 
 /// Runs `fedtopo mixing`.
 pub fn run(a: MixingArgs) -> Result<()> {
-    let underlay = a.underlay.load(false)?;
-    let spec = a.network.spec(Some(&a.placement))?;
     let kinds = parse_overlay_list(&a.overlays)?;
-    let model = spec.build(&underlay)?;
-    let build = BuildOptions {
-        center: center_policy_at(&a.center.center, &underlay, model.connectivity.placement())?,
-        matcha: MatchaOptions {
-            seed: a.seed,
-            ..MatchaOptions::default()
-        },
-        seed: a.seed,
-        ..BuildOptions::default()
-    };
+    let setup = Setup::load(&a.underlay, &a.network, &a.placement)?;
+    let build = setup.build_options(&a.center, a.seed)?;
+    let Setup {
+        underlay, model, ..
+    } = setup;
     let options = MixingOptions {
         gamma: a.gamma,
         rounds: a.rounds,

@@ -18,7 +18,7 @@ use fedtopo::report::replay::{
 use fedtopo::report::table::serde_csv;
 use fedtopo::report::{render_json, OutputFormat};
 
-use super::args::{center_policy_at, CenterArgs, NetworkArgs, PlacementArgs, UnderlayArgs};
+use super::args::{center_policy_at, CenterArgs, NetworkArgs, PlacementArgs, Setup, UnderlayArgs};
 use super::choice::choice;
 
 /// Options of `fedtopo simulate`.
@@ -72,11 +72,14 @@ pub fn run(a: SimulateArgs) -> Result<()> {
     if a.rounds == 0 {
         bail!("--rounds must be at least 1");
     }
-    let underlay = a.underlay.load(false)?;
-    let spec = a.network.spec(Some(&a.placement))?;
     let kinds = parse_overlay_list(&a.overlays)?;
     let failures = FailureSpec::parse_optional(&a.failures)?;
-    let model = spec.build(&underlay)?;
+    let setup = Setup::load(&a.underlay, &a.network, &a.placement)?;
+    let Setup {
+        underlay,
+        spec,
+        model,
+    } = setup;
     let options = BuildOptions {
         center: center_policy_at(&a.center.center, &underlay, model.connectivity.placement())?,
         seed: a.seed,
