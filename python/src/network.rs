@@ -175,8 +175,7 @@ impl Network {
             Ok(u) => u.get().inner.clone(),
             Err(_) => {
                 let spec: std::path::PathBuf = underlay.extract()?;
-                Underlay::load(Some(spec), "estimate", false, "drop", None, "1G")?
-                    .inner
+                Underlay::load(Some(spec), "estimate", false, "drop", None, "1G")?.inner
             }
         };
         let knobs: Vec<(&str, Option<String>)> = vec![

@@ -79,13 +79,19 @@ impl Overlay {
     /// paper's estimate over the sampled rounds (App. H.6). The value of
     /// `fedtopo compare`'s `cycle_time_ms`.
     fn cycle_time_ms(&self) -> PyResult<f64> {
-        let t = self.inner.cycle_time(&self.model).map_err(|e| value_error(&e))?;
+        let t = self
+            .inner
+            .cycle_time(&self.model)
+            .map_err(|e| value_error(&e))?;
         Ok(t.cycle_time_ms)
     }
 
     /// A critical circuit (silo labels; empty for schedules).
     fn critical_circuit(&self) -> PyResult<Vec<String>> {
-        let t = self.inner.cycle_time(&self.model).map_err(|e| value_error(&e))?;
+        let t = self
+            .inner
+            .cycle_time(&self.model)
+            .map_err(|e| value_error(&e))?;
         Ok(t.critical_circuit
             .iter()
             .map(|&i| self.labels[i].clone())
@@ -111,7 +117,8 @@ impl Overlay {
         if let Some(d) = &self.model.data_sizes {
             let sizes = Some(d.samples.iter().map(|&s| s as f64).collect());
             match &mut r {
-                ConsensusRule::DecAvg { sizes: s } | ConsensusRule::WeightedAverage { sizes: s }
+                ConsensusRule::DecAvg { sizes: s }
+                | ConsensusRule::WeightedAverage { sizes: s }
                     if s.is_none() =>
                 {
                     *s = sizes
@@ -133,9 +140,7 @@ impl Overlay {
     #[pyo3(signature = (round = 0))]
     fn to_networkx<'py>(&self, py: Python<'py>, round: u64) -> PyResult<Bound<'py, PyAny>> {
         let nx = py.import("networkx").map_err(|_| {
-            PyImportError::new_err(
-                "Overlay.to_networkx needs networkx: pip install networkx",
-            )
+            PyImportError::new_err("Overlay.to_networkx needs networkx: pip install networkx")
         })?;
         let g = nx.call_method0("DiGraph")?;
         g.getattr("graph")?.set_item("name", self.inner.name())?;
@@ -146,7 +151,9 @@ impl Overlay {
         }
         let o = self.inner.schedule().round(round);
         if o.silo_count() != self.labels.len() {
-            return Err(PyValueError::new_err("overlay and network disagree on silos"));
+            return Err(PyValueError::new_err(
+                "overlay and network disagree on silos",
+            ));
         }
         for &(i, j) in o.arcs() {
             let kw = PyDict::new(py);
