@@ -6,4 +6,6 @@ from ._fedtopo import Overlay as Overlay
 from ._fedtopo import Underlay as Underlay
 from ._fedtopo import __version__ as __version__
 
+__all__ = ["Underlay", "Network", "Overlay", "Clock", "to_pandas", "__version__"]
+
 def to_pandas(records: Iterable[Mapping[str, Any]]) -> Any: ...

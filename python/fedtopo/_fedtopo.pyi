@@ -3,22 +3,24 @@
 from __future__ import annotations
 
 import os
-from typing import Any, Sequence, Union
+from typing import Any, Sequence, Union, final
 
 import numpy as np
 import numpy.typing as npt
 
+__all__ = ["Underlay", "Network", "Overlay", "Clock", "__version__"]
 __version__: str
 
-Knob = Union[str, int, float, None]
-PathLike = Union[str, "os.PathLike[str]"]
+_Knob = Union[str, int, float, None]
+_PathLike = Union[str, "os.PathLike[str]"]
 
+@final
 class Underlay:
     """A network underlay: routers and core links (GML file or built-in)."""
 
     @staticmethod
     def load(
-        path_or_builtin: PathLike | None = None,
+        path_or_builtin: _PathLike | None = None,
         missing_coordinates: str = "estimate",
         largest_component: bool = False,
         isolated_routers: str = "drop",
@@ -38,26 +40,27 @@ class Underlay:
         ``report``: what loading dropped, merged or estimated."""
     def __len__(self) -> int: ...
 
+@final
 class Network:
     """Silos on an underlay, their access links and a workload."""
 
-    def __init__(
-        self,
-        underlay: Underlay | PathLike,
-        access: Knob = None,
-        core_capacity: Knob = None,
-        workload: Knob = None,
-        model_bits: Knob = None,
-        compute_ms: Knob = None,
-        local_steps: Knob = None,
-        silos_csv: Knob | os.PathLike[str] = None,
-        links_csv: Knob | os.PathLike[str] = None,
-        access_csv: Knob | os.PathLike[str] = None,
-        connectivity: Knob = None,
-        silos_per_router: Knob = None,
-        silos: Knob = None,
-        placement_seed: Knob = None,
-    ) -> None:
+    def __new__(
+        cls,
+        underlay: Underlay | _PathLike,
+        access: _Knob = None,
+        core_capacity: _Knob = None,
+        workload: _Knob = None,
+        model_bits: _Knob = None,
+        compute_ms: _Knob = None,
+        local_steps: _Knob = None,
+        silos_csv: _Knob | os.PathLike[str] = None,
+        links_csv: _Knob | os.PathLike[str] = None,
+        access_csv: _Knob | os.PathLike[str] = None,
+        connectivity: _Knob = None,
+        silos_per_router: _Knob = None,
+        silos: _Knob = None,
+        placement_seed: _Knob = None,
+    ) -> Network:
         """Knobs as the CLI options (``access="10G"``,
         ``core_capacity="1G"`` or ``None`` for the file's values,
         ``workload="inaturalist"``, ``model_bits="42.88Mbit"``,
@@ -101,6 +104,7 @@ class Network:
     def compute_round_ms(self) -> list[float]:
         """``s * Tc(i)`` per silo, ms."""
 
+@final
 class Overlay:
     """An overlay built on a network."""
 
@@ -128,17 +132,18 @@ class Overlay:
     def to_networkx(self, round: int = 0) -> Any:
         """A ``networkx.DiGraph`` (nodes: silo labels, arcs: ``delay_ms``)."""
 
+@final
 class Clock:
     """Simulated wall-clock time of training rounds."""
 
-    def __init__(
-        self,
+    def __new__(
+        cls,
         net: Network,
         overlay: Overlay,
         network_model: str = "maxplus",
         straggler: str | None = None,
         seed: int = 0,
-    ) -> None: ...
+    ) -> Clock: ...
     def step(self) -> npt.NDArray[np.float64]:
         """Times the next round; per-silo finish times, ms since start."""
     def advance(self, rounds: int) -> npt.NDArray[np.float64]:
