@@ -1,0 +1,156 @@
+"""Type stubs of the Rust extension ``fedtopo._fedtopo``."""
+
+from __future__ import annotations
+
+import os
+from typing import Any, Sequence, Union, final
+
+import numpy as np
+import numpy.typing as npt
+
+__all__ = ["Underlay", "Network", "Overlay", "Clock", "__version__"]
+__version__: str
+
+_Knob = Union[str, int, float, None]
+_PathLike = Union[str, "os.PathLike[str]"]
+
+@final
+class Underlay:
+    """A network underlay: routers and core links (GML file or built-in)."""
+
+    @staticmethod
+    def load(
+        path_or_builtin: _PathLike | None = None,
+        missing_coordinates: str = "estimate",
+        largest_component: bool = False,
+        isolated_routers: str = "drop",
+        default_length_km: float | None = None,
+        default_core_capacity: str = "1G",
+    ) -> Underlay:
+        """Loads a GML file or a built-in underlay (``aws-north-america``,
+        ``aws-gaia``); policies as the CLI's loading options. Raises
+        ValueError (``file:line:col: ...`` for a bad GML file)."""
+    @property
+    def name(self) -> str: ...
+    @property
+    def routers(self) -> list[str]:
+        """Router labels in file order."""
+    def info(self) -> dict[str, Any]:
+        """``fedtopo underlay info --format json`` (without notes), plus
+        ``report``: what loading dropped, merged or estimated."""
+    def __len__(self) -> int: ...
+
+@final
+class Network:
+    """Silos on an underlay, their access links and a workload."""
+
+    def __new__(
+        cls,
+        underlay: Underlay | _PathLike,
+        access: _Knob = None,
+        core_capacity: _Knob = None,
+        workload: _Knob = None,
+        model_bits: _Knob = None,
+        compute_ms: _Knob = None,
+        local_steps: _Knob = None,
+        silos_csv: _Knob | os.PathLike[str] = None,
+        links_csv: _Knob | os.PathLike[str] = None,
+        access_csv: _Knob | os.PathLike[str] = None,
+        connectivity: _Knob = None,
+        silos_per_router: _Knob = None,
+        silos: _Knob = None,
+        placement_seed: _Knob = None,
+    ) -> Network:
+        """Knobs as the CLI options (``access="10G"``,
+        ``core_capacity="1G"`` or ``None`` for the file's values,
+        ``workload="inaturalist"``, ``model_bits="42.88Mbit"``,
+        ``compute_ms=25.4``, ...). Raises ValueError naming the knob."""
+    @property
+    def underlay(self) -> Underlay: ...
+    @property
+    def silos(self) -> list[str]:
+        """Silo labels (index i = silo i)."""
+    def __len__(self) -> int: ...
+    def overlay(
+        self,
+        kind: str,
+        center: str = "fastest",
+        seed: int = 0,
+        budget: float = 0.5,
+        matcha_rounds: int = 1000,
+    ) -> Overlay:
+        """Builds an overlay: a kind (``star``, ``mst``, ``delta-mbst``,
+        ``ring``, ``ring-opt``, ``matcha``, ...) or ``file:PATH``."""
+    def compare(
+        self,
+        kinds: str | Sequence[str] | None = None,
+        center: str = "fastest",
+        seed: int = 0,
+        budget: float = 0.5,
+        matcha_rounds: int = 1000,
+    ) -> list[dict[str, Any]]:
+        """The rows of ``fedtopo compare --format json``."""
+    def comparison(
+        self,
+        kinds: str | Sequence[str] | None = None,
+        center: str = "fastest",
+        seed: int = 0,
+        budget: float = 0.5,
+        matcha_rounds: int = 1000,
+    ) -> dict[str, Any]:
+        """The whole ``fedtopo compare --format json`` document."""
+    def description(self) -> dict[str, Any]:
+        """Workload, per-silo compute times and access capacities."""
+    def compute_round_ms(self) -> list[float]:
+        """``s * Tc(i)`` per silo, ms."""
+
+@final
+class Overlay:
+    """An overlay built on a network."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def silos(self) -> list[str]: ...
+    @property
+    def is_schedule(self) -> bool:
+        """True when the overlay changes every round."""
+    @property
+    def arcs(self) -> list[tuple[int, int]]:
+        """Arcs ``(src, dst)`` as silo indices (round 0's for schedules)."""
+    def arcs_at(self, round: int) -> list[tuple[int, int]]: ...
+    def __len__(self) -> int: ...
+    def cycle_time_ms(self) -> float:
+        """Exact max-plus cycle time, ms per round (MATCHA: the paper's
+        estimate)."""
+    def critical_circuit(self) -> list[str]:
+        """A critical circuit as silo labels (empty for schedules)."""
+    def consensus_matrix(
+        self, rule: str = "auto", round: int = 0
+    ) -> npt.NDArray[np.float64]:
+        """Row-stochastic consensus matrix of round ``round``."""
+    def to_networkx(self, round: int = 0) -> Any:
+        """A ``networkx.DiGraph`` (nodes: silo labels, arcs: ``delay_ms``)."""
+
+@final
+class Clock:
+    """Simulated wall-clock time of training rounds."""
+
+    def __new__(
+        cls,
+        net: Network,
+        overlay: Overlay,
+        network_model: str = "maxplus",
+        straggler: str | None = None,
+        seed: int = 0,
+    ) -> Clock: ...
+    def step(self) -> npt.NDArray[np.float64]:
+        """Times the next round; per-silo finish times, ms since start."""
+    def advance(self, rounds: int) -> npt.NDArray[np.float64]:
+        """Times ``rounds`` rounds; the last round's finish times."""
+    @property
+    def round(self) -> int:
+        """Rounds timed so far."""
+    @property
+    def now_ms(self) -> float:
+        """Latest finish time of the rounds timed so far, ms."""

@@ -1,0 +1,170 @@
+//! `Clock`: the round clock a training loop advances, the same round
+//! stepper the Rust trainer and `fedtopo simulate` use.
+
+use std::sync::Arc;
+
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+use pyo3::types::PyList;
+use self_cell::self_cell;
+
+use fedtopo::delay::DelayModel;
+use fedtopo::evaluate::EvaluatedOverlay;
+use fedtopo::network::NetworkKind;
+use fedtopo::replay::clock::{EngineClock, RoundClock};
+use fedtopo::replay::Straggler;
+use fedtopo::units::Ms;
+
+use crate::network::Network;
+use crate::overlay::Overlay;
+use crate::value_error;
+
+/// What a clock borrows: the overlay's rounds and the delay model.
+struct Owner {
+    overlay: Arc<EvaluatedOverlay>,
+    model: Arc<DelayModel>,
+}
+
+type DynClock<'a> = Box<dyn RoundClock + 'a>;
+
+self_cell!(
+    struct ClockCell {
+        owner: Owner,
+        #[not_covariant]
+        dependent: DynClock,
+    }
+);
+
+/// Simulated wall-clock time of training rounds: `step()` times the next
+/// round of the overlay on the network and returns when each silo finished
+/// it (ms since the start). The round stepper of the Rust trainer and of
+/// `fedtopo simulate` (event engine over the `maxplus`, `paper` or `flow`
+/// network model; Clique Averaging: the two-phase max-plus recurrence).
+#[pyclass(module = "fedtopo._fedtopo", unsendable)]
+pub struct Clock {
+    cell: ClockCell,
+    round: u64,
+    now_ms: Ms,
+    asarray: Py<PyAny>,
+    name: String,
+    network: NetworkKind,
+}
+
+#[pymethods]
+impl Clock {
+    /// A clock for `overlay` on `net`, every silo at time 0 ms.
+    /// `straggler`: `None`/`"none"` or `"lognormal:SIGMA"` (random compute
+    /// times drawn from `seed`, as `fedtopo simulate --straggler`).
+    #[new]
+    #[pyo3(signature = (net, overlay, network_model = "maxplus", straggler = None, seed = 0))]
+    fn new(
+        py: Python<'_>,
+        net: &Network,
+        overlay: &Overlay,
+        network_model: &str,
+        straggler: Option<&str>,
+        seed: u64,
+    ) -> PyResult<Self> {
+        if !Arc::ptr_eq(&net.model, &overlay.model) {
+            return Err(PyValueError::new_err(
+                "the overlay was built on another network: use net.overlay(...) of this network",
+            ));
+        }
+        let network: NetworkKind = network_model.parse().map_err(|e| value_error(&e))?;
+        let straggler: Straggler = straggler
+            .unwrap_or("none")
+            .parse()
+            .map_err(PyValueError::new_err)?;
+        if straggler != Straggler::None && overlay.inner.gradient_groups().is_some() {
+            return Err(PyValueError::new_err(format!(
+                "{}: stragglers are not supported for Clique Averaging clocks",
+                overlay.inner.name()
+            )));
+        }
+        let owner = Owner {
+            overlay: overlay.inner.clone(),
+            model: net.model.clone(),
+        };
+        let cell = ClockCell::try_new(owner, |o| -> Result<DynClock<'_>, PyErr> {
+            let rounds = o.overlay.schedule();
+            if straggler == Straggler::None {
+                // The trainer's clock (EvaluatedOverlay::clock).
+                o.overlay
+                    .clock(rounds, &o.model, network)
+                    .map_err(|e| value_error(&e))
+            } else {
+                let c = EngineClock::with_stragglers(rounds, &o.model, network, straggler, seed)
+                    .map_err(|e| value_error(&e))?;
+                Ok(Box::new(c))
+            }
+        })?;
+        let asarray = py.import("numpy")?.getattr("asarray")?.unbind();
+        Ok(Clock {
+            cell,
+            round: 0,
+            now_ms: 0.0,
+            asarray,
+            name: overlay.inner.name(),
+            network,
+        })
+    }
+
+    /// Times the next round `k = clock.round` and returns `t(k+1)`, the
+    /// time (ms since the start) at which each silo finished it, as a NumPy
+    /// array (one entry per silo, in `net.silos` order).
+    fn step<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let k = self.round;
+        let t = self
+            .cell
+            .with_dependent_mut(|o, clock| {
+                let overlay = o.overlay.schedule().round(k);
+                clock.round_end_times(k, &overlay)
+            })
+            .map_err(|e| value_error(&e))?;
+        self.round += 1;
+        self.now_ms = t.iter().copied().fold(self.now_ms, f64::max);
+        let list = PyList::new(py, t)?;
+        self.asarray.bind(py).call1((list,))
+    }
+
+    /// Times `rounds` rounds and returns the time (ms) each silo finished
+    /// the last one (as `step()`), without building the arrays between.
+    fn advance<'py>(&mut self, py: Python<'py>, rounds: u64) -> PyResult<Bound<'py, PyAny>> {
+        if rounds == 0 {
+            return Err(PyValueError::new_err("advance: rounds must be at least 1"));
+        }
+        for _ in 1..rounds {
+            let k = self.round;
+            let t = self
+                .cell
+                .with_dependent_mut(|o, clock| {
+                    let overlay = o.overlay.schedule().round(k);
+                    clock.round_end_times(k, &overlay)
+                })
+                .map_err(|e| value_error(&e))?;
+            self.round += 1;
+            self.now_ms = t.iter().copied().fold(self.now_ms, f64::max);
+        }
+        self.step(py)
+    }
+
+    /// Rounds timed so far (the next `step()` times this round).
+    #[getter]
+    fn round(&self) -> u64 {
+        self.round
+    }
+
+    /// Simulated wall-clock time, ms: the latest time any silo finished a
+    /// round timed so far (0 before the first step).
+    #[getter]
+    fn now_ms(&self) -> f64 {
+        self.now_ms
+    }
+
+    fn __repr__(&self) -> String {
+        format!(
+            "Clock({:?}, network={}, round={}, now_ms={})",
+            self.name, self.network, self.round, self.now_ms
+        )
+    }
+}

@@ -1,0 +1,339 @@
+//! `Network`: an underlay with silos, access links and a workload (a
+//! `NetworkSpec` built into a `DelayModel`).
+
+use std::sync::Arc;
+
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+use pyo3::types::PyList;
+
+use fedtopo::delay::DelayModel;
+use fedtopo::evaluate::EvaluatedOverlay;
+use fedtopo::overlay::build::{parse_overlay_list, BuildOptions, CenterPolicy, OverlayKind};
+use fedtopo::overlay::dcliques::labels::MNIST_TRAIN_COUNTS;
+use fedtopo::overlay::dcliques::placement::{DCliquesBuild, LabelSource};
+use fedtopo::overlay::dcliques::DCliquesOptions;
+use fedtopo::overlay::matcha::MatchaOptions;
+use fedtopo::report::network::NetworkDescription;
+use fedtopo::report::{compare_overlays, render_json};
+use fedtopo::scenario::NetworkSpec;
+use fedtopo::underlay::Underlay as RsUnderlay;
+
+use crate::overlay::Overlay;
+use crate::underlay::Underlay;
+use crate::value_error;
+
+/// A network: an underlay, silos placed on its routers, their access links
+/// and a workload (model size, compute time per local step), as the delay
+/// model every timing uses. Built with `NetworkSpec::from_knobs`, the parser
+/// of the CLI options and experiment-file axes.
+#[pyclass(module = "fedtopo._fedtopo", frozen)]
+pub struct Network {
+    pub(crate) underlay: Arc<RsUnderlay>,
+    pub(crate) spec: NetworkSpec,
+    pub(crate) model: Arc<DelayModel>,
+    pub(crate) labels: Arc<Vec<String>>,
+}
+
+/// A knob's value as text (`str(value)`), `None` when not given.
+fn knob_text(v: Option<&Bound<'_, PyAny>>) -> PyResult<Option<String>> {
+    match v {
+        None => Ok(None),
+        Some(v) if v.is_none() => Ok(None),
+        Some(v) if v.is_instance_of::<pyo3::types::PyBool>() => Err(PyValueError::new_err(
+            format!("expected a number or text, got the boolean {v}"),
+        )),
+        Some(v) => Ok(Some(v.str()?.to_string())),
+    }
+}
+
+/// The CLI's default D-Cliques options (`--dc-*` defaults).
+fn default_dcliques() -> DCliquesBuild {
+    DCliquesBuild {
+        options: DCliquesOptions {
+            max_size: 10,
+            steps: 1000,
+            remove_intra: 0,
+            seed: 0,
+        },
+        labels: LabelSource::Shards {
+            class_counts: MNIST_TRAIN_COUNTS.to_vec(),
+            shards_per_node: 2,
+        },
+    }
+}
+
+impl Network {
+    /// The build options of `compare` / `simulate` with these values.
+    fn build_options(
+        &self,
+        center: &str,
+        seed: u64,
+        budget: f64,
+        matcha_rounds: u64,
+    ) -> PyResult<BuildOptions> {
+        let placement = self.model.connectivity.placement();
+        let center = CenterPolicy::parse(center, &self.underlay)
+            .map_err(PyValueError::new_err)?
+            .at_placement(placement)
+            .map_err(|_| {
+                PyValueError::new_err(format!(
+                    "center `{center}`: no silo is placed at that router"
+                ))
+            })?;
+        if !(budget > 0.0 && budget <= 1.0) {
+            return Err(PyValueError::new_err(format!(
+                "budget `{budget}`: expected a MATCHA communication budget in (0, 1]"
+            )));
+        }
+        if matcha_rounds == 0 {
+            return Err(PyValueError::new_err("matcha_rounds must be at least 1"));
+        }
+        Ok(BuildOptions {
+            center,
+            matcha: MatchaOptions {
+                budget,
+                seed,
+                rounds: matcha_rounds,
+                ..MatchaOptions::default()
+            },
+            seed,
+            dcliques: default_dcliques(),
+            ..BuildOptions::default()
+        })
+    }
+}
+
+/// `fedtopo compare`'s default overlays.
+const DEFAULT_OVERLAYS: &str = "star,mst,delta-mbst,ring,ring-opt";
+
+/// Overlay names from a comma-separated text or a list of names.
+fn kinds_of(kinds: &Bound<'_, PyAny>) -> PyResult<Vec<OverlayKind>> {
+    let text = if let Ok(s) = kinds.extract::<String>() {
+        s
+    } else {
+        let list: Vec<String> = kinds.extract()?;
+        if list.is_empty() {
+            return Err(PyValueError::new_err(
+                "empty overlay list; give names such as [\"star\", \"ring\"]",
+            ));
+        }
+        let mut out = Vec::new();
+        for k in &list {
+            out.push(k.parse::<OverlayKind>().map_err(|e| value_error(&e))?);
+        }
+        return Ok(out);
+    };
+    if text.trim().is_empty() || text.split(',').any(|i| i.trim().is_empty()) {
+        return Err(PyValueError::new_err(format!(
+            "overlay list `{text}`: give overlay names separated by single commas, e.g. `star,ring`, or `all`"
+        )));
+    }
+    parse_overlay_list(&text).map_err(|e| value_error(&e))
+}
+
+#[pymethods]
+impl Network {
+    /// Builds the network of `underlay` (an `Underlay`, a path or a built-in
+    /// name). Every knob takes the CLI's text (`"10G"`, `"42.88Mbit"`) or a
+    /// number; `None` keeps the default.
+    #[new]
+    #[pyo3(signature = (
+        underlay,
+        access = None,
+        core_capacity = None,
+        workload = None,
+        model_bits = None,
+        compute_ms = None,
+        local_steps = None,
+        silos_csv = None,
+        links_csv = None,
+        access_csv = None,
+        connectivity = None,
+        silos_per_router = None,
+        silos = None,
+        placement_seed = None,
+    ))]
+    #[allow(clippy::too_many_arguments)]
+    fn new(
+        underlay: &Bound<'_, PyAny>,
+        access: Option<&Bound<'_, PyAny>>,
+        core_capacity: Option<&Bound<'_, PyAny>>,
+        workload: Option<&Bound<'_, PyAny>>,
+        model_bits: Option<&Bound<'_, PyAny>>,
+        compute_ms: Option<&Bound<'_, PyAny>>,
+        local_steps: Option<&Bound<'_, PyAny>>,
+        silos_csv: Option<&Bound<'_, PyAny>>,
+        links_csv: Option<&Bound<'_, PyAny>>,
+        access_csv: Option<&Bound<'_, PyAny>>,
+        connectivity: Option<&Bound<'_, PyAny>>,
+        silos_per_router: Option<&Bound<'_, PyAny>>,
+        silos: Option<&Bound<'_, PyAny>>,
+        placement_seed: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Self> {
+        let underlay: Arc<RsUnderlay> = match underlay.cast::<Underlay>() {
+            Ok(u) => u.get().inner.clone(),
+            Err(_) => {
+                let spec: std::path::PathBuf = underlay.extract()?;
+                Underlay::load(Some(spec), "estimate", false, "drop", None, "1G")?.inner
+            }
+        };
+        let knobs: Vec<(&str, Option<String>)> = vec![
+            ("access", knob_text(access)?),
+            ("core_capacity", knob_text(core_capacity)?),
+            ("workload", knob_text(workload)?),
+            ("model_bits", knob_text(model_bits)?),
+            ("compute_ms", knob_text(compute_ms)?),
+            ("local_steps", knob_text(local_steps)?),
+            ("silos_csv", knob_text(silos_csv)?),
+            ("links_csv", knob_text(links_csv)?),
+            ("access_csv", knob_text(access_csv)?),
+            ("connectivity", knob_text(connectivity)?),
+            ("silos_per_router", knob_text(silos_per_router)?),
+            ("silos", knob_text(silos)?),
+            ("placement_seed", knob_text(placement_seed)?),
+        ];
+        let spec = NetworkSpec::from_knobs(|key| {
+            knobs
+                .iter()
+                .find(|(k, _)| *k == key)
+                .and_then(|(_, v)| v.as_deref())
+        })
+        .map_err(|e| value_error(&e))?;
+        let model = spec.build(&underlay).map_err(|e| value_error(&e))?;
+        let labels = model.connectivity.placement().labels(&underlay);
+        Ok(Network {
+            underlay,
+            spec,
+            model: Arc::new(model),
+            labels: Arc::new(labels),
+        })
+    }
+
+    /// The underlay.
+    #[getter]
+    fn underlay(&self) -> Underlay {
+        Underlay {
+            inner: self.underlay.clone(),
+        }
+    }
+
+    /// Silo labels (a router's label, `ROUTER#k` with several per router).
+    #[getter]
+    fn silos(&self) -> Vec<String> {
+        self.labels.to_vec()
+    }
+
+    /// Number of silos.
+    fn __len__(&self) -> usize {
+        self.model.silo_count()
+    }
+
+    fn __repr__(&self) -> String {
+        format!(
+            "Network({:?}, silos={}, workload={:?})",
+            self.underlay.name,
+            self.model.silo_count(),
+            self.model.workload.name
+        )
+    }
+
+    /// Builds one overlay: a kind (`star`, `mst`, `delta-mbst`, `ring`,
+    /// `ring-opt`, `matcha`, ...) or `file:PATH` (GML, node-link JSON, CSV
+    /// or a per-round file). `center`, `seed`, `budget` and
+    /// `matcha_rounds` as the CLI's `--center`, `--seed`, `--budget` and
+    /// `--matcha-rounds`.
+    #[pyo3(signature = (kind, center = "fastest", seed = 0, budget = 0.5, matcha_rounds = 1000))]
+    fn overlay(
+        &self,
+        kind: &str,
+        center: &str,
+        seed: u64,
+        budget: f64,
+        matcha_rounds: u64,
+    ) -> PyResult<Overlay> {
+        let k: OverlayKind = kind.parse().map_err(|e| value_error(&e))?;
+        let options = self.build_options(center, seed, budget, matcha_rounds)?;
+        let e = EvaluatedOverlay::build(k, &self.underlay, &self.model, &options)
+            .map_err(|e| value_error(&e))?;
+        Ok(Overlay {
+            inner: Arc::new(e),
+            model: self.model.clone(),
+            labels: self.labels.clone(),
+        })
+    }
+
+    /// `fedtopo compare --format json`'s rows: one dict per overlay
+    /// (`overlay`, `arcs`, `max_degree`, `cycle_time_ms`, `rounds_per_s`,
+    /// `speedup_vs_star`, `critical_circuit`, and `schedule` for
+    /// schedules). `kinds`: a list of names or a comma-separated text
+    /// (`"all"` too).
+    #[pyo3(signature = (kinds = None, center = "fastest", seed = 0, budget = 0.5, matcha_rounds = 1000))]
+    fn compare<'py>(
+        &self,
+        py: Python<'py>,
+        kinds: Option<&Bound<'py, PyAny>>,
+        center: &str,
+        seed: u64,
+        budget: f64,
+        matcha_rounds: u64,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let text = self.comparison_json(py, kinds, center, seed, budget, matcha_rounds)?;
+        crate::from_json(py, &text)?.get_item("rows")
+    }
+
+    /// The whole `fedtopo compare --format json` document as a dict
+    /// (`underlay`, `silos`, `rows`, `star_center`, `network`).
+    #[pyo3(signature = (kinds = None, center = "fastest", seed = 0, budget = 0.5, matcha_rounds = 1000))]
+    fn comparison<'py>(
+        &self,
+        py: Python<'py>,
+        kinds: Option<&Bound<'py, PyAny>>,
+        center: &str,
+        seed: u64,
+        budget: f64,
+        matcha_rounds: u64,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let text = self.comparison_json(py, kinds, center, seed, budget, matcha_rounds)?;
+        crate::from_json(py, &text)
+    }
+
+    /// The network's description (workload, every silo's `compute_ms`,
+    /// `up_bps`, `down_bps`, measured links, input files) as a dict.
+    fn description<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let d = NetworkDescription::new(&self.underlay, &self.spec, &self.model)
+            .map_err(|e| value_error(&e))?;
+        crate::from_json(py, &render_json(&d))
+    }
+
+    /// Per-silo compute time of one round, `s * Tc(i)`, ms.
+    fn compute_round_ms<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+        let v: Vec<f64> = (0..self.model.silo_count())
+            .map(|i| self.model.compute_round_ms(i))
+            .collect();
+        PyList::new(py, v)
+    }
+}
+
+impl Network {
+    fn comparison_json(
+        &self,
+        py: Python<'_>,
+        kinds: Option<&Bound<'_, PyAny>>,
+        center: &str,
+        seed: u64,
+        budget: f64,
+        matcha_rounds: u64,
+    ) -> PyResult<String> {
+        let default = pyo3::types::PyString::new(py, DEFAULT_OVERLAYS);
+        let kinds = kinds_of(kinds.unwrap_or(default.as_any()))?;
+        let options = self.build_options(center, seed, budget, matcha_rounds)?;
+        let mut cmp = compare_overlays(&self.underlay, &self.model, &kinds, &options)
+            .map_err(|e| value_error(&e))?;
+        cmp.network = Some(
+            NetworkDescription::new(&self.underlay, &self.spec, &self.model)
+                .map_err(|e| value_error(&e))?,
+        );
+        Ok(render_json(&cmp))
+    }
+}
