@@ -72,11 +72,17 @@ pub fn run(a: SimulateArgs) -> Result<()> {
     if a.rounds == 0 {
         bail!("--rounds must be at least 1");
     }
+    // The bound on rounds alone before loading; rounds x silos once placed.
+    fedtopo::replay::check_rounds(a.rounds, 0)
+        .map_err(|e| anyhow::anyhow!("--rounds {}: {e}", a.rounds))?;
+    let straggler = parse_straggler(&a.straggler)?;
     let underlay = a.underlay.load(false)?;
     let spec = a.network.spec(Some(&a.placement))?;
     let kinds = parse_overlay_list(&a.overlays)?;
     let failures = FailureSpec::parse_optional(&a.failures)?;
     let model = spec.build(&underlay)?;
+    fedtopo::replay::check_rounds(a.rounds, model.silo_count())
+        .map_err(|e| anyhow::anyhow!("--rounds {}: {e}", a.rounds))?;
     let options = BuildOptions {
         center: center_policy_at(&a.center.center, &underlay, model.connectivity.placement())?,
         seed: a.seed,
@@ -89,7 +95,7 @@ pub fn run(a: SimulateArgs) -> Result<()> {
     };
     let ropts = ReplayOptions {
         rounds: a.rounds,
-        straggler: parse_straggler(&a.straggler)?,
+        straggler,
         seed: a.seed,
     };
     let labels = model.connectivity.placement().labels(&underlay);

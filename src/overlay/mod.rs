@@ -30,15 +30,23 @@ pub use crate::graph::{failures, Overlay, OverlaySchedule, Protocol};
 /// A silo-by-silo matrix of `f(i, j)` (ms) with a zero diagonal, for the
 /// matrix algorithms of [`algo`].
 ///
-/// # Panics
-/// If `f` returns a non-finite value off the diagonal. Delays built from a
-/// [`DelayModel`] are finite: capacities are positive and latencies finite.
+/// Delays of a [`DelayModel`] are finite when its inputs passed the checks
+/// where they entered (capacities at least 1 bit/s, bounded sizes, compute
+/// times and route lengths); [`build::build_overlay`] also refuses a model
+/// that fails [`DelayModel::check_finite`] before calling the builders. A
+/// non-finite value that still gets here is stored as `f64::MAX` (never a
+/// panic).
 pub fn silo_matrix(model: &DelayModel, f: impl Fn(usize, usize) -> f64) -> algo::DenseMatrix {
-    algo::DenseMatrix::from_fn(
+    algo::DenseMatrix::from_fn_saturating(
         model.silo_count(),
-        |i, j| if i == j { 0.0 } else { f(i, j) },
+        |i, j| {
+            if i == j {
+                0.0
+            } else {
+                f(i, j)
+            }
+        },
     )
-    .expect("eq. (3) delays are finite")
 }
 
 /// The complete overlay: every silo sends to every other.
