@@ -211,6 +211,17 @@ mod tests {
     use super::*;
 
     #[test]
+    fn placements_beyond_max_silos_are_refused_before_allocating() {
+        assert!(SiloPlacement::per_router(100, 100).is_ok());
+        let e = SiloPlacement::per_router(usize::MAX, 3).unwrap_err();
+        assert!(matches!(e, PlacementError::TooManySilos { .. }), "{e}");
+        let e = SiloPlacement::spread(MAX_SILOS + 1, 5, 0)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("10001 silos (silos)") && e.contains("GB"), "{e}");
+    }
+
+    #[test]
     fn constructors() {
         let p = SiloPlacement::one_per_router(3);
         assert!(p.is_one_per_router());

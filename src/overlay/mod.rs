@@ -63,6 +63,33 @@ mod tests {
     use super::*;
 
     #[test]
+    fn non_finite_delays_are_an_error_not_a_panic() {
+        use crate::overlay::build::{build_overlay, BuildError, BuildOptions, OverlayKind};
+        use crate::scenario::{load_underlay, NetworkSpec};
+        let u = load_underlay(Some("aws-gaia"), &Default::default()).unwrap();
+        let mut model = NetworkSpec::default().delay_model(&u);
+        assert!(model.check_finite().is_ok());
+        model.workload.compute_ms = f64::INFINITY;
+        let e = model.check_finite().unwrap_err();
+        assert_eq!((e.i, e.j), (0, 1));
+        for kind in [
+            OverlayKind::Mst,
+            OverlayKind::DeltaMbst,
+            OverlayKind::Ring,
+            OverlayKind::RingOpt,
+        ] {
+            let r = build_overlay(kind, &u, &model, &BuildOptions::default());
+            assert!(
+                matches!(r, Err(BuildError::NonFiniteDelay { .. })),
+                "{kind}"
+            );
+        }
+        // The matrix itself saturates instead of panicking.
+        let m = silo_matrix(&model, |i, j| model.arc_delay(i, j, 1, 1));
+        assert_eq!(m.get(0, 1), f64::MAX);
+    }
+
+    #[test]
     fn complete_has_every_arc() {
         let c = complete(5);
         assert_eq!(c.arc_count(), 20);

@@ -1592,7 +1592,13 @@ mod tests {
             &base("distance 1 capacity 0"),
             6,
             48,
-            "expected a positive capacity in bit/s for `capacity`, found 0",
+            "expected a capacity of at least 1 bit/s for `capacity`, found 0",
+        );
+        assert_invalid(
+            &base("distance 1 capacity 1e-300"),
+            6,
+            48,
+            "at least 1 bit/s for `capacity`, found 1e-300",
         );
         assert_invalid(&base("distance 1 capacity -INF"), 6, 48, "found -inf");
         assert_invalid(
@@ -1608,6 +1614,15 @@ mod tests {
             "expected a non-negative distance in km for `distance`, found -1",
         );
         assert_invalid(&base("distance INF"), 6, 37, "found inf");
+        // Finite lengths whose sum is not: the link where it overflows is named.
+        let far = graph(&[
+            node(0, "label \"a\""),
+            node(1, "label \"b\""),
+            node(2, "label \"c\""),
+            edge(0, 1, "distance 1.7e308"),
+            edge(1, 2, "distance 1.7e308"),
+        ]);
+        assert!(err(&far).contains("link b -- c: the link lengths sum to infinity"));
         // Zero distance (co-located routers, as in the Rocketfuel files) is accepted.
         assert_eq!(ok(&base("distance 0.0")).links[0].length_km, 0.0);
     }

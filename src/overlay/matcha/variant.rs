@@ -227,8 +227,9 @@ mod tests {
     #[test]
     fn bad_names_say_why() {
         for (s, why) in [
-            ("matcha:budget=0", "outside (0, 1]"),
-            ("matcha:budget=1.5", "outside (0, 1]"),
+            ("matcha:budget=0", "outside [0.001, 1]"),
+            ("matcha:budget=1e-4", "outside [0.001, 1]"),
+            ("matcha:budget=1.5", "outside [0.001, 1]"),
             ("matcha:budget=x", "not a number"),
             ("matcha:base=tree", "unknown base `tree`"),
             ("matcha:speed=3", "unknown parameter `speed`"),
