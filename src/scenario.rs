@@ -121,12 +121,12 @@ pub const NETWORK_KNOBS: [(&str, &str, &str); 13] = [
     (
         "silos_per_router",
         "",
-        "a whole number of silos per router, 1 to 10000 (the network model keeps dense silo x silo matrices)",
+        "a whole number of silos per router, at least 1 and at most 10000 in all (the network model keeps dense silo x silo matrices)",
     ),
     (
         "silos",
         "",
-        "a whole number of silos, 1 to 10000 (the network model keeps dense silo x silo matrices)",
+        "a whole number of silos, at least 1 and at most 10000 (the network model keeps dense silo x silo matrices)",
     ),
     ("placement_seed", "0", "a whole number"),
 ];

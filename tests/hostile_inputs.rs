@@ -160,7 +160,7 @@ fn gml_capacity_and_infinite_route_lengths_are_refused_with_file_and_line() {
 fn too_many_silos_are_refused_with_the_memory_they_need() {
     refused(
         &["compare", "--silos", "100000"],
-        &["--silos", "1 to 10000"],
+        &["--silos", "at most 10000"],
     );
     refused(
         &["compare", "--silos-per-router", "1000"],
