@@ -215,6 +215,50 @@ fn matcha_rounds_and_replay_rounds_are_bounded() {
     );
 }
 
+#[test]
+fn other_round_and_step_counts_are_bounded() {
+    refused(
+        &["mixing", "--rounds", "100000000000"],
+        &["--rounds", "0..=1000000"],
+    );
+    refused(
+        &["tornado", "time", "--steps", "100000000000"],
+        &["--steps", "0..=1000000"],
+    );
+}
+
+/// The extreme values that are accepted run to the end (finite delays).
+#[test]
+fn extreme_accepted_values_run() {
+    for args in [
+        &[
+            "simulate",
+            "--access",
+            "1",
+            "--network",
+            "flow",
+            "--rounds",
+            "3",
+            "--overlays",
+            "ring",
+        ][..],
+        &[
+            "compare",
+            "--compute-ms",
+            "1e12",
+            "--model-bits",
+            "1e18",
+            "--core-capacity",
+            "1",
+            "--overlays",
+            "star,mst,delta-mbst,ring",
+        ][..],
+    ] {
+        let (code, err) = run_in(&std::env::temp_dir(), args);
+        assert_eq!(code, 0, "`fedtopo {}`: {err}", args.join(" "));
+    }
+}
+
 // ---- Hangs ----
 
 #[test]

@@ -83,6 +83,14 @@ pub fn matcha_rounds() -> clap::builder::RangedU64ValueParser<u64> {
     clap::value_parser!(u64).range(1..=fedtopo::overlay::matcha::MAX_MATCHA_ROUNDS)
 }
 
+/// The parser of a round or step count (`mixing --rounds`, `tornado
+/// --steps`, `dcliques --rounds`): at most [`fedtopo::replay::MAX_ROUNDS`],
+/// since per-round records are kept in memory. Lower bounds stay with
+/// each command.
+pub fn round_count() -> clap::builder::RangedU64ValueParser<u64> {
+    clap::value_parser!(u64).range(0..=fedtopo::replay::MAX_ROUNDS)
+}
+
 /// Most worker threads `run --threads` starts.
 pub const MAX_THREADS: u64 = 1024;
 
