@@ -475,24 +475,25 @@ proptest! {
     /// error from the placement): the values are checked where they enter.
     #[test]
     fn network_options_that_parse_give_finite_delays(
-        access in option_text(),
-        core in option_text(),
-        compute in option_text(),
-        bits in option_text(),
-        steps in option_text(),
-        silos in prop_oneof![option_text(), (1usize..40).prop_map(|n| n.to_string())],
+        access in prop::option::of(option_text()),
+        core in prop::option::of(option_text()),
+        compute in prop::option::of(option_text()),
+        bits in prop::option::of(option_text()),
+        steps in prop::option::of(option_text()),
+        silos in prop::option::of(prop_oneof![option_text(), (1usize..40).prop_map(|n| n.to_string())]),
     ) {
         // Large placements are valid but slow to build case after case.
-        if silos.trim().parse::<usize>().is_ok_and(|n| n > 200) {
+        if silos.as_deref().is_some_and(|s| s.trim().parse::<usize>().is_ok_and(|n| n > 200)) {
             return Ok(());
         }
+        // `None`: the option is not given (its default).
         let parsed = NetworkSpec::from_knobs(|key| match key {
-            "access" => Some(access.as_str()),
-            "core_capacity" => Some(core.as_str()),
-            "compute_ms" => Some(compute.as_str()),
-            "model_bits" => Some(bits.as_str()),
-            "local_steps" => Some(steps.as_str()),
-            "silos" => Some(silos.as_str()),
+            "access" => access.as_deref(),
+            "core_capacity" => core.as_deref(),
+            "compute_ms" => compute.as_deref(),
+            "model_bits" => bits.as_deref(),
+            "local_steps" => steps.as_deref(),
+            "silos" => silos.as_deref(),
             _ => None,
         });
         if let Ok(spec) = parsed {
