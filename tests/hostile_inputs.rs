@@ -154,6 +154,21 @@ fn gml_capacity_and_infinite_route_lengths_are_refused_with_file_and_line() {
     }
 }
 
+#[test]
+fn experiment_files_refuse_the_same_values_naming_the_axis() {
+    let dir = tmp("exp-values");
+    std::fs::write(
+        dir.join("x.toml"),
+        "name = \"x\"\nkind = \"compare\"\n[grid]\nunderlay = [\"aws-gaia\"]\noverlay = [\"ring\"]\naccess = [\"1e-300\"]\ncompute_ms = [\"1e308\"]\nsilos = [\"100000\"]\n",
+    )
+    .unwrap();
+    let (code, err) = run_in(&dir, &["run", "x.toml", "--out", "out"]);
+    assert_eq!(code, 2, "{err}");
+    for e in ["access `1e-300`", "compute_ms `1e308`", "silos `100000`"] {
+        assert!(err.contains(e), "expected `{e}`: {err}");
+    }
+}
+
 // ---- Aborts (exit 134): sizes bounded up front ----
 
 #[test]
