@@ -57,7 +57,7 @@ pub fn read_bounded(path: &Path) -> Result<String, CsvFileError> {
             max: MAX_CSV_FILE_BYTES,
         });
     }
-    std::fs::read_to_string(path).map_err(io)
+    crate::input_file::read_text(path, MAX_CSV_FILE_BYTES).map_err(io)
 }
 
 /// A CSV reader over `text`: header line, trimmed cells, `#` comments.

@@ -10,12 +10,26 @@
 //! a [`DelayModel`], so they agree by construction.
 
 use serde::Serialize;
+use thiserror::Error;
 
 use crate::access::AccessLinks;
 use crate::connectivity::Connectivity;
 use crate::silos::DataSizes;
 use crate::units::{transfer_ms, Bits, Ms};
 use crate::workload::Workload;
+
+/// A delay of \[Marfoq20\] eq. (3) that is not finite: a capacity, size,
+/// compute time or length that escaped the checks where it entered.
+#[derive(Debug, Clone, PartialEq, Error)]
+#[error("eq. (3) delay of arc {i} -> {j} is {value} ms, not finite: check the capacities (at least 1 bit/s), the model size (at most 1e18 bit), the compute time (at most 1e12 ms) and the link lengths")]
+pub struct NonFiniteDelay {
+    /// Sending silo.
+    pub i: usize,
+    /// Receiving silo.
+    pub j: usize,
+    /// The delay found (infinite or NaN), ms.
+    pub value: Ms,
+}
 
 /// Everything needed to time an overlay on a network: connectivity graph,
 /// access links and workload (with optional per-silo compute times).
@@ -132,6 +146,26 @@ impl DelayModel {
             .max(in_deg_j as f64 * transfer_ms(bits, self.access.down[j]))
             .max(transfer_ms(bits, self.connectivity.bandwidth_bps(i, j)));
         lead_ms + self.connectivity.latency_ms(i, j) + transfer
+    }
+
+    /// Checks that every delay of \[Marfoq20\] eq. (3) is finite, at the
+    /// largest degrees (`N - 1` out of `i` and into `j`), so every overlay's
+    /// delays are: overlay builders call it before building their matrices.
+    ///
+    /// # Errors
+    /// [`NonFiniteDelay`] naming the first arc whose delay is not finite.
+    pub fn check_finite(&self) -> Result<(), NonFiniteDelay> {
+        let n = self.silo_count();
+        let deg = n.saturating_sub(1).max(1);
+        for i in 0..n {
+            for j in (0..n).filter(|&j| j != i) {
+                let value = self.arc_delay(i, j, deg, deg);
+                if !value.is_finite() {
+                    return Err(NonFiniteDelay { i, j, value });
+                }
+            }
+        }
+        Ok(())
     }
 
     /// \[Marfoq20\] Eq. (3) without access limits ("edge-capacitated"):

@@ -73,6 +73,7 @@ pub mod engine;
 pub mod evaluate;
 pub mod experiment;
 pub mod graph;
+pub mod input_file;
 pub mod links;
 pub mod maxplus;
 pub mod mixing;

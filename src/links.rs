@@ -26,7 +26,7 @@ use std::path::Path;
 
 use crate::csv_file::{read_bounded, reader, record_error, CsvFileError};
 use crate::underlay::{CapacitySource, LengthSource, Underlay};
-use crate::units::{parse_bandwidth, BitsPerSec, Ms};
+use crate::units::{parse_bandwidth, BitsPerSec, Ms, MAX_COMPUTE_MS};
 
 /// A link file that could not be read or applied (file:line in records).
 pub type LinkFileError = CsvFileError;
@@ -116,11 +116,11 @@ impl LinkOverrides {
                 t => Some(
                     t.parse::<Ms>()
                         .ok()
-                        .filter(|l| l.is_finite() && *l >= 0.0)
+                        .filter(|l| l.is_finite() && *l >= 0.0 && *l <= MAX_COMPUTE_MS)
                         .ok_or_else(|| {
                             err(
                                 line,
-                                format!("latency_ms `{t}`: expected a finite time in ms >= 0"),
+                                format!("latency_ms `{t}`: expected a time in ms >= 0 and <= 1e12"),
                             )
                         })?,
                 ),
@@ -203,7 +203,7 @@ mod tests {
             (
                 format!("a,b,latency_ms\n{pair},-1\n"),
                 2,
-                "finite time".into(),
+                "time in ms >= 0".into(),
             ),
             (
                 "a,b,latency_ms\nAtlantis,0,1\n".into(),

@@ -29,6 +29,13 @@ pub struct SiloPlacement {
     routers: usize,
 }
 
+/// Most silos a placement may have. The connectivity graph keeps dense
+/// silo-by-silo matrices (latency, bandwidth, length: 24 bytes per pair,
+/// plus the route table), about 2.4 GB at 10,000 silos and growing as N²,
+/// so larger placements are refused up front instead of aborting on an
+/// allocation.
+pub const MAX_SILOS: usize = 10_000;
+
 /// A placement that cannot be built.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
 pub enum PlacementError {
@@ -38,6 +45,14 @@ pub enum PlacementError {
     /// The underlay has no router.
     #[error("the underlay has no router to place silos on")]
     NoRouters,
+    /// More silos than [`MAX_SILOS`].
+    #[error("{silos} silos ({how}) are more than the {max} fedtopo models: the network model keeps dense silo x silo matrices, at least 24 bytes x N^2 ({gb:.1} GB here)", max = MAX_SILOS, gb = 24.0 * (*silos as f64).powi(2) / 1e9)]
+    TooManySilos {
+        /// Silos asked for.
+        silos: usize,
+        /// How they came about (`silos_per_router 1000 x 120 routers`).
+        how: String,
+    },
     /// A silo on a router that does not exist.
     #[error("silo {silo} is placed on router {router}, but the underlay has {routers} routers")]
     RouterOutOfRange {
@@ -66,6 +81,13 @@ impl SiloPlacement {
         }
         if k == 0 {
             return Err(PlacementError::NoSilos);
+        }
+        let silos = k.saturating_mul(routers);
+        if silos > MAX_SILOS {
+            return Err(PlacementError::TooManySilos {
+                silos,
+                how: format!("silos_per_router {k} x {routers} routers"),
+            });
         }
         Ok(SiloPlacement {
             router: (0..routers)
@@ -102,6 +124,12 @@ impl SiloPlacement {
         }
         if silos == 0 {
             return Err(PlacementError::NoSilos);
+        }
+        if silos > MAX_SILOS {
+            return Err(PlacementError::TooManySilos {
+                silos,
+                how: "silos".into(),
+            });
         }
         let mut count = vec![silos / routers; routers];
         let mut order: Vec<usize> = (0..routers).collect();
@@ -181,6 +209,17 @@ impl SiloPlacement {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn placements_beyond_max_silos_are_refused_before_allocating() {
+        assert!(SiloPlacement::per_router(100, 100).is_ok());
+        let e = SiloPlacement::per_router(usize::MAX, 3).unwrap_err();
+        assert!(matches!(e, PlacementError::TooManySilos { .. }), "{e}");
+        let e = SiloPlacement::spread(MAX_SILOS + 1, 5, 0)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("10001 silos (silos)") && e.contains("GB"), "{e}");
+    }
 
     #[test]
     fn constructors() {

@@ -52,7 +52,8 @@ pub enum Straggler {
 impl std::str::FromStr for Straggler {
     type Err = String;
 
-    /// Parses `none` or `lognormal:SIGMA` (finite `SIGMA > 0`).
+    /// Parses `none` or `lognormal:SIGMA` (`0 < SIGMA <=`
+    /// [`MAX_STRAGGLER_SIGMA`]).
     fn from_str(s: &str) -> Result<Self, String> {
         if s == "none" {
             return Ok(Straggler::None);
@@ -61,9 +62,9 @@ impl std::str::FromStr for Straggler {
             let sigma: f64 = v
                 .parse()
                 .map_err(|_| format!("straggler lognormal:SIGMA: `{v}` is not a number"))?;
-            if !(sigma.is_finite() && sigma > 0.0) {
+            if !(sigma.is_finite() && sigma > 0.0 && sigma <= MAX_STRAGGLER_SIGMA) {
                 return Err(format!(
-                    "straggler lognormal:SIGMA needs a finite sigma > 0, got {sigma}"
+                    "straggler lognormal:SIGMA needs a sigma > 0 and <= {MAX_STRAGGLER_SIGMA} (exp(sigma*z) overflows beyond), got {sigma}"
                 ));
             }
             return Ok(Straggler::LogNormal { sigma });
@@ -72,6 +73,44 @@ impl std::str::FromStr for Straggler {
             "straggler `{s}`: expected none or lognormal:SIGMA (e.g. lognormal:0.3)"
         ))
     }
+}
+
+/// Largest straggler sigma accepted: `exp(sigma * z)` of a standard normal
+/// `z` overflows for sigma in the hundreds (`lognormal:700` gave infinite
+/// compute times), and at 10 the factor already spans `e^-50 .. e^50`.
+pub const MAX_STRAGGLER_SIGMA: f64 = 10.0;
+
+/// Most rounds one replay runs: every round's start times are kept in
+/// memory (rounds are not streamed to disk), see [`check_rounds`].
+pub const MAX_ROUNDS: u64 = 1_000_000;
+
+/// Most start times `t_i(k)` one replay keeps, `rounds x silos` (8 bytes
+/// each, 400 MB in all, plus the per-round records).
+pub const MAX_ROUND_STARTS: u64 = 50_000_000;
+
+/// Checks that a replay of `rounds` rounds over `silos` silos fits the
+/// bounds [`MAX_ROUNDS`] and [`MAX_ROUND_STARTS`] (a replay keeps every
+/// round in memory).
+///
+/// # Errors
+/// A message with the bound that `rounds` exceeds.
+pub fn check_rounds(rounds: u64, silos: usize) -> Result<(), String> {
+    if rounds == 0 {
+        return Err("rounds must be at least 1".into());
+    }
+    if rounds > MAX_ROUNDS {
+        return Err(format!(
+            "{rounds} rounds are more than the {MAX_ROUNDS} a replay runs (every round's start times are kept in memory)"
+        ));
+    }
+    let starts = rounds.saturating_mul(silos as u64);
+    if starts > MAX_ROUND_STARTS {
+        return Err(format!(
+            "{rounds} rounds x {silos} silos = {starts} start times are more than the {MAX_ROUND_STARTS} a replay keeps in memory (8 bytes each); use at most {} rounds",
+            MAX_ROUND_STARTS / (silos.max(1) as u64)
+        ));
+    }
+    Ok(())
 }
 
 /// Replay options.

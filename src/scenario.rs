@@ -19,10 +19,10 @@ use crate::connectivity::{Connectivity, ConnectivityOptions, PathModel};
 use crate::csv_file::CsvFileError;
 use crate::delay::DelayModel;
 use crate::links::LinkOverrides;
-use crate::placement::{PlacementError, SiloPlacement};
+use crate::placement::{PlacementError, SiloPlacement, MAX_SILOS};
 use crate::silos::{DataSizes, SiloOverrides};
 use crate::underlay::{LoadOptions, Underlay, UnderlayError};
-use crate::units::{parse_bandwidth, parse_bits, Bits, BitsPerSec, Ms};
+use crate::units::{parse_bandwidth, parse_bits, Bits, BitsPerSec, Ms, MAX_COMPUTE_MS};
 use crate::workload::Workload;
 
 /// Why a scenario could not be assembled.
@@ -44,6 +44,19 @@ pub enum ScenarioError {
     /// The silos could not be placed on the routers.
     #[error(transparent)]
     Placement(#[from] PlacementError),
+    /// Fewer than two silos: there is no overlay to time (a one-node or
+    /// zero-link underlay with one silo per router).
+    #[error("underlay `{underlay}` has {routers} router(s) and {links} link(s), which places {silos} silo: timing an overlay needs at least 2 silos (use an underlay with 2 or more connected routers, or place several silos with --silos / --silos-per-router)")]
+    TooFewSilos {
+        /// Underlay name.
+        underlay: String,
+        /// Its routers.
+        routers: usize,
+        /// Its links.
+        links: usize,
+        /// Silos placed.
+        silos: usize,
+    },
 }
 
 /// A network knob with a bad value: names the key, the value and what it
@@ -76,10 +89,14 @@ pub const NETWORK_KNOBS: [(&str, &str, &str); 13] = [
     (
         "model_bits",
         "",
-        "a model size > 0 such as 44961717, 42.88Mbit or 5MB",
+        "a model size > 0 and <= 1e18 bit such as 44961717, 42.88Mbit or 5MB",
     ),
-    ("compute_ms", "", "a finite time in ms >= 0"),
-    ("access", "10G", "a bandwidth such as 10G, 100Mbps or inf"),
+    ("compute_ms", "", "a time in ms >= 0 and <= 1e12"),
+    (
+        "access",
+        "10G",
+        "a bandwidth of at least 1 bit/s such as 10G, 100Mbps, or inf",
+    ),
     (
         "access_csv",
         "",
@@ -88,7 +105,7 @@ pub const NETWORK_KNOBS: [(&str, &str, &str); 13] = [
     (
         "core_capacity",
         "file",
-        "`file` (the underlay's capacities) or a bandwidth such as 1G",
+        "`file` (the underlay's capacities) or a bandwidth of at least 1 bit/s such as 1G",
     ),
     ("connectivity", "paper", "a path model: paper or bottleneck"),
     (
@@ -104,9 +121,13 @@ pub const NETWORK_KNOBS: [(&str, &str, &str); 13] = [
     (
         "silos_per_router",
         "",
-        "a whole number of silos, at least 1",
+        "a whole number of silos per router, at least 1 and at most 10000 in all (the network model keeps dense silo x silo matrices)",
     ),
-    ("silos", "", "a whole number of silos, at least 1"),
+    (
+        "silos",
+        "",
+        "a whole number of silos, at least 1 and at most 10000 (the network model keeps dense silo x silo matrices)",
+    ),
     ("placement_seed", "0", "a whole number"),
 ];
 
@@ -133,6 +154,12 @@ impl PlacementSpec {
     pub fn place(&self, underlay: &Underlay) -> Result<SiloPlacement, PlacementError> {
         let routers = underlay.node_count();
         match *self {
+            PlacementSpec::OnePerRouter if routers > MAX_SILOS => {
+                Err(PlacementError::TooManySilos {
+                    silos: routers,
+                    how: format!("one per router of {}", underlay.name),
+                })
+            }
             PlacementSpec::OnePerRouter => Ok(SiloPlacement::one_per_router(routers)),
             PlacementSpec::PerRouter(k) => SiloPlacement::per_router(k, routers),
             PlacementSpec::Spread { silos, seed } => SiloPlacement::spread(silos, routers, seed),
@@ -248,7 +275,7 @@ impl NetworkSpec {
                 t.trim()
                     .parse::<Ms>()
                     .ok()
-                    .filter(|c| c.is_finite() && *c >= 0.0)
+                    .filter(|c| c.is_finite() && *c >= 0.0 && *c <= MAX_COMPUTE_MS)
             })?;
             workload.name = "custom".into();
         }
@@ -263,8 +290,13 @@ impl NetworkSpec {
             if !k.given {
                 return Ok(None);
             }
-            k.parse(|t| t.trim().parse().ok().filter(|&n: &usize| n >= 1))
-                .map(Some)
+            k.parse(|t| {
+                t.trim()
+                    .parse()
+                    .ok()
+                    .filter(|&n: &usize| (1..=MAX_SILOS).contains(&n))
+            })
+            .map(Some)
         };
         let seed: u64 = get("placement_seed").parse(|t| t.trim().parse().ok())?;
         let placement = match (count("silos_per_router")?, count("silos")?) {
@@ -313,10 +345,19 @@ impl NetworkSpec {
     /// are kept in [`DelayModel::data_sizes`], outside the timing).
     ///
     /// # Errors
-    /// A placement that does not fit the underlay; an unreadable or bad
+    /// A placement that does not fit the underlay or gives fewer than 2
+    /// silos ([`ScenarioError::TooFewSilos`]); an unreadable or bad
     /// access, links or silo CSV (a `data` column missing a silo included).
     pub fn build(&self, underlay: &Underlay) -> Result<DelayModel, ScenarioError> {
         let placement = self.placement.place(underlay)?;
+        if placement.silo_count() < 2 {
+            return Err(ScenarioError::TooFewSilos {
+                underlay: underlay.name.clone(),
+                routers: underlay.node_count(),
+                links: underlay.link_count(),
+                silos: placement.silo_count(),
+            });
+        }
         let mut model = match &self.links_csv {
             None => self.delay_model_placed(underlay, placement),
             Some(path) => {

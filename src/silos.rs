@@ -14,7 +14,8 @@
 //! * `silo` (required): a router label or GML id, meaning every silo placed
 //!   at that router, or a silo label `ROUTER#k` (the `k`-th silo, from 0, of
 //!   a router that hosts several), meaning that silo only.
-//! * `compute_ms`: time of one local step, ms (finite, >= 0).
+//! * `compute_ms`: time of one local step, ms (>= 0, at most
+//!   [`crate::units::MAX_COMPUTE_MS`]).
 //! * `up`, `down` or `capacity`: access capacities in the syntax of
 //!   [`crate::units::parse_bandwidth`] (`10G`, `100Mbps`, `inf`).
 //! * `data`: the number of training examples the silo holds, a whole
@@ -37,7 +38,7 @@ use std::path::Path;
 use crate::csv_file::{read_bounded, reader, record_error, CsvFileError};
 use crate::placement::SiloPlacement;
 use crate::underlay::Underlay;
-use crate::units::{parse_bandwidth, BitsPerSec, Ms};
+use crate::units::{parse_bandwidth, BitsPerSec, Ms, MAX_COMPUTE_MS};
 
 /// A silo file that could not be read or applied (file:line in records).
 pub type SiloFileError = CsvFileError;
@@ -132,11 +133,11 @@ impl SiloOverrides {
                 t => Some(
                     t.parse::<Ms>()
                         .ok()
-                        .filter(|c| c.is_finite() && *c >= 0.0)
+                        .filter(|c| c.is_finite() && *c >= 0.0 && *c <= MAX_COMPUTE_MS)
                         .ok_or_else(|| {
                             err(
                                 line,
-                                format!("compute_ms `{t}`: expected a finite time in ms >= 0"),
+                                format!("compute_ms `{t}`: expected a time in ms >= 0 and <= 1e12"),
                             )
                         })?,
                 ),
@@ -364,7 +365,7 @@ mod tests {
                 "already set on line 2",
             ),
             ("silo,compute_ms\nAtlantis,1\n", 2, "Atlantis"),
-            ("silo,compute_ms\nTokyo,-1\n", 2, "finite time"),
+            ("silo,compute_ms\nTokyo,-1\n", 2, "time in ms >= 0"),
             ("silo,up\nTokyo,fast\n", 2, "fast"),
             (
                 "silo,data\nTokyo,0\n",

@@ -22,6 +22,20 @@ pub type BitsPerSec = f64;
 /// Length in kilometres.
 pub type Km = f64;
 
+/// Smallest finite capacity accepted anywhere (access, core, links), bit/s.
+/// Below it a transfer time `M/C` of \[Marfoq20\] eq. (3) can overflow to
+/// infinity (`1e-300` bit/s did), so every capacity is checked against it
+/// where it enters (options, CSV, GML).
+pub const MIN_CAPACITY_BPS: BitsPerSec = 1.0;
+
+/// Largest model size accepted, bit (10^18 bit = 125 PB): with capacities
+/// of at least [`MIN_CAPACITY_BPS`] every transfer time stays finite.
+pub const MAX_MODEL_BITS: Bits = 1e18;
+
+/// Largest time of one local step accepted, ms (10^12 ms, about 32 years):
+/// keeps `s * Tc` and the sums of eq. (3) finite for any `u32` step count.
+pub const MAX_COMPUTE_MS: Ms = 1e12;
+
 /// Bits in a gigabyte (10^9 bytes), the unit of traffic in reports.
 pub const BITS_PER_GB: Bits = 8e9;
 
@@ -113,6 +127,9 @@ pub fn parse_bandwidth(text: &str) -> Result<BitsPerSec, UnitError> {
     if v.is_nan() || v <= 0.0 {
         return Err(err("a bandwidth must be positive"));
     }
+    if v < MIN_CAPACITY_BPS {
+        return Err(err("a bandwidth must be at least 1 bit/s (or inf)"));
+    }
     Ok(v)
 }
 
@@ -138,6 +155,9 @@ pub fn parse_bits(text: &str) -> Result<Bits, UnitError> {
     let v = value * scale(prefix).ok_or_else(|| err("unknown prefix"))? * factor;
     if v.is_nan() || v <= 0.0 || !v.is_finite() {
         return Err(err("a size must be positive and finite"));
+    }
+    if v > MAX_MODEL_BITS {
+        return Err(err("a size must be at most 1e18 bit"));
     }
     Ok(v)
 }
@@ -173,7 +193,9 @@ mod tests {
         assert_eq!(parse_bandwidth("1.5Gb/s").unwrap(), 1.5e9);
         assert_eq!(parse_bandwidth(" 250k ").unwrap(), 250e3);
         assert!(parse_bandwidth("inf").unwrap().is_infinite());
-        for bad in ["", "G", "10X", "10MB/s", "-1G", "0", "ten"] {
+        for bad in [
+            "", "G", "10X", "10MB/s", "-1G", "0", "ten", "1e-300", "0.5", "nan",
+        ] {
             assert!(parse_bandwidth(bad).is_err(), "{bad} should fail");
         }
     }
@@ -185,6 +207,8 @@ mod tests {
         assert_eq!(parse_bits("1MB").unwrap(), 8e6);
         assert!(parse_bits("1 parsec").is_err());
         assert!(parse_bits("-3").is_err());
+        assert!(parse_bits("1e19").is_err());
+        assert!(parse_bits("1e308B").is_err());
     }
 
     #[test]

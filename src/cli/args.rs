@@ -66,6 +66,39 @@ fn parse_length_km(text: &str) -> Result<f64, String> {
     }
 }
 
+/// Parses a MATCHA communication budget (`--budget`): a number in
+/// `[MIN_BUDGET, 1]` (the solver's time grows as 1/budget).
+pub fn parse_budget(text: &str) -> Result<f64, String> {
+    match text.trim().parse::<f64>() {
+        Ok(b) if fedtopo::overlay::matcha::budget_ok(b) => Ok(b),
+        _ => Err(format!(
+            "expected a communication budget in [{}, 1], found `{text}` (below {0} the MATCHA solver's time grows as 1/budget)",
+            fedtopo::overlay::matcha::MIN_BUDGET
+        )),
+    }
+}
+
+/// The parser of `--matcha-rounds`: 1 to [`fedtopo::overlay::matcha::MAX_MATCHA_ROUNDS`].
+pub fn matcha_rounds() -> clap::builder::RangedU64ValueParser<u64> {
+    clap::value_parser!(u64).range(1..=fedtopo::overlay::matcha::MAX_MATCHA_ROUNDS)
+}
+
+/// The parser of a round or step count (`mixing --rounds`, `tornado
+/// --steps`, `dcliques --rounds`): at most [`fedtopo::replay::MAX_ROUNDS`],
+/// since per-round records are kept in memory. Lower bounds stay with
+/// each command.
+pub fn round_count() -> clap::builder::RangedU64ValueParser<u64> {
+    clap::value_parser!(u64).range(0..=fedtopo::replay::MAX_ROUNDS)
+}
+
+/// Most worker threads `run --threads` starts.
+pub const MAX_THREADS: u64 = 1024;
+
+/// The parser of `--threads`: 1 to [`MAX_THREADS`].
+pub fn threads() -> clap::builder::RangedU64ValueParser<usize> {
+    clap::builder::RangedU64ValueParser::<usize>::new().range(1..=MAX_THREADS)
+}
+
 /// Underlay selection and loading policies.
 #[derive(Debug, Clone, Args)]
 pub struct UnderlayArgs {

@@ -71,14 +71,14 @@ pub struct CompareArgs {
     /// Format of the exported overlays.
     #[arg(long, value_enum, default_value_t = ExportFormat::Gml)]
     export_format: ExportFormat,
-    /// MATCHA communication budget Cb, in (0, 1].
-    #[arg(long, default_value_t = 0.5)]
+    /// MATCHA communication budget Cb, in [0.001, 1].
+    #[arg(long, default_value_t = 0.5, value_parser = super::args::parse_budget)]
     budget: f64,
     /// Seed of MATCHA's per-round activations.
     #[arg(long, default_value_t = 0)]
     seed: u64,
-    /// Rounds sampled for MATCHA's cycle time.
-    #[arg(long, default_value_t = 1000)]
+    /// Rounds sampled for MATCHA's cycle time (1 to 1000000).
+    #[arg(long, default_value_t = 1000, value_parser = super::args::matcha_rounds())]
     matcha_rounds: u64,
     #[command(flatten)]
     dcliques: super::dcliques::DCliquesArgs,

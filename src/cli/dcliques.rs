@@ -85,8 +85,8 @@ pub struct ConvergenceArgs {
     /// Nodes.
     #[arg(long, default_value_t = 100)]
     nodes: usize,
-    /// Rounds.
-    #[arg(long, default_value_t = 300)]
+    /// Rounds (at most 1000000).
+    #[arg(long, default_value_t = 300, value_parser = super::args::round_count())]
     rounds: u64,
     /// Evaluate every this many rounds.
     #[arg(long, default_value_t = 10)]

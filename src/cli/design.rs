@@ -164,8 +164,8 @@ struct Measured {
 /// Reads the `overlay`, `rounds_to_target` and `time_to_target_ms`
 /// columns of a `fedtopo train` summary.csv.
 fn read_summary(path: &std::path::Path) -> Result<Vec<Measured>> {
-    let text =
-        std::fs::read_to_string(path).with_context(|| format!("--calibrate {}", path.display()))?;
+    let text = fedtopo::input_file::read_text(path, fedtopo::input_file::MAX_INPUT_BYTES)
+        .with_context(|| format!("--calibrate {}", path.display()))?;
     let mut r = csv::Reader::from_reader(text.as_bytes());
     let h = r
         .headers()

@@ -29,8 +29,9 @@ pub struct MixingArgs {
     /// Decay gamma of the effective number of neighbours ([Vogels22]), in [0, 1).
     #[arg(long, default_value_t = 0.95)]
     gamma: f64,
-    /// Rounds of a time-varying overlay (MATCHA) the figures are taken over.
-    #[arg(long, default_value_t = 60)]
+    /// Rounds of a time-varying overlay (MATCHA) the figures are taken over
+    /// (at most 1000000).
+    #[arg(long, default_value_t = 60, value_parser = super::args::round_count())]
     rounds: u64,
     /// Subgradient iterations of the fastest-mixing solver.
     #[arg(long, default_value_t = 2000)]

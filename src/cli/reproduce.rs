@@ -78,8 +78,8 @@ pub struct MatchaTablesArgs {
     /// Seeds for the spread and the max-plus confidence interval (0..N).
     #[arg(long, default_value_t = 10)]
     seeds: u64,
-    /// Rounds sampled per estimate.
-    #[arg(long, default_value_t = 1000)]
+    /// Rounds sampled per estimate (1 to 1000000).
+    #[arg(long, default_value_t = 1000, value_parser = super::args::matcha_rounds())]
     matcha_rounds: u64,
 }
 

@@ -17,8 +17,8 @@ pub struct RunArgs {
     /// Output directory (default: the experiment file's directory).
     #[arg(long)]
     out: Option<PathBuf>,
-    /// Worker threads (default: all cores). Results do not depend on it.
-    #[arg(long)]
+    /// Worker threads, 1 to 1024 (default: all cores). Results do not depend on it.
+    #[arg(long, value_parser = super::args::threads())]
     threads: Option<usize>,
     /// Run only slice i of n of the grid: the jobs whose index is i modulo n.
     /// Shards are numbered from 0: `--shard 0/4` ... `--shard 3/4` cover

@@ -72,6 +72,10 @@ pub fn run(a: SimulateArgs) -> Result<()> {
     if a.rounds == 0 {
         bail!("--rounds must be at least 1");
     }
+    // The bound on rounds alone before loading; rounds x silos once placed.
+    fedtopo::replay::check_rounds(a.rounds, 0)
+        .map_err(|e| anyhow::anyhow!("--rounds {}: {e}", a.rounds))?;
+    let straggler = parse_straggler(&a.straggler)?;
     let kinds = parse_overlay_list(&a.overlays)?;
     let failures = FailureSpec::parse_optional(&a.failures)?;
     let setup = Setup::load(&a.underlay, &a.network, &a.placement)?;
@@ -80,6 +84,8 @@ pub fn run(a: SimulateArgs) -> Result<()> {
         spec,
         model,
     } = setup;
+    fedtopo::replay::check_rounds(a.rounds, model.silo_count())
+        .map_err(|e| anyhow::anyhow!("--rounds {}: {e}", a.rounds))?;
     let options = BuildOptions {
         center: center_policy_at(&a.center.center, &underlay, model.connectivity.placement())?,
         seed: a.seed,
@@ -92,7 +98,7 @@ pub fn run(a: SimulateArgs) -> Result<()> {
     };
     let ropts = ReplayOptions {
         rounds: a.rounds,
-        straggler: parse_straggler(&a.straggler)?,
+        straggler,
         seed: a.seed,
     };
     let labels = model.connectivity.placement().labels(&underlay);

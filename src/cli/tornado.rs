@@ -128,8 +128,8 @@ pub struct TimeArgs {
     /// Methods, comma-separated, or `all` ([Lee21] Table 4 parameters).
     #[arg(long, default_value = "all")]
     methods: String,
-    /// Steps T to simulate ([Lee21] Table 4's global period is 100).
-    #[arg(long, default_value_t = 100)]
+    /// Steps T to simulate ([Lee21] Table 4's global period is 100; at most 1000000).
+    #[arg(long, default_value_t = 100, value_parser = super::args::round_count())]
     steps: u64,
     /// Network model: maxplus ([Marfoq20] eq. 3), paper ([Marfoq20] App. F), flow (max-min fair).
     #[arg(long = "network", value_parser = choice(NetworkKind::ALL, NetworkKind::name), default_value_t = NetworkKind::Flow)]

@@ -41,8 +41,8 @@ pub struct TrainArgs {
     /// paper ([Marfoq20] App. F), flow (max-min fair sharing).
     #[arg(long = "network", value_parser = choice(NetworkKind::ALL, NetworkKind::name), default_value_t = NetworkKind::Maxplus)]
     network_model: NetworkKind,
-    /// MATCHA communication budget Cb, in (0, 1] (activations drawn from --seed).
-    #[arg(long, default_value_t = 0.5)]
+    /// MATCHA communication budget Cb, in [0.001, 1] (activations drawn from --seed).
+    #[arg(long, default_value_t = 0.5, value_parser = super::args::parse_budget)]
     budget: f64,
     #[command(flatten)]
     center: CenterArgs,

@@ -95,8 +95,16 @@ struct InfoRow<'a> {
 
 fn info(a: InfoArgs) -> Result<()> {
     let u = a.underlay.load(true)?;
-    let conn = Connectivity::new(&u, &ConnectivityOptions::default());
     let n = u.node_count();
+    if n > fedtopo::placement::MAX_SILOS {
+        anyhow::bail!(
+            "{}: {n} routers are more than the {} whose diameter `underlay info` computes (all-pairs routes need dense router x router matrices, at least 24 bytes x N^2 = {:.1} GB here)",
+            u.name,
+            fedtopo::placement::MAX_SILOS,
+            24.0 * (n as f64).powi(2) / 1e9
+        );
+    }
+    let conn = Connectivity::new(&u, &ConnectivityOptions::default());
     let (mut dkm, mut dhops, mut dms) = (0.0f64, 0u32, 0.0f64);
     for i in 0..n {
         for j in 0..n {
@@ -106,12 +114,13 @@ fn info(a: InfoArgs) -> Result<()> {
         }
     }
     let caps = u.links.iter().map(|l| l.capacity_bps);
-    let info = Info {
+    let mut info = Info {
         name: u.name.clone(),
         routers: n,
         links: u.link_count(),
         directed_source: u.directed_source,
-        total_length_km: u.links.iter().map(|l| l.length_km).sum(),
+        // + 0.0: the empty sum is -0.0.
+        total_length_km: u.links.iter().map(|l| l.length_km).sum::<f64>() + 0.0,
         diameter_km: dkm,
         diameter_hops: dhops,
         diameter_ms: dms,
@@ -121,6 +130,11 @@ fn info(a: InfoArgs) -> Result<()> {
         estimated_positions: u.report.estimated_positions.clone(),
         notes: report_lines(&u),
     };
+    if n < 2 {
+        info.notes.push(format!(
+            "only {n} router: compare, simulate, overlay and run refuse it (timing an overlay needs at least 2 silos)"
+        ));
+    }
     match a.format {
         OutputFormat::Json => print!("{}", render_json(&info)),
         OutputFormat::Csv => {
@@ -150,11 +164,15 @@ fn info(a: InfoArgs) -> Result<()> {
                 "diameter      {:.0} km, {} hops, {:.1} ms (paper latency model: 0.0085 ms/km + 4 ms)",
                 info.diameter_km, info.diameter_hops, info.diameter_ms
             );
-            println!(
-                "capacities    {} .. {}",
-                format_bandwidth(info.min_capacity_bps),
-                format_bandwidth(info.max_capacity_bps)
-            );
+            if info.links == 0 {
+                println!("capacities    none (no links)");
+            } else {
+                println!(
+                    "capacities    {} .. {}",
+                    format_bandwidth(info.min_capacity_bps),
+                    format_bandwidth(info.max_capacity_bps)
+                );
+            }
             println!(
                 "no coords     {} router(s), {} position(s) estimated",
                 info.routers_without_coordinates,

@@ -25,10 +25,12 @@ struct Published {
 }
 
 fn read_published(path: &Path, axes: &[&str]) -> Result<Published, ExperimentError> {
-    let text = std::fs::read_to_string(path).map_err(|source| ExperimentError::Io {
-        path: path.display().to_string(),
-        source,
-    })?;
+    let text = crate::input_file::read_text(path, crate::input_file::MAX_INPUT_BYTES).map_err(
+        |source| ExperimentError::Io {
+            path: path.display().to_string(),
+            source,
+        },
+    )?;
     let bad =
         |line: u64, m: String| ExperimentError::Invalid(format!("{}:{line}: {m}", path.display()));
     let mut rdr = csv::ReaderBuilder::new()

@@ -188,9 +188,7 @@ fn simulate_job(
     let f = |m: String| fail(job, m);
     let network: NetworkKind = job.get("network").parse().map_err(|e| f(format!("{e}")))?;
     let rounds: u64 = parse_axis(job, "rounds", "a whole number >= 1")?;
-    if rounds == 0 {
-        return Err(f("rounds must be at least 1".into()));
-    }
+    crate::replay::check_rounds(rounds, p.model.silo_count()).map_err(f)?;
     let straggler: Straggler = job.get("straggler").parse().map_err(f)?;
     let seed: u64 = parse_axis(job, "seed", "a whole number")?;
     let options = build_options(p.center, seed);

@@ -69,10 +69,19 @@ pub fn run_jobs(
     let mut todo = Vec::new();
     let mut restart = std::collections::BTreeSet::new();
     let mut stale = 0;
+    let mut unreadable = Vec::new();
     for job in &selected {
         match store::status(&opts.out, job)? {
             store::Stored::Fresh(_) if !opts.force => {}
             store::Stored::Missing => todo.push(*job),
+            store::Stored::Unreadable(why) => {
+                unreadable.push(format!(
+                    "{}: not a readable result ({why}); recomputed",
+                    store::job_path(&opts.out, job).display()
+                ));
+                restart.insert(job.index);
+                todo.push(*job);
+            }
             st => {
                 stale += usize::from(st == store::Stored::Stale);
                 restart.insert(job.index);
@@ -82,7 +91,8 @@ pub fn run_jobs(
     }
     // Every grid point is checked (and every underlay loaded) before any job runs.
     let underlays = validate_grid(spec, jobs, &opts.base_dir)?;
-    let notes = load_notes(&underlays);
+    let mut notes = load_notes(&underlays);
+    notes.extend(unreadable);
     let bar = Progress::new(
         &format!("run {}", spec.name),
         "jobs",

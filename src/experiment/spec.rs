@@ -513,10 +513,12 @@ pub struct PlotSpec {
 impl ExperimentSpec {
     /// Reads and validates an experiment file.
     pub fn load(path: &Path) -> Result<ExperimentSpec, ExperimentError> {
-        let text = std::fs::read_to_string(path).map_err(|source| ExperimentError::Io {
-            path: path.display().to_string(),
-            source,
-        })?;
+        let text = crate::input_file::read_text(path, crate::input_file::MAX_INPUT_BYTES).map_err(
+            |source| ExperimentError::Io {
+                path: path.display().to_string(),
+                source,
+            },
+        )?;
         Self::parse(&text, &path.display().to_string())
     }
 

@@ -23,6 +23,9 @@ pub(crate) enum Stored {
     Stale,
     /// A result of this build.
     Fresh(ResultRow),
+    /// A file that is not a result (cut short outside fedtopo, or edited):
+    /// why it does not parse. `run` recomputes it and says so.
+    Unreadable(String),
 }
 
 /// Where the result of `job` lives under `out`.
@@ -74,7 +77,7 @@ pub(crate) fn save(out: &Path, job: &Job, row: &ResultRow) -> Result<(), Experim
 pub(crate) fn load(out: &Path, job: &Job) -> Result<Option<ResultRow>, ExperimentError> {
     Ok(match status(out, job)? {
         Stored::Fresh(row) => Some(row),
-        Stored::Missing | Stored::Stale => None,
+        Stored::Missing | Stored::Stale | Stored::Unreadable(_) => None,
     })
 }
 
@@ -82,15 +85,16 @@ pub(crate) fn load(out: &Path, job: &Job) -> Result<Option<ResultRow>, Experimen
 /// result of this format, counts as missing).
 pub(crate) fn status(out: &Path, job: &Job) -> Result<Stored, ExperimentError> {
     let path = job_path(out, job);
-    let text = match std::fs::read_to_string(&path) {
+    let text = match crate::input_file::read_text(&path, crate::input_file::MAX_INPUT_BYTES) {
         Ok(t) => t,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Stored::Missing),
         Err(e) => return Err(io(&path, e)),
     };
-    // A file that does not parse (a file cut short outside fedtopo) counts
-    // as no result: `run` recomputes and overwrites it, `assemble` reports
-    // the job as missing. The format before source stamps is stale.
-    if let Ok((key, row, source)) = serde_json::from_str::<(String, ResultRow, String)>(&text) {
+    // A file that does not parse (a file cut short outside fedtopo) is no
+    // result: `run` names it, recomputes and overwrites it; `assemble`
+    // reports the job as missing. The format before source stamps is stale.
+    let parsed = serde_json::from_str::<(String, ResultRow, String)>(&text);
+    if let Ok((key, row, source)) = parsed {
         if key != job.key() {
             return Ok(Stored::Missing);
         }
@@ -102,7 +106,11 @@ pub(crate) fn status(out: &Path, job: &Job) -> Result<Stored, ExperimentError> {
     }
     Ok(match serde_json::from_str::<(String, ResultRow)>(&text) {
         Ok((key, _)) if key == job.key() => Stored::Stale,
-        _ => Stored::Missing,
+        Ok(_) => Stored::Missing,
+        Err(_) => Stored::Unreadable(match parsed {
+            Err(e) => e.to_string(),
+            Ok(_) => "not a result".into(),
+        }),
     })
 }
 

@@ -320,6 +320,15 @@ pub enum BuildError {
         /// The cause.
         source: MatchaError,
     },
+    /// The network has a delay that is not finite, so the delay-matrix
+    /// builders (MST, delta-MBST, RING, ring-opt) cannot compare arcs.
+    #[error("building `{overlay}`")]
+    NonFiniteDelay {
+        /// Overlay name.
+        overlay: String,
+        /// The arc and its delay.
+        source: crate::delay::NonFiniteDelay,
+    },
     /// A D-Cliques topology could not be built.
     #[error("building `{overlay}`")]
     DCliques {
@@ -460,6 +469,17 @@ pub fn build_overlay(
     options: &BuildOptions,
 ) -> Result<Overlay, BuildError> {
     let n = model.silo_count();
+    if matches!(
+        kind,
+        OverlayKind::Mst | OverlayKind::DeltaMbst | OverlayKind::Ring | OverlayKind::RingOpt
+    ) {
+        model
+            .check_finite()
+            .map_err(|source| BuildError::NonFiniteDelay {
+                overlay: kind.to_string(),
+                source,
+            })?;
+    }
     Ok(match kind {
         OverlayKind::Star => star::star(n, options.center.resolve(underlay, model)),
         OverlayKind::Mst => mst::mst(model),

@@ -334,10 +334,11 @@ fn load(path: &Path, at: At<'_>) -> Result<Raw, FileOverlayError> {
             limit: MAX_FILE_BYTES,
         });
     }
-    let bytes = std::fs::read(path).map_err(|e| FileOverlayError::Io {
-        at: at(None, None),
-        message: e.to_string(),
-    })?;
+    let bytes =
+        crate::input_file::read_bytes(path, MAX_FILE_BYTES).map_err(|e| FileOverlayError::Io {
+            at: at(None, None),
+            message: e.to_string(),
+        })?;
     let text = crate::underlay::decode_bytes(&bytes);
     let ext = path
         .extension()

@@ -30,15 +30,23 @@ pub use crate::graph::{failures, Overlay, OverlaySchedule, Protocol};
 /// A silo-by-silo matrix of `f(i, j)` (ms) with a zero diagonal, for the
 /// matrix algorithms of [`algo`].
 ///
-/// # Panics
-/// If `f` returns a non-finite value off the diagonal. Delays built from a
-/// [`DelayModel`] are finite: capacities are positive and latencies finite.
+/// Delays of a [`DelayModel`] are finite when its inputs passed the checks
+/// where they entered (capacities at least 1 bit/s, bounded sizes, compute
+/// times and route lengths); [`build::build_overlay`] also refuses a model
+/// that fails [`DelayModel::check_finite`] before calling the builders. A
+/// non-finite value that still gets here is stored as `f64::MAX` (never a
+/// panic).
 pub fn silo_matrix(model: &DelayModel, f: impl Fn(usize, usize) -> f64) -> algo::DenseMatrix {
-    algo::DenseMatrix::from_fn(
+    algo::DenseMatrix::from_fn_saturating(
         model.silo_count(),
-        |i, j| if i == j { 0.0 } else { f(i, j) },
+        |i, j| {
+            if i == j {
+                0.0
+            } else {
+                f(i, j)
+            }
+        },
     )
-    .expect("eq. (3) delays are finite")
 }
 
 /// The complete overlay: every silo sends to every other.
@@ -53,6 +61,33 @@ pub fn complete(n: usize) -> Overlay {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn non_finite_delays_are_an_error_not_a_panic() {
+        use crate::overlay::build::{build_overlay, BuildError, BuildOptions, OverlayKind};
+        use crate::scenario::{load_underlay, NetworkSpec};
+        let u = load_underlay(Some("aws-gaia"), &Default::default()).unwrap();
+        let mut model = NetworkSpec::default().delay_model(&u);
+        assert!(model.check_finite().is_ok());
+        model.workload.compute_ms = f64::INFINITY;
+        let e = model.check_finite().unwrap_err();
+        assert_eq!((e.i, e.j), (0, 1));
+        for kind in [
+            OverlayKind::Mst,
+            OverlayKind::DeltaMbst,
+            OverlayKind::Ring,
+            OverlayKind::RingOpt,
+        ] {
+            let r = build_overlay(kind, &u, &model, &BuildOptions::default());
+            assert!(
+                matches!(r, Err(BuildError::NonFiniteDelay { .. })),
+                "{kind}"
+            );
+        }
+        // The matrix itself saturates instead of panicking.
+        let m = silo_matrix(&model, |i, j| model.arc_delay(i, j, 1, 1));
+        assert_eq!(m.get(0, 1), f64::MAX);
+    }
 
     #[test]
     fn complete_has_every_arc() {

@@ -494,3 +494,23 @@ fn silos_on_one_router_use_access_links_only() {
     assert!(m.connectivity.latency_ms(2, 0) > 4.0);
     assert!((r.starts[1][0] - want).abs() < 1e-9);
 }
+
+#[test]
+fn rounds_and_straggler_sigma_are_bounded() {
+    assert!(check_rounds(100, 10_000).is_ok());
+    assert!(check_rounds(0, 1).unwrap_err().contains("at least 1"));
+    assert!(check_rounds(MAX_ROUNDS + 1, 1)
+        .unwrap_err()
+        .contains("1000000"));
+    let e = check_rounds(10_000, 10_000).unwrap_err();
+    assert!(e.contains("use at most 5000 rounds"), "{e}");
+    assert!("lognormal:10".parse::<Straggler>().is_ok());
+    for bad in [
+        "lognormal:10.5",
+        "lognormal:700",
+        "lognormal:0",
+        "lognormal:inf",
+    ] {
+        assert!(bad.parse::<Straggler>().is_err(), "{bad}");
+    }
+}

@@ -124,6 +124,7 @@ pub(super) fn build(
         apply_connectivity_policy(&ctx, opts, &nodes, &edges, &mut keep, &mut report)?;
     }
     let (routers, links) = assemble(&nodes, &edges, &keep, &pos, opts, &mut report);
+    check_length_sum(file, &routers, &links)?;
     Ok(Underlay {
         name: stem(file),
         routers,
@@ -131,6 +132,29 @@ pub(super) fn build(
         directed_source,
         report,
     })
+}
+
+/// Refuses links whose lengths sum to infinity: a route is a simple path,
+/// so a finite sum keeps every route's length (and the latency `l(i,j)` of
+/// \[Marfoq20\] eq. (3)) finite. Names the link at which the sum overflows.
+fn check_length_sum(
+    file: &str,
+    routers: &[Router],
+    links: &[CoreLink],
+) -> Result<(), UnderlayError> {
+    let mut sum = 0.0f64;
+    for l in links {
+        sum += l.length_km;
+        if !sum.is_finite() {
+            let name = |i: usize| routers.get(i).map_or("?", |r| r.label.as_str()).to_string();
+            return Err(UnderlayError::LengthOverflow {
+                file: file.to_string(),
+                a: name(l.a),
+                b: name(l.b),
+            });
+        }
+    }
+    Ok(())
 }
 
 fn stem(file: &str) -> String {
@@ -230,8 +254,20 @@ fn checked_num(
     } else {
         Err(ctx.invalid(
             e.value_pos,
-            format!("expected {wanted} for `{}`, found {v}", e.key),
+            format!("expected {wanted} for `{}`, found {}", e.key, short_num(v)),
         ))
+    }
+}
+
+/// `v` as written by Rust, in scientific notation when that is shorter
+/// (`1e-300` rather than 300 digits).
+fn short_num(v: f64) -> String {
+    let plain = v.to_string();
+    let sci = format!("{v:e}");
+    if sci.len() < plain.len() {
+        sci
+    } else {
+        plain
     }
 }
 
@@ -394,7 +430,9 @@ fn read_capacity(
     ];
     for (key, source) in sources {
         if let Some(e) = unique(ctx, attrs, key, "an edge")? {
-            let v = checked_num(ctx, e, "a positive capacity in bit/s", |v| v > 0.0)?;
+            let v = checked_num(ctx, e, "a capacity of at least 1 bit/s", |v| {
+                v >= crate::units::MIN_CAPACITY_BPS
+            })?;
             return Ok(Some((v, source)));
         }
     }
@@ -1554,7 +1592,13 @@ mod tests {
             &base("distance 1 capacity 0"),
             6,
             48,
-            "expected a positive capacity in bit/s for `capacity`, found 0",
+            "expected a capacity of at least 1 bit/s for `capacity`, found 0",
+        );
+        assert_invalid(
+            &base("distance 1 capacity 1e-300"),
+            6,
+            48,
+            "at least 1 bit/s for `capacity`, found 1e-300",
         );
         assert_invalid(&base("distance 1 capacity -INF"), 6, 48, "found -inf");
         assert_invalid(
@@ -1570,6 +1614,15 @@ mod tests {
             "expected a non-negative distance in km for `distance`, found -1",
         );
         assert_invalid(&base("distance INF"), 6, 37, "found inf");
+        // Finite lengths whose sum is not: the link where it overflows is named.
+        let far = graph(&[
+            node(0, "label \"a\""),
+            node(1, "label \"b\""),
+            node(2, "label \"c\""),
+            edge(0, 1, "distance 1.7e308"),
+            edge(1, 2, "distance 1.7e308"),
+        ]);
+        assert!(err(&far).contains("link b -- c: the link lengths sum to infinity"));
         // Zero distance (co-located routers, as in the Rocketfuel files) is accepted.
         assert_eq!(ok(&base("distance 0.0")).links[0].length_km, 0.0);
     }

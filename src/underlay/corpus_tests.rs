@@ -49,6 +49,7 @@ fn reason(e: &UnderlayError) -> &'static str {
         UnderlayError::Empty { .. } => "empty",
         UnderlayError::NoCoordinates { .. } => "no coordinates",
         UnderlayError::BadDefaultLength { .. } => "bad option",
+        UnderlayError::LengthOverflow { .. } => "infinite lengths",
     }
 }
 

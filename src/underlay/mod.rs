@@ -362,6 +362,17 @@ pub enum UnderlayError {
         /// Edges without `distance` among them.
         edges: usize,
     },
+    /// The link lengths sum to infinity, so a route between two routers
+    /// could have an infinite length (and latency).
+    #[error("{file}: link {a} -- {b}: the link lengths sum to infinity here, so a route could have an infinite length; expected lengths (km) whose sum is finite")]
+    LengthOverflow {
+        /// The source name (file path).
+        file: String,
+        /// Label of one end of the link where the sum overflows.
+        a: String,
+        /// Label of its other end.
+        b: String,
+    },
     /// A load option with a value it does not accept.
     #[error("{file}: default length {value} km: expected a finite length >= 0 km")]
     BadDefaultLength {
@@ -414,10 +425,11 @@ impl Underlay {
     /// Reads a GML file (UTF-8, else Latin-1) and builds an underlay named after
     /// the file stem.
     pub fn load(path: &Path, opts: &LoadOptions) -> Result<Underlay, UnderlayError> {
-        let bytes = std::fs::read(path).map_err(|source| UnderlayError::Io {
-            path: path.to_path_buf(),
-            source,
-        })?;
+        let bytes = crate::input_file::read_bytes(path, crate::input_file::MAX_INPUT_BYTES)
+            .map_err(|source| UnderlayError::Io {
+                path: path.to_path_buf(),
+                source,
+            })?;
         let text = decode_bytes(&bytes);
         Underlay::from_gml_str(&text, &path.display().to_string(), opts)
     }

@@ -82,6 +82,19 @@ impl DenseMatrix {
         Self::new(n, data)
     }
 
+    /// Like [`Self::from_fn`], with every non-finite off-diagonal value of
+    /// `f` replaced by `f64::MAX` (and the diagonal 0), so it cannot fail.
+    pub fn from_fn_saturating(n: usize, mut f: impl FnMut(usize, usize) -> f64) -> Self {
+        let mut data = Vec::with_capacity(n.saturating_mul(n));
+        for i in 0..n {
+            for j in 0..n {
+                let v = if i == j { 0.0 } else { f(i, j) };
+                data.push(if v.is_finite() { v } else { f64::MAX });
+            }
+        }
+        DenseMatrix { n, data }
+    }
+
     /// Number of rows (= columns).
     #[inline]
     pub fn n(&self) -> usize {

@@ -61,8 +61,10 @@ pub enum MatchaError {
         "the MATCHA base graph is disconnected (lambda_2 = 0); use a connected underlay or overlay"
     )]
     Disconnected,
-    /// The communication budget is not in `(0, 1]`.
-    #[error("communication budget {0} must be in (0, 1]")]
+    /// The communication budget is not in `[MIN_BUDGET, 1]`.
+    #[error(
+        "communication budget {0} must be in [0.001, 1] (the solver's time grows as 1/budget)"
+    )]
     BadBudget(f64),
     /// The base overlay and the network have different silo counts.
     #[error("the base graph has {base} silos but the network has {network}")]
@@ -112,6 +114,21 @@ impl MatchaBase {
         };
         (n, e)
     }
+}
+
+/// Smallest communication budget accepted: the activation solver's time
+/// grows as `1/budget` (7.4 s at 1e-6, hours at 1e-9), and below 1e-3 a
+/// silo talks in fewer than one round in a thousand.
+pub const MIN_BUDGET: f64 = 1e-3;
+
+/// Most rounds sampled by MATCHA's cycle-time estimates (the schedule of
+/// every sampled round is kept, 8 GB were preallocated at 1e9).
+pub const MAX_MATCHA_ROUNDS: u64 = 1_000_000;
+
+/// Whether `budget` is a communication budget MATCHA accepts,
+/// `MIN_BUDGET <= budget <= 1`.
+pub fn budget_ok(budget: f64) -> bool {
+    (MIN_BUDGET..=1.0).contains(&budget)
 }
 
 /// Options of MATCHA.
@@ -167,7 +184,7 @@ impl MatchaDesign {
         budget: f64,
         solver: &SolverOptions,
     ) -> Result<Self, MatchaError> {
-        if !(budget > 0.0 && budget <= 1.0) {
+        if !budget_ok(budget) {
             return Err(MatchaError::BadBudget(budget));
         }
         let matchings = matching_decomposition(n, edges)?;

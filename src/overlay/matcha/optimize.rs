@@ -217,7 +217,7 @@ fn dot(a: &[f64], b: &[f64]) -> f64 {
 /// `sum_j p_j <= budget * matchings.len()` (MATCHA's first problem).
 ///
 /// # Errors
-/// [`MatchaError::BadBudget`] unless `0 < budget <= 1`;
+/// [`MatchaError::BadBudget`] unless `MIN_BUDGET <= budget <= 1` ([`super::MIN_BUDGET`]);
 /// [`MatchaError::Disconnected`] when the union of the matchings is disconnected.
 pub fn activation_probabilities(
     n: usize,
@@ -225,7 +225,7 @@ pub fn activation_probabilities(
     budget: f64,
     opts: &SolverOptions,
 ) -> Result<ActivationSolution, MatchaError> {
-    if !(budget > 0.0 && budget <= 1.0) {
+    if !super::budget_ok(budget) {
         return Err(MatchaError::BadBudget(budget));
     }
     let m = matchings.len();

@@ -80,7 +80,7 @@ pub struct MatchaVariant {
 
 /// A MATCHA overlay name that does not parse.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
-#[error("MATCHA overlay `{spec}`: {reason}; expected matcha, matcha+ or matcha:base=connectivity|underlay|mst|delta-mbst|ring,budget=CB with CB in (0, 1]")]
+#[error("MATCHA overlay `{spec}`: {reason}; expected matcha, matcha+ or matcha:base=connectivity|underlay|mst|delta-mbst|ring,budget=CB with CB in [0.001, 1]")]
 pub struct MatchaVariantError {
     /// The text.
     pub spec: String,
@@ -177,8 +177,8 @@ impl FromStr for MatchaVariant {
                         .trim()
                         .parse()
                         .map_err(|_| err(format!("budget `{}` is not a number", value.trim())))?;
-                    if !(b > 0.0 && b <= 1.0) {
-                        return Err(err(format!("budget {b} is outside (0, 1]")));
+                    if !super::budget_ok(b) {
+                        return Err(err(format!("budget {b} is outside [0.001, 1]")));
                     }
                     v.budget = Some(Param(b));
                 }
@@ -227,8 +227,9 @@ mod tests {
     #[test]
     fn bad_names_say_why() {
         for (s, why) in [
-            ("matcha:budget=0", "outside (0, 1]"),
-            ("matcha:budget=1.5", "outside (0, 1]"),
+            ("matcha:budget=0", "outside [0.001, 1]"),
+            ("matcha:budget=1e-4", "outside [0.001, 1]"),
+            ("matcha:budget=1.5", "outside [0.001, 1]"),
             ("matcha:budget=x", "not a number"),
             ("matcha:base=tree", "unknown base `tree`"),
             ("matcha:speed=3", "unknown parameter `speed`"),
