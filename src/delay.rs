@@ -51,6 +51,36 @@ pub struct DelayModel {
 }
 
 impl DelayModel {
+    /// A 64-bit digest of everything that sets this model's delays: the
+    /// workload, every silo's compute time and access capacities, and the
+    /// eq. (3) delay of every ordered silo pair at degree 1 (latency and
+    /// available core bandwidth). Equal models give equal digests; a change
+    /// of any of them changes it (up to hash collisions). FNV-1a over the
+    /// values' bits, O(n^2).
+    pub fn fingerprint(&self) -> u64 {
+        let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+        let mut eat = |x: f64| {
+            for b in x.to_bits().to_le_bytes() {
+                h ^= u64::from(b);
+                h = h.wrapping_mul(0x0000_0100_0000_01b3);
+            }
+        };
+        let n = self.silo_count();
+        eat(self.workload.model_bits);
+        eat(f64::from(self.workload.local_steps));
+        for i in 0..n {
+            eat(self.compute_round_ms(i));
+            eat(self.access.up[i]);
+            eat(self.access.down[i]);
+        }
+        for i in 0..n {
+            for j in (0..n).filter(|&j| j != i) {
+                eat(self.arc_delay(i, j, 1, 1));
+            }
+        }
+        h
+    }
+
     /// A model with the same `Tc` on every silo.
     pub fn new(connectivity: Connectivity, access: AccessLinks, workload: Workload) -> Self {
         assert_eq!(
@@ -172,5 +202,36 @@ impl DelayModel {
     /// `s*Tc(i) + l(i,j) + M/A(i,j)`, ms. Used for MST (\[Marfoq20\] Prop. 3.1) and RING.
     pub fn edge_capacitated_delay(&self, i: usize, j: usize) -> Ms {
         self.compute_round_ms(i) + self.connectivity.latency_ms(i, j) + self.core_ms(i, j)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::scenario::{load_underlay, NetworkSpec};
+    use crate::underlay::LoadOptions;
+
+    /// The digest changes with every network option that changes delays
+    /// and not otherwise.
+    #[test]
+    fn fingerprint_follows_the_delays() {
+        let u = load_underlay(Some("aws-gaia"), &LoadOptions::default())
+            .unwrap_or_else(|e| panic!("{e}"));
+        let of = |knobs: &[(&str, &str)]| {
+            let spec = NetworkSpec::from_knobs(|k| {
+                knobs.iter().find(|(key, _)| *key == k).map(|(_, v)| *v)
+            })
+            .unwrap_or_else(|e| panic!("{e}"));
+            spec.build(&u)
+                .unwrap_or_else(|e| panic!("{e}"))
+                .fingerprint()
+        };
+        let base = of(&[("access", "100M")]);
+        assert_eq!(base, of(&[("access", "100M")]));
+        assert_ne!(base, of(&[("access", "10G")]));
+        assert_ne!(base, of(&[("access", "100M"), ("core_capacity", "10M")]));
+        // A core capacity above the access bottleneck changes no delay.
+        assert_eq!(base, of(&[("access", "100M"), ("core_capacity", "2G")]));
+        assert_ne!(base, of(&[("access", "100M"), ("compute_ms", "7")]));
+        assert_ne!(base, of(&[("access", "100M"), ("model_bits", "5MB")]));
     }
 }

@@ -116,13 +116,20 @@ pub fn run(
     let mut wall = 0.0;
     if let Some(dir) = &opts.dir {
         std::fs::create_dir_all(dir).map_err(|e| ck_err(dir, e))?;
-        if let Some(st) = load_state(dir)? {
-            if st.fingerprint != fingerprint {
-                return Err(ck_err(
-                    dir,
-                    "holds a run with other settings; use another --out directory or --fresh",
-                ));
+        // A stored run with other settings (configuration, data, overlay,
+        // network) is not resumed: the run starts afresh, with a note.
+        let stored = match load_state(dir)? {
+            Some(st) if st.fingerprint != fingerprint => {
+                eprintln!(
+                    "note: {}: holds a run with other settings (configuration, data, overlay or \
+                     network); starting afresh",
+                    dir.display()
+                );
+                None
             }
+            other => other,
+        };
+        if let Some(st) = stored {
             let tpath = dir.join(&st.tensors);
             let named = tch::Tensor::load_multi(&tpath).map_err(|e| ck_err(&tpath, e))?;
             trainer.restore(&named, st.round, st.optimizer_steps)?;

@@ -99,6 +99,10 @@ impl Session<'_> {
             gain,
             self.failures
         );
+        // Every delay of the network (access and core capacities, latency,
+        // compute): a run resumed under other network options would keep
+        // the first run's wall-clock times.
+        let fingerprint = format!("{fingerprint}|net{:016x}", self.model.fingerprint());
         // Data sizes from a silo file change the split: part of the
         // fingerprint only then (runs without one resume as before).
         let fingerprint = match &self.model.data_sizes {
@@ -268,6 +272,9 @@ pub fn load_dataset(
                 cifar::load(dir)
             }
             .map_err(|e| bad(e.to_string()))?;
+            train
+                .check_same_shape(&test)
+                .map_err(|e| bad(format!("{kind}:{arg}: {e}")))?;
             let part = Partition::parse(partition).map_err(|e| bad(e.to_string()))?;
             let silos = match sizes {
                 None => part

@@ -107,8 +107,8 @@ impl Default for TrainConfig {
 }
 
 impl TrainConfig {
-    /// A string identifying every setting that changes the numbers (used to
-    /// refuse resuming a checkpoint made with other settings).
+    /// A string identifying every setting that changes the numbers (part of
+    /// the resume key: a checkpoint made with other settings is not resumed).
     pub fn fingerprint(&self) -> String {
         format!(
             "{}|{:?}|{}|{:?}|{}|{}|{:?}|{}|{}",

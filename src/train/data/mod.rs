@@ -60,6 +60,31 @@ pub struct Dataset {
 }
 
 impl Dataset {
+    /// Checks that `test` has this training set's example shape (the
+    /// model is built for one): the same features per example and, for
+    /// images, the same `(channels, height, width)`, whatever the pixel
+    /// count (28x28 and 14x56 differ).
+    ///
+    /// # Errors
+    /// Both shapes, for a message naming the data set.
+    pub fn check_same_shape(&self, test: &Dataset) -> Result<(), String> {
+        if self.dim == test.dim && self.image == test.image && self.classes == test.classes {
+            return Ok(());
+        }
+        let shape = |d: &Dataset| match d.image {
+            Some((c, h, w)) => format!("{c}x{h}x{w} images"),
+            None => format!("vectors of {}", d.dim),
+        };
+        Err(format!(
+            "the training set holds {} in {} classes but the test set {} in {} classes; \
+             both need the same shape",
+            shape(self),
+            self.classes,
+            shape(test),
+            test.classes
+        ))
+    }
+
     /// Number of examples.
     pub fn len(&self) -> usize {
         self.labels.len()
@@ -180,5 +205,34 @@ pub fn standardise(train: &mut Dataset, test: &mut Dataset) {
                 *x = ((*x as f64 - m) / s) as f32;
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod shape_tests {
+    use super::Dataset;
+
+    fn images(h: usize, w: usize) -> Dataset {
+        Dataset {
+            features: vec![0.0; h * w],
+            labels: vec![0],
+            dim: h * w,
+            classes: 10,
+            image: Some((1, h, w)),
+        }
+    }
+
+    #[test]
+    fn train_and_test_shapes_must_match() {
+        assert!(images(28, 28).check_same_shape(&images(28, 28)).is_ok());
+        // Same pixel count, other shape: refused, naming both.
+        let e = images(28, 28)
+            .check_same_shape(&images(14, 56))
+            .unwrap_err();
+        assert!(
+            e.contains("1x28x28 images") && e.contains("1x14x56 images"),
+            "{e}"
+        );
+        assert!(images(28, 28).check_same_shape(&images(8, 8)).is_err());
     }
 }
