@@ -2,8 +2,11 @@
 //! training uses by default (`--consensus auto`).
 
 use crate::evaluate::EvaluatedOverlay;
-use crate::graph::{Overlay, Protocol};
-use crate::mixing::{effective_neighbours_periodic, exact_consensus_round, slem_per_round};
+use crate::graph::Overlay;
+use crate::mixing::{
+    effective_neighbours, effective_neighbours_periodic, exact_consensus_round, fastest_mixing,
+    slem_per_round, undirected_edges, FastestMixing, FastestOptions, MixingError,
+};
 use crate::train::consensus::{ConsensusError, ConsensusRule};
 
 /// How an overlay mixes under its default consensus weights.
@@ -70,20 +73,39 @@ pub fn mixing_figures(
 /// The name of the rule `rule` (resolved from `auto`) on overlay `o`.
 pub fn rule_label(rule: &ConsensusRule, o: &Overlay) -> String {
     match rule {
-        ConsensusRule::Auto => match o.protocol {
-            Protocol::ServerClient { .. } => "average".into(),
-            Protocol::Gossip
-                if o.silo_count() > 1 && (0..o.silo_count()).all(|i| o.in_degree(i) == 1) =>
-            {
-                "half".into()
-            }
-            Protocol::Gossip => "local-degree".into(),
-        },
+        ConsensusRule::Auto => rule_label(&ConsensusRule::resolve_auto(o), o),
+        ConsensusRule::LocalDegree => "local-degree".into(),
+        ConsensusRule::MetropolisHastings => "mh".into(),
+        ConsensusRule::Half => "half".into(),
+        ConsensusRule::Average => "average".into(),
+        ConsensusRule::Fastest => "fastest".into(),
         ConsensusRule::Matcha { alpha } => format!("matcha:{alpha:.4}"),
         ConsensusRule::Custom(_) => "file weights".into(),
         ConsensusRule::PerRound(_) => "per-round weights".into(),
         ConsensusRule::WeightedAverage { .. } => "fedavg".into(),
         ConsensusRule::DecAvg { .. } => "decavg".into(),
-        other => format!("{other:?}").to_ascii_lowercase(),
+    }
+}
+
+/// Fastest-mixing weights of `o` when it is an undirected static overlay
+/// (`None` for a directed one), with their effective number of neighbours
+/// at `gamma`.
+///
+/// # Errors
+/// An edge out of range, or bad solver options.
+pub fn fastest_figures(
+    o: &Overlay,
+    options: &FastestOptions,
+    gamma: f64,
+) -> Result<Option<(FastestMixing, f64)>, MixingError> {
+    let n = o.silo_count();
+    match undirected_edges(n, o.arcs()) {
+        Err(MixingError::Directed { .. }) => Ok(None),
+        Err(e) => Err(e),
+        Ok(edges) => {
+            let f = fastest_mixing(n, &edges, options)?;
+            let eff = effective_neighbours(n, &f.matrix, gamma);
+            Ok(Some((f, eff)))
+        }
     }
 }

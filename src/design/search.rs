@@ -30,13 +30,11 @@
 use serde::Serialize;
 
 use super::augment::{augment, AugmentError, AugmentOptions};
-use super::figures::mixing_figures;
+use super::figures::{fastest_figures, mixing_figures};
 use crate::delay::DelayModel;
 use crate::evaluate::{EvalError, EvaluatedOverlay};
 use crate::graph::Overlay;
-use crate::mixing::{
-    effective_neighbours, fastest_mixing, slem, undirected_edges, FastestOptions, MixingError,
-};
+use crate::mixing::{effective_neighbours, slem, FastestOptions, MixingError};
 use crate::overlay::build::{build_overlay, BuildError, BuildOptions, OverlayKind};
 use crate::timing::{cycle_time, TimingError};
 use crate::train::consensus::ConsensusError;
@@ -297,25 +295,22 @@ pub fn design_candidates(
             f.effective_neighbours,
             CandidateOverlay::Kind(kind),
         );
-        if options.fastest_weights {
+        if options.fastest_weights && f.rule != "average" {
             if let Some(o) = e.overlay() {
-                if let Ok(edges) = undirected_edges(n, o.arcs()) {
-                    if f.rule != "average" {
-                        let fm = fastest_mixing(n, &edges, &options.fastest)?;
-                        push(
-                            format!("{} [fastest]", e.name()),
-                            "fastest".into(),
-                            o.arcs().len(),
-                            t,
-                            fm.slem,
-                            None,
-                            effective_neighbours(n, &fm.matrix, options.gamma),
-                            CandidateOverlay::Static {
-                                overlay: o.clone(),
-                                weights: Some(fm.matrix),
-                            },
-                        );
-                    }
+                if let Some((fm, eff)) = fastest_figures(o, &options.fastest, options.gamma)? {
+                    push(
+                        format!("{} [fastest]", e.name()),
+                        "fastest".into(),
+                        o.arcs().len(),
+                        t,
+                        fm.slem,
+                        None,
+                        eff,
+                        CandidateOverlay::Static {
+                            overlay: o.clone(),
+                            weights: Some(fm.matrix),
+                        },
+                    );
                 }
             }
         }

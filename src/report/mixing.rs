@@ -5,11 +5,9 @@
 use serde::Serialize;
 
 use crate::delay::DelayModel;
-use crate::design::figures::mixing_figures;
+use crate::design::figures::{fastest_figures, mixing_figures};
 use crate::evaluate::{EvalError, EvaluatedOverlay};
-use crate::mixing::{
-    effective_neighbours_periodic, fastest_mixing, undirected_edges, FastestOptions, MixingError,
-};
+use crate::mixing::{FastestOptions, MixingError};
 use crate::overlay::build::{BuildOptions, OverlayKind};
 use crate::train::consensus::ConsensusError;
 use crate::underlay::Underlay;
@@ -103,7 +101,6 @@ pub fn mixing_rows(
         let e = EvaluatedOverlay::build(kind, underlay, model, build)?;
         let t = e.cycle_time(model)?;
         let figures = mixing_figures(&e, options.rounds, options.gamma)?;
-        let n = e.silo_count();
         let mut row = MixingRow {
             overlay: e.name(),
             cycle_time_ms: t.cycle_time_ms,
@@ -118,20 +115,12 @@ pub fn mixing_rows(
         };
         match e.overlay() {
             None => row.fastest_note = Some("time-varying overlay".into()),
-            Some(o) => match undirected_edges(n, o.arcs()) {
-                Err(MixingError::Directed { .. }) => {
-                    row.fastest_note = Some("directed overlay".into())
-                }
-                Err(err) => return Err(err.into()),
-                Ok(edges) => {
-                    let f = fastest_mixing(n, &edges, &options.fastest)?;
+            Some(o) => match fastest_figures(o, &options.fastest, options.gamma)? {
+                None => row.fastest_note = Some("directed overlay".into()),
+                Some((f, eff)) => {
                     row.fastest_spectral_gap = Some(f.spectral_gap());
                     row.metropolis_spectral_gap = Some(f.metropolis_spectral_gap());
-                    row.fastest_effective_neighbours = Some(effective_neighbours_periodic(
-                        n,
-                        &[&f.matrix],
-                        options.gamma,
-                    ));
+                    row.fastest_effective_neighbours = Some(eff);
                 }
             },
         }

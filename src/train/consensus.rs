@@ -363,6 +363,20 @@ impl ConsensusRule {
         matches!(self, ConsensusRule::PerRound(_))
     }
 
+    /// The rule `auto` means on `overlay` without weights of its own:
+    /// exact averaging on STAR (server-client), `half` on a directed ring
+    /// (in-degree 1 everywhere), `local-degree` otherwise.
+    pub fn resolve_auto(overlay: &Overlay) -> ConsensusRule {
+        let n = overlay.silo_count();
+        match overlay.protocol {
+            Protocol::ServerClient { .. } => ConsensusRule::Average,
+            Protocol::Gossip if n > 1 && (0..n).all(|i| overlay.in_degree(i) == 1) => {
+                ConsensusRule::Half
+            }
+            Protocol::Gossip => ConsensusRule::LocalDegree,
+        }
+    }
+
     /// The consensus matrix of `overlay` under this rule (for
     /// [`ConsensusRule::PerRound`], round 0's: use [`Self::matrix_at`]).
     pub fn matrix(&self, overlay: &Overlay) -> Result<ConsensusMatrix, ConsensusError> {
@@ -383,13 +397,7 @@ impl ConsensusRule {
                 per_round(m, overlay)
             }
             ConsensusRule::PerRound(_) => Ok(local_degree(overlay)),
-            ConsensusRule::Auto => match overlay.protocol {
-                Protocol::ServerClient { .. } => Ok(ConsensusMatrix::average(n)),
-                Protocol::Gossip if n > 1 && (0..n).all(|i| overlay.in_degree(i) == 1) => {
-                    half(overlay)
-                }
-                Protocol::Gossip => Ok(local_degree(overlay)),
-            },
+            ConsensusRule::Auto => Self::resolve_auto(overlay).matrix(overlay),
             ConsensusRule::LocalDegree => Ok(local_degree(overlay)),
             ConsensusRule::MetropolisHastings => Ok(metropolis_hastings(overlay)),
             ConsensusRule::Half => half(overlay),
