@@ -1,6 +1,12 @@
 //! Embeds a fingerprint of the source (`src/**` and `Cargo.lock`) as
 //! `FEDTOPO_SOURCE_HASH`, so that stored experiment results computed by
 //! different code are recognised as stale (`src/experiment/store.rs`).
+//!
+//! With `--features train` it also records libtorch's directory (from
+//! torch-sys, whose `links = "tch"` passes it as `DEP_TCH_LIBTORCH_LIB`) as
+//! the run path of the binaries, tests and benches, so that they start
+//! without `LD_LIBRARY_PATH` (`scripts/libtorch.sh` is needed to build them,
+//! not to run them).
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -50,4 +56,7 @@ fn main() {
     println!("cargo:rustc-env=FEDTOPO_SOURCE_HASH={hash:016x}");
     println!("cargo:rerun-if-changed=src");
     println!("cargo:rerun-if-changed=Cargo.lock");
+    if let Ok(dir) = std::env::var("DEP_TCH_LIBTORCH_LIB") {
+        println!("cargo:rustc-link-arg=-Wl,-rpath,{dir}");
+    }
 }

@@ -257,4 +257,17 @@ fn design_verify_trains_probes_and_the_top_candidates() {
     ]);
     assert!(!o.status.success());
     assert!(String::from_utf8_lossy(&o.stderr).contains("give no --out after `--`"));
+    // Without a target there is nothing to rank by: refused before training.
+    let o = fedtopo(&[
+        "design",
+        "aws-gaia",
+        "--out",
+        out.to_str().unwrap(),
+        "--verify",
+        "--",
+        "--rounds",
+        "5",
+    ]);
+    assert!(!o.status.success());
+    assert!(String::from_utf8_lossy(&o.stderr).contains("give --target-acc ACC or --target-loss"));
 }

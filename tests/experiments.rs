@@ -331,6 +331,46 @@ fn train_kind_is_deterministic_across_threads() {
     }
 }
 
+/// A train experiment without `target` (or with `none`) has no
+/// time-to-target columns: its default metric is the final test accuracy
+/// and its default table leaves the target columns out.
+#[test]
+fn train_experiment_without_a_target_has_no_target_columns() {
+    use fedtopo::experiment::spec::ExperimentSpec;
+    let without = TRAIN.replace("target = [\"loss:5\"]\n", "");
+    let none = TRAIN.replace("loss:5", "none");
+    for text in [&without, &none] {
+        let spec = ExperimentSpec::parse(text, "train.toml").unwrap();
+        assert_eq!(spec.metric(), "final_test_acc");
+        let table = spec.table_columns();
+        assert!(table.contains(&"ms_per_round".to_string()), "{table:?}");
+        assert!(!table.iter().any(|c| c.contains("to_target")), "{table:?}");
+    }
+    let with = ExperimentSpec::parse(TRAIN, "train.toml").unwrap();
+    assert_eq!(with.metric(), "time_to_target_ms");
+    assert!(with
+        .table_columns()
+        .contains(&"rounds_to_target".to_string()));
+}
+
+/// Run for real: no target, no target columns in results.csv.
+#[cfg(feature = "train")]
+#[test]
+fn train_run_without_a_target_writes_no_target_columns() {
+    let base = tmp("train-notarget");
+    let spec = base.join("train.toml");
+    std::fs::write(&spec, TRAIN.replace("target = [\"loss:5\"]\n", "")).unwrap();
+    let out = tmp("train-notarget-out");
+    run_with_threads(spec.to_str().unwrap(), &out, 2);
+    let (header, records) = results(&out);
+    assert!(
+        !header.iter().any(|c| c.contains("to_target")),
+        "{header:?}"
+    );
+    assert!(header.iter().any(|c| c == "final_test_acc"), "{header:?}");
+    assert_eq!(records.len(), 2);
+}
+
 #[cfg(not(feature = "train"))]
 #[test]
 fn train_kind_without_the_feature_is_a_clear_error() {

@@ -174,7 +174,9 @@ fn read_summary(path: &std::path::Path) -> Result<Vec<Measured>> {
     let col = |name: &str| {
         h.iter().position(|c| c == name).ok_or_else(|| {
             anyhow::anyhow!(
-                "--calibrate {}: expected a `fedtopo train` summary.csv with column `{name}`",
+                "--calibrate {}: expected a `fedtopo train` summary.csv with column `{name}` \
+                 (a summary has the time-to-target columns only when train ran with \
+                 --target-acc or --target-loss)",
                 path.display()
             )
         })
@@ -340,6 +342,17 @@ fn verify(
             {
                 anyhow::bail!("--verify: give no {reserved} after `--`: design sets it");
             }
+        }
+        let has = |opt: &str| {
+            a.train_options
+                .iter()
+                .any(|o| o == opt || o.starts_with(&format!("{opt}=")))
+        };
+        if !has("--target-acc") && !has("--target-loss") {
+            anyhow::bail!(
+                "--verify: give --target-acc ACC or --target-loss LOSS after `--`: \
+                 the design search ranks overlays by their time to that target"
+            );
         }
         match rounds {
             // Probe runs: their own round count replaces the user's.

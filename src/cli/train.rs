@@ -88,7 +88,8 @@ pub struct TrainArgs {
     /// Evaluate on at most this many training and test examples.
     #[arg(long, default_value_t = 4000)]
     eval_samples: usize,
-    /// Target mean test accuracy for the time-to-target summary.
+    /// Target mean test accuracy for the time-to-target summary (without
+    /// --target-acc or --target-loss the summary has no target columns).
     #[arg(long)]
     target_acc: Option<f64>,
     /// Target mean training loss (instead of accuracy).
@@ -244,9 +245,10 @@ pub fn run_train(a: TrainArgs) -> Result<()> {
         (None, Some(l)) if !(l.is_finite() && l > 0.0) => {
             bail!("--target-loss {l}: expected a finite loss > 0")
         }
-        (Some(x), None) => Target::TestAccuracy(x),
-        (None, Some(l)) => Target::TrainLoss(l),
-        (None, None) => Target::TestAccuracy(0.0),
+        (Some(x), None) => Some(Target::TestAccuracy(x)),
+        (None, Some(l)) => Some(Target::TrainLoss(l)),
+        // No target: the summary has no time-to-target columns.
+        (None, None) => None,
         _ => bail!("give --target-acc or --target-loss, not both"),
     };
     // The trained model's real size is known only once the trainer is

@@ -99,10 +99,7 @@ pub fn assemble(
         });
     }
     add_ratios(&spec.ratios, jobs, &mut rows)?;
-    let metric = spec
-        .metric
-        .clone()
-        .unwrap_or_else(|| spec.kind.default_metric().to_string());
+    let metric = spec.metric();
     let columns = header(&rows);
     if !rows.is_empty() && !columns.contains(&metric) {
         return Err(ExperimentError::Invalid(format!(
@@ -132,7 +129,7 @@ pub fn assemble(
     )?;
     let mut md = markdown(spec, &rows, &pubs, &metric)?;
     if let Some(over) = &spec.aggregate {
-        let mut columns = table_columns(spec);
+        let mut columns = spec.table_columns();
         if !columns.contains(&metric) {
             columns.push(metric.clone());
         }
@@ -286,18 +283,6 @@ fn varying_axes(spec: &ExperimentSpec) -> Vec<&'static str> {
         .collect()
 }
 
-/// The result columns shown in `results.md`: the file's `table`, else the
-/// kind's default.
-fn table_columns(spec: &ExperimentSpec) -> Vec<String> {
-    spec.table.clone().unwrap_or_else(|| {
-        spec.kind
-            .default_table()
-            .iter()
-            .map(|c| c.to_string())
-            .collect()
-    })
-}
-
 fn markdown(
     spec: &ExperimentSpec,
     rows: &[ResultRow],
@@ -305,7 +290,7 @@ fn markdown(
     metric: &str,
 ) -> Result<String, ExperimentError> {
     let varying = varying_axes(spec);
-    let table = table_columns(spec);
+    let table = spec.table_columns();
     if let Some(r) = rows.first() {
         if let Some(bad) = table.iter().find(|c| r.cell(c).is_none()) {
             return Err(ExperimentError::Invalid(format!(

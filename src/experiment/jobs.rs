@@ -258,7 +258,7 @@ fn train_job(
     use crate::train::optim::LrSchedule;
     use crate::train::report::summarize;
     use crate::train::session::{
-        load_dataset, parse_optimizer, parse_target, with_data_labels, Session,
+        load_dataset, parse_optimizer, parse_optional_target, with_data_labels, Session,
     };
     use crate::train::trainer::{ExecMode, TrainConfig};
 
@@ -275,7 +275,7 @@ fn train_job(
             "rounds, batch_size and eval_every must be >= 1 and lr a number > 0".into(),
         ));
     }
-    let target = parse_target(job.get("target")).map_err(|e| f(e.to_string()))?;
+    let target = parse_optional_target(job.get("target")).map_err(|e| f(e.to_string()))?;
     let positions: Option<Vec<(f64, f64)>> = underlay.routers.iter().map(|r| r.lat_lon).collect();
     let data = load_dataset(
         job.get("dataset"),
@@ -360,13 +360,16 @@ fn train_job(
         row.push("data_samples", held.join(" "));
     }
     row.push("ms_per_round", s.ms_per_round)
-        .push("final_wall_clock_ms", s.final_wall_clock_ms)
-        .push(
+        .push("final_wall_clock_ms", s.final_wall_clock_ms);
+    // Without a target (`none`, the default) there are no target columns.
+    if target.is_some() {
+        row.push(
             "rounds_to_target",
             s.rounds_to_target.map_or(Cell::from(""), Cell::from),
         )
-        .push("time_to_target_ms", opt_f(s.time_to_target_ms))
-        .push("final_train_loss", s.final_train_loss)
+        .push("time_to_target_ms", opt_f(s.time_to_target_ms));
+    }
+    row.push("final_train_loss", s.final_train_loss)
         .push("final_test_acc", s.final_test_acc);
     matcha_variant_cells(&mut row, p.kind, MatchaOptions::default().budget);
     Ok(row)

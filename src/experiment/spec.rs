@@ -314,7 +314,8 @@ pub struct Grid {
     #[serde(default)]
     pub consensus: Option<Vec<Cell>>,
     /// Train (and program, `acc:X` only): target of the time-to-target summary, `acc:X` (test accuracy)
-    /// or `loss:X` (train loss).
+    /// or `loss:X` (train loss); train's default `none` gives no
+    /// time-to-target columns.
     #[serde(default)]
     pub target: Option<Vec<Cell>>,
     /// Train, program: evaluate every this many rounds (program steps).
@@ -372,7 +373,7 @@ pub const KIND_AXES: [(&str, &[ExperimentKind], &str); 19] = [
     ("batch_size", &[Train], "32"),
     ("batch_size", &[Program], "10"),
     ("consensus", &[Train], "auto"),
-    ("target", &[Train], "acc:0"),
+    ("target", &[Train], "none"),
     ("target", &[Program], "acc:0.45"),
     ("eval_every", &[Train], "5"),
     ("eval_every", &[Program], "100"),
@@ -511,6 +512,44 @@ pub struct PlotSpec {
 }
 
 impl ExperimentSpec {
+    /// True for a train experiment with no target: its `target` axis is
+    /// absent or only `none`, so its jobs have no time-to-target columns.
+    fn trains_without_target(&self) -> bool {
+        self.kind == ExperimentKind::Train
+            && self
+                .grid
+                .target
+                .as_ref()
+                .is_none_or(|t| t.iter().all(|c| c.to_string() == "none"))
+    }
+
+    /// The result column compared with published values: the file's
+    /// `metric`, else the kind's default ([`ExperimentKind::default_metric`];
+    /// `final_test_acc` for a train experiment without a target).
+    pub fn metric(&self) -> String {
+        match &self.metric {
+            Some(m) => m.clone(),
+            None if self.trains_without_target() => "final_test_acc".into(),
+            None => self.kind.default_metric().into(),
+        }
+    }
+
+    /// The result columns shown in `results.md`: the file's `table`, else
+    /// the kind's default ([`ExperimentKind::default_table`], without the
+    /// target columns for a train experiment without a target).
+    pub fn table_columns(&self) -> Vec<String> {
+        if let Some(t) = &self.table {
+            return t.clone();
+        }
+        let no_target = self.trains_without_target();
+        self.kind
+            .default_table()
+            .iter()
+            .filter(|c| !(no_target && c.contains("_to_target")))
+            .map(|c| c.to_string())
+            .collect()
+    }
+
     /// Reads and validates an experiment file.
     pub fn load(path: &Path) -> Result<ExperimentSpec, ExperimentError> {
         let text = crate::input_file::read_text(path, crate::input_file::MAX_INPUT_BYTES).map_err(

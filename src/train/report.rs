@@ -138,18 +138,20 @@ pub struct SummaryRow {
     pub final_train_loss: f64,
 }
 
-/// Summaries of several runs against `target`, speed-ups relative to
-/// `baseline` (an overlay name; default: `star` when present, else the first).
+/// Summaries of several runs against `target` (none: no round reaches a
+/// target, so `rounds_to_target`, `time_to_target_ms` and `speedup` are all
+/// `None`), speed-ups relative to `baseline` (an overlay name; default:
+/// `star` when present, else the first).
 pub fn summarize(
     runs: &[(String, Vec<RoundRecord>)],
-    target: Target,
+    target: Option<Target>,
     baseline: Option<&str>,
 ) -> Vec<SummaryRow> {
     let mut rows: Vec<SummaryRow> = runs
         .iter()
         .map(|(name, recs)| {
             let last = recs.last();
-            let hit = recs.iter().find(|r| target.reached(r));
+            let hit = target.and_then(|t| recs.iter().find(|r| t.reached(r)));
             let rounds = last.map_or(0, |r| r.round);
             let wall = last.map_or(0.0, |r| r.wall_clock_ms);
             SummaryRow {
@@ -190,35 +192,39 @@ pub fn summarize(
 }
 
 /// The summary as CSV (written with the csv crate: overlay names such as
-/// `file:a,b.gml` are quoted).
-pub fn render_summary_csv(rows: &[SummaryRow], target: Target) -> String {
+/// `file:a,b.gml` are quoted). Without a target there are no `target`,
+/// `rounds_to_target`, `time_to_target_ms` and `speedup` columns: a column
+/// that could only be empty, or "reached" for a target that says nothing,
+/// is left out.
+pub fn render_summary_csv(rows: &[SummaryRow], target: Option<Target>) -> String {
     let opt = |x: Option<f64>, p: usize| x.map_or(String::new(), |v| format!("{v:.p$}"));
     let mut w = csv::Writer::from_writer(Vec::new());
-    let _ = w.write_record([
-        "overlay",
-        "rounds",
-        "final_wall_clock_ms",
-        "ms_per_round",
-        "target",
-        "rounds_to_target",
-        "time_to_target_ms",
-        "speedup",
-        "final_test_acc",
-        "final_train_loss",
-    ]);
+    let mut header = vec!["overlay", "rounds", "final_wall_clock_ms", "ms_per_round"];
+    if target.is_some() {
+        header.extend(["target", "rounds_to_target", "time_to_target_ms", "speedup"]);
+    }
+    header.extend(["final_test_acc", "final_train_loss"]);
+    let _ = w.write_record(&header);
     for r in rows {
-        let _ = w.write_record([
+        let mut record = vec![
             r.overlay.clone(),
             r.rounds.to_string(),
             format!("{:.3}", r.final_wall_clock_ms),
             format!("{:.3}", r.ms_per_round),
-            target.label(),
-            r.rounds_to_target.map_or(String::new(), |x| x.to_string()),
-            opt(r.time_to_target_ms, 3),
-            opt(r.speedup, 3),
+        ];
+        if let Some(t) = target {
+            record.extend([
+                t.label(),
+                r.rounds_to_target.map_or(String::new(), |x| x.to_string()),
+                opt(r.time_to_target_ms, 3),
+                opt(r.speedup, 3),
+            ]);
+        }
+        record.extend([
             format!("{:.6}", r.final_test_acc),
             format!("{:.6}", r.final_train_loss),
         ]);
+        let _ = w.write_record(&record);
     }
     String::from_utf8(w.into_inner().unwrap_or_default()).unwrap_or_default()
 }
@@ -266,14 +272,14 @@ mod tests {
             ),
             ("mst".to_string(), vec![rec(0, 0.0, 0.1, 2.0)]),
         ];
-        let rows = summarize(&runs, Target::TestAccuracy(0.75), None);
+        let rows = summarize(&runs, Some(Target::TestAccuracy(0.75)), None);
         assert_eq!(rows[0].time_to_target_ms, Some(6000.0));
         assert_eq!(rows[1].rounds_to_target, Some(30));
         assert!((rows[1].speedup.unwrap() - 2.5).abs() < 1e-12);
         assert_eq!(rows[2].speedup, None);
-        let rows = summarize(&runs, Target::TrainLoss(1.0), Some("ring"));
+        let rows = summarize(&runs, Some(Target::TrainLoss(1.0)), Some("ring"));
         assert!((rows[0].speedup.unwrap() - 1600.0 / 3000.0).abs() < 1e-12);
-        let csv = render_summary_csv(&rows, Target::TrainLoss(1.0));
+        let csv = render_summary_csv(&rows, Some(Target::TrainLoss(1.0)));
         assert!(csv
             .lines()
             .nth(1)
@@ -282,7 +288,7 @@ mod tests {
         // A name with a comma is quoted: every row has the header's fields.
         let mut named = rows.clone();
         named[0].overlay = "file:a,b.gml".into();
-        let csv = render_summary_csv(&named, Target::TrainLoss(1.0));
+        let csv = render_summary_csv(&named, Some(Target::TrainLoss(1.0)));
         assert!(csv.contains("\n\"file:a,b.gml\",20,"), "{csv}");
         let mut r = csv::Reader::from_reader(csv.as_bytes());
         let width = r.headers().map(|h| h.len()).unwrap_or(0);
@@ -294,5 +300,25 @@ mod tests {
             .nth(2)
             .unwrap()
             .starts_with("10,3000.000,1.000000,"));
+    }
+
+    #[test]
+    fn without_a_target_there_are_no_target_columns() {
+        let runs = vec![(
+            "ring".to_string(),
+            vec![rec(0, 0.0, 0.1, 2.0), rec(10, 800.0, 0.9, 0.1)],
+        )];
+        let rows = summarize(&runs, None, None);
+        assert_eq!(rows[0].rounds_to_target, None);
+        assert_eq!(rows[0].speedup, None);
+        let csv = render_summary_csv(&rows, None);
+        assert_eq!(
+            csv.lines().next(),
+            Some("overlay,rounds,final_wall_clock_ms,ms_per_round,final_test_acc,final_train_loss")
+        );
+        assert_eq!(
+            csv.lines().nth(1),
+            Some("ring,10,800.000,80.000,0.900000,0.100000")
+        );
     }
 }

@@ -320,6 +320,15 @@ pub fn parse_optimizer(text: &str) -> Result<OptimizerKind, TrainError> {
     }
 }
 
+/// Parses an experiment's `target` cell: `none` (no time-to-target
+/// columns) or a target of [`parse_target`].
+pub fn parse_optional_target(text: &str) -> Result<Option<Target>, TrainError> {
+    match text {
+        "none" => Ok(None),
+        t => parse_target(t).map(Some),
+    }
+}
+
 /// Parses a target: `acc:X` (mean test accuracy >= X, X in [0, 1]) or
 /// `loss:X` (mean training loss <= X, finite X > 0).
 pub fn parse_target(text: &str) -> Result<Target, TrainError> {
@@ -355,6 +364,12 @@ mod tests {
         assert!(parse_optimizer("rmsprop").is_err());
         assert_eq!(parse_target("acc:0.8").unwrap(), Target::TestAccuracy(0.8));
         assert_eq!(parse_target("loss:1.2").unwrap(), Target::TrainLoss(1.2));
+        assert_eq!(parse_optional_target("none").unwrap(), None);
+        assert_eq!(
+            parse_optional_target("acc:0.5").unwrap(),
+            Some(Target::TestAccuracy(0.5))
+        );
+        assert!(parse_optional_target("").is_err());
         for bad in ["acc:1.5", "loss:-1", "0.8", "acc:x", "f1:0.5"] {
             assert!(parse_target(bad).is_err(), "{bad}");
         }
