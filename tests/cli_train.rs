@@ -271,3 +271,27 @@ fn design_verify_trains_probes_and_the_top_candidates() {
     assert!(!o.status.success());
     assert!(String::from_utf8_lossy(&o.stderr).contains("give --target-acc ACC or --target-loss"));
 }
+
+/// The trained binary starts by itself: libtorch's directory is its run
+/// path (build.rs), so it needs no `LD_LIBRARY_PATH`.
+#[test]
+fn trained_binary_starts_without_ld_library_path() {
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_fedtopo"))
+        .args([
+            "train",
+            "aws-gaia",
+            "--overlays",
+            "ring",
+            "--rounds",
+            "2",
+            "--quiet",
+        ])
+        .arg("--out")
+        .arg(tmp("no-ld-path"))
+        .env_remove("LD_LIBRARY_PATH")
+        .output()
+        .expect("binary runs");
+    ok(&o);
+    let summary = String::from_utf8_lossy(&o.stdout);
+    assert!(summary.starts_with("overlay,rounds,"), "{summary}");
+}
