@@ -50,7 +50,7 @@ pub enum PlacementError {
     TooManySilos {
         /// Silos asked for.
         silos: usize,
-        /// How they came about (`silos_per_router 1000 x 120 routers`).
+        /// How they came about (`1000 silos per router x 120 routers`).
         how: String,
     },
     /// A silo on a router that does not exist.
@@ -86,7 +86,7 @@ impl SiloPlacement {
         if silos > MAX_SILOS {
             return Err(PlacementError::TooManySilos {
                 silos,
-                how: format!("silos_per_router {k} x {routers} routers"),
+                how: format!("{k} silos per router x {routers} routers"),
             });
         }
         Ok(SiloPlacement {

@@ -179,7 +179,7 @@ fn too_many_silos_are_refused_with_the_memory_they_need() {
     );
     refused(
         &["compare", "--silos-per-router", "1000"],
-        &["22000 silos", "silos_per_router 1000 x 22 routers", "GB"],
+        &["22000 silos", "1000 silos per router x 22 routers", "GB"],
     );
 }
 
