@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
-use pyo3::types::PyList;
+use pyo3::types::PyByteArray;
 use self_cell::self_cell;
 
 use fedtopo::delay::DelayModel;
@@ -66,7 +66,8 @@ pub struct Clock {
     cell: ClockCell,
     round: u64,
     now_ms: Ms,
-    asarray: Py<PyAny>,
+    /// `numpy.frombuffer` (float64 by default).
+    frombuffer: Py<PyAny>,
     name: String,
     network: NetworkKind,
 }
@@ -140,12 +141,12 @@ impl Clock {
                 Ok(Box::new(c))
             }
         })?;
-        let asarray = py.import("numpy")?.getattr("asarray")?.unbind();
+        let frombuffer = py.import("numpy")?.getattr("frombuffer")?.unbind();
         Ok(Clock {
             cell,
             round: 0,
             now_ms: 0.0,
-            asarray,
+            frombuffer,
             name: overlay.inner.name(),
             network,
         })
@@ -165,8 +166,12 @@ impl Clock {
             .map_err(|e| value_error(&e))?;
         self.round += 1;
         self.now_ms = t.iter().copied().fold(self.now_ms, f64::max);
-        let list = PyList::new(py, t)?;
-        self.asarray.bind(py).call1((list,))
+        // A writable float64 array over a copy of the times (a bytearray):
+        // ~1 µs, a third of `numpy.asarray(list)`.
+        let bytes: Vec<u8> = t.iter().flat_map(|x| x.to_ne_bytes()).collect();
+        self.frombuffer
+            .bind(py)
+            .call1((PyByteArray::new(py, &bytes),))
     }
 
     /// Times `rounds` rounds and returns the time (ms) each silo finished

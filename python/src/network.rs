@@ -269,7 +269,8 @@ impl Network {
         })
     }
 
-    /// `fedtopo compare --format json`'s rows: one dict per overlay
+    /// `fedtopo compare --format json`'s rows as `fedtopo.Records` (a
+    /// list with `.to_pandas()`): one dict per overlay
     /// (`overlay`, `arcs`, `max_degree`, `cycle_time_ms`, `rounds_per_s`,
     /// `speedup_vs_star`, `critical_circuit`, and `schedule` for
     /// schedules). `kinds`: a list of names or a comma-separated text
@@ -285,7 +286,10 @@ impl Network {
         matcha_rounds: u64,
     ) -> PyResult<Bound<'py, PyAny>> {
         let text = self.comparison_json(py, kinds, center, seed, budget, matcha_rounds)?;
-        crate::from_json(py, &text)?.get_item("rows")
+        let rows = crate::from_json(py, &text)?.get_item("rows")?;
+        py.import("fedtopo._records")?
+            .getattr("Records")?
+            .call1((rows,))
     }
 
     /// The whole `fedtopo compare --format json` document as a dict
