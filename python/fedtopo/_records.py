@@ -24,7 +24,7 @@ def to_pandas(records: Iterable[Mapping[str, Any]]) -> Any:
     ``schedule.KEY`` columns. Needs pandas.
     """
     try:
-        import pandas as pd
+        import pandas as pd  # type: ignore[import-untyped, unused-ignore]
     except ImportError as e:  # pragma: no cover - depends on the environment
         raise ImportError("fedtopo.to_pandas needs pandas: pip install pandas") from e
     return pd.json_normalize(list(records), sep=".")
