@@ -105,3 +105,57 @@ impl UnderlayInfo {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::underlay::LoadOptions;
+
+    fn load(gml: &str) -> Underlay {
+        Underlay::from_gml_str(gml, "t", &LoadOptions::default()).unwrap()
+    }
+
+    #[test]
+    fn diameter_and_notes_of_a_path() {
+        // a - b - c on a meridian, c without coordinates: estimated, the
+        // b-c link then has length 0 (c sits on b), a-b ~ 111 km.
+        let u = load(
+            "graph [ node [ id 0 label \"a\" Latitude 0 Longitude 0 ]
+             node [ id 1 label \"b\" Latitude 1 Longitude 0 ]
+             node [ id 2 label \"c\" ]
+             node [ id 3 label \"d\" Latitude 5 Longitude 5 ]
+             edge [ source 0 target 1 ] edge [ source 1 target 2 ]
+             edge [ source 0 target 1 ] ]",
+        );
+        let info = UnderlayInfo::new(&u).unwrap();
+        assert_eq!((info.routers, info.links, info.diameter_hops), (3, 2, 2));
+        assert!(
+            (info.diameter_km - 110.574).abs() < 0.01,
+            "{}",
+            info.diameter_km
+        );
+        assert_eq!(info.routers_without_coordinates, 1);
+        assert_eq!(info.estimated_positions.len(), 1);
+        assert_eq!(info.notes, report_lines(&u));
+        for start in [
+            "dropped 1 node(s): d",
+            "merged 1 parallel edge(s)",
+            "estimated the position of c",
+        ] {
+            assert!(
+                info.notes.iter().any(|n| n.starts_with(start)),
+                "{start}: {:?}",
+                info.notes
+            );
+        }
+    }
+
+    #[test]
+    fn one_router_gets_a_warning_and_no_capacities() {
+        let u = load("graph [ node [ id 0 label \"a\" Latitude 0 Longitude 0 ] ]");
+        let info = UnderlayInfo::new(&u).unwrap();
+        assert_eq!(info.total_length_km.to_bits(), 0.0f64.to_bits());
+        assert_eq!(info.min_capacity_bps, f64::INFINITY);
+        assert!(info.notes.last().unwrap().starts_with("only 1 router"));
+    }
+}
