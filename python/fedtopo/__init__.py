@@ -10,27 +10,16 @@ Thin bindings over the fedtopo Rust library (the single implementation):
 * :class:`Clock` -- simulated wall-clock time of training rounds, the round
   stepper of ``fedtopo simulate`` and of the Rust trainer.
 
+``Network.compare`` returns :class:`Records` (a list of dicts with
+``.to_pandas()``).
+
 Errors from the library are raised as :class:`ValueError` with the Rust
 message (a bad GML file names ``file:line:col``).
 """
 
 from __future__ import annotations
 
-from typing import Any, Iterable, Mapping
-
 from ._fedtopo import Clock, Network, Overlay, Underlay, __version__
+from ._records import Records, to_pandas
 
-__all__ = ["Underlay", "Network", "Overlay", "Clock", "to_pandas", "__version__"]
-
-
-def to_pandas(records: Iterable[Mapping[str, Any]]) -> "Any":
-    """A ``pandas.DataFrame`` of records (e.g. ``net.compare(...)``).
-
-    Nested values (the ``schedule`` of a schedule's row) are flattened to
-    ``schedule.KEY`` columns. Needs pandas.
-    """
-    try:
-        import pandas as pd
-    except ImportError as e:  # pragma: no cover - depends on the environment
-        raise ImportError("fedtopo.to_pandas needs pandas: pip install pandas") from e
-    return pd.json_normalize(list(records), sep=".")
+__all__ = ["Underlay", "Network", "Overlay", "Clock", "Records", "to_pandas", "__version__"]

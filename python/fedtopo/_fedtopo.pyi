@@ -8,6 +8,8 @@ from typing import Any, Sequence, Union, final
 import numpy as np
 import numpy.typing as npt
 
+from ._records import Records
+
 __all__ = ["Underlay", "Network", "Overlay", "Clock", "__version__"]
 __version__: str
 
@@ -36,8 +38,9 @@ class Underlay:
     def routers(self) -> list[str]:
         """Router labels in file order."""
     def info(self) -> dict[str, Any]:
-        """``fedtopo underlay info --format json`` (without notes), plus
-        ``report``: what loading dropped, merged or estimated."""
+        """``fedtopo underlay info --format json`` (``notes``: the lines the
+        CLI prints), plus ``report``: what loading dropped, merged or
+        estimated."""
     def __len__(self) -> int: ...
 
 @final
@@ -88,8 +91,9 @@ class Network:
         seed: int = 0,
         budget: float = 0.5,
         matcha_rounds: int = 1000,
-    ) -> list[dict[str, Any]]:
-        """The rows of ``fedtopo compare --format json``."""
+    ) -> Records:
+        """The rows of ``fedtopo compare --format json`` (a list of dicts
+        with ``.to_pandas()``). Runs without the GIL."""
     def comparison(
         self,
         kinds: str | Sequence[str] | None = None,
@@ -143,7 +147,13 @@ class Clock:
         network_model: str = "maxplus",
         straggler: str | None = None,
         seed: int = 0,
-    ) -> Clock: ...
+        failures: str | None = None,
+    ) -> Clock:
+        """``network_model``: ``maxplus``, ``paper`` or ``flow``;
+        ``straggler``: ``None`` or ``"lognormal:SIGMA"``; ``failures``:
+        ``None``, ``"node:P"`` or ``"link:P"`` (gossip overlays); random
+        draws from ``seed`` -- as ``fedtopo simulate --network --straggler
+        --failures --seed``."""
     def step(self) -> npt.NDArray[np.float64]:
         """Times the next round; per-silo finish times, ms since start."""
     def advance(self, rounds: int) -> npt.NDArray[np.float64]:

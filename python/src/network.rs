@@ -156,6 +156,7 @@ impl Network {
     ))]
     #[allow(clippy::too_many_arguments)]
     fn new(
+        py: Python<'_>,
         underlay: &Bound<'_, PyAny>,
         access: Option<&Bound<'_, PyAny>>,
         core_capacity: Option<&Bound<'_, PyAny>>,
@@ -175,7 +176,7 @@ impl Network {
             Ok(u) => u.get().inner.clone(),
             Err(_) => {
                 let spec: std::path::PathBuf = underlay.extract()?;
-                Underlay::load(Some(spec), "estimate", false, "drop", None, "1G")?.inner
+                Underlay::load(py, Some(spec), "estimate", false, "drop", None, "1G")?.inner
             }
         };
         let knobs: Vec<(&str, Option<String>)> = vec![
@@ -200,7 +201,10 @@ impl Network {
                 .and_then(|(_, v)| v.as_deref())
         })
         .map_err(|e| value_error(&e))?;
-        let model = spec.build(&underlay).map_err(|e| value_error(&e))?;
+        // Placement and all-pairs routes: long on large underlays.
+        let model = py
+            .detach(|| spec.build(&underlay))
+            .map_err(|e| value_error(&e))?;
         let labels = model.connectivity.placement().labels(&underlay);
         Ok(Network {
             underlay,
@@ -246,6 +250,7 @@ impl Network {
     #[pyo3(signature = (kind, center = "fastest", seed = 0, budget = 0.5, matcha_rounds = 1000))]
     fn overlay(
         &self,
+        py: Python<'_>,
         kind: &str,
         center: &str,
         seed: u64,
@@ -254,7 +259,8 @@ impl Network {
     ) -> PyResult<Overlay> {
         let k: OverlayKind = kind.parse().map_err(|e| value_error(&e))?;
         let options = self.build_options(center, seed, budget, matcha_rounds)?;
-        let e = EvaluatedOverlay::build(k, &self.underlay, &self.model, &options)
+        let e = py
+            .detach(|| EvaluatedOverlay::build(k, &self.underlay, &self.model, &options))
             .map_err(|e| value_error(&e))?;
         Ok(Overlay {
             inner: Arc::new(e),
@@ -263,7 +269,8 @@ impl Network {
         })
     }
 
-    /// `fedtopo compare --format json`'s rows: one dict per overlay
+    /// `fedtopo compare --format json`'s rows as `fedtopo.Records` (a
+    /// list with `.to_pandas()`): one dict per overlay
     /// (`overlay`, `arcs`, `max_degree`, `cycle_time_ms`, `rounds_per_s`,
     /// `speedup_vs_star`, `critical_circuit`, and `schedule` for
     /// schedules). `kinds`: a list of names or a comma-separated text
@@ -279,7 +286,10 @@ impl Network {
         matcha_rounds: u64,
     ) -> PyResult<Bound<'py, PyAny>> {
         let text = self.comparison_json(py, kinds, center, seed, budget, matcha_rounds)?;
-        crate::from_json(py, &text)?.get_item("rows")
+        let rows = crate::from_json(py, &text)?.get_item("rows")?;
+        py.import("fedtopo._records")?
+            .getattr("Records")?
+            .call1((rows,))
     }
 
     /// The whole `fedtopo compare --format json` document as a dict
@@ -328,7 +338,10 @@ impl Network {
         let default = pyo3::types::PyString::new(py, DEFAULT_OVERLAYS);
         let kinds = kinds_of(kinds.unwrap_or(default.as_any()))?;
         let options = self.build_options(center, seed, budget, matcha_rounds)?;
-        let mut cmp = compare_overlays(&self.underlay, &self.model, &kinds, &options)
+        // Building and timing every overlay runs without the GIL: other
+        // Python threads keep running meanwhile.
+        let mut cmp = py
+            .detach(|| compare_overlays(&self.underlay, &self.model, &kinds, &options))
             .map_err(|e| value_error(&e))?;
         cmp.network = Some(
             NetworkDescription::new(&self.underlay, &self.spec, &self.model)

@@ -78,19 +78,17 @@ impl Overlay {
     /// ([Marfoq20] Sec. 2, Howard's policy iteration); for MATCHA the
     /// paper's estimate over the sampled rounds (App. H.6). The value of
     /// `fedtopo compare`'s `cycle_time_ms`.
-    fn cycle_time_ms(&self) -> PyResult<f64> {
-        let t = self
-            .inner
-            .cycle_time(&self.model)
+    fn cycle_time_ms(&self, py: Python<'_>) -> PyResult<f64> {
+        let t = py
+            .detach(|| self.inner.cycle_time(&self.model))
             .map_err(|e| value_error(&e))?;
         Ok(t.cycle_time_ms)
     }
 
     /// A critical circuit (silo labels; empty for schedules).
-    fn critical_circuit(&self) -> PyResult<Vec<String>> {
-        let t = self
-            .inner
-            .cycle_time(&self.model)
+    fn critical_circuit(&self, py: Python<'_>) -> PyResult<Vec<String>> {
+        let t = py
+            .detach(|| self.inner.cycle_time(&self.model))
             .map_err(|e| value_error(&e))?;
         Ok(t.critical_circuit
             .iter()

@@ -5,7 +5,8 @@ use std::sync::Arc;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 
-use fedtopo::connectivity::{Connectivity, ConnectivityOptions};
+use fedtopo::report::render_json;
+use fedtopo::report::underlay_info::UnderlayInfo;
 use fedtopo::scenario::load_underlay;
 use fedtopo::underlay::{
     Disconnected, IsolatedRouters, LoadOptions, MissingCoordinates, Underlay as RsUnderlay,
@@ -58,6 +59,7 @@ impl Underlay {
         default_core_capacity = "1G",
     ))]
     pub(crate) fn load(
+        py: Python<'_>,
         path_or_builtin: Option<std::path::PathBuf>,
         missing_coordinates: &str,
         largest_component: bool,
@@ -89,7 +91,9 @@ impl Underlay {
             default_length_km,
         };
         let spec = path_or_builtin.map(|p| p.to_string_lossy().into_owned());
-        let u = load_underlay(spec.as_deref(), &opts).map_err(|e| value_error(&e))?;
+        let u = py
+            .detach(|| load_underlay(spec.as_deref(), &opts))
+            .map_err(|e| value_error(&e))?;
         Ok(Underlay { inner: Arc::new(u) })
     }
 
@@ -119,37 +123,17 @@ impl Underlay {
         )
     }
 
-    /// The summary of `fedtopo underlay info --format json` (without the
-    /// notes), plus what loading changed (`report`), as a dict.
+    /// The summary of `fedtopo underlay info --format json` (its `notes`
+    /// are the lines the CLI prints), plus what loading changed
+    /// (`report`), as a dict.
     fn info<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        let u = &self.inner;
-        let conn = Connectivity::new(u, &ConnectivityOptions::default());
-        let n = u.node_count();
-        let (mut dkm, mut dhops, mut dms) = (0.0f64, 0u32, 0.0f64);
-        for i in 0..n {
-            for j in 0..n {
-                dkm = dkm.max(conn.length_km(i, j));
-                dhops = dhops.max(conn.hops(i, j));
-                dms = dms.max(conn.latency_ms(i, j));
-            }
-        }
-        let caps = u.links.iter().map(|l| l.capacity_bps);
-        let info = serde_json::json!({
-            "name": u.name,
-            "routers": n,
-            "links": u.link_count(),
-            "directed_source": u.directed_source,
-            "total_length_km": u.links.iter().map(|l| l.length_km).sum::<f64>(),
-            "diameter_km": dkm,
-            "diameter_hops": dhops,
-            "diameter_ms": dms,
-            "min_capacity_bps": caps.clone().fold(f64::INFINITY, f64::min),
-            "max_capacity_bps": caps.fold(0.0, f64::max),
-            "routers_without_coordinates": u.routers.iter().filter(|r| r.lat_lon.is_none()).count(),
-            "estimated_positions": u.report.estimated_positions,
-            "report": u.report,
-        });
-        let text = serde_json::to_string(&info).map_err(|e| value_error(&e))?;
-        crate::from_json(py, &text)
+        let u = self.inner.clone();
+        let info = py
+            .detach(move || UnderlayInfo::new(&u))
+            .map_err(|e| value_error(&e))?;
+        let doc = crate::from_json(py, &render_json(&info))?;
+        let report = serde_json::to_string(&self.inner.report).map_err(|e| value_error(&e))?;
+        doc.set_item("report", crate::from_json(py, &report)?)?;
+        Ok(doc)
     }
 }

@@ -83,3 +83,41 @@ def test_clock_schedule_runs():
     clock = fedtopo.Clock(net, net.overlay("matcha", matcha_rounds=50))
     t = clock.advance(20)
     assert t.shape == (22,) and np.isfinite(t).all() and clock.round == 20
+
+
+@pytest.mark.parametrize("network", ["maxplus", "flow"])
+@pytest.mark.parametrize("failures", ["node:0.7", "link:0.6"])
+def test_clock_with_failures_equals_simulate(cli, tmp_path, network, failures):
+    # A silo cut off by failures runs rounds ahead of the others; simulate
+    # stops each silo after its last round, which changes the contention
+    # the lagging silos see on flow: replay far more rounds than checked.
+    rounds, checked, seed = 64, 8, 11
+    cli("simulate", "--overlays", "ring,mst", "--rounds", str(rounds), "--network", network,
+        "--access", "100M", "--seed", str(seed), "--failures", failures, "--format", "json",
+        "--out", str(tmp_path))
+    expected = starts(tmp_path / "starts.csv")
+    net = fedtopo.Network("aws-north-america", access="100M")
+    for kind in ["ring", "mst"]:
+        o = net.overlay(kind, seed=seed)
+        clock = fedtopo.Clock(net, o, network_model=network, seed=seed, failures=failures)
+        plain = fedtopo.Clock(net, o, network_model=network, seed=seed)
+        differs = False
+        for k in range(1, checked + 1):
+            t = clock.step()
+            differs |= not np.array_equal(t, plain.step())
+            np.testing.assert_allclose(t, expected[(f"{kind}/{failures}", k)], rtol=0,
+                                       atol=1e-6, err_msg=f"{kind} {network} {failures} round {k}")
+        assert differs, "failures changed no round: the test checks nothing"
+
+
+def test_clock_failures_refused_where_simulate_refuses():
+    net = fedtopo.Network("aws-north-america")
+    with pytest.raises(ValueError, match="server-client"):
+        fedtopo.Clock(net, net.overlay("star"), failures="node:0.5")
+    for bad in ["node", "node:0", "disk:0.5", "link:1.5"]:
+        with pytest.raises(ValueError, match=r"\(0, 1\]"):
+            fedtopo.Clock(net, net.overlay("ring"), failures=bad)
+    # "none" and p = 1 are no failures: the plain clock's times.
+    a = fedtopo.Clock(net, net.overlay("ring"), failures="none").advance(5)
+    b = fedtopo.Clock(net, net.overlay("ring"), failures="node:1").advance(5)
+    np.testing.assert_array_equal(a, b)

@@ -145,7 +145,7 @@ impl UnderlayArgs {
         };
         let u = load_underlay(self.underlay.as_deref(), &opts)?;
         if !quiet {
-            for line in super::load_notes::report_lines(&u) {
+            for line in fedtopo::underlay::notes::report_lines(&u) {
                 eprintln!("note: {}: {line}", u.name);
             }
         }

@@ -8,7 +8,6 @@ mod dcliques;
 mod design;
 mod error_text;
 mod examples;
-mod load_notes;
 mod mixing;
 #[cfg(not(feature = "train"))]
 mod no_train;

@@ -5,15 +5,13 @@ use clap::{Args, Subcommand};
 use serde::Serialize;
 
 use fedtopo::builtin::{BUILTIN_UNDERLAYS, DEFAULT_UNDERLAY};
-use fedtopo::connectivity::{Connectivity, ConnectivityOptions};
 use fedtopo::report::table::serde_csv;
+use fedtopo::report::underlay_info::UnderlayInfo;
 use fedtopo::report::{render_json, OutputFormat};
-use fedtopo::underlay::EstimatedPosition;
 use fedtopo::units::format_bandwidth;
 
 use super::args::UnderlayArgs;
 use super::choice::choice;
-use super::load_notes::report_lines;
 
 /// `fedtopo underlay ...`
 #[derive(Debug, Subcommand)]
@@ -55,27 +53,7 @@ pub fn run(c: UnderlayCommand) -> Result<()> {
     }
 }
 
-/// Summary of an underlay.
-#[derive(Debug, Serialize)]
-struct Info {
-    name: String,
-    routers: usize,
-    links: usize,
-    directed_source: bool,
-    total_length_km: f64,
-    diameter_km: f64,
-    diameter_hops: u32,
-    diameter_ms: f64,
-    min_capacity_bps: f64,
-    max_capacity_bps: f64,
-    routers_without_coordinates: usize,
-    /// Routers without coordinates whose position was estimated (node,
-    /// neighbours averaged, position).
-    estimated_positions: Vec<EstimatedPosition>,
-    notes: Vec<String>,
-}
-
-/// One CSV row of [`Info`].
+/// One CSV row of [`UnderlayInfo`].
 #[derive(Debug, Serialize)]
 struct InfoRow<'a> {
     name: &'a str,
@@ -95,46 +73,7 @@ struct InfoRow<'a> {
 
 fn info(a: InfoArgs) -> Result<()> {
     let u = a.underlay.load(true)?;
-    let n = u.node_count();
-    if n > fedtopo::placement::MAX_SILOS {
-        anyhow::bail!(
-            "{}: {n} routers are more than the {} whose diameter `underlay info` computes (all-pairs routes need dense router x router matrices, at least 24 bytes x N^2 = {:.1} GB here)",
-            u.name,
-            fedtopo::placement::MAX_SILOS,
-            24.0 * (n as f64).powi(2) / 1e9
-        );
-    }
-    let conn = Connectivity::new(&u, &ConnectivityOptions::default());
-    let (mut dkm, mut dhops, mut dms) = (0.0f64, 0u32, 0.0f64);
-    for i in 0..n {
-        for j in 0..n {
-            dkm = dkm.max(conn.length_km(i, j));
-            dhops = dhops.max(conn.hops(i, j));
-            dms = dms.max(conn.latency_ms(i, j));
-        }
-    }
-    let caps = u.links.iter().map(|l| l.capacity_bps);
-    let mut info = Info {
-        name: u.name.clone(),
-        routers: n,
-        links: u.link_count(),
-        directed_source: u.directed_source,
-        // + 0.0: the empty sum is -0.0.
-        total_length_km: u.links.iter().map(|l| l.length_km).sum::<f64>() + 0.0,
-        diameter_km: dkm,
-        diameter_hops: dhops,
-        diameter_ms: dms,
-        min_capacity_bps: caps.clone().fold(f64::INFINITY, f64::min),
-        max_capacity_bps: caps.fold(0.0, f64::max),
-        routers_without_coordinates: u.routers.iter().filter(|r| r.lat_lon.is_none()).count(),
-        estimated_positions: u.report.estimated_positions.clone(),
-        notes: report_lines(&u),
-    };
-    if n < 2 {
-        info.notes.push(format!(
-            "only {n} router: compare, simulate, overlay and run refuse it (timing an overlay needs at least 2 silos)"
-        ));
-    }
+    let info = UnderlayInfo::new(&u)?;
     match a.format {
         OutputFormat::Json => print!("{}", render_json(&info)),
         OutputFormat::Csv => {

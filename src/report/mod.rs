@@ -16,6 +16,7 @@ pub mod replay;
 pub mod table;
 pub mod tornado;
 pub mod train_curves;
+pub mod underlay_info;
 
 pub use compare::{compare_overlays, CompareRow, Comparison, ScheduleStats};
 pub use format::{render_csv, render_json, render_table, OutputFormat};

@@ -8,6 +8,7 @@
 mod build;
 pub mod geodesy;
 pub mod gml;
+pub mod notes;
 pub mod synthetic;
 
 #[cfg(test)]

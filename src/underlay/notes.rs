@@ -1,9 +1,11 @@
-//! What loading an underlay changed, as lines for people: printed as notes
-//! by every command that loads one (`args`) and listed by `underlay info`.
+//! What loading an underlay changed, as lines for people: the CLI prints
+//! them as notes whenever it loads an underlay, `underlay info` lists them
+//! ([`crate::report::underlay_info`]), and the Python bindings return them.
 
-use fedtopo::underlay::{LengthSource, Underlay};
+use super::{LengthSource, Underlay};
 
-/// Human lines describing what loading dropped, merged or approximated.
+/// Human lines describing what loading dropped, merged or approximated
+/// (the underlay's [`super::LoadReport`]), one per change.
 pub fn report_lines(u: &Underlay) -> Vec<String> {
     let r = &u.report;
     let mut lines = Vec::new();
