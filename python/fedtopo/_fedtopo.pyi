@@ -145,12 +145,12 @@ class Clock:
         net: Network,
         overlay: Overlay,
         network_model: str = "maxplus",
-        straggler: str | None = None,
+        stragglers: str | None = None,
         seed: int = 0,
         failures: str | None = None,
     ) -> Clock:
         """``network_model``: ``maxplus``, ``paper`` or ``flow``;
-        ``straggler``: ``None`` or ``"lognormal:SIGMA"``; ``failures``:
+        ``stragglers``: ``None`` or ``"lognormal:SIGMA"``; ``failures``:
         ``None``, ``"node:P"`` or ``"link:P"`` (gossip overlays); random
         draws from ``seed`` -- as ``fedtopo simulate --network --straggler
         --failures --seed``."""

@@ -75,20 +75,20 @@ pub struct Clock {
 #[pymethods]
 impl Clock {
     /// A clock for `overlay` on `net`, every silo at time 0 ms.
-    /// `straggler`: `None`/`"none"` or `"lognormal:SIGMA"` (random compute
+    /// `stragglers`: `None`/`"none"` or `"lognormal:SIGMA"` (random compute
     /// times, as `fedtopo simulate --straggler`); `failures`:
     /// `None`/`"none"`, `"node:P"` or `"link:P"` (each node / directed link
     /// active with probability P in each round, [BadieModiri24] Fig. 2, as
     /// `fedtopo simulate --failures`; gossip overlays only). Both are drawn
     /// from `seed` (`--seed`).
     #[new]
-    #[pyo3(signature = (net, overlay, network_model = "maxplus", straggler = None, seed = 0, failures = None))]
+    #[pyo3(signature = (net, overlay, network_model = "maxplus", stragglers = None, seed = 0, failures = None))]
     fn new(
         py: Python<'_>,
         net: &Network,
         overlay: &Overlay,
         network_model: &str,
-        straggler: Option<&str>,
+        stragglers: Option<&str>,
         seed: u64,
         failures: Option<&str>,
     ) -> PyResult<Self> {
@@ -98,7 +98,7 @@ impl Clock {
             ));
         }
         let network: NetworkKind = network_model.parse().map_err(|e| value_error(&e))?;
-        let straggler: Straggler = straggler
+        let straggler: Straggler = stragglers
             .unwrap_or("none")
             .parse()
             .map_err(PyValueError::new_err)?;

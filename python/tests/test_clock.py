@@ -53,7 +53,7 @@ def test_clock_equals_simulate_starts(cli, tmp_path, network, straggler):
     net = fedtopo.Network("aws-north-america", access="100M")
     for kind in ["star", "ring", "mst"]:
         clock = fedtopo.Clock(net, net.overlay(kind, seed=seed), network_model=network,
-                              straggler=straggler, seed=seed)
+                              stragglers=straggler, seed=seed)
         for k in range(1, checked + 1):
             t = clock.step()
             assert t.shape == (len(net),)

@@ -74,7 +74,7 @@ def test_bad_clock_arguments():
     with pytest.raises(ValueError, match="network model"):
         fedtopo.Clock(net, o, network_model="wifi")
     with pytest.raises(ValueError, match="straggler"):
-        fedtopo.Clock(net, o, straggler="lognormal:-1")
+        fedtopo.Clock(net, o, stragglers="lognormal:-1")
     other = fedtopo.Network("aws-north-america", access="1G")
     with pytest.raises(ValueError, match="another network"):
         fedtopo.Clock(other, o)
