@@ -17,8 +17,11 @@ lambda_2 and 2 sum_j p_j |M_j|:
     paper's code colours them in; like that code it keeps Delta + 1 colour
     classes, so the budget is Cb (Delta + 1) even if a class stays empty;
   * mg-shuffle-K: the same over the edges in a random order (seed K);
-  * greedy-largest-first: networkx greedy colouring of the line graph (may
-    need more than Delta + 1 colours, hence a larger budget Cb M).
+  * greedy-largest-first: a greedy colouring, edges by decreasing line-graph
+    degree (may need more than Delta + 1 colours, hence a larger budget Cb M).
+
+A decomposition whose matchings equal those cached in decompositions/ reuses
+the cached probabilities (delete the file to re-solve).
 
 Usage: decomp.py [UNDERLAY ...]   (default: exodus ebone; GML files from
 $FEDTOPO_SHARED/underlays/paper). Writes decomp.csv and decomp.md here, and
@@ -101,6 +104,31 @@ def misra_gries(n, edges):
     return col, delta
 
 
+def greedy_largest_first(n, edges):
+    """Greedy edge colouring, edges by decreasing line-graph degree (ties: the
+    given order), each the smallest colour free at both ends (at most
+    2 Delta - 1 colours; deterministic, unlike networkx's greedy_color on a
+    line graph, whose order follows string hashes)."""
+    deg = [0] * n
+    for a, b in edges:
+        deg[a] += 1
+        deg[b] += 1
+    order = sorted(range(len(edges)), key=lambda i: -(deg[edges[i][0]] + deg[edges[i][1]]))
+    used = [set() for _ in range(n)]
+    classes = []
+    for i in order:
+        a, b = edges[i]
+        c = 0
+        while c in used[a] or c in used[b]:
+            c += 1
+        if c == len(classes):
+            classes.append([])
+        classes[c].append((a, b))
+        used[a].add(c)
+        used[b].add(c)
+    return classes
+
+
 def classes_from_colouring(col, ncolours):
     out = [[] for _ in range(ncolours)]
     for e, c in col.items():
@@ -137,13 +165,7 @@ def study(name, shared):
         random.Random(k).shuffle(e)
         col, _ = misra_gries(n, e)
         cands[f"mg-shuffle-{k}"] = classes_from_colouring(col, delta + 1)
-    lg = nx.line_graph(g)
-    gc = nx.greedy_color(lg, strategy="largest_first")
-    ncol = max(gc.values()) + 1
-    greedy = [[] for _ in range(ncol)]
-    for (a, b), c in gc.items():
-        greedy[c].append((index[a], index[b]))
-    cands["greedy-largest-first"] = greedy
+    cands["greedy-largest-first"] = greedy_largest_first(n, edges)
     rows = []
     vt = complement_basis(n).T
     for label, classes in cands.items():
@@ -152,8 +174,15 @@ def study(name, shared):
         budget = 0.5 * m
         sizes = np.array([len(x) for x in classes], dtype=float)
         ls = laplacians(n, classes)
-        p, _, secs, status = solve_sdp(ls, vt, budget, "CLARABEL")
-        pf = feasible(p, budget)
+        cache = os.path.join(HERE, "decompositions", f"{name}-{label}.json")
+        old = json.load(open(cache)) if os.path.exists(cache) else None
+        if old is not None and [sorted(map(tuple, m)) for m in old["matchings"]] == [
+            sorted(map(tuple, m)) for m in classes
+        ]:
+            pf, status = np.array(old["probabilities"]), old.get("status", "optimal")
+        else:
+            p, _, secs, status = solve_sdp(ls, vt, budget, "CLARABEL")
+            pf = feasible(p, budget)
         row = {
             "underlay": name,
             "decomposition": label,
@@ -167,7 +196,13 @@ def study(name, shared):
         os.makedirs(os.path.join(HERE, "decompositions"), exist_ok=True)
         with open(os.path.join(HERE, "decompositions", f"{name}-{label}.json"), "w") as f:
             json.dump(
-                {"silos": labels, "matchings": classes, "probabilities": [float(x) for x in pf]}, f
+                {
+                    "silos": labels,
+                    "matchings": classes,
+                    "probabilities": [float(x) for x in pf],
+                    "status": status,
+                },
+                f,
             )
         print(row, flush=True)
         rows.append(row)
