@@ -346,6 +346,15 @@ impl EvaluatedOverlay {
         }
     }
 
+    /// MATCHA's solved design (matchings, activation probabilities,
+    /// `lambda_2` and its certificate, `alpha`); `None` for every other shape.
+    pub fn matcha_design(&self) -> Option<&crate::overlay::matcha::MatchaDesign> {
+        match &self.shape {
+            Shape::Matcha(s) => Some(s.design()),
+            _ => None,
+        }
+    }
+
     /// How a schedule mixes (MATCHA's design); `None` for static overlays.
     pub fn mixing(&self) -> Option<ScheduleMixing> {
         let Shape::Matcha(s) = &self.shape else {

@@ -686,3 +686,70 @@ fn design_exports_candidates_and_calibrates() {
     assert!(stderr(&o).contains("column `overlay`"), "{}", stderr(&o));
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// `fedtopo overlay matcha+ --matcha-design PATH` writes the solved design:
+/// labels, a proper decomposition of the underlay's links, feasible
+/// probabilities whose lambda_2 is below its certified bound; refused for
+/// overlays that are not MATCHA, naming the option.
+#[test]
+fn overlay_writes_the_matcha_design() {
+    let dir = std::env::temp_dir().join(format!("fedtopo-matcha-design-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let design = dir.join("design.json");
+    let rounds = dir.join("rounds.json");
+    let o = Command::new(env!("CARGO_BIN_EXE_fedtopo"))
+        .args([
+            "overlay",
+            "matcha+:budget=0.3",
+            "aws-gaia",
+            "--format",
+            "json",
+            "-o",
+        ])
+        .arg(&rounds)
+        .arg("--matcha-design")
+        .arg(&design)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&design).unwrap()).unwrap();
+    let silos = v["silos"].as_array().unwrap().len();
+    let d = &v["design"];
+    assert_eq!(d["silos"].as_u64().unwrap() as usize, silos);
+    assert_eq!(d["budget"].as_f64().unwrap(), 0.3);
+    let matchings = d["matchings"].as_array().unwrap();
+    let p: Vec<f64> = d["activation"]["probabilities"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x.as_f64().unwrap())
+        .collect();
+    assert_eq!(p.len(), matchings.len());
+    assert!(p.iter().all(|q| (0.0..=1.0).contains(q)));
+    assert!(p.iter().sum::<f64>() <= 0.3 * p.len() as f64 + 1e-9);
+    // Gaia's underlay is complete: the matchings cover every pair once.
+    let mut edges: Vec<(u64, u64)> = matchings
+        .iter()
+        .flat_map(|m| m.as_array().unwrap().iter())
+        .map(|e| (e[0].as_u64().unwrap(), e[1].as_u64().unwrap()))
+        .collect();
+    edges.sort_unstable();
+    edges.dedup();
+    assert_eq!(edges.len(), silos * (silos - 1) / 2);
+    let (l2, ub) = (
+        d["activation"]["lambda2"].as_f64().unwrap(),
+        d["activation"]["upper_bound"].as_f64().unwrap(),
+    );
+    assert!(l2 > 0.0 && l2 <= ub);
+    let bad = Command::new(env!("CARGO_BIN_EXE_fedtopo"))
+        .args(["overlay", "ring", "aws-gaia", "-o"])
+        .arg(&rounds)
+        .arg("--matcha-design")
+        .arg(&design)
+        .output()
+        .unwrap();
+    assert!(!bad.status.success());
+    assert!(stderr(&bad).contains("--matcha-design"), "{}", stderr(&bad));
+    std::fs::remove_dir_all(&dir).ok();
+}

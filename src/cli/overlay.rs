@@ -47,6 +47,20 @@ pub struct OverlayArgs {
     nodes: Option<usize>,
     #[command(flatten)]
     dcliques: super::dcliques::DCliquesArgs,
+    /// MATCHA overlays only: also write the solved design as JSON to this
+    /// file (silo labels, matchings, activation probabilities, lambda_2 and
+    /// its certified upper bound, alpha, rho), e.g. to check the optimum
+    /// with another solver (experiments/matcha-sdp-check).
+    #[arg(long, value_name = "PATH")]
+    matcha_design: Option<PathBuf>,
+}
+
+/// What `--matcha-design` writes: the silo labels (index `i` of the
+/// matchings is `silos[i]`) and the solved design.
+#[derive(serde::Serialize)]
+struct MatchaDesignDump<'a> {
+    silos: &'a [String],
+    design: &'a fedtopo::overlay::matcha::MatchaDesign,
 }
 
 /// Writes `text` to `output` or standard output.
@@ -110,6 +124,20 @@ pub fn run(a: OverlayArgs) -> Result<()> {
     let t = overlay.cycle_time(&model)?;
     let placement = model.connectivity.placement();
     let labels = placement.labels(&underlay);
+    if let Some(path) = &a.matcha_design {
+        let design = overlay.matcha_design().with_context(|| {
+            format!(
+                "--matcha-design: `{}` is not a MATCHA overlay (matcha, matcha+, matcha:...)",
+                a.kind
+            )
+        })?;
+        let dump = MatchaDesignDump {
+            silos: &labels,
+            design,
+        };
+        let json = serde_json::to_string(&dump).context("--matcha-design: encoding")?;
+        std::fs::write(path, json + "\n").with_context(|| format!("writing {}", path.display()))?;
+    }
     let text = if overlay.is_schedule() {
         overlay.export_schedule(&labels)?.to_json()
     } else {

@@ -117,3 +117,57 @@ fn errors_are_typed() {
         Err(MatchaError::Disconnected)
     ));
 }
+
+/// Mean active arcs per round over many sampled rounds against its
+/// expectation `2 sum_j p_j |M_j|` (each active undirected edge is two arcs),
+/// conditioned on "some matching active" (the schedule redraws the empty
+/// round), within 4.5 standard errors computed from the exact variance.
+#[test]
+fn mean_active_arcs_match_the_expectation() {
+    use rand::{Rng, SeedableRng};
+    use rand_chacha::ChaCha8Rng;
+    // A sparse connected graph (ring plus random chords): matchings of very
+    // different sizes and non-uniform optimal probabilities, as on Gu.
+    let n = 30;
+    let mut rng = ChaCha8Rng::seed_from_u64(17);
+    let mut edges: Vec<(usize, usize)> = (0..n).map(|i| (i, (i + 1) % n)).collect();
+    for _ in 0..25 {
+        let (a, b) = (rng.gen_range(0..n), rng.gen_range(0..n));
+        if a != b {
+            edges.push((a, b));
+        }
+    }
+    for (cb, seed) in [(0.5, 3u64), (0.2, 4)] {
+        let d = MatchaDesign::new("m", n, &edges, cb, &SolverOptions::default()).unwrap();
+        let p = d.activation.probabilities.clone();
+        assert!(
+            p.iter().any(|&q| q > 0.01 && q < 0.99),
+            "want a non-trivial design"
+        );
+        let sizes: Vec<f64> = d.matchings.iter().map(|m| 2.0 * m.len() as f64).collect();
+        let mean: f64 = p.iter().zip(&sizes).map(|(q, s)| q * s).sum();
+        let var: f64 = p
+            .iter()
+            .zip(&sizes)
+            .map(|(q, s)| q * (1.0 - q) * s * s)
+            .sum();
+        let none: f64 = p.iter().map(|q| 1.0 - q).product();
+        // X = arcs of an unconditioned draw; the schedule draws X | X > 0.
+        let want = mean / (1.0 - none);
+        let var_cond = (var + mean * mean) / (1.0 - none) - want * want;
+        let s = d.schedule(seed);
+        let rounds = 20_000u64;
+        let mut total = 0usize;
+        for k in 0..rounds {
+            let o = s.round(k);
+            assert_eq!(o.arc_count(), 2 * s.round_edges(k).len());
+            total += o.arc_count();
+        }
+        let got = total as f64 / rounds as f64;
+        let se = (var_cond / rounds as f64).sqrt();
+        assert!(
+            (got - want).abs() < 4.5 * se,
+            "Cb {cb}: mean arcs {got} vs expected {want} (se {se})"
+        );
+    }
+}

@@ -219,3 +219,105 @@ fn mixing_beats_a_grid_and_matches_sampling() {
     let exact = DMatrix::<f64>::identity(n, n) - &lbar * (2.0 * sol.alpha) + &quad * sol.beta;
     assert!((acc - exact).amax() < 0.02);
 }
+
+/// Largest `lambda_2` over a grid of feasible points: the first `m - 1`
+/// probabilities on a grid of step `h` in `[lo_j, hi_j]`, the last one
+/// taking what is left of the budget (`lambda_2` is non-decreasing in every
+/// `p_j`, so the budget is used up when it can be), clipped to 1.
+fn grid_max(
+    n: usize,
+    ms: &[Vec<(usize, usize)>],
+    b: f64,
+    box_: &[(f64, f64)],
+    h: f64,
+) -> (f64, Vec<f64>) {
+    let m = ms.len();
+    let steps: Vec<usize> = box_[..m - 1]
+        .iter()
+        .map(|(lo, hi)| ((hi - lo) / h).round() as usize)
+        .collect();
+    let mut idx = vec![0usize; m - 1];
+    let (mut best, mut best_p) = (f64::NEG_INFINITY, vec![0.0; m]);
+    loop {
+        let mut p: Vec<f64> = (0..m - 1)
+            .map(|j| (box_[j].0 + idx[j] as f64 * h).clamp(0.0, 1.0))
+            .collect();
+        let rest = b - p.iter().sum::<f64>();
+        if rest >= -1e-12 {
+            p.push(rest.clamp(0.0, 1.0));
+            let v = lambda2(n, ms, &p);
+            if v > best {
+                best = v;
+                best_p = p;
+            }
+        }
+        // Next grid point (odometer).
+        let mut j = 0;
+        loop {
+            if j == m - 1 {
+                return (best, best_p);
+            }
+            idx[j] += 1;
+            if idx[j] <= steps[j] {
+                break;
+            }
+            idx[j] = 0;
+            j += 1;
+        }
+    }
+}
+
+/// Our optimum against an independent brute force on tiny graphs: a grid
+/// search (refined twice around its best point) gives a feasible point, so
+/// a lower bound on the optimum. The certified upper bound must not be below
+/// it, and our `lambda_2` must be within the solver tolerance (1e-3) of it,
+/// up to the grid's resolution error (`|lambda_2(p) - lambda_2(q)| <=
+/// 2 ||p - q||_1`, matching Laplacians have norm 2; after refining to step
+/// `h`, at most `2 (m - 1) h` away, since only `m - 1` coordinates are free).
+#[test]
+fn optimum_matches_a_brute_force_grid_on_tiny_graphs() {
+    let graphs: Vec<(usize, Vec<(usize, usize)>)> = vec![
+        (4, vec![(0, 1), (1, 2), (2, 3)]),                 // path P4
+        (5, vec![(0, 1), (1, 2), (2, 0), (2, 3), (3, 4)]), // triangle + tail
+        (6, vec![(0, 1), (0, 2), (0, 3), (3, 4), (4, 5), (1, 2)]), // kite + path
+        (5, vec![(0, 1), (1, 2), (2, 3), (3, 4), (4, 0), (0, 2)]), // C5 + chord
+    ];
+    let mut best_over_uniform: f64 = 0.0;
+    for (n, e) in &graphs {
+        let ms = matching_decomposition(*n, e).unwrap();
+        let m = ms.len();
+        assert!((3..=4).contains(&m), "{m} matchings");
+        for cb in [0.3, 0.5, 0.7] {
+            let b = cb * m as f64;
+            let sol = activation_probabilities(*n, &ms, cb, &SolverOptions::default()).unwrap();
+            let mut h = if m == 3 { 1.0 / 100.0 } else { 1.0 / 30.0 };
+            let (mut best, mut p) = grid_max(*n, &ms, b, &vec![(0.0, 1.0); m], h);
+            for _ in 0..2 {
+                let box_: Vec<(f64, f64)> = p.iter().map(|&v| (v - h, v + h)).collect();
+                h /= 10.0;
+                let (v, q) = grid_max(*n, &ms, b, &box_, h);
+                if v > best {
+                    best = v;
+                    p = q;
+                }
+            }
+            let resolution = 2.0 * (m - 1) as f64 * h;
+            assert!(
+                sol.upper_bound >= best - 1e-12,
+                "n {n} Cb {cb}: upper bound {} below a feasible point's {best}",
+                sol.upper_bound
+            );
+            assert!(
+                sol.lambda2 >= best * (1.0 - 1e-3) - resolution,
+                "n {n} Cb {cb}: ours {} vs grid {best}",
+                sol.lambda2
+            );
+            assert!(sol.probabilities.iter().sum::<f64>() <= b + 1e-9);
+            let uniform = lambda2(*n, &ms, &vec![cb; m]);
+            best_over_uniform = best_over_uniform.max(best / uniform);
+        }
+    }
+    // The grid can tell a solver that stops at the start point p = Cb from
+    // the optimum: on these graphs the optimum is well above it.
+    assert!(best_over_uniform > 1.05, "{best_over_uniform}");
+}
