@@ -238,8 +238,8 @@ mod tests {
         while order.len() < n {
             let mut best: Option<(f64, usize, usize)> = None;
             for &u in &order {
-                for x in 0..n {
-                    if !in_tree[x] && deg[u] < delta && best.is_none_or(|b| w.get(u, x) < b.0) {
+                for (x, _) in in_tree.iter().enumerate().filter(|(_, &t)| !t) {
+                    if deg[u] < delta && best.is_none_or(|b| w.get(u, x) < b.0) {
                         best = Some((w.get(u, x), u, x));
                     }
                 }

@@ -94,10 +94,11 @@ impl Tree {
         let mut stack = vec![q];
         while let Some(x) = stack.pop() {
             for &y in &self.adj[x] {
-                if !side[y] && !(x == q && y == p) {
-                    side[y] = true;
-                    stack.push(y);
+                if side[y] || (x == q && y == p) {
+                    continue;
                 }
+                side[y] = true;
+                stack.push(y);
             }
         }
         side
