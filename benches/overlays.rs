@@ -3,7 +3,12 @@
 //! Reads ../shared/underlays/paper (or $FEDTOPO_SHARED/underlays/paper); when
 //! absent, benchmarks the built-in underlays only.
 //!
-//! `cargo bench --bench overlays`
+//! `delta-mbst-rgg/N`: delta-MBST alone with N = 1000 and 2000 silos spread
+//! over a seeded random geometric underlay of 300 routers (4000 km square,
+//! links within 400 km, 1 Gbit/s core and access; many co-located silos,
+//! so many equal delays). Needs no `../shared`.
+//!
+//! `cargo bench --bench overlays` (`-- delta-mbst-rgg` for the last group)
 
 use std::path::PathBuf;
 
@@ -11,9 +16,13 @@ use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
 
 use fedtopo::maxplus::{howard, karp};
 use fedtopo::overlay::build::{build_overlay, BuildOptions, OverlayKind};
+use fedtopo::overlay::mbst::delta_mbst;
+use fedtopo::placement::SiloPlacement;
 use fedtopo::reproduce::paper_model;
 use fedtopo::scenario::load_underlay;
+use fedtopo::scenario::NetworkSpec;
 use fedtopo::timing::{cycle_time, maxplus_graph};
+use fedtopo::underlay::synthetic::random_geometric;
 use fedtopo::underlay::{Disconnected, LoadOptions, Underlay};
 
 fn underlays() -> Vec<Underlay> {
@@ -120,5 +129,30 @@ fn bench_cycle_time(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, bench_overlays, bench_cycle_time);
+/// delta-MBST on 1000 and 2000 silos over a 300-router random geometric
+/// underlay, 1 Gbit/s.
+fn bench_delta_mbst_rgg(c: &mut Criterion) {
+    let u = random_geometric(300, 4000.0, 400.0, 1e9, 1).expect("rgg");
+    let mut g = c.benchmark_group("delta-mbst-rgg");
+    g.sample_size(10);
+    for n in [1000, 2000] {
+        let p = SiloPlacement::spread(n, 300, 1).expect("placement");
+        let m = NetworkSpec {
+            access_bps: 1e9,
+            ..NetworkSpec::default()
+        }
+        .delay_model_placed(&u, p);
+        g.bench_with_input(BenchmarkId::from_parameter(n), &m, |b, m| {
+            b.iter(|| delta_mbst(m).arc_count())
+        });
+    }
+    g.finish();
+}
+
+criterion_group!(
+    benches,
+    bench_overlays,
+    bench_cycle_time,
+    bench_delta_mbst_rgg
+);
 criterion_main!(benches);

@@ -16,14 +16,16 @@
 //! \[Marfoq20\] Prop. 3.1), which leaves symmetric matrices unchanged.
 
 mod christofides;
+mod delta_prim;
 mod matrix;
 mod ring_search;
 mod tree;
 
 pub use christofides::{christofides_tour, MATCHING_SCALE};
+pub use delta_prim::{delta_prim, delta_prim_symmetric, TieOrder};
 pub use matrix::{DenseMatrix, MatrixError};
 pub use ring_search::{directed_ring_cost, improve_directed_ring, RingSearch};
-pub use tree::{delta_prim, hamiltonian_path_in_cube, minimum_spanning_tree};
+pub use tree::{hamiltonian_path_in_cube, minimum_spanning_tree};
 
 /// Undirected tree/graph edge `(u, v)` with `u < v`.
 pub type Edge = (usize, usize);

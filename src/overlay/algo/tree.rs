@@ -1,18 +1,19 @@
-//! Spanning trees: Prim's MST (\[Marfoq20\] Prop. 3.1), delta-Prim (Algorithm 2) and a
-//! Hamiltonian path in the cube of a tree (candidate (a) of Algorithm 1).
+//! Spanning trees: Prim's MST (\[Marfoq20\] Prop. 3.1) and a Hamiltonian path in the
+//! cube of a tree (candidate (a) of Algorithm 1); delta-Prim (Algorithm 2) is in
+//! `delta_prim.rs`.
 
 use super::{DenseMatrix, Edge};
 
 /// Normalises an undirected edge to `(min, max)`.
 #[inline]
-fn edge(u: usize, v: usize) -> Edge {
+pub(super) fn edge(u: usize, v: usize) -> Edge {
     (u.min(v), u.max(v))
 }
 
 /// Lexicographic "strictly better" on `(weight, index)` pairs, so that ties
 /// on weight go to the lowest index (deterministic output).
 #[inline]
-fn better(w: f64, i: usize, best_w: f64, best_i: usize) -> bool {
+pub(super) fn better(w: f64, i: usize, best_w: f64, best_i: usize) -> bool {
     w < best_w || (w == best_w && i < best_i)
 }
 
@@ -58,157 +59,6 @@ pub fn minimum_spanning_tree(w: &DenseMatrix) -> Vec<Edge> {
         next = best.1;
     }
     edges
-}
-
-/// State of one delta-Prim run (\[Marfoq20\] Algorithm 2).
-struct DeltaPrim<'a> {
-    s: &'a DenseMatrix,
-    delta: usize,
-    in_tree: Vec<bool>,
-    deg: Vec<usize>,
-    /// Tree nodes with degree `< delta` (can still accept a child).
-    open: Vec<usize>,
-    /// Position of a node in `open` (`usize::MAX` if absent).
-    open_pos: Vec<usize>,
-    /// For an outside node `x`: weight of its best known attachment.
-    best_w: Vec<f64>,
-    /// For an outside node `x`: its best known attachment (`usize::MAX` if none).
-    best_u: Vec<usize>,
-}
-
-impl<'a> DeltaPrim<'a> {
-    fn new(s: &'a DenseMatrix, delta: usize) -> Self {
-        let n = s.n();
-        Self {
-            s,
-            delta,
-            in_tree: vec![false; n],
-            deg: vec![0; n],
-            open: Vec::with_capacity(n),
-            open_pos: vec![usize::MAX; n],
-            best_w: vec![f64::INFINITY; n],
-            best_u: vec![usize::MAX; n],
-        }
-    }
-
-    /// An attachment is stale when its tree node has saturated since it was
-    /// recorded; its weight is then a lower bound on the true best.
-    fn is_stale(&self, x: usize) -> bool {
-        let u = self.best_u[x];
-        u != usize::MAX && self.deg[u] >= self.delta
-    }
-
-    /// Recomputes the exact best open attachment of outside node `x`.
-    fn repair(&mut self, x: usize) {
-        let (mut bw, mut bu) = (f64::INFINITY, usize::MAX);
-        for &u in &self.open {
-            let wu = self.s.get(u, x);
-            if bu == usize::MAX || better(wu, u, bw, bu) {
-                (bw, bu) = (wu, u);
-            }
-        }
-        self.best_w[x] = bw;
-        self.best_u[x] = bu;
-    }
-
-    fn open_insert(&mut self, u: usize) {
-        self.open_pos[u] = self.open.len();
-        self.open.push(u);
-    }
-
-    fn open_remove(&mut self, u: usize) {
-        let p = self.open_pos[u];
-        self.open.swap_remove(p);
-        if let Some(&moved) = self.open.get(p) {
-            self.open_pos[moved] = p;
-        }
-        self.open_pos[u] = usize::MAX;
-    }
-
-    /// Puts `v` in the tree; if it can take children, offers it to every
-    /// outside node.
-    fn add_to_tree(&mut self, v: usize) {
-        self.in_tree[v] = true;
-        if self.deg[v] >= self.delta {
-            return;
-        }
-        self.open_insert(v);
-        let row = self.s.row(v);
-        for (x, &wx) in row.iter().enumerate() {
-            if !self.in_tree[x]
-                && (self.best_u[x] == usize::MAX || better(wx, v, self.best_w[x], self.best_u[x]))
-            {
-                self.best_w[x] = wx;
-                self.best_u[x] = v;
-            }
-        }
-    }
-
-    /// Cheapest outside node together with its (exact) attachment, or `None`
-    /// if no outside node can be attached. Stale minima are repaired lazily.
-    fn select(&mut self) -> Option<(usize, usize)> {
-        loop {
-            let mut arg = usize::MAX;
-            for x in 0..self.in_tree.len() {
-                if !self.in_tree[x]
-                    && self.best_u[x] != usize::MAX
-                    && (arg == usize::MAX || self.best_w[x] < self.best_w[arg])
-                {
-                    arg = x;
-                }
-            }
-            if arg == usize::MAX {
-                return None;
-            }
-            if !self.is_stale(arg) {
-                return Some((arg, self.best_u[arg]));
-            }
-            self.repair(arg);
-        }
-    }
-
-    fn attach(&mut self, x: usize, u: usize) {
-        self.deg[u] += 1;
-        self.deg[x] += 1;
-        if self.deg[u] >= self.delta {
-            self.open_remove(u);
-        }
-        self.add_to_tree(x);
-    }
-}
-
-/// delta-Prim (\[Marfoq20\] Algorithm 2): Prim's algorithm from `root` on the
-/// weights `(w(i,j) + w(j,i)) / 2` (ms) that only attaches a new node to a
-/// tree node whose degree is still `< delta`, so the result has maximum
-/// degree `<= delta`.
-///
-/// Returns `None` if it gets stuck (every tree node saturated while nodes
-/// remain outside; e.g. `delta == 1` and `n > 2`). For `delta >= n - 1` it is
-/// exactly Prim's MST from `root`. Edges are `(u, v)` with `u < v`, in the
-/// order they are added; ties go to the lowest index.
-///
-/// Cost: `O(n^2)` plus `O(n)` per lazy repair. Each outside node keeps its best
-/// attachment; when that tree node saturates, the stored weight becomes a
-/// lower bound and is recomputed only if it is selected as the minimum.
-///
-/// # Panics
-/// If `n > 0` and `root >= n`.
-pub fn delta_prim(w: &DenseMatrix, delta: usize, root: usize) -> Option<Vec<Edge>> {
-    let s = w.symmetrized();
-    let n = s.n();
-    if n == 0 {
-        return Some(Vec::new());
-    }
-    assert!(root < n, "root {root} out of range for n = {n}");
-    let mut st = DeltaPrim::new(&s, delta);
-    st.add_to_tree(root);
-    let mut edges = Vec::with_capacity(n - 1);
-    for _ in 1..n {
-        let (x, u) = st.select()?;
-        st.attach(x, u);
-        edges.push(edge(u, x));
-    }
-    Some(edges)
 }
 
 /// Adjacency lists of a spanning tree on `0..n`, each sorted by index.
@@ -286,6 +136,7 @@ pub fn hamiltonian_path_in_cube(n: usize, tree: &[Edge]) -> Vec<usize> {
 
 #[cfg(test)]
 mod tests {
+    use super::super::delta_prim::delta_prim;
     use super::super::test_support::*;
     use super::*;
     use rand::Rng;
