@@ -147,9 +147,8 @@ fn threads_shards_and_merge_give_identical_bytes() {
     for f in ["results.csv", "results.md", "sweep.svg"] {
         assert_eq!(read(&one, f), read(&merged, f), "{f} differs after merge");
     }
-    // The stored job results too: merge parses and rewrites them, and a
-    // float that does not survive the round trip (serde_json without
-    // `float_roundtrip` is off by an ulp on some) would differ here first.
+    // The stored job results too, byte for byte: merge copies them (parsing
+    // a stored float and printing it again can move its last digit).
     let stored = job_files(&one);
     assert_eq!(stored.len(), 120);
     assert_eq!(stored, job_files(&merged), "merged jobs/ holds other files");
