@@ -147,6 +147,25 @@ fn threads_shards_and_merge_give_identical_bytes() {
     for f in ["results.csv", "results.md", "sweep.svg"] {
         assert_eq!(read(&one, f), read(&merged, f), "{f} differs after merge");
     }
+    // The stored job results too, byte for byte: merge copies them (parsing
+    // a stored float and printing it again can move its last digit).
+    let stored = job_files(&one);
+    assert_eq!(stored.len(), 120);
+    assert_eq!(stored, job_files(&merged), "merged jobs/ holds other files");
+    for f in &stored {
+        let f = format!("jobs/{f}");
+        assert_eq!(read(&one, &f), read(&merged, &f), "{f} differs after merge");
+    }
+}
+
+/// Names of the stored job results under `DIR/jobs`, sorted.
+fn job_files(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir.join("jobs"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    names
 }
 
 #[test]

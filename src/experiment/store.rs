@@ -114,19 +114,22 @@ pub(crate) fn status(out: &Path, job: &Job) -> Result<Stored, ExperimentError> {
     })
 }
 
-/// Copies the results of `jobs` found under `from` into `out`; returns how
-/// many were copied.
+/// Copies the results of `jobs` found under `from` into `out`, byte for
+/// byte (parsing a float and printing it again may move its last digit);
+/// returns how many were copied.
 pub fn import_jobs(jobs: &[Job], from: &Path, out: &Path) -> Result<usize, ExperimentError> {
     let mut copied = 0;
     for job in jobs {
-        if let Some(row) = load(from, job)? {
+        if load(from, job)?.is_some() {
             // A training job's per-round metrics travel with its result.
             let metrics = run_dir(from, job).join("metrics.csv");
             if metrics.is_file() {
                 let bytes = std::fs::read(&metrics).map_err(|e| io(&metrics, e))?;
                 write_atomic(&run_dir(out, job).join("metrics.csv"), &bytes)?;
             }
-            save(out, job, &row)?;
+            let stored = job_path(from, job);
+            let bytes = std::fs::read(&stored).map_err(|e| io(&stored, e))?;
+            write_atomic(&job_path(out, job), &bytes)?;
             copied += 1;
         }
     }
