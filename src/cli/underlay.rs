@@ -5,9 +5,10 @@ use clap::{Args, Subcommand};
 use serde::Serialize;
 
 use fedtopo::builtin::{BUILTIN_UNDERLAYS, DEFAULT_UNDERLAY};
-use fedtopo::connectivity::{Connectivity, ConnectivityOptions};
+use fedtopo::connectivity::ConnectivityOptions;
 use fedtopo::report::table::serde_csv;
 use fedtopo::report::{render_json, OutputFormat};
+use fedtopo::underlay::diameter::{diameter, EXACT_DIAMETER_MAX_ROUTERS};
 use fedtopo::underlay::EstimatedPosition;
 use fedtopo::units::format_bandwidth;
 
@@ -72,7 +73,27 @@ struct Info {
     /// Routers without coordinates whose position was estimated (node,
     /// neighbours averaged, position).
     estimated_positions: Vec<EstimatedPosition>,
+    /// Above the exact limit only: how far the diameter values are bounds.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    diameter_bounds: Option<DiameterBounds>,
     notes: Vec<String>,
+}
+
+/// How far the diameter of a large underlay is bounded (see
+/// `fedtopo::underlay::diameter`): `diameter_km` and `diameter_ms` are the
+/// longest route found, `diameter_hops` the most hops found.
+#[derive(Debug, Serialize)]
+struct DiameterBounds {
+    /// Upper bound on the longest route, km.
+    km_upper: f64,
+    /// Upper bound on its latency, ms.
+    ms_upper: f64,
+    /// Whether `diameter_km` is proven exact.
+    km_exact: bool,
+    /// Always true: `diameter_hops` is a lower bound.
+    hops_lower_bound: bool,
+    /// Sources whose shortest-path tree was computed.
+    sources_scanned: usize,
 }
 
 /// One CSV row of [`Info`].
@@ -96,23 +117,25 @@ struct InfoRow<'a> {
 fn info(a: InfoArgs) -> Result<()> {
     let u = a.underlay.load(true)?;
     let n = u.node_count();
-    if n > fedtopo::placement::MAX_SILOS {
-        anyhow::bail!(
-            "{}: {n} routers are more than the {} whose diameter `underlay info` computes (all-pairs routes need dense router x router matrices, at least 24 bytes x N^2 = {:.1} GB here)",
-            u.name,
-            fedtopo::placement::MAX_SILOS,
-            24.0 * (n as f64).powi(2) / 1e9
-        );
-    }
-    let conn = Connectivity::new(&u, &ConnectivityOptions::default());
-    let (mut dkm, mut dhops, mut dms) = (0.0f64, 0u32, 0.0f64);
-    for i in 0..n {
-        for j in 0..n {
-            dkm = dkm.max(conn.length_km(i, j));
-            dhops = dhops.max(conn.hops(i, j));
-            dms = dms.max(conn.latency_ms(i, j));
+    let d = diameter(&u);
+    let latency = ConnectivityOptions::default();
+    // The latency of a route grows with its length, so the largest latency
+    // is that of the longest route (0 ms with a single router).
+    let ms = |km: f64| {
+        if n < 2 {
+            0.0
+        } else {
+            latency.route_latency_ms(km)
         }
-    }
+    };
+    let (dkm, dhops, dms) = (d.km, d.hops, ms(d.km));
+    let bounds = (!d.all_pairs).then(|| DiameterBounds {
+        km_upper: d.km_upper,
+        ms_upper: ms(d.km_upper),
+        km_exact: d.km_exact(),
+        hops_lower_bound: true,
+        sources_scanned: d.sources,
+    });
     let caps = u.links.iter().map(|l| l.capacity_bps);
     let mut info = Info {
         name: u.name.clone(),
@@ -128,8 +151,22 @@ fn info(a: InfoArgs) -> Result<()> {
         max_capacity_bps: caps.fold(0.0, f64::max),
         routers_without_coordinates: u.routers.iter().filter(|r| r.lat_lon.is_none()).count(),
         estimated_positions: u.report.estimated_positions.clone(),
+        diameter_bounds: bounds,
         notes: report_lines(&u),
     };
+    if let Some(b) = &info.diameter_bounds {
+        info.notes.push(format!(
+            "diameter from {} of {n} routers' shortest-path trees (all pairs only up to {} routers): {}; hops {} is the most found, a lower bound",
+            b.sources_scanned,
+            EXACT_DIAMETER_MAX_ROUTERS,
+            if b.km_exact {
+                format!("{dkm:.0} km is exact (every other pair is provably no longer)")
+            } else {
+                format!("the longest route is between {dkm:.0} and {:.0} km", b.km_upper)
+            },
+            dhops
+        ));
+    }
     if n < 2 {
         info.notes.push(format!(
             "only {n} router: compare, simulate, overlay and run refuse it (timing an overlay needs at least 2 silos)"
@@ -160,10 +197,20 @@ fn info(a: InfoArgs) -> Result<()> {
             println!("routers       {} (one silo each)", info.routers);
             println!("links         {}", info.links);
             println!("total length  {:.0} km", info.total_length_km);
-            println!(
-                "diameter      {:.0} km, {} hops, {:.1} ms (paper latency model: 0.0085 ms/km + 4 ms)",
-                info.diameter_km, info.diameter_hops, info.diameter_ms
-            );
+            match &info.diameter_bounds {
+                None => println!(
+                    "diameter      {:.0} km, {} hops, {:.1} ms (paper latency model: 0.0085 ms/km + 4 ms)",
+                    info.diameter_km, info.diameter_hops, info.diameter_ms
+                ),
+                Some(b) if b.km_exact => println!(
+                    "diameter      {:.0} km, at least {} hops, {:.1} ms (paper latency model: 0.0085 ms/km + 4 ms; see note)",
+                    info.diameter_km, info.diameter_hops, info.diameter_ms
+                ),
+                Some(b) => println!(
+                    "diameter      {:.0} to {:.0} km, at least {} hops, {:.1} to {:.1} ms (bounds; paper latency model: 0.0085 ms/km + 4 ms; see note)",
+                    info.diameter_km, b.km_upper, info.diameter_hops, info.diameter_ms, b.ms_upper
+                ),
+            }
             if info.links == 0 {
                 println!("capacities    none (no links)");
             } else {

@@ -6,8 +6,10 @@
 //! [`LoadReport`].
 
 mod build;
+pub mod diameter;
 pub mod geodesy;
 pub mod gml;
+pub mod routes;
 pub mod synthetic;
 
 #[cfg(test)]

@@ -56,6 +56,13 @@ pub fn random_geometric_gml(
     s
 }
 
+/// The link radius (km) at which [`random_geometric_gml`] gives `routers`
+/// routers in a `side_km` square an expected average degree of about
+/// `degree` (ignoring the border): `side_km * sqrt(degree / (pi * routers))`.
+pub fn radius_for_degree(routers: usize, side_km: f64, degree: f64) -> f64 {
+    side_km * (degree / (std::f64::consts::PI * routers.max(1) as f64)).sqrt()
+}
+
 /// [`random_geometric_gml`] loaded as an [`Underlay`] named `rgg-N-SEED`.
 pub fn random_geometric(
     routers: usize,
