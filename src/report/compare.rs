@@ -107,8 +107,17 @@ pub fn compare_overlays(
     let labels = model.connectivity.placement().labels(underlay);
     let mut rows = Vec::new();
     let mut overlays = Vec::new();
+    // The STAR centre is resolved once (`fastest` times every centre,
+    // O(N^2)), for the build and for the report.
+    let center = kinds
+        .contains(&OverlayKind::Star)
+        .then(|| options.center.resolve(underlay, model));
+    let resolved = BuildOptions {
+        center: center.map_or(options.center.clone(), CenterPolicy::Silo),
+        ..options.clone()
+    };
     for &kind in kinds {
-        let overlay = EvaluatedOverlay::build(kind, underlay, model, options)?;
+        let overlay = EvaluatedOverlay::build(kind, underlay, model, &resolved)?;
         let t = overlay.cycle_time(model)?;
         let degrees = overlay.degree_stats();
         let schedule = match (&t.schedule, overlay.mixing()) {
@@ -149,7 +158,7 @@ pub fn compare_overlays(
     }
     let (star_center, star_center_policy) = match star {
         Some(_) => {
-            let c = options.center.resolve(underlay, model);
+            let c = center.unwrap_or_else(|| options.center.resolve(underlay, model));
             let policy = match options.center {
                 CenterPolicy::Load => "load",
                 CenterPolicy::First => "first",

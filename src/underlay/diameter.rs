@@ -12,7 +12,9 @@
 //! by the triangle inequality). At most [`BOUNDED_MAX_SOURCES`] sources are
 //! scanned; the length is then reported with an upper bound, and the hop
 //! count is the largest found (a lower bound: the hops of a shortest route
-//! have no such bound). [`Diameter`] says which.
+//! have no such bound). [`Diameter`] says which. (Bounds hold up to the
+//! rounding of summed lengths: a route summed from its other end may differ
+//! in the last bits, about 1e-15 relative.)
 
 use rayon::prelude::*;
 
@@ -182,17 +184,39 @@ mod tests {
                 let b = diameter_with(&u, 0, budget);
                 assert!(!b.all_pairs);
                 assert!(b.sources <= budget.max(3), "{} sources", b.sources);
+                // Route lengths summed from the other end may differ in the
+                // last bits.
+                let tol = 1e-12 * exact.km;
                 assert!(
-                    b.km <= exact.km && exact.km <= b.km_upper,
+                    b.km <= exact.km + tol && exact.km <= b.km_upper + tol,
                     "{b:?} vs {exact:?}"
                 );
                 assert!(b.hops <= exact.hops);
                 if b.km_exact() {
-                    assert_eq!(b.km, exact.km);
+                    assert!((b.km - exact.km).abs() <= tol, "{b:?} vs {exact:?}");
                 }
             }
             // With every source allowed it converges.
             assert!(diameter_with(&u, 0, 1000).km_exact());
         }
+    }
+
+    /// A 20,000-router underlay (twice the old `underlay info` limit)
+    /// loads and gets a bounded diameter in O(routers + links) memory.
+    #[test]
+    fn large_underlay_gets_bounds() {
+        use crate::underlay::synthetic::radius_for_degree;
+        let n = 20_000;
+        let u = random_geometric(n, 4000.0, radius_for_degree(n, 4000.0, 5.0), 1e9, 2)
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(u.node_count(), n);
+        let d = diameter(&u);
+        assert!(!d.all_pairs);
+        assert_eq!(d.routers, n);
+        assert!(d.sources <= BOUNDED_MAX_SOURCES);
+        assert!(d.km > 0.0 && d.km <= d.km_upper && d.hops > 0, "{d:?}");
+        // 4000 km square: no route is shorter than a fraction of the
+        // diagonal, and the bound is within a factor 2 of what was found.
+        assert!(d.km_upper <= 2.0 * d.km, "{d:?}");
     }
 }
