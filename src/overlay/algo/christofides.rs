@@ -371,6 +371,50 @@ mod tests {
         );
     }
 
+    /// The approximate matching is perfect and, on geometric instances,
+    /// as light as the exact one (the optimum pairs near neighbours).
+    #[test]
+    fn approximate_matching_is_perfect_and_close_to_exact() {
+        let mut r = rng(21);
+        for n in [2, 10, 40, 120] {
+            let w = euclidean(&random_points(n, &mut r));
+            let mut nodes = random_permutation(n, &mut r);
+            nodes.truncate(n - n % 2);
+            let approx = approx_min_weight_perfect_matching(&w, &nodes);
+            let mut covered: Vec<usize> = approx.iter().flat_map(|&(u, v)| [u, v]).collect();
+            covered.sort_unstable();
+            let mut expected = nodes.clone();
+            expected.sort_unstable();
+            assert_eq!(covered, expected);
+            let exact = matching_weight(&w, &min_weight_perfect_matching(&w, &nodes, true));
+            let got = matching_weight(&w, &approx);
+            assert!(
+                got >= exact - 1e-9 && got <= 1.05 * exact + 1e-9,
+                "n={n}: {got} vs {exact}"
+            );
+        }
+    }
+
+    /// Up to the limit the tour is the exact-matching one; forcing the
+    /// approximate matching still gives a tour.
+    #[test]
+    fn exact_below_the_limit_and_approximate_above() {
+        assert!(christofides_matching_is_exact(EXACT_MATCHING_MAX_NODES));
+        assert!(!christofides_matching_is_exact(
+            EXACT_MATCHING_MAX_NODES + 1
+        ));
+        let mut r = rng(22);
+        for n in [5, 60, 150] {
+            let w = euclidean(&random_points(n, &mut r));
+            assert_eq!(
+                christofides_tour(&w),
+                christofides_tour_with(&w, usize::MAX)
+            );
+            let approx = christofides_tour_with(&w, 0);
+            assert!(is_permutation(&approx, n));
+        }
+    }
+
     #[test]
     fn euler_circuit_and_shortcut() {
         // Two triangles sharing node 0.
