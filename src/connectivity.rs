@@ -117,10 +117,11 @@ pub struct Connectivity {
     n: usize,
     /// Router of every silo.
     placement: SiloPlacement,
-    /// Route length, km, row-major `i * n + j`.
-    length_km: Arc<[Km]>,
+    /// Route length, km, row-major `i * n + j` (a `Vec` in an `Arc`:
+    /// turning it into an `Arc<[f64]>` would copy it).
+    length_km: Arc<Vec<Km>>,
     /// `A(i,j)`, bit/s, row-major. Infinite on the diagonal.
-    bandwidth_bps: Arc<[BitsPerSec]>,
+    bandwidth_bps: Arc<Vec<BitsPerSec>>,
     /// The underlay's adjacency, for the trees computed on demand.
     adjacency: Arc<Adjacency>,
     /// Per source router, its shortest-path tree once computed.
@@ -244,8 +245,8 @@ impl Connectivity {
         Connectivity {
             n,
             placement,
-            length_km: length_km.into(),
-            bandwidth_bps: bandwidth_bps.into(),
+            length_km: Arc::new(length_km),
+            bandwidth_bps: Arc::new(bandwidth_bps),
             adjacency: Arc::new(adjacency),
             trees: (0..n).map(|_| OnceLock::new()).collect(),
             link_ends: link_ends.into(),
