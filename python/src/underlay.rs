@@ -5,8 +5,9 @@ use std::sync::Arc;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 
-use fedtopo::connectivity::{Connectivity, ConnectivityOptions};
+use fedtopo::connectivity::ConnectivityOptions;
 use fedtopo::scenario::load_underlay;
+use fedtopo::underlay::diameter::diameter;
 use fedtopo::underlay::{
     Disconnected, IsolatedRouters, LoadOptions, MissingCoordinates, Underlay as RsUnderlay,
 };
@@ -123,18 +124,24 @@ impl Underlay {
     /// notes), plus what loading changed (`report`), as a dict.
     fn info<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         let u = &self.inner;
-        let conn = Connectivity::new(u, &ConnectivityOptions::default());
         let n = u.node_count();
-        let (mut dkm, mut dhops, mut dms) = (0.0f64, 0u32, 0.0f64);
-        for i in 0..n {
-            for j in 0..n {
-                dkm = dkm.max(conn.length_km(i, j));
-                dhops = dhops.max(conn.hops(i, j));
-                dms = dms.max(conn.latency_ms(i, j));
-            }
-        }
+        // As `fedtopo underlay info`: exact up to 10,000 routers, bounded
+        // above (`diameter_bounds` then says how).
+        let d = diameter(u);
+        let latency = ConnectivityOptions::default();
+        let ms = |km: f64| if n < 2 { 0.0 } else { latency.route_latency_ms(km) };
+        let (dkm, dhops, dms) = (d.km, d.hops, ms(d.km));
+        let bounds = (!d.all_pairs).then(|| {
+            serde_json::json!({
+                "km_upper": d.km_upper,
+                "ms_upper": ms(d.km_upper),
+                "km_exact": d.km_exact(),
+                "hops_lower_bound": true,
+                "sources_scanned": d.sources,
+            })
+        });
         let caps = u.links.iter().map(|l| l.capacity_bps);
-        let info = serde_json::json!({
+        let mut info = serde_json::json!({
             "name": u.name,
             "routers": n,
             "links": u.link_count(),
@@ -149,6 +156,9 @@ impl Underlay {
             "estimated_positions": u.report.estimated_positions,
             "report": u.report,
         });
+        if let (Some(b), Some(o)) = (bounds, info.as_object_mut()) {
+            o.insert("diameter_bounds".into(), b);
+        }
         let text = serde_json::to_string(&info).map_err(|e| value_error(&e))?;
         crate::from_json(py, &text)
     }
