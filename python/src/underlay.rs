@@ -129,7 +129,13 @@ impl Underlay {
         // above (`diameter_bounds` then says how).
         let d = diameter(u);
         let latency = ConnectivityOptions::default();
-        let ms = |km: f64| if n < 2 { 0.0 } else { latency.route_latency_ms(km) };
+        let ms = |km: f64| {
+            if n < 2 {
+                0.0
+            } else {
+                latency.route_latency_ms(km)
+            }
+        };
         let (dkm, dhops, dms) = (d.km, d.hops, ms(d.km));
         let bounds = (!d.all_pairs).then(|| {
             serde_json::json!({

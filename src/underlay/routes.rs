@@ -212,7 +212,7 @@ mod tests {
         let t = ShortestPathTree::of(&adj, 5);
         assert_eq!(t.order.len(), 200);
         assert_eq!(t.order[0], 5);
-        let mut seen = vec![false; 200];
+        let mut seen = [false; 200];
         for &v in &t.order {
             let v = v as usize;
             if v != 5 {
