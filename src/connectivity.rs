@@ -3,8 +3,9 @@
 //! `A(i,j)` (bit/s) (\[Marfoq20\] Sec. 2).
 //!
 //! Routes are shortest paths by length (km) over the underlay's core links,
-//! computed with Dijkstra from every silo (ties broken towards the lower
-//! router index, so results are deterministic). Two path models turn a route
+//! computed with Dijkstra from every router ([`crate::underlay::routes`]:
+//! ties broken towards fewer hops, then the lower router index, so results
+//! are deterministic). Two path models turn a route
 //! into `(l, A)`:
 //!
 //! * [`PathModel::Paper`]: exactly as the published numbers were produced
@@ -16,17 +17,20 @@
 //! router `i`. [`Connectivity::with_placement`] attaches silos to routers
 //! through a [`SiloPlacement`] (several silos per router); silos on the same
 //! router have an empty route: `l = 0` ms and `A = inf` (see
-//! [`crate::placement`]). Routes and `(l, A)` are stored per router pair,
-//! so memory grows with the number of routers, not silos.
+//! [`crate::placement`]). Route lengths and `A` are stored per router pair
+//! (16 bytes each), so memory grows with the number of routers, not silos;
+//! routes themselves are read from per-source shortest-path trees computed
+//! when first asked for.
 
-use std::cmp::Ordering;
-use std::collections::BinaryHeap;
 use std::fmt;
 use std::str::FromStr;
+use std::sync::{Arc, OnceLock};
 
+use rayon::prelude::*;
 use serde::Serialize;
 
 use crate::placement::SiloPlacement;
+use crate::underlay::routes::{Adjacency, ShortestPathTree, NO_LINK};
 use crate::underlay::Underlay;
 use crate::units::{BitsPerSec, Km, Ms};
 
@@ -100,49 +104,84 @@ impl Default for ConnectivityOptions {
 }
 
 /// All-pairs routes with their latency (ms) and available bandwidth (bit/s).
-#[derive(Debug, Clone, Serialize)]
+///
+/// Memory: two dense router-by-router `f64` tables (route length and
+/// available bandwidth, 16 bytes per router pair; the latency is computed
+/// from the length on demand, with the same expression). Routes and hop
+/// counts come from the shortest-path tree of their source router, computed
+/// on first use and kept (8 bytes per router and source used). Clones share
+/// all of it.
+#[derive(Debug, Clone)]
 pub struct Connectivity {
-    /// Number of routers; the matrices below are indexed by router.
+    /// Number of routers; the tables below are indexed by router.
     n: usize,
     /// Router of every silo.
     placement: SiloPlacement,
-    /// `l(i,j)`, ms, row-major `i * n + j`.
-    latency_ms: Vec<Ms>,
+    /// Route length, km, row-major `i * n + j` (a `Vec` in an `Arc`:
+    /// turning it into an `Arc<[f64]>` would copy it).
+    length_km: Arc<Vec<Km>>,
     /// `A(i,j)`, bit/s, row-major. Infinite on the diagonal.
-    bandwidth_bps: Vec<BitsPerSec>,
-    /// Route length, km.
-    length_km: Vec<Km>,
-    /// Number of core links on the route.
-    hops: Vec<u32>,
-    /// Predecessor link on the shortest-path tree of each source, `u32::MAX` for none.
-    pred_link: Vec<u32>,
+    bandwidth_bps: Arc<Vec<BitsPerSec>>,
+    /// The underlay's adjacency, for the trees computed on demand.
+    adjacency: Arc<Adjacency>,
+    /// Per source router, its shortest-path tree once computed.
+    trees: Arc<[OnceLock<RouteTree>]>,
     /// For each core link, its endpoints (copied from the underlay).
-    link_ends: Vec<(usize, usize)>,
+    link_ends: Arc<[(usize, usize)]>,
     /// Effective capacity of each core link, bit/s.
-    link_capacity: Vec<BitsPerSec>,
+    link_capacity: Arc<[BitsPerSec]>,
     options: ConnectivityOptions,
 }
 
-#[derive(Copy, Clone, PartialEq)]
-struct QueueItem {
-    dist: f64,
-    hops: u32,
-    node: usize,
+/// The part of a source's shortest-path tree that routes need.
+#[derive(Debug)]
+struct RouteTree {
+    /// Core links on the route from the source to each router.
+    hops: Box<[u32]>,
+    /// Last link of the route from the source ([`NO_LINK`] for none).
+    pred_link: Box<[u32]>,
 }
-impl Eq for QueueItem {}
-impl Ord for QueueItem {
-    fn cmp(&self, other: &Self) -> Ordering {
-        // Min-heap on (dist, hops, node).
-        other
-            .dist
-            .total_cmp(&self.dist)
-            .then_with(|| other.hops.cmp(&self.hops))
-            .then_with(|| other.node.cmp(&self.node))
+
+impl ConnectivityOptions {
+    /// Latency `l` of a route of `length_km` km between two different
+    /// routers, ms: `ms_per_km * length + per_path_ms`.
+    pub fn route_latency_ms(&self, length_km: Km) -> Ms {
+        self.ms_per_km * length_km + self.per_path_ms
     }
 }
-impl PartialOrd for QueueItem {
-    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
-        Some(self.cmp(other))
+
+/// Fills row `tree.source` of the length and bandwidth tables from its
+/// shortest-path tree: the smallest link capacity on every route is carried
+/// down the tree in settling order (each router after its predecessor), so
+/// a row costs O(routers) rather than a walk along every route.
+fn fill_row(
+    tree: &ShortestPathTree,
+    adjacency: &Adjacency,
+    link_capacity: &[BitsPerSec],
+    model: PathModel,
+    min_cap: &mut Vec<BitsPerSec>,
+    lengths: &mut [Km],
+    bandwidths: &mut [BitsPerSec],
+) {
+    lengths.copy_from_slice(&tree.length_km);
+    min_cap.clear();
+    min_cap.resize(lengths.len(), f64::INFINITY);
+    for &v in tree.order.iter().skip(1) {
+        let v = v as usize;
+        let link = tree.pred_link[v] as usize;
+        let parent = adjacency.other_end(link, v);
+        min_cap[v] = min_cap[parent].min(link_capacity[link]);
+    }
+    for (j, bw) in bandwidths.iter_mut().enumerate() {
+        if j == tree.source {
+            continue;
+        }
+        *bw = match model {
+            // Paper: one core capacity divided by the hop count. With
+            // heterogeneous capacities we use the route's smallest one.
+            PathModel::Paper => min_cap[j] / tree.hops[j] as f64,
+            PathModel::Bottleneck => min_cap[j],
+        };
     }
 }
 
@@ -159,6 +198,9 @@ impl Connectivity {
 
     /// As [`Connectivity::new`], with silos attached to routers by
     /// `placement` (whose router count must be the underlay's).
+    ///
+    /// One Dijkstra per router (in parallel); the available bandwidth of
+    /// every route is read off its source's tree in O(routers).
     pub fn with_placement(
         underlay: &Underlay,
         options: &ConnectivityOptions,
@@ -170,94 +212,58 @@ impl Connectivity {
             n,
             "placement built for another underlay"
         );
-        let adjacency = underlay.neighbours();
+        let adjacency = Adjacency::new(underlay);
         let link_ends: Vec<(usize, usize)> = underlay.links.iter().map(|l| (l.a, l.b)).collect();
         let link_capacity: Vec<f64> = underlay
             .links
             .iter()
             .map(|l| options.core_capacity_bps.unwrap_or(l.capacity_bps))
             .collect();
-        let mut c = Connectivity {
+        let mut length_km = vec![f64::INFINITY; n * n];
+        let mut bandwidth_bps = vec![f64::INFINITY; n * n];
+        if n > 0 {
+            length_km
+                .par_chunks_mut(n)
+                .zip(bandwidth_bps.par_chunks_mut(n))
+                .enumerate()
+                .for_each_init(
+                    || (ShortestPathTree::default(), Vec::new()),
+                    |(tree, min_cap), (s, (lengths, bandwidths))| {
+                        tree.run(&adjacency, s);
+                        fill_row(
+                            tree,
+                            &adjacency,
+                            &link_capacity,
+                            options.model,
+                            min_cap,
+                            lengths,
+                            bandwidths,
+                        );
+                    },
+                );
+        }
+        Connectivity {
             n,
             placement,
-            latency_ms: vec![0.0; n * n],
-            bandwidth_bps: vec![f64::INFINITY; n * n],
-            length_km: vec![f64::INFINITY; n * n],
-            hops: vec![0; n * n],
-            pred_link: vec![u32::MAX; n * n],
-            link_ends,
-            link_capacity,
+            length_km: Arc::new(length_km),
+            bandwidth_bps: Arc::new(bandwidth_bps),
+            adjacency: Arc::new(adjacency),
+            trees: (0..n).map(|_| OnceLock::new()).collect(),
+            link_ends: link_ends.into(),
+            link_capacity: link_capacity.into(),
             options: options.clone(),
-        };
-        for s in 0..n {
-            c.dijkstra(s, underlay, &adjacency);
-        }
-        for i in 0..n {
-            for j in 0..n {
-                if i != j {
-                    c.fill_pair(i, j);
-                }
-            }
-        }
-        c
-    }
-
-    fn dijkstra(&mut self, s: usize, underlay: &Underlay, adj: &[Vec<(usize, usize)>]) {
-        let n = self.n;
-        let row = s * n;
-        self.length_km[row + s] = 0.0;
-        let mut heap = BinaryHeap::new();
-        heap.push(QueueItem {
-            dist: 0.0,
-            hops: 0,
-            node: s,
-        });
-        let mut done = vec![false; n];
-        while let Some(QueueItem { dist, hops, node }) = heap.pop() {
-            if done[node] {
-                continue;
-            }
-            done[node] = true;
-            for &(next, link) in &adj[node] {
-                let d = dist + underlay.links[link].length_km;
-                let h = hops + 1;
-                let cur = self.length_km[row + next];
-                let better = d < cur || (d == cur && h < self.hops[row + next]);
-                if !done[next] && better {
-                    self.length_km[row + next] = d;
-                    self.hops[row + next] = h;
-                    self.pred_link[row + next] = link as u32;
-                    heap.push(QueueItem {
-                        dist: d,
-                        hops: h,
-                        node: next,
-                    });
-                }
-            }
         }
     }
 
-    fn fill_pair(&mut self, i: usize, j: usize) {
-        let k = i * self.n + j;
-        let o = &self.options;
-        self.latency_ms[k] = o.ms_per_km * self.length_km[k] + o.per_path_ms;
-        self.bandwidth_bps[k] = match o.model {
-            PathModel::Paper => {
-                let cap = self
-                    .route_r(i, j)
-                    .iter()
-                    .map(|&l| self.link_capacity[l])
-                    .fold(f64::INFINITY, f64::min);
-                // Paper: one core capacity divided by the hop count. With
-                // heterogeneous capacities we use the route's smallest one.
-                cap / self.hops[k] as f64
+    /// The route tree of source router `a`, computed on first use.
+    fn tree(&self, a: usize) -> &RouteTree {
+        self.trees[a].get_or_init(|| {
+            let t = ShortestPathTree::of(&self.adjacency, a);
+            RouteTree {
+                hops: t.hops.into_boxed_slice(),
+                pred_link: t.pred_link.into_boxed_slice(),
             }
-            PathModel::Bottleneck => self
-                .route_r(i, j)
-                .iter()
-                .map(|&l| self.link_capacity[l])
-                .fold(f64::INFINITY, f64::min),
-        };
+        })
     }
 
     /// Number of silos.
@@ -283,7 +289,12 @@ impl Connectivity {
     /// Latency `l(i,j)` of the route from silo `i` to silo `j`, ms (0 for
     /// `i == j` and for silos on the same router).
     pub fn latency_ms(&self, i: usize, j: usize) -> Ms {
-        self.latency_ms[self.pair(i, j)]
+        let (a, b) = (self.placement.router(i), self.placement.router(j));
+        if a == b {
+            return 0.0;
+        }
+        self.options
+            .route_latency_ms(self.length_km[a * self.n + b])
     }
 
     /// Available bandwidth `A(i,j)`, bit/s (infinite for `i == j` and for
@@ -298,23 +309,29 @@ impl Connectivity {
     }
 
     /// Number of core links on the route from `i` to `j`.
+    ///
+    /// The first call for a source router computes (and keeps) its
+    /// shortest-path tree, O(links log routers).
     pub fn hops(&self, i: usize, j: usize) -> u32 {
-        self.hops[self.pair(i, j)]
+        let (a, b) = (self.placement.router(i), self.placement.router(j));
+        self.tree(a).hops[b]
     }
 
     /// Core links (indices into `Underlay::links`) of the route from silo
-    /// `i` to silo `j`, in order from `i`.
+    /// `i` to silo `j`, in order from `i`. The first call for a source
+    /// router computes (and keeps) its shortest-path tree.
     pub fn route(&self, i: usize, j: usize) -> Vec<usize> {
         self.route_r(self.placement.router(i), self.placement.router(j))
     }
 
     /// Core links of the route between routers `a` and `b`.
     fn route_r(&self, a: usize, b: usize) -> Vec<usize> {
-        let mut links = Vec::with_capacity(self.hops[a * self.n + b] as usize);
+        let tree = self.tree(a);
+        let mut links = Vec::with_capacity(tree.hops[b] as usize);
         let mut v = b;
         while v != a {
-            let l = self.pred_link[a * self.n + v];
-            if l == u32::MAX {
+            let l = tree.pred_link[v];
+            if l == NO_LINK {
                 break;
             }
             links.push(l as usize);

@@ -9,7 +9,7 @@
 //! The max-plus cycle time and the event engine both take their delays from
 //! a [`DelayModel`], so they agree by construction.
 
-use serde::Serialize;
+use rayon::prelude::*;
 use thiserror::Error;
 
 use crate::access::AccessLinks;
@@ -33,7 +33,7 @@ pub struct NonFiniteDelay {
 
 /// Everything needed to time an overlay on a network: connectivity graph,
 /// access links and workload (with optional per-silo compute times).
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone)]
 pub struct DelayModel {
     /// The connectivity graph (routes, `l`, `A`).
     pub connectivity: Connectivity,
@@ -46,7 +46,6 @@ pub struct DelayModel {
     /// Training examples per silo from the silo file's `data` column
     /// ([`crate::silos`]); not part of eq. (3): carried for `train` (data
     /// partition, data-size-weighted consensus) and for reports.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub data_sizes: Option<DataSizes>,
 }
 
@@ -184,18 +183,21 @@ impl DelayModel {
     ///
     /// # Errors
     /// [`NonFiniteDelay`] naming the first arc whose delay is not finite.
+    ///
+    /// O(N^2), rows checked in parallel; the arc named is the first in
+    /// row-major order all the same.
     pub fn check_finite(&self) -> Result<(), NonFiniteDelay> {
         let n = self.silo_count();
         let deg = n.saturating_sub(1).max(1);
-        for i in 0..n {
-            for j in (0..n).filter(|&j| j != i) {
+        match (0..n).into_par_iter().find_map_first(|i| {
+            (0..n).filter(|&j| j != i).find_map(|j| {
                 let value = self.arc_delay(i, j, deg, deg);
-                if !value.is_finite() {
-                    return Err(NonFiniteDelay { i, j, value });
-                }
-            }
+                (!value.is_finite()).then_some(NonFiniteDelay { i, j, value })
+            })
+        }) {
+            Some(e) => Err(e),
+            None => Ok(()),
         }
-        Ok(())
     }
 
     /// \[Marfoq20\] Eq. (3) without access limits ("edge-capacitated"):

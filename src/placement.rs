@@ -30,8 +30,10 @@ pub struct SiloPlacement {
 }
 
 /// Most silos a placement may have. The connectivity graph keeps dense
-/// silo-by-silo matrices (latency, bandwidth, length: 24 bytes per pair,
-/// plus the route table), about 2.4 GB at 10,000 silos and growing as N²,
+/// router-by-router tables (route length and bandwidth: 16 bytes per pair;
+/// routes are per-source trees computed on demand) and the overlay builders
+/// dense silo-by-silo delay matrices (8 bytes per pair, at most two at a
+/// time): about 3.2 GB at 10,000 silos on as many routers, growing as N²,
 /// so larger placements are refused up front instead of aborting on an
 /// allocation.
 pub const MAX_SILOS: usize = 10_000;
@@ -46,7 +48,7 @@ pub enum PlacementError {
     #[error("the underlay has no router to place silos on")]
     NoRouters,
     /// More silos than [`MAX_SILOS`].
-    #[error("{silos} silos ({how}) are more than the {max} fedtopo models: the network model keeps dense silo x silo matrices, at least 24 bytes x N^2 ({gb:.1} GB here)", max = MAX_SILOS, gb = 24.0 * (*silos as f64).powi(2) / 1e9)]
+    #[error("{silos} silos ({how}) are more than the {max} fedtopo models: the network model and the overlay builders keep dense silo x silo matrices, at least 16 bytes x N^2 ({gb:.1} GB here)", max = MAX_SILOS, gb = 16.0 * (*silos as f64).powi(2) / 1e9)]
     TooManySilos {
         /// Silos asked for.
         silos: usize,

@@ -168,17 +168,50 @@ fn star_cycle_time(overlay: &Overlay, model: &DelayModel, c: usize) -> Result<Ti
             critical_circuit: vec![0],
         });
     }
-    let (out_c, in_c) = (overlay.out_degree(c), overlay.in_degree(c));
+    let (cycle_time_ms, leaf) = star_round(
+        model,
+        c,
+        (overlay.out_degree(c), overlay.in_degree(c)),
+        |i| (overlay.out_degree(i), overlay.in_degree(i)),
+    );
+    Ok(Timing {
+        cycle_time_ms,
+        critical_circuit: vec![c, leaf],
+    })
+}
+
+/// `max_i ( d_o(c,i) - s*Tc(c) + d_o(i,c) )` over the silos `i != c` with
+/// the given `(out, in)` degrees, and the first leaf reaching it.
+fn star_round(
+    model: &DelayModel,
+    c: usize,
+    (out_c, in_c): (usize, usize),
+    leaf_degrees: impl Fn(usize) -> (usize, usize),
+) -> (Ms, usize) {
     let mut best = (f64::NEG_INFINITY, c);
-    for i in (0..n).filter(|&i| i != c) {
-        let down = model.arc_delay(c, i, out_c, overlay.in_degree(i)) - model.compute_round_ms(c);
-        let up = model.arc_delay(i, c, overlay.out_degree(i), in_c);
+    for i in (0..model.silo_count()).filter(|&i| i != c) {
+        let (out_i, in_i) = leaf_degrees(i);
+        let down = model.arc_delay(c, i, out_c, in_i) - model.compute_round_ms(c);
+        let up = model.arc_delay(i, c, out_i, in_c);
         if down + up > best.0 {
             best = (down + up, i);
         }
     }
-    Ok(Timing {
-        cycle_time_ms: best.0,
-        critical_circuit: vec![c, best.1],
-    })
+    best
+}
+
+/// Cycle time of the STAR over all silos centred at `c`, ms: the value
+/// [`cycle_time`] gives for `overlay::star::star(n, c)`, in O(n) without
+/// building the overlay (the centre has degree `n - 1` both ways, every
+/// leaf degree 1).
+///
+/// # Panics
+/// If `c` is not a silo of `model`.
+pub fn star_cycle_time_at(model: &DelayModel, c: usize) -> Ms {
+    let n = model.silo_count();
+    assert!(c < n, "centre {c} outside 0..{n}");
+    if n == 1 {
+        return model.compute_round_ms(0);
+    }
+    star_round(model, c, (n - 1, n - 1), |_| (1, 1)).0
 }

@@ -753,3 +753,40 @@ fn overlay_writes_the_matcha_design() {
     assert!(stderr(&bad).contains("--matcha-design"), "{}", stderr(&bad));
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// `underlay info` on a generated underlay above the old 10,000-router
+/// refusal: it loads and reports the diameter as bounds, saying so, without
+/// any router x router table.
+#[test]
+fn underlay_info_beyond_ten_thousand_routers_gives_bounds() {
+    use fedtopo::underlay::synthetic::{radius_for_degree, random_geometric_gml};
+    let n = 12_000;
+    let dir = std::env::temp_dir().join(format!("fedtopo-big-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("rgg.gml");
+    let gml = random_geometric_gml(n, 4000.0, radius_for_degree(n, 4000.0, 5.0), 1e9, 3);
+    std::fs::write(&path, gml).unwrap();
+    let o = fedtopo(&[
+        "underlay",
+        "info",
+        path.to_str().unwrap(),
+        "--format",
+        "json",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["routers"], n);
+    let b = &v["diameter_bounds"];
+    let (lo, hi) = (
+        v["diameter_km"].as_f64().unwrap(),
+        b["km_upper"].as_f64().unwrap(),
+    );
+    assert!(lo > 0.0 && lo <= hi, "{lo} .. {hi}");
+    assert_eq!(b["hops_lower_bound"], true);
+    assert!(b["sources_scanned"].as_u64().unwrap() <= 256);
+    let notes = v["notes"].to_string();
+    assert!(notes.contains("a lower bound"), "{notes}");
+    let table = fedtopo(&["underlay", "info", path.to_str().unwrap()]);
+    assert!(stdout(&table).contains("at least"), "{}", stdout(&table));
+    std::fs::remove_dir_all(&dir).ok();
+}

@@ -128,9 +128,7 @@ impl Underlay {
     /// (`report`), as a dict.
     fn info<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         let u = self.inner.clone();
-        let info = py
-            .detach(move || UnderlayInfo::new(&u))
-            .map_err(|e| value_error(&e))?;
+        let info = py.detach(move || UnderlayInfo::new(&u));
         let doc = crate::from_json(py, &render_json(&info))?;
         let report = serde_json::to_string(&self.inner.report).map_err(|e| value_error(&e))?;
         doc.set_item("report", crate::from_json(py, &report)?)?;

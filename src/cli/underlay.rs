@@ -73,7 +73,7 @@ struct InfoRow<'a> {
 
 fn info(a: InfoArgs) -> Result<()> {
     let u = a.underlay.load(true)?;
-    let info = UnderlayInfo::new(&u)?;
+    let info = UnderlayInfo::new(&u);
     match a.format {
         OutputFormat::Json => print!("{}", render_json(&info)),
         OutputFormat::Csv => {
@@ -99,10 +99,20 @@ fn info(a: InfoArgs) -> Result<()> {
             println!("routers       {} (one silo each)", info.routers);
             println!("links         {}", info.links);
             println!("total length  {:.0} km", info.total_length_km);
-            println!(
-                "diameter      {:.0} km, {} hops, {:.1} ms (paper latency model: 0.0085 ms/km + 4 ms)",
-                info.diameter_km, info.diameter_hops, info.diameter_ms
-            );
+            match &info.diameter_bounds {
+                None => println!(
+                    "diameter      {:.0} km, {} hops, {:.1} ms (paper latency model: 0.0085 ms/km + 4 ms)",
+                    info.diameter_km, info.diameter_hops, info.diameter_ms
+                ),
+                Some(b) if b.km_exact => println!(
+                    "diameter      {:.0} km, at least {} hops, {:.1} ms (paper latency model: 0.0085 ms/km + 4 ms; see note)",
+                    info.diameter_km, info.diameter_hops, info.diameter_ms
+                ),
+                Some(b) => println!(
+                    "diameter      {:.0} to {:.0} km, at least {} hops, {:.1} to {:.1} ms (bounds; paper latency model: 0.0085 ms/km + 4 ms; see note)",
+                    info.diameter_km, b.km_upper, info.diameter_hops, info.diameter_ms, b.ms_upper
+                ),
+            }
             if info.links == 0 {
                 println!("capacities    none (no links)");
             } else {

@@ -36,17 +36,19 @@ pub use crate::graph::{failures, Overlay, OverlaySchedule, Protocol};
 /// that fails [`DelayModel::check_finite`] before calling the builders. A
 /// non-finite value that still gets here is stored as `f64::MAX` (never a
 /// panic).
-pub fn silo_matrix(model: &DelayModel, f: impl Fn(usize, usize) -> f64) -> algo::DenseMatrix {
-    algo::DenseMatrix::from_fn_saturating(
-        model.silo_count(),
-        |i, j| {
-            if i == j {
-                0.0
-            } else {
-                f(i, j)
-            }
-        },
-    )
+///
+/// Rows are computed in parallel.
+pub fn silo_matrix(
+    model: &DelayModel,
+    f: impl Fn(usize, usize) -> f64 + Sync,
+) -> algo::DenseMatrix {
+    algo::DenseMatrix::from_fn_saturating_par(model.silo_count(), |i, j| {
+        if i == j {
+            0.0
+        } else {
+            f(i, j)
+        }
+    })
 }
 
 /// The complete overlay: every silo sends to every other.

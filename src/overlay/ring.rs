@@ -51,7 +51,9 @@ pub fn ring(model: &DelayModel) -> Overlay {
 /// the directed cycle time (silo indices in ring order).
 pub fn ring_opt_tour(model: &DelayModel, search: &RingSearch) -> Vec<usize> {
     let d = ring_delays(model);
-    let start = christofides_ring_tour(model);
+    // The Christofides tour on the same delays (not rebuilt: one N x N
+    // matrix less at a time).
+    let start = orient(&d, christofides_tour(&d));
     improve_directed_ring(&d, start, search)
 }
 

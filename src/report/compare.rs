@@ -1,5 +1,8 @@
 //! `fedtopo compare`: build each overlay and compute its cycle time.
 
+use crate::overlay::algo::{
+    christofides_matching_is_exact, EXACT_MATCHING_MAX_NODES, MATCHING_CANDIDATES,
+};
 use serde::Serialize;
 
 use crate::delay::DelayModel;
@@ -28,6 +31,20 @@ pub struct CompareRow {
     /// For schedules (MATCHA): how the cycle time was obtained.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub schedule: Option<ScheduleStats>,
+    /// What was approximated in building this overlay, when anything was
+    /// (RING and ring-opt above the exact-matching limit of Christofides).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub approximation: Option<String>,
+}
+
+/// The approximation made in building `kind` on `n` silos, if any.
+fn approximation(kind: OverlayKind, n: usize) -> Option<String> {
+    let ring = matches!(kind, OverlayKind::Ring | OverlayKind::RingOpt);
+    (ring && !christofides_matching_is_exact(n)).then(|| {
+        format!(
+            "Christofides matching approximated above {EXACT_MATCHING_MAX_NODES} silos (exact blossom on the {MATCHING_CANDIDATES} nearest odd vertices of each, the rest greedy): no 1.5 guarantee"
+        )
+    })
 }
 
 /// Cycle time of an overlay that changes every round (MATCHA).
@@ -90,8 +107,17 @@ pub fn compare_overlays(
     let labels = model.connectivity.placement().labels(underlay);
     let mut rows = Vec::new();
     let mut overlays = Vec::new();
+    // The STAR centre is resolved once (`fastest` times every centre,
+    // O(N^2)), for the build and for the report.
+    let center = kinds
+        .contains(&OverlayKind::Star)
+        .then(|| options.center.resolve(underlay, model));
+    let resolved = BuildOptions {
+        center: center.map_or(options.center.clone(), CenterPolicy::Silo),
+        ..options.clone()
+    };
     for &kind in kinds {
-        let overlay = EvaluatedOverlay::build(kind, underlay, model, options)?;
+        let overlay = EvaluatedOverlay::build(kind, underlay, model, &resolved)?;
         let t = overlay.cycle_time(model)?;
         let degrees = overlay.degree_stats();
         let schedule = match (&t.schedule, overlay.mixing()) {
@@ -117,6 +143,7 @@ pub fn compare_overlays(
                 .map(|&i| labels[i].to_string())
                 .collect(),
             schedule,
+            approximation: approximation(kind, model.silo_count()),
         });
         overlays.push(overlay);
     }
@@ -131,7 +158,7 @@ pub fn compare_overlays(
     }
     let (star_center, star_center_policy) = match star {
         Some(_) => {
-            let c = options.center.resolve(underlay, model);
+            let c = center.unwrap_or_else(|| options.center.resolve(underlay, model));
             let policy = match options.center {
                 CenterPolicy::Load => "load",
                 CenterPolicy::First => "first",

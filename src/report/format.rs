@@ -84,7 +84,18 @@ pub fn render_table(c: &Comparison) -> String {
         ),
         _ => String::new(),
     };
-    format!("{} ({} silos)\n{t}\n{baseline}", c.underlay, c.silos)
+    let notes: String = c
+        .rows
+        .iter()
+        .filter_map(|r| {
+            Some(format!(
+                "note: {}: {}\n",
+                r.overlay,
+                r.approximation.as_ref()?
+            ))
+        })
+        .collect();
+    format!("{} ({} silos)\n{t}\n{baseline}{notes}", c.underlay, c.silos)
 }
 
 #[derive(Serialize)]

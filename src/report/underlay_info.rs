@@ -4,10 +4,9 @@
 //! what loading dropped, merged or approximated.
 
 use serde::Serialize;
-use thiserror::Error;
 
-use crate::connectivity::{Connectivity, ConnectivityOptions};
-use crate::placement::MAX_SILOS;
+use crate::connectivity::ConnectivityOptions;
+use crate::underlay::diameter::{diameter, EXACT_DIAMETER_MAX_ROUTERS};
 use crate::underlay::notes::report_lines;
 use crate::underlay::{EstimatedPosition, Underlay};
 
@@ -24,7 +23,8 @@ pub struct UnderlayInfo {
     pub directed_source: bool,
     /// Sum of the link lengths, km.
     pub total_length_km: f64,
-    /// Largest shortest-path length between two routers, km.
+    /// Largest shortest-path length between two routers, km (the longest
+    /// found, a lower bound, when [`UnderlayInfo::diameter_bounds`] is set).
     pub diameter_km: f64,
     /// Largest hop count of a shortest path.
     pub diameter_hops: u32,
@@ -39,55 +39,80 @@ pub struct UnderlayInfo {
     /// Routers without coordinates whose position was estimated (node,
     /// neighbours averaged, position).
     pub estimated_positions: Vec<EstimatedPosition>,
-    /// What loading changed ([`report_lines`]), and a warning for
-    /// underlays too small to time.
+    /// Above [`EXACT_DIAMETER_MAX_ROUTERS`] routers only: how far the
+    /// diameter values are bounds.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub diameter_bounds: Option<DiameterBounds>,
+    /// What loading changed ([`report_lines`]), a note when the diameter
+    /// is bounded, and a warning for underlays too small to time.
     pub notes: Vec<String>,
 }
 
-/// The underlay is too large for the all-pairs diameter.
-#[derive(Debug, Clone, Error)]
-#[error("{name}: {routers} routers are more than the {MAX_SILOS} whose diameter `underlay info` computes (all-pairs routes need dense router x router matrices, at least 24 bytes x N^2 = {gb:.1} GB here)")]
-pub struct TooLargeForInfo {
-    /// The underlay's name.
-    pub name: String,
-    /// Its number of routers.
-    pub routers: usize,
-    /// Memory the dense matrices would take, GB.
-    pub gb: f64,
+/// How far the diameter of a large underlay is bounded (above
+/// [`EXACT_DIAMETER_MAX_ROUTERS`] routers, see [`crate::underlay::diameter`]):
+/// `diameter_km` and `diameter_ms` are the longest route found,
+/// `diameter_hops` the most hops found.
+#[derive(Debug, Clone, Serialize)]
+pub struct DiameterBounds {
+    /// Upper bound on the longest route, km.
+    pub km_upper: f64,
+    /// Upper bound on its latency, ms.
+    pub ms_upper: f64,
+    /// Whether `diameter_km` is proven exact.
+    pub km_exact: bool,
+    /// Always true: `diameter_hops` is a lower bound.
+    pub hops_lower_bound: bool,
+    /// Sources whose shortest-path tree was computed.
+    pub sources_scanned: usize,
 }
 
 impl UnderlayInfo {
-    /// Summarises `u` (all-pairs shortest paths, so at most
-    /// [`MAX_SILOS`] routers).
-    ///
-    /// # Errors
-    /// [`TooLargeForInfo`] above [`MAX_SILOS`] routers.
-    pub fn new(u: &Underlay) -> Result<Self, TooLargeForInfo> {
+    /// Summarises `u` in memory linear in its size: the diameter is exact
+    /// (every source's shortest-path tree) up to
+    /// [`EXACT_DIAMETER_MAX_ROUTERS`] routers, bounded above that
+    /// ([`UnderlayInfo::diameter_bounds`] and a note say how).
+    pub fn new(u: &Underlay) -> Self {
         let n = u.node_count();
-        if n > MAX_SILOS {
-            return Err(TooLargeForInfo {
-                name: u.name.clone(),
-                routers: n,
-                gb: 24.0 * (n as f64).powi(2) / 1e9,
-            });
-        }
-        let conn = Connectivity::new(u, &ConnectivityOptions::default());
-        let (mut dkm, mut dhops, mut dms) = (0.0f64, 0u32, 0.0f64);
-        for i in 0..n {
-            for j in 0..n {
-                dkm = dkm.max(conn.length_km(i, j));
-                dhops = dhops.max(conn.hops(i, j));
-                dms = dms.max(conn.latency_ms(i, j));
+        let d = diameter(u);
+        let latency = ConnectivityOptions::default();
+        // The latency of a route grows with its length, so the largest
+        // latency is that of the longest route (0 ms with a single router).
+        let ms = |km: f64| {
+            if n < 2 {
+                0.0
+            } else {
+                latency.route_latency_ms(km)
             }
-        }
+        };
+        let (dkm, dhops, dms) = (d.km, d.hops, ms(d.km));
+        let bounds = (!d.all_pairs).then(|| DiameterBounds {
+            km_upper: d.km_upper,
+            ms_upper: ms(d.km_upper),
+            km_exact: d.km_exact(),
+            hops_lower_bound: true,
+            sources_scanned: d.sources,
+        });
         let caps = u.links.iter().map(|l| l.capacity_bps);
         let mut notes = report_lines(u);
+        if let Some(b) = &bounds {
+            notes.push(format!(
+                "diameter from {} of {n} routers' shortest-path trees (all pairs only up to {} routers): {}; hops {} is the most found, a lower bound",
+                b.sources_scanned,
+                EXACT_DIAMETER_MAX_ROUTERS,
+                if b.km_exact {
+                    format!("{dkm:.0} km is exact (every other pair is provably no longer)")
+                } else {
+                    format!("the longest route is between {dkm:.0} and {:.0} km", b.km_upper)
+                },
+                dhops
+            ));
+        }
         if n < 2 {
             notes.push(format!(
                 "only {n} router: compare, simulate, overlay and run refuse it (timing an overlay needs at least 2 silos)"
             ));
         }
-        Ok(UnderlayInfo {
+        UnderlayInfo {
             name: u.name.clone(),
             routers: n,
             links: u.link_count(),
@@ -101,8 +126,9 @@ impl UnderlayInfo {
             max_capacity_bps: caps.fold(0.0, f64::max),
             routers_without_coordinates: u.routers.iter().filter(|r| r.lat_lon.is_none()).count(),
             estimated_positions: u.report.estimated_positions.clone(),
+            diameter_bounds: bounds,
             notes,
-        })
+        }
     }
 }
 
@@ -127,7 +153,7 @@ mod tests {
              edge [ source 0 target 1 ] edge [ source 1 target 2 ]
              edge [ source 0 target 1 ] ]",
         );
-        let info = UnderlayInfo::new(&u).unwrap();
+        let info = UnderlayInfo::new(&u);
         assert_eq!((info.routers, info.links, info.diameter_hops), (3, 2, 2));
         assert!(
             (info.diameter_km - 110.574).abs() < 0.01,
@@ -153,7 +179,7 @@ mod tests {
     #[test]
     fn one_router_gets_a_warning_and_no_capacities() {
         let u = load("graph [ node [ id 0 label \"a\" Latitude 0 Longitude 0 ] ]");
-        let info = UnderlayInfo::new(&u).unwrap();
+        let info = UnderlayInfo::new(&u);
         assert_eq!(info.total_length_km.to_bits(), 0.0f64.to_bits());
         assert_eq!(info.min_capacity_bps, f64::INFINITY);
         assert!(info.notes.last().unwrap().starts_with("only 1 router"));

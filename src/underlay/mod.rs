@@ -6,9 +6,11 @@
 //! [`LoadReport`].
 
 mod build;
+pub mod diameter;
 pub mod geodesy;
 pub mod gml;
 pub mod notes;
+pub mod routes;
 pub mod synthetic;
 
 #[cfg(test)]

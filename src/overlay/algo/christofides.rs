@@ -1,9 +1,17 @@
 //! Christofides tour (\[Marfoq20\] Prop. 3.3 / 3.6, RING overlay): MST + exact minimum
 //! weight perfect matching on the odd-degree vertices + Euler tour +
 //! shortcutting.
+//!
+//! The exact matching (blossom, O(m^3) on the m odd vertices) takes about
+//! 20 s at 2,000 nodes and grows as the cube; above
+//! [`EXACT_MATCHING_MAX_NODES`] nodes the matching is approximate
+//! ([`approx_min_weight_perfect_matching`]): the exact blossom on the
+//! [`MATCHING_CANDIDATES`] nearest odd vertices of each, the rest matched
+//! greedily. Callers report it ([`christofides_matching_is_exact`]).
 
 use std::convert::Infallible;
 
+use rayon::prelude::*;
 use rustworkx_core::max_weight_matching::max_weight_matching;
 use rustworkx_core::petgraph::graph::UnGraph;
 
@@ -20,6 +28,23 @@ use super::{minimum_spanning_tree, DenseMatrix, Edge};
 /// up to `(#pairs) * (w_max - w_min) / 2^40` ms (about `4.5e-13` of the weight
 /// range per matched pair).
 pub const MATCHING_SCALE: f64 = (1_u64 << 40) as f64;
+
+/// Largest number of nodes whose Christofides tour uses the exact
+/// minimum-weight perfect matching (every paper underlay and Topology Zoo
+/// network is far below); larger tours use
+/// [`approx_min_weight_perfect_matching`].
+pub const EXACT_MATCHING_MAX_NODES: usize = 2_000;
+
+/// Candidate partners per odd vertex in the approximate matching: its
+/// nearest odd vertices (by weight).
+pub const MATCHING_CANDIDATES: usize = 12;
+
+/// Whether [`christofides_tour`] on `n` nodes uses the exact matching
+/// (`n <= EXACT_MATCHING_MAX_NODES`); when false its tour is built on an
+/// approximate matching and carries no 1.5 guarantee.
+pub fn christofides_matching_is_exact(n: usize) -> bool {
+    n <= EXACT_MATCHING_MAX_NODES
+}
 
 /// Nodes of odd degree in the graph on `0..n` given by `edges`, increasing.
 fn odd_degree_nodes(n: usize, edges: &[Edge]) -> Vec<usize> {
@@ -88,6 +113,111 @@ pub(crate) fn min_weight_perfect_matching(
     out
 }
 
+/// Blossom matching on the integer-mapped weights of `pairs` (local
+/// indices into `nodes`, `a < b`) with `max_cardinality`; see
+/// [`MATCHING_SCALE`]. Pairs returned as local indices.
+fn blossom(s: &DenseMatrix, nodes: &[usize], pairs: &[(usize, usize)]) -> Vec<(usize, usize)> {
+    let (lo, hi) = pairs
+        .iter()
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), &(a, b)| {
+            let x = s.get(nodes[a], nodes[b]);
+            (lo.min(x), hi.max(x))
+        });
+    let range = hi - lo;
+    let scale = if range > 0.0 {
+        MATCHING_SCALE / range
+    } else {
+        1.0
+    };
+    let m = nodes.len();
+    let mut g = UnGraph::<(), i128>::with_capacity(m, pairs.len());
+    let ids: Vec<_> = (0..m).map(|_| g.add_node(())).collect();
+    for &(a, b) in pairs {
+        let x = s.get(nodes[a], nodes[b]);
+        let int_w = 2 * (1 + ((hi - x) * scale).round() as i128);
+        g.add_edge(ids[a], ids[b], int_w);
+    }
+    max_weight_matching(&g, true, |e| Ok::<i128, Infallible>(*e.weight()), false)
+        .unwrap_or_else(|never| match never {})
+        .into_iter()
+        .collect()
+}
+
+/// An approximate minimum-weight perfect matching of the complete graph on
+/// `nodes` (an even number of distinct indices into the symmetric `s`), for
+/// sets too large for [`min_weight_perfect_matching`]: the exact blossom
+/// matching (maximum cardinality, then minimum weight) of the sparse graph
+/// joining every node to its [`MATCHING_CANDIDATES`] nearest others (ties
+/// by lower index), then the nodes it leaves unmatched paired greedily
+/// (lightest pair first, ties by index). Deterministic; it equals the exact
+/// matching whenever an optimal one uses candidate pairs only (the usual
+/// case on geometric delays) and the sparse graph has a perfect matching,
+/// but nothing bounds its excess in general. Pairs are `(u, v)` with
+/// `u < v`, sorted.
+///
+/// # Panics
+/// If `nodes.len()` is odd.
+pub fn approx_min_weight_perfect_matching(s: &DenseMatrix, nodes: &[usize]) -> Vec<Edge> {
+    let m = nodes.len();
+    assert!(
+        m.is_multiple_of(2),
+        "perfect matching needs an even number of nodes, got {m}"
+    );
+    if m == 0 {
+        return Vec::new();
+    }
+    let k = MATCHING_CANDIDATES.min(m - 1);
+    let mut pairs: Vec<(usize, usize)> = (0..m)
+        .into_par_iter()
+        .flat_map_iter(|a| {
+            let row = s.row(nodes[a]);
+            let mut near: Vec<(f64, usize)> = (0..m)
+                .filter(|&b| b != a)
+                .map(|b| (row[nodes[b]], b))
+                .collect();
+            let by = |x: &(f64, usize), y: &(f64, usize)| x.0.total_cmp(&y.0).then(x.1.cmp(&y.1));
+            if near.len() > k {
+                near.select_nth_unstable_by(k - 1, by);
+                near.truncate(k);
+            }
+            near.into_iter().map(move |(_, b)| (a.min(b), a.max(b)))
+        })
+        .collect();
+    pairs.sort_unstable();
+    pairs.dedup();
+    let mut mate = vec![usize::MAX; m];
+    for (a, b) in blossom(s, nodes, &pairs) {
+        mate[a] = b;
+        mate[b] = a;
+    }
+    let free: Vec<usize> = (0..m).filter(|&a| mate[a] == usize::MAX).collect();
+    if !free.is_empty() {
+        let mut rest: Vec<(f64, usize, usize)> = free
+            .iter()
+            .enumerate()
+            .flat_map(|(x, &a)| free[x + 1..].iter().map(move |&b| (a, b)))
+            .map(|(a, b)| (s.get(nodes[a], nodes[b]), a, b))
+            .collect();
+        rest.sort_unstable_by(|x, y| x.0.total_cmp(&y.0).then((x.1, x.2).cmp(&(y.1, y.2))));
+        for (_, a, b) in rest {
+            if mate[a] == usize::MAX && mate[b] == usize::MAX {
+                mate[a] = b;
+                mate[b] = a;
+            }
+        }
+    }
+    let mut out: Vec<Edge> = (0..m)
+        .filter(|&a| a < mate[a])
+        .map(|a| {
+            let (u, v) = (nodes[a], nodes[mate[a]]);
+            (u.min(v), u.max(v))
+        })
+        .collect();
+    out.sort_unstable();
+    assert_eq!(out.len(), m / 2, "approximate matching is not perfect");
+    out
+}
+
 /// Closed Euler walk of a connected multigraph on `0..n` whose degrees are all
 /// even (Hierholzer, iterative), starting and ending at node 0.
 fn euler_circuit(n: usize, edges: &[Edge]) -> Vec<usize> {
@@ -142,7 +272,16 @@ fn shortcut(n: usize, walk: &[usize]) -> Vec<usize> {
 /// most the symmetrised tour cost (the two orientations sum to twice it), which
 /// is how the RING overlay (\[Marfoq20\] Prop. 3.3 / 3.6) uses it on the arc delays `d_o`.
 /// Deterministic (ties by lowest index).
+///
+/// Above [`EXACT_MATCHING_MAX_NODES`] nodes the matching is approximate
+/// ([`christofides_matching_is_exact`]).
 pub fn christofides_tour(w: &DenseMatrix) -> Vec<usize> {
+    christofides_tour_with(w, EXACT_MATCHING_MAX_NODES)
+}
+
+/// [`christofides_tour`] with the exact-matching limit as a parameter:
+/// exact matching up to `exact_max_nodes` nodes, approximate above.
+pub fn christofides_tour_with(w: &DenseMatrix, exact_max_nodes: usize) -> Vec<usize> {
     let s = w.symmetrized();
     let n = s.n();
     if n == 0 {
@@ -150,7 +289,11 @@ pub fn christofides_tour(w: &DenseMatrix) -> Vec<usize> {
     }
     let mut multigraph = minimum_spanning_tree(&s);
     let odd = odd_degree_nodes(n, &multigraph);
-    multigraph.extend(min_weight_perfect_matching(&s, &odd, false));
+    multigraph.extend(if n <= exact_max_nodes {
+        min_weight_perfect_matching(&s, &odd, false)
+    } else {
+        approx_min_weight_perfect_matching(&s, &odd)
+    });
     let walk = euler_circuit(n, &multigraph);
     let tour = shortcut(n, &walk);
     debug_assert_eq!(tour.len(), n);
@@ -226,6 +369,50 @@ mod tests {
             min_weight_perfect_matching(&s, &[0, 1, 2, 3], true),
             vec![(0, 1), (2, 3)]
         );
+    }
+
+    /// The approximate matching is perfect and, on geometric instances,
+    /// as light as the exact one (the optimum pairs near neighbours).
+    #[test]
+    fn approximate_matching_is_perfect_and_close_to_exact() {
+        let mut r = rng(21);
+        for n in [2, 10, 40, 120] {
+            let w = euclidean(&random_points(n, &mut r));
+            let mut nodes = random_permutation(n, &mut r);
+            nodes.truncate(n - n % 2);
+            let approx = approx_min_weight_perfect_matching(&w, &nodes);
+            let mut covered: Vec<usize> = approx.iter().flat_map(|&(u, v)| [u, v]).collect();
+            covered.sort_unstable();
+            let mut expected = nodes.clone();
+            expected.sort_unstable();
+            assert_eq!(covered, expected);
+            let exact = matching_weight(&w, &min_weight_perfect_matching(&w, &nodes, true));
+            let got = matching_weight(&w, &approx);
+            assert!(
+                got >= exact - 1e-9 && got <= 1.05 * exact + 1e-9,
+                "n={n}: {got} vs {exact}"
+            );
+        }
+    }
+
+    /// Up to the limit the tour is the exact-matching one; forcing the
+    /// approximate matching still gives a tour.
+    #[test]
+    fn exact_below_the_limit_and_approximate_above() {
+        assert!(christofides_matching_is_exact(EXACT_MATCHING_MAX_NODES));
+        assert!(!christofides_matching_is_exact(
+            EXACT_MATCHING_MAX_NODES + 1
+        ));
+        let mut r = rng(22);
+        for n in [5, 60, 150] {
+            let w = euclidean(&random_points(n, &mut r));
+            assert_eq!(
+                christofides_tour(&w),
+                christofides_tour_with(&w, usize::MAX)
+            );
+            let approx = christofides_tour_with(&w, 0);
+            assert!(is_permutation(&approx, n));
+        }
     }
 
     #[test]

@@ -1,5 +1,8 @@
 //! Dense square matrices of delays / weights.
 
+use std::borrow::Cow;
+
+use rayon::prelude::*;
 use thiserror::Error;
 
 /// Errors raised when building a [`DenseMatrix`].
@@ -95,6 +98,21 @@ impl DenseMatrix {
         DenseMatrix { n, data }
     }
 
+    /// [`Self::from_fn_saturating`] with the rows computed in parallel
+    /// (same values: every entry is `f(i, j)` alone).
+    pub fn from_fn_saturating_par(n: usize, f: impl Fn(usize, usize) -> f64 + Sync) -> Self {
+        let mut data = vec![0.0; n.saturating_mul(n)];
+        if n > 0 {
+            data.par_chunks_mut(n).enumerate().for_each(|(i, row)| {
+                for (j, x) in row.iter_mut().enumerate() {
+                    let v = if i == j { 0.0 } else { f(i, j) };
+                    *x = if v.is_finite() { v } else { f64::MAX };
+                }
+            });
+        }
+        DenseMatrix { n, data }
+    }
+
     /// Number of rows (= columns).
     #[inline]
     pub fn n(&self) -> usize {
@@ -139,6 +157,16 @@ impl DenseMatrix {
             }
         }
         Self { n, data }
+    }
+
+    /// This matrix when it is already symmetric (borrowed, no copy), else
+    /// [`Self::symmetrized`]: the same values either way.
+    pub fn symmetric(&self) -> Cow<'_, Self> {
+        if self.is_symmetric() {
+            Cow::Borrowed(self)
+        } else {
+            Cow::Owned(self.symmetrized())
+        }
     }
 
     /// Largest absolute off-diagonal entry (`0.0` if `n < 2`).

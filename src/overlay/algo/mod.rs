@@ -21,7 +21,10 @@ mod matrix;
 mod ring_search;
 mod tree;
 
-pub use christofides::{christofides_tour, MATCHING_SCALE};
+pub use christofides::{
+    approx_min_weight_perfect_matching, christofides_matching_is_exact, christofides_tour,
+    christofides_tour_with, EXACT_MATCHING_MAX_NODES, MATCHING_CANDIDATES, MATCHING_SCALE,
+};
 pub use delta_prim::{delta_prim, delta_prim_symmetric, TieOrder};
 pub use matrix::{DenseMatrix, MatrixError};
 pub use ring_search::{directed_ring_cost, improve_directed_ring, RingSearch};

@@ -26,7 +26,7 @@ pub(super) fn better(w: f64, i: usize, best_w: f64, best_i: usize) -> bool {
 /// Prim adds them; `n - 1` edges (none for `n <= 1`). This is the MST overlay
 /// of \[Marfoq20\] Prop. 3.1.
 pub fn minimum_spanning_tree(w: &DenseMatrix) -> Vec<Edge> {
-    let s = w.symmetrized();
+    let s = w.symmetric();
     let n = s.n();
     if n == 0 {
         return Vec::new();
