@@ -49,6 +49,54 @@ fn csv_is_deterministic_and_consistent() {
     assert!(t["mst"] < t["star"]);
 }
 
+/// RING above the exact-matching limit of Christofides says so in every
+/// format: the CSV's `approximation` column (empty when nothing was
+/// approximated), the JSON row, the table's note.
+#[test]
+fn approximated_ring_is_reported_in_csv_json_and_table() {
+    let big = [
+        "compare",
+        "aws-gaia",
+        "--silos-per-router",
+        "200",
+        "--overlays",
+        "ring,mst",
+    ];
+    let csv_out = fedtopo(&[&big[..], &["--format", "csv"]].concat());
+    assert!(csv_out.status.success(), "{}", stderr(&csv_out));
+    let mut rdr = csv::Reader::from_reader(csv_out.stdout.as_slice());
+    let col = rdr
+        .headers()
+        .unwrap()
+        .iter()
+        .position(|h| h == "approximation")
+        .expect("approximation column");
+    let rows: Vec<csv::StringRecord> = rdr.records().map(Result::unwrap).collect();
+    assert!(
+        rows[0][col].contains("Christofides matching approximated"),
+        "{:?}",
+        rows[0]
+    );
+    assert_eq!(&rows[1][col], "", "MST is exact");
+    let json = fedtopo(&[&big[..], &["--format", "json"]].concat());
+    let v: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
+    assert!(v["rows"][0]["approximation"].is_string());
+    assert!(v["rows"][1].get("approximation").is_none());
+    assert!(stdout(&fedtopo(&big)).contains("approximated"));
+    // Below the limit nothing is approximated.
+    let small = fedtopo(&[
+        "compare",
+        "aws-gaia",
+        "--overlays",
+        "ring",
+        "--format",
+        "csv",
+    ]);
+    let mut rdr = csv::Reader::from_reader(small.stdout.as_slice());
+    let rec = rdr.records().next().unwrap().unwrap();
+    assert_eq!(&rec[col], "");
+}
+
 #[test]
 fn json_output_parses() {
     let o = fedtopo(&[

@@ -123,12 +123,14 @@ struct CsvRow<'a> {
     lambda2: Option<f64>,
     /// Schedules: spectral norm of `E[W^T W] - J/n`.
     rho: Option<f64>,
+    /// What was approximated in building the overlay (empty: nothing).
+    approximation: Option<&'a str>,
 }
 
 /// CSV of a comparison (one row per overlay; the circuit joined by `;`;
 /// for schedules (MATCHA) the sampling basis of `arcs` / `max_degree` and
 /// the schedule's max-plus rate and mixing figures, empty for static
-/// overlays).
+/// overlays; what was approximated, empty when nothing was).
 pub fn render_csv(c: &Comparison) -> String {
     let mut w = csv::Writer::from_writer(Vec::new());
     for r in &c.rows {
@@ -151,6 +153,7 @@ pub fn render_csv(c: &Comparison) -> String {
             matchings: mixing.map(|m| m.matchings),
             lambda2: mixing.map(|m| m.lambda2),
             rho: mixing.map(|m| m.rho),
+            approximation: r.approximation.as_deref(),
         })
         .expect("in-memory CSV");
     }
