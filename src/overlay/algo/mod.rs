@@ -17,6 +17,7 @@
 
 mod christofides;
 mod matrix;
+mod ring_candidates;
 mod ring_search;
 mod tree;
 
