@@ -164,6 +164,7 @@ impl MaxMin {
         }
         f.live = true;
         self.rate[id as usize] = f64::NAN; // reported as changed by the next update
+        self.new_rate[id as usize] = f64::NAN;
         self.bneck[id as usize] = u32::MAX;
         self.dirty.extend_from_slice(res);
         id
@@ -191,6 +192,7 @@ impl MaxMin {
         let mut state = state;
         state.live = false;
         self.rate[f as usize] = 0.0;
+        self.new_rate[f as usize] = 0.0;
         self.flows[f as usize] = state;
         self.free.push(f);
     }
@@ -375,21 +377,17 @@ impl MaxMin {
     #[inline(never)]
     fn check(&mut self, epoch: u64, repoch: u64) {
         let cepoch = self.next_epoch();
-        let rate_of = |s: &Self, g: u32| {
-            if s.flow_mark[g as usize] == epoch {
-                s.new_rate[g as usize]
-            } else {
-                s.rate[g as usize]
-            }
-        };
+        // `new_rate` holds the rate of every flow during an update (the
+        // committed one outside `S`).
+        let rate_of = |s: &Self, g: u32| s.new_rate[g as usize];
         // Load and largest rate of a resource, cached per check.
-        fn stats_of(s: &mut MaxMin, r: u32, cepoch: u64, rate_of: &dyn Fn(&MaxMin, u32) -> f64) {
+        fn stats_of(s: &mut MaxMin, r: u32, cepoch: u64) {
             if s.check_epoch[r as usize] == cepoch {
                 return;
             }
             let (mut load, mut max) = (0.0f64, 0.0f64);
             for &g in &s.on[r as usize] {
-                let x = rate_of(s, g);
+                let x = s.new_rate[g as usize];
                 load += x;
                 max = max.max(x);
             }
@@ -436,7 +434,7 @@ impl MaxMin {
                     if !cap.is_finite() {
                         continue;
                     }
-                    stats_of(self, r2, cepoch, &rate_of);
+                    stats_of(self, r2, cepoch);
                     let load = self.check_load[r2 as usize];
                     let max = self.check_max[r2 as usize];
                     if load >= cap * (1.0 - TOL) && x >= max * (1.0 - TOL) {
