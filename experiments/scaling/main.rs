@@ -95,13 +95,19 @@ fn parse_args() -> Result<Args> {
             "--sizes" => {
                 a.sizes = val()?
                     .split(',')
-                    .map(|s| s.parse().with_context(|| format!("--sizes: bad size {s:?}")))
+                    .map(|s| {
+                        s.parse()
+                            .with_context(|| format!("--sizes: bad size {s:?}"))
+                    })
                     .collect::<Result<_>>()?
             }
             "--stages" => {
                 a.stages = val()?.split(',').map(str::to_string).collect();
                 if let Some(s) = a.stages.iter().find(|s| !STAGES.contains(&s.as_str())) {
-                    bail!("--stages: unknown stage {s:?} (known: {})", STAGES.join(","));
+                    bail!(
+                        "--stages: unknown stage {s:?} (known: {})",
+                        STAGES.join(",")
+                    );
                 }
             }
             "--cap-s" => a.cap_s = val()?.parse().context("--cap-s: seconds")?,
@@ -246,7 +252,13 @@ type Measured = (f64, u64, String);
 /// Runs `--child stage n`, killed after `kill_s`; what it measured or a status.
 fn run_child(a: &Args, stage: &str, n: usize) -> Result<std::result::Result<Measured, String>> {
     let mut cmd = Command::new(std::env::current_exe()?);
-    cmd.args(["--child", stage, &n.to_string(), "--rounds", &a.rounds.to_string()]);
+    cmd.args([
+        "--child",
+        stage,
+        &n.to_string(),
+        "--rounds",
+        &a.rounds.to_string(),
+    ]);
     if let Some(r) = a.routers {
         cmd.args(["--routers", &r.to_string()]);
     }
@@ -269,7 +281,10 @@ fn run_child(a: &Args, stage: &str, n: usize) -> Result<std::result::Result<Meas
                 return Ok(Err(format!("failed: {}", err.trim().replace(',', ";"))));
             }
             let mut f = out.trim().splitn(3, ' ');
-            let secs = f.next().and_then(|s| s.parse().ok()).context("child output")?;
+            let secs = f
+                .next()
+                .and_then(|s| s.parse().ok())
+                .context("child output")?;
             let kib = f.next().and_then(|s| s.parse().ok()).unwrap_or(0);
             let detail = f.next().unwrap_or("").replace(',', ";");
             return Ok(Ok((secs, kib, detail)));
@@ -297,7 +312,10 @@ fn main() -> Result<()> {
         for &n in &a.sizes {
             let routers = a.routers.unwrap_or(n);
             if let Some(m) = over_cap {
-                eprintln!("{stage:>12} N={n:>6}: skipped (took > {} s at N={m})", a.cap_s);
+                eprintln!(
+                    "{stage:>12} N={n:>6}: skipped (took > {} s at N={m})",
+                    a.cap_s
+                );
                 csv += &format!("{stage},{n},{routers},skipped,,,\n");
                 continue;
             }

@@ -456,9 +456,7 @@ impl MaxMin {
                     for k in 0..self.flows[g as usize].res.len() {
                         let r2 = self.flows[g as usize].res[k];
                         for &h in &self.on[r2 as usize] {
-                            if self.flow_mark[h as usize] != epoch
-                                && self.rate[h as usize] > x
-                            {
+                            if self.flow_mark[h as usize] != epoch && self.rate[h as usize] > x {
                                 self.grow.push(h);
                             }
                         }

@@ -54,7 +54,12 @@ impl Candidates {
         for &a in nodes {
             let row = d.row(a);
             scratch.clear();
-            scratch.extend(nodes.iter().filter(|&&c| c != a).map(|&c| (row[c], c as u32)));
+            scratch.extend(
+                nodes
+                    .iter()
+                    .filter(|&&c| c != a)
+                    .map(|&c| (row[c], c as u32)),
+            );
             pick(&mut scratch, &mut out);
             scratch.clear();
             scratch.extend(
@@ -65,12 +70,7 @@ impl Candidates {
             );
             pick(&mut scratch, &mut into);
         }
-        Self {
-            k,
-            slot,
-            out,
-            into,
-        }
+        Self { k, slot, out, into }
     }
 
     /// The `k` nearest successors of node `a` (by `d(a, c)`).
@@ -85,7 +85,6 @@ impl Candidates {
         &self.into[s..s + self.k]
     }
 }
-
 
 /// A move in coordinates relative to a base position `b` (`t_r` = the node
 /// at position `b + r`, cyclically; `m` nodes).
@@ -543,7 +542,11 @@ mod tests {
             count += 1;
         }
         let avg = sum / f64::from(count);
-        println!("candidate vs full scan: avg gap {:.3}%, worst {:.3}%", 100.0 * avg, 100.0 * worst);
+        println!(
+            "candidate vs full scan: avg gap {:.3}%, worst {:.3}%",
+            100.0 * avg,
+            100.0 * worst
+        );
         assert!(avg < 0.02, "avg gap {avg}");
         assert!(worst < 0.06, "worst gap {worst}");
     }
