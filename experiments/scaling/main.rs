@@ -5,7 +5,7 @@
 //! ```text
 //! cargo run --release --example scaling -- [--out DIR] [--sizes 100,200,...]
 //!     [--stages underlay,star,...] [--cap-s 120] [--kill-s 900] [--rounds 100]
-//!     [--routers same|K]
+//!     [--routers same|K] [--ring-full-scan] [--plot-only]
 //! ```
 //!
 //! Every (stage, N) runs in a child process (this binary with `--child`), so
@@ -72,6 +72,8 @@ struct Args {
     routers: Option<usize>,
     /// `ring-opt` by the historical full scan at every size.
     full_scan: bool,
+    /// Only redraw `scaling.svg` from `results.csv`.
+    plot_only: bool,
     child: Option<(String, usize)>,
 }
 
@@ -85,6 +87,7 @@ fn parse_args() -> Result<Args> {
         rounds: 100,
         routers: None,
         full_scan: false,
+        plot_only: false,
         child: None,
     };
     let mut it = std::env::args().skip(1);
@@ -122,6 +125,7 @@ fn parse_args() -> Result<Args> {
                 }
             }
             "--ring-full-scan" => a.full_scan = true,
+            "--plot-only" => a.plot_only = true,
             "--child" => {
                 let stage = val()?;
                 let n = val()?.parse().context("--child STAGE N")?;
@@ -304,6 +308,26 @@ fn main() -> Result<()> {
         return child(&a, stage, *n);
     }
     std::fs::create_dir_all(&a.out)?;
+    if a.plot_only {
+        let text = std::fs::read_to_string(a.out.join("results.csv"))?;
+        let mut series: Vec<Series> = Vec::new();
+        for line in text.lines().skip(1) {
+            let f: Vec<&str> = line.split(',').collect();
+            if f.len() < 5 || f[3] != "ok" {
+                continue;
+            }
+            let n: f64 = f[1].parse().context("results.csv: silos")?;
+            let secs: f64 = f[4].parse().context("results.csv: seconds")?;
+            match series.iter_mut().find(|s| s.name == f[0]) {
+                Some(s) => s.points.push((n, secs.max(1e-4))),
+                None => series.push(Series {
+                    name: f[0].to_string(),
+                    points: vec![(n, secs.max(1e-4))],
+                }),
+            }
+        }
+        return plot(&a, &series);
+    }
     let mut csv = String::from("stage,silos,routers,status,seconds,peak_mib,detail\n");
     let mut series = Vec::new();
     for stage in &a.stages {
@@ -342,6 +366,13 @@ fn main() -> Result<()> {
             points,
         });
     }
+    plot(&a, &series)?;
+    eprintln!("wrote {}", a.out.join("results.csv").display());
+    Ok(())
+}
+
+/// Writes `scaling.svg` (log-log).
+fn plot(a: &Args, series: &[Series]) -> Result<()> {
     let svg = line_plot(
         "Time per stage vs number of silos",
         &Axes {
@@ -351,10 +382,9 @@ fn main() -> Result<()> {
             log_y: true,
             x_bandwidth: false,
         },
-        &series,
+        series,
     )
     .map_err(anyhow::Error::msg)?;
     std::fs::write(a.out.join("scaling.svg"), svg)?;
-    eprintln!("wrote {}", a.out.join("results.csv").display());
     Ok(())
 }
