@@ -10,6 +10,9 @@
 //!   within 400 km, 1 Gbit/s core and access), 100 rounds, on the RING
 //!   (Christofides, built once: ~16 s of setup) and on the MST (sparse,
 //!   1998 arcs). Needs no `../shared`.
+//! * `flow_rgg/..._plain_ring_...`: the flow model's worst case on the same
+//!   scenario: the directed ring in plain silo order (consecutive silos sit
+//!   on unrelated routers, so every route is long and shared), 100 rounds.
 //! * `queue/*`: raw schedule + pop of the event queue.
 //!
 //! Needs `../shared/underlays/paper/sprint.gml` (skips sprint otherwise).
@@ -70,6 +73,14 @@ fn flow_rgg(c: &mut Criterion) {
             |b| b.iter(|| replay(&o, &m, &mut FlowNetwork::new(&m), &opts).unwrap()),
         );
     }
+    let plain = circulant(1000, &[1]);
+    let events = replay(&plain, &m, &mut FlowNetwork::new(&m), &opts)
+        .unwrap()
+        .events;
+    g.throughput(Throughput::Elements(events));
+    g.bench_function("1000_silos_300_routers_plain_ring_100_rounds", |b| {
+        b.iter(|| replay(&plain, &m, &mut FlowNetwork::new(&m), &opts).unwrap())
+    });
     g.finish();
 }
 

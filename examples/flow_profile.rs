@@ -96,4 +96,13 @@ fn main() {
         net.stats()
     );
     println!("allocator: {:?}", net.allocator_stats());
+    // FNV-1a over the bits of every t_i(k): equal digests = bit-identical runs.
+    let digest = r
+        .starts
+        .iter()
+        .flatten()
+        .fold(0xcbf2_9ce4_8422_2325u64, |h, t| {
+            (h ^ t.to_bits()).wrapping_mul(0x0000_0100_0000_01b3)
+        });
+    println!("digest of every t_i(k): {digest:016x}");
 }

@@ -15,6 +15,10 @@
 # `solve_s` / `solve s` column is wall-clock and is left out of the diff).
 # Experiments that need `--features train` (fig2-wallclock, table10-training,
 # dcliques convergence, init-gain/train, learn-torch-*) are not rerun.
+# Only the experiments listed in EXPERIMENTS below are compared: an
+# experiment whose outputs are wall-clock measurements (experiments/scaling:
+# times and peak memory vs N) is left out on purpose, it is not
+# byte-reproducible.
 #
 # Usage: scripts/check-experiments.sh [--slow] [--profile NAME | --bin PATH] [--keep]
 #   --profile NAME: cargo profile to build with (default release; CI uses
@@ -133,7 +137,8 @@ timed() {
   printf '%-32s %3ds\n' "$label" $((SECONDS - start))
 }
 
-# 1. experiment files
+# 1. experiment files (an explicit list: timing experiments such as
+# experiments/scaling are deliberately not in it)
 EXPERIMENTS=(
   throughput-tables
   fig3-access-sweep

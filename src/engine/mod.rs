@@ -16,9 +16,13 @@
 //! [`EventId`]). Runs are therefore deterministic.
 //!
 //! # Cancellation
-//! [`Scheduler::cancel`] is O(1): a cancelled event stays in the heap and is
-//! skipped when it reaches the top (lazy deletion). One bit per event ever
-//! scheduled records "fired or cancelled".
+//! [`Scheduler::cancel`] is amortised O(1): a cancelled event stays in the
+//! heap and is skipped when it reaches the top (lazy deletion). One bit per
+//! event ever scheduled records "fired or cancelled". When cancelled entries
+//! outnumber the pending events (plus a slack of 1024), the heap is rebuilt
+//! without them (`O(heap)`, paid for by those cancellations), so a model
+//! that re-times its events often (the flow model) keeps a small heap. The
+//! pop order is a total order on (time, id), so compaction never changes it.
 //!
 //! ```
 //! use fedtopo::engine::{run, Handler, Scheduler};
@@ -186,6 +190,11 @@ impl<E> Scheduler<E> {
         }
         self.mark_done(id.0);
         self.pending -= 1;
+        if self.heap.len() > 2 * self.pending + 1024 {
+            let done = &self.done;
+            self.heap
+                .retain(|e| done[(e.id / 64) as usize] & (1 << (e.id % 64)) == 0);
+        }
         true
     }
 

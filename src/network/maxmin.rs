@@ -41,11 +41,6 @@ struct FlowState {
     res: Vec<u32>,
     /// Position of this flow in `on[res[k]]`.
     pos: Vec<u32>,
-    /// Current rate, bit/s.
-    rate: f64,
-    /// A bottleneck resource of the flow in the current allocation
-    /// (`u32::MAX`: none, e.g. an infinite rate).
-    bneck: u32,
     live: bool,
 }
 
@@ -69,6 +64,12 @@ pub struct MaxMin {
     /// Live flows on every resource.
     on: Vec<Vec<u32>>,
     flows: Vec<FlowState>,
+    /// Current rate of every flow, bit/s (by flow id; a separate array so
+    /// that the scans over a resource's flows stay in cache).
+    rate: Vec<f64>,
+    /// A bottleneck resource of every flow in the current allocation
+    /// (`u32::MAX`: none, e.g. an infinite rate).
+    bneck: Vec<u32>,
     free: Vec<u32>,
     /// Resources touched since the last update.
     dirty: Vec<u32>,
@@ -93,6 +94,9 @@ pub struct MaxMin {
     check_load: Vec<f64>,
     check_max: Vec<f64>,
     grow: Vec<u32>,
+    /// Local resource indices re-keyed after a bottleneck's flows froze.
+    touched: Vec<u32>,
+    touched_mark: Vec<bool>,
     /// Re-fill every live flow at each update (reference mode).
     full: bool,
 }
@@ -139,6 +143,8 @@ impl MaxMin {
             Some(id) => id,
             None => {
                 self.flows.push(FlowState::default());
+                self.rate.push(0.0);
+                self.bneck.push(u32::MAX);
                 self.flow_mark.push(0);
                 self.flow_checked.push(0);
                 self.new_rate.push(0.0);
@@ -156,9 +162,10 @@ impl MaxMin {
             f.pos.push(list.len() as u32);
             list.push(id);
         }
-        f.rate = f64::NAN; // reported as changed by the next update
-        f.bneck = u32::MAX;
         f.live = true;
+        self.rate[id as usize] = f64::NAN; // reported as changed by the next update
+        self.new_rate[id as usize] = f64::NAN;
+        self.bneck[id as usize] = u32::MAX;
         self.dirty.extend_from_slice(res);
         id
     }
@@ -184,7 +191,8 @@ impl MaxMin {
         // Keep the vectors' allocations for reuse.
         let mut state = state;
         state.live = false;
-        state.rate = 0.0;
+        self.rate[f as usize] = 0.0;
+        self.new_rate[f as usize] = 0.0;
         self.flows[f as usize] = state;
         self.free.push(f);
     }
@@ -192,7 +200,7 @@ impl MaxMin {
     /// Current rate of flow `f`, bit/s (infinite when it crosses only
     /// infinite-capacity resources).
     pub fn rate(&self, f: u32) -> BitsPerSec {
-        self.flows[f as usize].rate
+        self.rate[f as usize]
     }
 
     /// Resources of flow `f`.
@@ -266,11 +274,10 @@ impl MaxMin {
             }
         }
         for &f in &self.s_list {
-            let st = &mut self.flows[f as usize];
-            st.bneck = self.new_bneck[f as usize];
+            self.bneck[f as usize] = self.new_bneck[f as usize];
             let r = self.new_rate[f as usize];
-            if r != st.rate {
-                st.rate = r;
+            if r != self.rate[f as usize] {
+                self.rate[f as usize] = r;
                 self.changed.push(f);
             }
         }
@@ -279,6 +286,7 @@ impl MaxMin {
     }
 
     /// Step 2: progressive filling of `S` on the residual capacities of `R`.
+    #[inline(never)]
     fn fill_s(&mut self, epoch: u64) -> u64 {
         self.stats.passes += 1;
         self.stats.flows_filled += self.s_list.len() as u64;
@@ -308,7 +316,7 @@ impl MaxMin {
                 if self.flow_mark[g as usize] == epoch {
                     cnt += 1;
                 } else {
-                    rem -= self.flows[g as usize].rate;
+                    rem -= self.rate[g as usize];
                 }
             }
             self.residual.push(rem.max(0.0));
@@ -321,8 +329,15 @@ impl MaxMin {
                     .set(k as u32, self.residual[k] / f64::from(self.count[k]));
             }
         }
+        // Resources whose share changed while freezing the flows of one
+        // bottleneck: re-keyed once, after that bottleneck's flows (the pop
+        // order is a total order on (share, index), so deferring the
+        // re-keying does not change it).
+        self.touched_mark.clear();
+        self.touched_mark.resize(nr, false);
         while let Some((k, share)) = self.heap.pop() {
             let r = self.r_list[k as usize];
+            self.touched.clear();
             for idx in 0..self.on[r as usize].len() {
                 let f = self.on[r as usize][idx];
                 if self.flow_mark[f as usize] != epoch || self.frozen[f as usize] {
@@ -335,16 +350,22 @@ impl MaxMin {
                     let k2 = self.res_local[r2 as usize] as usize;
                     self.residual[k2] = (self.residual[k2] - share).max(0.0);
                     self.count[k2] -= 1;
-                    if k2 as u32 != k {
-                        if self.count[k2] > 0 {
-                            if self.residual[k2].is_finite() {
-                                self.heap
-                                    .set(k2 as u32, self.residual[k2] / f64::from(self.count[k2]));
-                            }
-                        } else {
-                            self.heap.remove(k2 as u32);
-                        }
+                    if k2 as u32 != k && !self.touched_mark[k2] {
+                        self.touched_mark[k2] = true;
+                        self.touched.push(k2 as u32);
                     }
+                }
+            }
+            for &k2 in &self.touched {
+                let k2 = k2 as usize;
+                self.touched_mark[k2] = false;
+                if self.count[k2] > 0 {
+                    if self.residual[k2].is_finite() {
+                        self.heap
+                            .set(k2 as u32, self.residual[k2] / f64::from(self.count[k2]));
+                    }
+                } else {
+                    self.heap.remove(k2 as u32);
                 }
             }
         }
@@ -353,23 +374,20 @@ impl MaxMin {
 
     /// Step 3: bottleneck check on every flow of a resource of `R`; flows to
     /// add to `S` go to `self.grow`.
+    #[inline(never)]
     fn check(&mut self, epoch: u64, repoch: u64) {
         let cepoch = self.next_epoch();
-        let rate_of = |s: &Self, g: u32| {
-            if s.flow_mark[g as usize] == epoch {
-                s.new_rate[g as usize]
-            } else {
-                s.flows[g as usize].rate
-            }
-        };
+        // `new_rate` holds the rate of every flow during an update (the
+        // committed one outside `S`).
+        let rate_of = |s: &Self, g: u32| s.new_rate[g as usize];
         // Load and largest rate of a resource, cached per check.
-        fn stats_of(s: &mut MaxMin, r: u32, cepoch: u64, rate_of: &dyn Fn(&MaxMin, u32) -> f64) {
+        fn stats_of(s: &mut MaxMin, r: u32, cepoch: u64) {
             if s.check_epoch[r as usize] == cepoch {
                 return;
             }
             let (mut load, mut max) = (0.0f64, 0.0f64);
             for &g in &s.on[r as usize] {
-                let x = rate_of(s, g);
+                let x = s.new_rate[g as usize];
                 load += x;
                 max = max.max(x);
             }
@@ -393,7 +411,7 @@ impl MaxMin {
                 let b = if in_s {
                     self.new_bneck[g as usize]
                 } else {
-                    self.flows[g as usize].bneck
+                    self.bneck[g as usize]
                 };
                 // A recorded bottleneck outside R is still one: neither its
                 // load nor its flows' rates changed.
@@ -416,7 +434,7 @@ impl MaxMin {
                     if !cap.is_finite() {
                         continue;
                     }
-                    stats_of(self, r2, cepoch, &rate_of);
+                    stats_of(self, r2, cepoch);
                     let load = self.check_load[r2 as usize];
                     let max = self.check_max[r2 as usize];
                     if load >= cap * (1.0 - TOL) && x >= max * (1.0 - TOL) {
@@ -428,7 +446,7 @@ impl MaxMin {
                     if in_s {
                         self.new_bneck[g as usize] = found;
                     } else {
-                        self.flows[g as usize].bneck = found;
+                        self.bneck[g as usize] = found;
                     }
                     continue;
                 }
@@ -438,9 +456,7 @@ impl MaxMin {
                     for k in 0..self.flows[g as usize].res.len() {
                         let r2 = self.flows[g as usize].res[k];
                         for &h in &self.on[r2 as usize] {
-                            if self.flow_mark[h as usize] != epoch
-                                && self.flows[h as usize].rate > x
-                            {
+                            if self.flow_mark[h as usize] != epoch && self.rate[h as usize] > x {
                                 self.grow.push(h);
                             }
                         }

@@ -9,7 +9,11 @@
 //!
 //! `ring-opt`: the RING improved by local search (Or-opt, 2-opt and
 //! segment-exchange 3-opt moves) directly on the asymmetric arc delays,
-//! i.e. on the directed cycle time. Never worse than RING.
+//! i.e. on the directed cycle time. Never worse than RING. Up to
+//! `RingSearch::full_scan_max` (400) silos, which covers every paper
+//! underlay, every neighbourhood is scanned in full; above, the moves are
+//! searched through candidate lists (the `k = 10` nearest successors and
+//! predecessors of each silo) with don't-look bits.
 
 use crate::delay::DelayModel;
 use crate::overlay::algo::{

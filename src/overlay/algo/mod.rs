@@ -18,6 +18,7 @@
 mod christofides;
 mod delta_prim;
 mod matrix;
+mod ring_candidates;
 mod ring_search;
 mod tree;
 

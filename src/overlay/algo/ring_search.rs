@@ -2,6 +2,7 @@
 //! delays `d_o`, \[Marfoq20\] Prop. 3.3 / 3.6): the cycle time of a directed ring is
 //! `directed_ring_cost / N`, so minimising the ring cost maximises throughput.
 
+use super::ring_candidates::candidate_search;
 use super::DenseMatrix;
 
 /// Options of [`improve_directed_ring`].
@@ -15,6 +16,15 @@ pub struct RingSearch {
     pub use_two_opt: bool,
     /// Pure asymmetric 3-opt: exchange two adjacent segments, no reversal.
     pub use_three_opt: bool,
+    /// Rings of at most this many nodes are searched by full scans of every
+    /// neighbourhood (the historical search, `O(N^3)` per pass); larger ones
+    /// by candidate lists ([`RingSearch::candidates`]). The default, 400,
+    /// covers every paper underlay (Sprint: 315 silos).
+    pub full_scan_max: usize,
+    /// Size `k` of the candidate lists above [`RingSearch::full_scan_max`]:
+    /// a move is tried only when a new arc joins a node to one of its `k`
+    /// nearest successors or predecessors (by arc delay).
+    pub candidates: usize,
 }
 
 impl Default for RingSearch {
@@ -24,6 +34,8 @@ impl Default for RingSearch {
             use_or_opt: true,
             use_two_opt: true,
             use_three_opt: true,
+            full_scan_max: 400,
+            candidates: 10,
         }
     }
 }
@@ -51,6 +63,11 @@ pub fn directed_ring_cost(d: &DenseMatrix, tour: &[usize]) -> f64 {
 /// 3-opt scans a tour-ordered copy of `d`. A full pass costs `O(N^2)` for
 /// Or-opt and 2-opt and `O(N^3)` for 3-opt.
 ///
+/// Above `opts.full_scan_max` nodes the same moves are searched through
+/// candidate lists with don't-look bits instead (`O(N k^2)` per pass, see
+/// `ring_candidates.rs`); the result is then a local optimum of the
+/// candidate neighbourhood only.
+///
 /// `tour` is a sequence of distinct nodes of `d` (usually a permutation of
 /// `0..n`, e.g. from [`super::christofides_tour`]). The result is a rotation of
 /// the improved cycle, and its cost is never above the input's.
@@ -64,6 +81,14 @@ pub fn improve_directed_ring(d: &DenseMatrix, tour: Vec<usize>, opts: &RingSearc
         return start;
     }
     let start_cost = directed_ring_cost(d, &start);
+    if start.len() > opts.full_scan_max {
+        let out = candidate_search(d, start.clone(), opts);
+        return if directed_ring_cost(d, &out) <= start_cost {
+            out
+        } else {
+            start
+        };
+    }
     let mut search = Search::new(d, start.clone());
     for _ in 0..opts.max_rounds {
         let improved = (opts.use_or_opt && search.or_opt())
@@ -610,6 +635,9 @@ mod tests {
                 use_or_opt: it % 2 == 0,
                 use_two_opt: (it / 2) % 2 == 0,
                 use_three_opt: (it / 4) % 2 == 0,
+                // Half of the instances through the candidate search.
+                full_scan_max: if it % 8 < 4 { 400 } else { 3 },
+                candidates: 1 + it % 12,
             };
             let input = if it % 3 == 0 {
                 christofides_tour(&d)
