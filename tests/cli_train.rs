@@ -244,32 +244,24 @@ fn design_verify_trains_probes_and_the_top_candidates() {
             None => assert!(rounds.is_empty()),
         }
     }
-    // Options design sets itself are refused after `--`.
-    let o = fedtopo(&[
-        "design",
-        "aws-gaia",
-        "--out",
-        out.to_str().unwrap(),
-        "--verify",
-        "--",
-        "--out",
-        "/tmp/x",
-    ]);
-    assert!(!o.status.success());
-    assert!(String::from_utf8_lossy(&o.stderr).contains("give no --out after `--`"));
-    // Without a target there is nothing to rank by: refused before training.
-    let o = fedtopo(&[
-        "design",
-        "aws-gaia",
-        "--out",
-        out.to_str().unwrap(),
-        "--verify",
-        "--",
-        "--rounds",
-        "5",
-    ]);
-    assert!(!o.status.success());
-    assert!(String::from_utf8_lossy(&o.stderr).contains("give --target-acc ACC or --target-loss"));
+    // Refused before any training, with the reason: options design sets
+    // itself after `--`, and no target (nothing to rank by).
+    let refused = |train_options: &[&str], reason: &str| {
+        let dir = out.to_str().unwrap();
+        let args = [
+            &["design", "aws-gaia", "--out", dir, "--verify", "--"],
+            train_options,
+        ]
+        .concat();
+        let o = fedtopo(&args);
+        assert!(!o.status.success());
+        assert!(
+            String::from_utf8_lossy(&o.stderr).contains(reason),
+            "{reason}"
+        );
+    };
+    refused(&["--out", "/tmp/x"], "give no --out after `--`");
+    refused(&["--rounds", "5"], "give --target-acc ACC or --target-loss");
 }
 
 /// The trained binary starts by itself: libtorch's directory is its run

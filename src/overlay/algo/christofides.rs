@@ -81,26 +81,10 @@ pub(crate) fn min_weight_perfect_matching(
     if m == 0 {
         return Vec::new();
     }
-    let pairs = || (0..m).flat_map(move |a| ((a + 1)..m).map(move |b| (a, b)));
-    let (lo, hi) = pairs().fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), (a, b)| {
-        let x = s.get(nodes[a], nodes[b]);
-        (lo.min(x), hi.max(x))
-    });
-    let range = hi - lo;
-    let scale = if range > 0.0 {
-        MATCHING_SCALE / range
-    } else {
-        1.0
-    };
-    let mut g = UnGraph::<(), i128>::with_capacity(m, m * (m - 1) / 2);
-    let ids: Vec<_> = (0..m).map(|_| g.add_node(())).collect();
-    for (a, b) in pairs() {
-        let x = s.get(nodes[a], nodes[b]);
-        let int_w = 2 * (1 + ((hi - x) * scale).round() as i128);
-        g.add_edge(ids[a], ids[b], int_w);
-    }
-    let matched = max_weight_matching(&g, true, |e| Ok::<i128, Infallible>(*e.weight()), verify)
-        .unwrap_or_else(|never| match never {});
+    let pairs: Vec<(usize, usize)> = (0..m)
+        .flat_map(|a| ((a + 1)..m).map(move |b| (a, b)))
+        .collect();
+    let matched = blossom(s, nodes, &pairs, verify);
     let mut out: Vec<Edge> = matched
         .into_iter()
         .map(|(a, b)| {
@@ -115,8 +99,14 @@ pub(crate) fn min_weight_perfect_matching(
 
 /// Blossom matching on the integer-mapped weights of `pairs` (local
 /// indices into `nodes`, `a < b`) with `max_cardinality`; see
-/// [`MATCHING_SCALE`]. Pairs returned as local indices.
-fn blossom(s: &DenseMatrix, nodes: &[usize], pairs: &[(usize, usize)]) -> Vec<(usize, usize)> {
+/// [`MATCHING_SCALE`]. Pairs returned as local indices. `verify`: check
+/// the optimality certificate (tests).
+fn blossom(
+    s: &DenseMatrix,
+    nodes: &[usize],
+    pairs: &[(usize, usize)],
+    verify: bool,
+) -> Vec<(usize, usize)> {
     let (lo, hi) = pairs
         .iter()
         .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), &(a, b)| {
@@ -137,7 +127,7 @@ fn blossom(s: &DenseMatrix, nodes: &[usize], pairs: &[(usize, usize)]) -> Vec<(u
         let int_w = 2 * (1 + ((hi - x) * scale).round() as i128);
         g.add_edge(ids[a], ids[b], int_w);
     }
-    max_weight_matching(&g, true, |e| Ok::<i128, Infallible>(*e.weight()), false)
+    max_weight_matching(&g, true, |e| Ok::<i128, Infallible>(*e.weight()), verify)
         .unwrap_or_else(|never| match never {})
         .into_iter()
         .collect()
@@ -186,7 +176,7 @@ pub fn approx_min_weight_perfect_matching(s: &DenseMatrix, nodes: &[usize]) -> V
     pairs.sort_unstable();
     pairs.dedup();
     let mut mate = vec![usize::MAX; m];
-    for (a, b) in blossom(s, nodes, &pairs) {
+    for (a, b) in blossom(s, nodes, &pairs, false) {
         mate[a] = b;
         mate[b] = a;
     }
