@@ -72,6 +72,24 @@ pub struct Clock {
     network: NetworkKind,
 }
 
+impl Clock {
+    /// Times the next round `k = self.round` on its overlay and advances
+    /// `round` and `now_ms`; returns `t(k+1)`, ms since the start.
+    fn next_round(&mut self) -> PyResult<Vec<f64>> {
+        let k = self.round;
+        let t = self
+            .cell
+            .with_dependent_mut(|o, clock| {
+                let overlay = o.rounds.round(k);
+                clock.round_end_times(k, &overlay)
+            })
+            .map_err(|e| value_error(&e))?;
+        self.round += 1;
+        self.now_ms = t.iter().copied().fold(self.now_ms, f64::max);
+        Ok(t)
+    }
+}
+
 #[pymethods]
 impl Clock {
     /// A clock for `overlay` on `net`, every silo at time 0 ms.
@@ -156,16 +174,7 @@ impl Clock {
     /// time (ms since the start) at which each silo finished it, as a NumPy
     /// array (one entry per silo, in `net.silos` order).
     fn step<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        let k = self.round;
-        let t = self
-            .cell
-            .with_dependent_mut(|o, clock| {
-                let overlay = o.rounds.round(k);
-                clock.round_end_times(k, &overlay)
-            })
-            .map_err(|e| value_error(&e))?;
-        self.round += 1;
-        self.now_ms = t.iter().copied().fold(self.now_ms, f64::max);
+        let t = self.next_round()?;
         // A writable float64 array over a copy of the times (a bytearray):
         // ~1 µs, a third of `numpy.asarray(list)`.
         let bytes: Vec<u8> = t.iter().flat_map(|x| x.to_ne_bytes()).collect();
@@ -181,16 +190,7 @@ impl Clock {
             return Err(PyValueError::new_err("advance: rounds must be at least 1"));
         }
         for _ in 1..rounds {
-            let k = self.round;
-            let t = self
-                .cell
-                .with_dependent_mut(|o, clock| {
-                    let overlay = o.rounds.round(k);
-                    clock.round_end_times(k, &overlay)
-                })
-                .map_err(|e| value_error(&e))?;
-            self.round += 1;
-            self.now_ms = t.iter().copied().fold(self.now_ms, f64::max);
+            self.next_round()?;
         }
         self.step(py)
     }
