@@ -70,6 +70,11 @@ pub struct MaxMin {
     /// A bottleneck resource of every flow in the current allocation
     /// (`u32::MAX`: none, e.g. an infinite rate).
     bneck: Vec<u32>,
+    /// Flows whose recorded bottleneck is each resource, and the position
+    /// of every flow in its list: the check visits only the flows whose
+    /// bottleneck the update touched.
+    bneck_of: Vec<Vec<u32>>,
+    bneck_pos: Vec<u32>,
     free: Vec<u32>,
     /// Resources touched since the last update.
     dirty: Vec<u32>,
@@ -77,7 +82,6 @@ pub struct MaxMin {
     // Scratch, indexed by flow / resource id, reused across updates.
     epoch: u64,
     flow_mark: Vec<u64>,
-    flow_checked: Vec<u64>,
     res_mark: Vec<u64>,
     /// Resource -> local index in `r_list` (valid when `res_mark == epoch`).
     res_local: Vec<u32>,
@@ -94,6 +98,8 @@ pub struct MaxMin {
     check_load: Vec<f64>,
     check_max: Vec<f64>,
     grow: Vec<u32>,
+    /// Flows the check visits.
+    candidates: Vec<u32>,
     /// Local resource indices re-keyed after a bottleneck's flows froze.
     touched: Vec<u32>,
     touched_mark: Vec<bool>,
@@ -117,6 +123,7 @@ impl MaxMin {
     pub fn add_resource(&mut self, cap: BitsPerSec) -> u32 {
         self.cap.push(cap);
         self.on.push(Vec::new());
+        self.bneck_of.push(Vec::new());
         self.res_mark.push(0);
         self.res_local.push(0);
         self.check_epoch.push(0);
@@ -145,8 +152,8 @@ impl MaxMin {
                 self.flows.push(FlowState::default());
                 self.rate.push(0.0);
                 self.bneck.push(u32::MAX);
+                self.bneck_pos.push(0);
                 self.flow_mark.push(0);
-                self.flow_checked.push(0);
                 self.new_rate.push(0.0);
                 self.new_bneck.push(u32::MAX);
                 self.frozen.push(false);
@@ -165,13 +172,14 @@ impl MaxMin {
         f.live = true;
         self.rate[id as usize] = f64::NAN; // reported as changed by the next update
         self.new_rate[id as usize] = f64::NAN;
-        self.bneck[id as usize] = u32::MAX;
+        self.set_bneck(id, u32::MAX);
         self.dirty.extend_from_slice(res);
         id
     }
 
     /// Removes flow `f` (its resources are re-allocated at the next update).
     pub fn remove(&mut self, f: u32) {
+        self.set_bneck(f, u32::MAX);
         let state = std::mem::take(&mut self.flows[f as usize]);
         assert!(state.live, "removing a dead flow");
         for (&r, &p) in state.res.iter().zip(&state.pos) {
@@ -221,6 +229,28 @@ impl MaxMin {
     /// Counters.
     pub fn stats(&self) -> MaxMinStats {
         self.stats
+    }
+
+    /// Records `b` (`u32::MAX`: none) as the bottleneck of flow `f`.
+    fn set_bneck(&mut self, f: u32, b: u32) {
+        let old = self.bneck[f as usize];
+        if old == b {
+            return;
+        }
+        if old != u32::MAX {
+            let list = &mut self.bneck_of[old as usize];
+            let p = self.bneck_pos[f as usize] as usize;
+            list.swap_remove(p);
+            if let Some(&moved) = list.get(p) {
+                self.bneck_pos[moved as usize] = p as u32;
+            }
+        }
+        if b != u32::MAX {
+            let list = &mut self.bneck_of[b as usize];
+            self.bneck_pos[f as usize] = list.len() as u32;
+            list.push(f);
+        }
+        self.bneck[f as usize] = b;
     }
 
     /// A fresh mark value (64-bit: never wraps in practice).
@@ -273,8 +303,9 @@ impl MaxMin {
                 break;
             }
         }
-        for &f in &self.s_list {
-            self.bneck[f as usize] = self.new_bneck[f as usize];
+        for k in 0..self.s_list.len() {
+            let f = self.s_list[k];
+            self.set_bneck(f, self.new_bneck[f as usize]);
             let r = self.new_rate[f as usize];
             if r != self.rate[f as usize] {
                 self.rate[f as usize] = r;
@@ -395,14 +426,23 @@ impl MaxMin {
             s.check_load[r as usize] = load;
             s.check_max[r as usize] = max;
         }
-        for ri in 0..self.r_list.len() {
-            let r = self.r_list[ri];
-            for gi in 0..self.on[r as usize].len() {
-                let g = self.on[r as usize][gi];
-                if self.flow_checked[g as usize] == cepoch {
-                    continue;
+        // The flows to check: those of S, and those outside S whose
+        // recorded bottleneck is in R. An outside flow whose bottleneck is
+        // outside R keeps it: neither its load nor its flows' rates changed.
+        // (Every other live flow outside S has an infinite rate: a flow
+        // with a finite one froze at, and recorded, a bottleneck.)
+        let mut candidates = std::mem::take(&mut self.candidates);
+        candidates.clear();
+        candidates.extend_from_slice(&self.s_list);
+        for &r in &self.r_list {
+            for &g in &self.bneck_of[r as usize] {
+                if self.flow_mark[g as usize] != epoch {
+                    candidates.push(g);
                 }
-                self.flow_checked[g as usize] = cepoch;
+            }
+        }
+        for &g in &candidates {
+            {
                 let x = rate_of(self, g);
                 if x.is_infinite() {
                     continue; // only infinite resources: nothing to check
@@ -446,7 +486,7 @@ impl MaxMin {
                     if in_s {
                         self.new_bneck[g as usize] = found;
                     } else {
-                        self.bneck[g as usize] = found;
+                        self.set_bneck(g, found);
                     }
                     continue;
                 }
@@ -463,7 +503,7 @@ impl MaxMin {
                     }
                 }
             }
-        }
+        }        self.candidates = candidates;
     }
 }
 
