@@ -75,9 +75,15 @@ pub struct MaxMin {
     /// bottleneck the update touched.
     bneck_of: Vec<Vec<u32>>,
     bneck_pos: Vec<u32>,
+    /// Sum of the committed rates of the live flows on every resource,
+    /// bit/s, as an unevaluated pair `hi + lo` kept by error-free
+    /// transformations (see [`RunningSum`]).
+    load: Vec<RunningSum>,
     free: Vec<u32>,
     /// Resources touched since the last update.
     dirty: Vec<u32>,
+    /// Flows added since the last update.
+    added: Vec<u32>,
     stats: MaxMinStats,
     // Scratch, indexed by flow / resource id, reused across updates.
     epoch: u64,
@@ -90,8 +96,8 @@ pub struct MaxMin {
     new_rate: Vec<f64>,
     new_bneck: Vec<u32>,
     frozen: Vec<bool>,
-    residual: Vec<f64>,
-    count: Vec<u32>,
+    /// The resources of R during (and after) the last fill, by local index.
+    local: Vec<Local>,
     heap: IndexedHeap,
     changed: Vec<u32>,
     check_epoch: Vec<u64>,
@@ -102,7 +108,6 @@ pub struct MaxMin {
     candidates: Vec<u32>,
     /// Local resource indices re-keyed after a bottleneck's flows froze.
     touched: Vec<u32>,
-    touched_mark: Vec<bool>,
     /// Re-fill every live flow at each update (reference mode).
     full: bool,
 }
@@ -124,6 +129,7 @@ impl MaxMin {
         self.cap.push(cap);
         self.on.push(Vec::new());
         self.bneck_of.push(Vec::new());
+        self.load.push(RunningSum::default());
         self.res_mark.push(0);
         self.res_local.push(0);
         self.check_epoch.push(0);
@@ -174,12 +180,14 @@ impl MaxMin {
         self.new_rate[id as usize] = f64::NAN;
         self.set_bneck(id, u32::MAX);
         self.dirty.extend_from_slice(res);
+        self.added.push(id);
         id
     }
 
     /// Removes flow `f` (its resources are re-allocated at the next update).
     pub fn remove(&mut self, f: u32) {
         self.set_bneck(f, u32::MAX);
+        self.move_load(f, committed(self.rate[f as usize]), 0.0);
         let state = std::mem::take(&mut self.flows[f as usize]);
         assert!(state.live, "removing a dead flow");
         for (&r, &p) in state.res.iter().zip(&state.pos) {
@@ -253,6 +261,25 @@ impl MaxMin {
         self.bneck[f as usize] = b;
     }
 
+    /// Changes the rate flow `f` adds to the load of each of its finite
+    /// resources from `old` to `new` bit/s (both finite: 0 for none).
+    fn move_load(&mut self, f: u32, old: f64, new: f64) {
+        if old == new {
+            return;
+        }
+        // new - old = d + e exactly (TwoSum).
+        let d = new - old;
+        let bp = d - new;
+        let e = (new - (d - bp)) + (-old - bp);
+        for &r in &self.flows[f as usize].res {
+            if self.cap[r as usize].is_finite() {
+                let load = &mut self.load[r as usize];
+                load.add(d);
+                load.lo += e;
+            }
+        }
+    }
+
     /// A fresh mark value (64-bit: never wraps in practice).
     fn next_epoch(&mut self) -> u64 {
         self.epoch += 1;
@@ -274,14 +301,30 @@ impl MaxMin {
             dirty.clear();
             dirty.extend(0..self.cap.len() as u32);
         }
+        // S starts with the new flows and the flows whose bottleneck a
+        // change touched; the check adds whoever else lost a bottleneck.
+        let mut added = std::mem::take(&mut self.added);
+        for &f in &added {
+            if self.flows[f as usize].live && self.flow_mark[f as usize] != epoch {
+                self.flow_mark[f as usize] = epoch;
+                self.s_list.push(f);
+            }
+        }
         for &r in &dirty {
-            for &f in &self.on[r as usize] {
+            let flows = if self.full {
+                &self.on[r as usize]
+            } else {
+                &self.bneck_of[r as usize]
+            };
+            for &f in flows {
                 if self.flow_mark[f as usize] != epoch {
                     self.flow_mark[f as usize] = epoch;
                     self.s_list.push(f);
                 }
             }
         }
+        added.clear();
+        self.added = added;
         self.dirty = dirty;
         self.dirty.clear();
         loop {
@@ -307,7 +350,9 @@ impl MaxMin {
             let f = self.s_list[k];
             self.set_bneck(f, self.new_bneck[f as usize]);
             let r = self.new_rate[f as usize];
-            if r != self.rate[f as usize] {
+            let old = self.rate[f as usize];
+            if r != old && !(r.is_nan() && old.is_nan()) {
+                self.move_load(f, committed(old), committed(r));
                 self.rate[f as usize] = r;
                 self.changed.push(f);
             }
@@ -323,84 +368,123 @@ impl MaxMin {
         self.stats.flows_filled += self.s_list.len() as u64;
         // R and its residual capacities. `res_mark` uses its own epoch
         // space: a fresh one per pass.
+        // Residual = capacity - load of the flows outside S = capacity -
+        // load + committed rates of the flows of S (no scan of the
+        // resources' flows).
         let repoch = self.next_epoch();
         self.r_list.clear();
+        self.local.clear();
         for &f in &self.s_list {
             self.frozen[f as usize] = false;
             self.new_rate[f as usize] = f64::INFINITY;
             self.new_bneck[f as usize] = u32::MAX;
+            let x = committed(self.rate[f as usize]);
             for &r in &self.flows[f as usize].res {
-                if self.res_mark[r as usize] != repoch {
+                let k = if self.res_mark[r as usize] != repoch {
                     self.res_mark[r as usize] = repoch;
-                    self.res_local[r as usize] = self.r_list.len() as u32;
+                    let k = self.r_list.len();
+                    self.res_local[r as usize] = k as u32;
                     self.r_list.push(r);
-                }
-            }
-        }
-        let nr = self.r_list.len();
-        self.residual.clear();
-        self.count.clear();
-        for &r in &self.r_list {
-            let mut rem = self.cap[r as usize];
-            let mut cnt = 0u32;
-            for &g in &self.on[r as usize] {
-                if self.flow_mark[g as usize] == epoch {
-                    cnt += 1;
+                    let cap = self.cap[r as usize];
+                    self.local.push(Local {
+                        residual: if cap.is_finite() {
+                            self.load[r as usize].subtract_from(cap)
+                        } else {
+                            cap
+                        },
+                        max_in_s: 0.0,
+                        max_outside: f64::NAN,
+                        count: 0,
+                        touched: false,
+                    });
+                    k
                 } else {
-                    rem -= self.rate[g as usize];
-                }
-            }
-            self.residual.push(rem.max(0.0));
-            self.count.push(cnt);
-        }
-        self.heap.reset(nr);
-        for k in 0..nr {
-            if self.count[k] > 0 && self.residual[k].is_finite() {
-                self.heap
-                    .set(k as u32, self.residual[k] / f64::from(self.count[k]));
+                    self.res_local[r as usize] as usize
+                };
+                let l = &mut self.local[k];
+                l.residual += x;
+                l.count += 1;
             }
         }
+        self.heap.reset(self.local.len());
+        for (k, l) in self.local.iter_mut().enumerate() {
+            l.residual = l.residual.max(0.0);
+            if l.count > 0 && l.residual.is_finite() {
+                self.heap.push_unordered(k as u32, l.share());
+            }
+        }
+        self.heap.heapify();
         // Resources whose share changed while freezing the flows of one
         // bottleneck: re-keyed once, after that bottleneck's flows (the pop
         // order is a total order on (share, index), so deferring the
         // re-keying does not change it).
-        self.touched_mark.clear();
-        self.touched_mark.resize(nr, false);
         while let Some((k, share)) = self.heap.pop() {
             let r = self.r_list[k as usize];
             self.touched.clear();
-            for idx in 0..self.on[r as usize].len() {
-                let f = self.on[r as usize][idx];
-                if self.flow_mark[f as usize] != epoch || self.frozen[f as usize] {
+            let mut outside = 0.0f64;
+            for &f in &self.on[r as usize] {
+                if self.flow_mark[f as usize] != epoch {
+                    outside = outside.max(self.rate[f as usize]);
+                    continue;
+                }
+                if self.frozen[f as usize] {
                     continue;
                 }
                 self.frozen[f as usize] = true;
                 self.new_rate[f as usize] = share;
                 self.new_bneck[f as usize] = r;
                 for &r2 in &self.flows[f as usize].res {
-                    let k2 = self.res_local[r2 as usize] as usize;
-                    self.residual[k2] = (self.residual[k2] - share).max(0.0);
-                    self.count[k2] -= 1;
-                    if k2 as u32 != k && !self.touched_mark[k2] {
-                        self.touched_mark[k2] = true;
-                        self.touched.push(k2 as u32);
+                    let k2 = self.res_local[r2 as usize];
+                    let l = &mut self.local[k2 as usize];
+                    l.residual = (l.residual - share).max(0.0);
+                    l.count -= 1;
+                    l.max_in_s = l.max_in_s.max(share);
+                    if k2 != k && !l.touched {
+                        l.touched = true;
+                        self.touched.push(k2);
                     }
                 }
             }
+            self.local[k as usize].max_outside = outside;
             for &k2 in &self.touched {
-                let k2 = k2 as usize;
-                self.touched_mark[k2] = false;
-                if self.count[k2] > 0 {
-                    if self.residual[k2].is_finite() {
-                        self.heap
-                            .set(k2 as u32, self.residual[k2] / f64::from(self.count[k2]));
+                let l = &mut self.local[k2 as usize];
+                l.touched = false;
+                if l.count > 0 {
+                    if l.residual.is_finite() {
+                        self.heap.set(k2, l.share());
                     }
                 } else {
-                    self.heap.remove(k2 as u32);
+                    self.heap.remove(k2);
                 }
             }
         }
         repoch
+    }
+
+    /// The fast test of step 3, from what the last fill recorded: is the
+    /// resource `b` of `R`, the recorded bottleneck of a flow at rate `x`
+    /// (of S when `in_s`), still one, i.e. saturated with no larger rate?
+    /// Saturated: its residual after the fill is at most `TOL * cap`. The
+    /// largest rate: for a flow of S, `b` is where it froze, and the fill
+    /// recorded the largest rates inside and outside S there; for a flow
+    /// outside S, the rates outside S on `b` did not change and were at
+    /// most `x` (up to `TOL`) when `b` was last confirmed, so only those of
+    /// S are new. `false` sends the flow to the full test.
+    fn still_bottleneck(&self, b: u32, x: f64, in_s: bool) -> bool {
+        let cap = self.cap[b as usize];
+        if !cap.is_finite() {
+            return false;
+        }
+        let l = &self.local[self.res_local[b as usize] as usize];
+        let mut max = l.max_in_s;
+        if in_s {
+            let outside = l.max_outside;
+            if outside.is_nan() {
+                return false; // not a bottleneck of this fill
+            }
+            max = max.max(outside);
+        }
+        l.residual <= cap * TOL && x >= max * (1.0 - TOL)
     }
 
     /// Step 3: bottleneck check on every flow of a resource of `R`; flows to
@@ -458,6 +542,23 @@ impl MaxMin {
                 if b != u32::MAX && self.res_mark[b as usize] != repoch {
                     continue;
                 }
+                if b != u32::MAX && self.still_bottleneck(b, x, in_s) {
+                    continue;
+                }
+                // A flow of S froze at `b`, saturated for S: it lost the
+                // bottleneck only to larger rates outside S on `b`. Those
+                // join S (the next fill can lower them).
+                if in_s && b != u32::MAX {
+                    let before = self.grow.len();
+                    for &h in &self.on[b as usize] {
+                        if self.flow_mark[h as usize] != epoch && self.rate[h as usize] > x {
+                            self.grow.push(h);
+                        }
+                    }
+                    if self.grow.len() > before {
+                        continue;
+                    }
+                }
                 let mut found = u32::MAX;
                 let len = self.flows[g as usize].res.len();
                 // The recorded bottleneck first, then every resource.
@@ -507,6 +608,66 @@ impl MaxMin {
     }
 }
 
+/// A resource of R in a fill.
+#[derive(Debug, Clone, Copy)]
+struct Local {
+    /// Capacity left for the unfrozen flows of S, bit/s (`>= 0`).
+    residual: f64,
+    /// Largest rate of a frozen flow of S on it, bit/s.
+    max_in_s: f64,
+    /// Largest rate of the flows outside S on it, bit/s, recorded when it
+    /// was a bottleneck (NaN otherwise).
+    max_outside: f64,
+    /// Unfrozen flows of S on it.
+    count: u32,
+    /// Re-key pending after the current bottleneck.
+    touched: bool,
+}
+
+impl Local {
+    /// The fair share of the unfrozen flows, bit/s.
+    fn share(&self) -> f64 {
+        self.residual / f64::from(self.count)
+    }
+}
+
+/// A committed rate as it counts in a load, bit/s: 0 for a flow not yet
+/// allocated (NaN) or removed.
+fn committed(rate: f64) -> f64 {
+    if rate.is_nan() {
+        0.0
+    } else {
+        rate
+    }
+}
+
+/// A running sum of finite `f64`s as an unevaluated pair `hi + lo`: every
+/// addition is Knuth's error-free TwoSum, its rounding error goes to `lo`.
+/// After `k` additions of terms up to `X` the error is about `k * eps^2 * X`
+/// (`eps` = 2^-53), so millions of additions and removals of flow rates
+/// leave no drift a max-min allocation could see (a fresh naive sum over
+/// the resource's flows errs by up to `n * eps * X`).
+#[derive(Debug, Clone, Copy, Default)]
+struct RunningSum {
+    hi: f64,
+    lo: f64,
+}
+
+impl RunningSum {
+    fn add(&mut self, x: f64) {
+        let s = self.hi + x;
+        let bp = s - self.hi;
+        let err = (self.hi - (s - bp)) + (x - bp);
+        self.hi = s;
+        self.lo += err;
+    }
+
+    /// `c - (hi + lo)`.
+    fn subtract_from(&self, c: f64) -> f64 {
+        (c - self.hi) - self.lo
+    }
+}
+
 /// Indexed binary min-heap over keys `0..n` with `f64` priorities
 /// (ties: smaller key first): set (insert or change), remove and pop in
 /// `O(log n)`, positions kept in an array.
@@ -523,6 +684,21 @@ impl IndexedHeap {
         self.heap.clear();
         self.pos.clear();
         self.pos.resize(n, u32::MAX);
+    }
+
+    /// Appends `key` (absent) without restoring the heap order; call
+    /// [`IndexedHeap::heapify`] before any other operation.
+    fn push_unordered(&mut self, key: u32, prio: f64) {
+        self.pos[key as usize] = self.heap.len() as u32;
+        self.heap.push((prio, key));
+    }
+
+    /// Restores the heap order after [`IndexedHeap::push_unordered`], in
+    /// `O(n)`.
+    fn heapify(&mut self) {
+        for i in (0..self.heap.len() / 2).rev() {
+            self.down(i);
+        }
     }
 
     fn less(a: (f64, u32), b: (f64, u32)) -> bool {
