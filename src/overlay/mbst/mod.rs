@@ -25,6 +25,8 @@
 //! several equal delays a tie order happens to pick.
 
 pub mod improve;
+pub mod multistart;
+pub mod relabel;
 pub mod search;
 
 use crate::delay::DelayModel;
@@ -36,6 +38,8 @@ use crate::overlay::Overlay;
 use crate::units::Ms;
 
 pub use improve::improve_tree;
+pub use multistart::{best_of_starts, start_count};
+pub use relabel::{start_permutation, Relabelled};
 pub use search::best_candidate;
 
 /// The \[Marfoq20\] eq. (3) delays delta-MBST reads. [`DelayModel`] is the
@@ -213,8 +217,7 @@ pub fn first_best(candidates: impl IntoIterator<Item = Candidate>) -> Option<Can
 /// best candidate.
 pub fn delta_mbst(model: &DelayModel) -> Overlay {
     let n = model.silo_count();
-    let best = best_candidate(model);
-    let edges = improve_tree(model, best.edges);
+    let edges = best_of_starts(model, start_count(n));
     Overlay::from_edges("delta-mbst", n, &edges)
 }
 
