@@ -16,6 +16,7 @@ use super::relabel::{start_permutation, Relabelled};
 use super::{best_candidate, improve_tree, tree_cycle_time, TreeDelays};
 use crate::overlay::algo::Edge;
 use crate::units::Ms;
+use rayon::prelude::*;
 
 /// Networks up to this many silos get [`MANY_STARTS`] starts.
 pub const MANY_STARTS_MAX_SILOS: usize = 256;
@@ -51,14 +52,16 @@ pub fn start_tree<D: TreeDelays + ?Sized>(model: &D, k: u64) -> (Vec<Edge>, Ms) 
 
 /// The delta-MBST tree of `model` with `starts` starts: the fastest of the
 /// start trees `0..starts`, ties to the earlier start; edges `(u, v)`,
-/// `u < v`, sorted.
-pub fn best_of_starts<D: TreeDelays + ?Sized>(model: &D, starts: usize) -> Vec<Edge> {
-    let mut best: Option<(Vec<Edge>, Ms)> = None;
-    for k in 0..starts.max(1) {
-        let (edges, ct) = start_tree(model, k as u64);
-        if best.as_ref().is_none_or(|(_, b)| ct < *b) {
-            best = Some((edges, ct));
-        }
-    }
-    best.map(|(e, _)| e).unwrap_or_default()
+/// `u < v`, sorted. The starts run in parallel (rayon); the winner does not
+/// depend on the thread count.
+pub fn best_of_starts<D: TreeDelays + Sync + ?Sized>(model: &D, starts: usize) -> Vec<Edge> {
+    let trees: Vec<(Vec<Edge>, Ms)> = (0..starts.max(1) as u64)
+        .into_par_iter()
+        .map(|k| start_tree(model, k))
+        .collect();
+    trees
+        .into_iter()
+        .reduce(|a, b| if b.1 < a.1 { b } else { a })
+        .map(|(e, _)| e)
+        .unwrap_or_default()
 }
