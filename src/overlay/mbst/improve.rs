@@ -23,6 +23,7 @@
 use super::{compute_floor, degrees, edge_value, TreeDelays};
 use crate::overlay::algo::Edge;
 use crate::units::Ms;
+use std::collections::BTreeSet;
 
 /// A tree with its adjacency and degrees.
 struct Tree {
@@ -221,6 +222,67 @@ fn best_reconnection<D: TreeDelays + ?Sized>(
     best.map(|(_, e)| e)
 }
 
+/// Largest `N` for which [`improve_tree`] runs its plateau phase.
+pub const PLATEAU_MAX_SILOS: usize = 256;
+/// Most sideways moves of the plateau phase.
+pub const PLATEAU_MOVES: usize = 32;
+
+/// Strict descent: improving moves until none is left, `M` is at most
+/// `floor` or `4 N` moves are made.
+fn descend<D: TreeDelays + ?Sized>(model: &D, t: &mut Tree, floor: Ms) {
+    for _ in 0..4 * t.adj.len() {
+        if t.objective(model).0 <= floor || !improve_once(model, t) {
+            break;
+        }
+    }
+}
+
+/// One sideways move: removes a tree edge `(p, q)` at an end `p` of an edge
+/// at `M` and adds an edge that gives `p` or `q` an edge back, such that
+/// `(M, C)` stays the same and the tree is not in `seen`. The first such
+/// move in the order ends of `M`-edges by index, their neighbours by index,
+/// the new partner by index. Applied to `t`.
+fn sideways_once<D: TreeDelays + ?Sized>(
+    model: &D,
+    t: &mut Tree,
+    seen: &BTreeSet<Vec<Edge>>,
+) -> bool {
+    let n = t.adj.len();
+    let (m, c) = t.objective(model);
+    let ends: Vec<usize> = (0..n)
+        .filter(|&u| {
+            t.adj[u]
+                .iter()
+                .any(|&v| edge_value(model, u, v, t.deg[u], t.deg[v]) == m)
+        })
+        .collect();
+    for &p in &ends {
+        let mut neighbours = t.adj[p].clone();
+        neighbours.sort_unstable();
+        for q in neighbours {
+            let side = t.side(p, q);
+            t.remove(p, q);
+            for (x, x_side) in [(p, false), (q, true)] {
+                for y in (0..n).filter(|&y| side[y] != x_side) {
+                    if (x.min(y), x.max(y)) == (p.min(q), p.max(q)) {
+                        continue;
+                    }
+                    t.add(x, y);
+                    if t.objective(model) == (m, c) {
+                        let edges = t.edges();
+                        if !seen.contains(&edges) {
+                            return true;
+                        }
+                    }
+                    t.remove(x, y);
+                }
+            }
+            t.add(p, q);
+        }
+    }
+    false
+}
+
 /// Improves the spanning tree `edges` on `0..n` by edge swaps that lower its
 /// exact cycle time (see the module docs); returns the edges `(u, v)`,
 /// `u < v`, sorted. The result's cycle time is never larger than the input's.
@@ -231,10 +293,23 @@ pub fn improve_tree<D: TreeDelays + ?Sized>(model: &D, edges: Vec<Edge>) -> Vec<
     }
     let mut t = Tree::new(n, &edges);
     let floor = compute_floor(model);
-    for _ in 0..4 * n {
-        if t.objective(model).0 <= floor || !improve_once(model, &mut t) {
+    descend(model, &mut t, floor);
+    let mut best = (t.objective(model), t.edges());
+    if n > PLATEAU_MAX_SILOS {
+        return best.1;
+    }
+    let mut seen = BTreeSet::from([best.1.clone()]);
+    for _ in 0..PLATEAU_MOVES {
+        if best.0 .0 <= floor || !sideways_once(model, &mut t, &seen) {
             break;
         }
+        seen.insert(t.edges());
+        descend(model, &mut t, floor);
+        let obj = t.objective(model);
+        seen.insert(t.edges());
+        if lower(obj, best.0) {
+            best = (obj, t.edges());
+        }
     }
-    t.edges()
+    best.1
 }

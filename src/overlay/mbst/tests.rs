@@ -265,3 +265,28 @@ fn delta_mbst_against_every_tie_order() {
     );
     assert_eq!(ours_best, instances, "misses (it, n, ours, best): {misses:?}");
 }
+
+#[test]
+fn tmp_larger() {
+    let mut rng = ChaCha8Rng::seed_from_u64(44);
+    let (mut single_best, mut ours_best, mut instances) = (0, 0, 0);
+    let t0 = std::time::Instant::now();
+    let mut tours = 0.0;
+    for it in 0..60 {
+        let n = 13 + it % 28;
+        let model = Synthetic::random(n, &mut rng, it % 3 != 0);
+        let t1 = std::time::Instant::now();
+        let edges = best_of_starts(&model, start_count(n));
+        tours += t1.elapsed().as_secs_f64();
+        let ours = tree_cycle_time(&model, &edges);
+        let single = multistart::start_tree(&model, 0).1;
+        let best = relabellings(n, 1000, &mut rng)
+            .into_iter()
+            .map(|perm| best_candidate(&Relabelled::new(&model, perm)).cycle_time_ms)
+            .fold(f64::INFINITY, f64::min);
+        instances += 1;
+        single_best += usize::from(single <= best);
+        ours_best += usize::from(ours <= best);
+    }
+    eprintln!("LARGER {ours_best}/{instances} single {single_best} total {:?} ours {tours}", t0.elapsed());
+}
