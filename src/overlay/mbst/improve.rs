@@ -3,22 +3,36 @@
 //! Equal delays (co-located silos, zero-length links) tie in delta-Prim and
 //! the tie order picks one of several trees that are equally good for Prim
 //! but not for the cycle time, whose eq. (3) delays grow with the degrees.
-//! This search makes the result depend much less on that choice: it swaps
-//! tree edges while that lowers the cycle time.
+//! This search makes the result depend less on that choice: it swaps tree
+//! edges while that lowers the cycle time.
 //!
 //! Objective: `(M, C)` lexicographically, `M` the largest edge value
 //! `(d_o(i,j) + d_o(j,i)) / 2` at the tree's degrees and `C` the number of
-//! edges at `M`; the cycle time is `max(M, max_i s*Tc(i))`. A move removes a
-//! tree edge `(p, q)` with `p` an end of an edge at `M` (only such moves can
-//! lower an edge at `M`: an edge's value depends on its ends' degrees) and
-//! adds the edge `(a, b)` that reconnects the two parts with the smallest
-//! value, among those after which no edge other than the old ones at `M` is
-//! `>= M`. A move is made when it lowers `(M, C)`; the search stops when no
-//! move does, when `M` is at most the compute floor `max_i s*Tc(i)`, or after
-//! `4 N` moves. Every move lowers `(M, C)`, so the cycle time never rises.
+//! edges at `M`; the cycle time is `max(M, max_i s*Tc(i))`.
 //!
-//! Cost per move tried: `O(N)` to split the tree and filter the ends, plus
-//! one lookup per pair of filtered ends.
+//! 1. **Descent.** A move removes a tree edge `(p, q)` with `p` an end of an
+//!    edge at `M` (only such moves can lower an edge at `M`: an edge's value
+//!    depends on its ends' degrees) and adds the edge `(a, b)` that
+//!    reconnects the two parts with the smallest value, among those after
+//!    which no edge other than the old ones at `M` is `>= M`. A move is made
+//!    when it lowers `(M, C)`; the descent stops when no move does, when `M`
+//!    is at most the compute floor `max_i s*Tc(i)`, or after `4 N` moves.
+//! 2. **Plateau** (only for `N <=` [`PLATEAU_MAX_SILOS`]). A local optimum of
+//!    the descent can sit on a plateau of trees with the same `(M, C)`, next
+//!    to a better tree that no single swap reaches. Up to [`PLATEAU_MOVES`]
+//!    times: make the first sideways move (remove `(p, q)` as above, give
+//!    `p` or `q` an edge back, `(M, C)` unchanged, the new tree not visited
+//!    before in this run) and descend again. Stops early when no sideways move
+//!    is left or `M` reaches the compute floor.
+//!
+//! The result is the best tree seen (by `(M, C)`, the first one on ties), so
+//! its cycle time is never above the input's, nor above the descent's
+//! result. Deterministic: every choice is by index.
+//!
+//! Cost per descent move tried: `O(N)` to split the tree and filter the
+//! ends, plus one lookup per pair of filtered ends. A sideways move tried
+//! costs `O(N)` (an exact objective), so a plateau step is `O(E N^2)`, `E`
+//! the number of tree edges at an end of an edge at `M`.
 
 use super::{compute_floor, degrees, edge_value, TreeDelays};
 use crate::overlay::algo::Edge;
@@ -283,9 +297,10 @@ fn sideways_once<D: TreeDelays + ?Sized>(
     false
 }
 
-/// Improves the spanning tree `edges` on `0..n` by edge swaps that lower its
-/// exact cycle time (see the module docs); returns the edges `(u, v)`,
-/// `u < v`, sorted. The result's cycle time is never larger than the input's.
+/// Improves the spanning tree `edges` on `0..n` by edge swaps on its exact
+/// cycle time: a descent, then for `n <=` [`PLATEAU_MAX_SILOS`] a plateau
+/// phase (see the module docs); returns the best tree seen, edges `(u, v)`,
+/// `u < v`, sorted. Its cycle time is never larger than the input's.
 pub fn improve_tree<D: TreeDelays + ?Sized>(model: &D, edges: Vec<Edge>) -> Vec<Edge> {
     let n = model.silo_count();
     if n < 3 {
