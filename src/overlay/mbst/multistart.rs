@@ -11,7 +11,7 @@
 //!
 //! The number of starts falls with `N` so that the cost stays bounded
 //! ([`start_count`]): 16 up to 256 silos, 4 up to 2048, 1 (start 0 only)
-//! above. At 2000 silos (Kdl, 1 Gbit/s access) the 4 starts take about 3x
+//! above. At 2000 silos (Kdl, 1 Gbit/s access) the 4 starts take about 4x
 //! the CPU time of one. The starts run in parallel (rayon) and are ranked by
 //! index, so the result does not depend on the thread count.
 
