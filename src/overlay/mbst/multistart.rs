@@ -16,7 +16,8 @@
 //! index, so the result does not depend on the thread count.
 
 use super::relabel::{start_permutation, Relabelled};
-use super::{best_candidate, improve_tree, tree_cycle_time, TreeDelays};
+use super::search::{sweep_candidates, tree_lower_bound};
+use super::{best_candidate, improve_tree, mbst_weights, tree_cycle_time, TreeDelays};
 use crate::overlay::algo::Edge;
 use crate::units::Ms;
 use rayon::prelude::*;
@@ -43,27 +44,60 @@ pub fn start_count(n: usize) -> usize {
     }
 }
 
+/// Networks up to this many silos improve every candidate of a start, not
+/// only the winner.
+pub const IMPROVE_ALL_MAX_SILOS: usize = 128;
+
+/// The tree of start `k` (see the module docs), as edges of `model`, and its
+/// cycle time, ms. Stops early at `bound` (ms; no tree is faster).
+fn start_tree_bounded<D: TreeDelays + ?Sized>(model: &D, k: u64, bound: Ms) -> (Vec<Edge>, Ms) {
+    let n = model.silo_count();
+    let view = Relabelled::new(model, start_permutation(n, k));
+    let winner = best_candidate(&view);
+    let mut best = improve_tree(&view, winner.edges.clone());
+    let mut best_ct = tree_cycle_time(&view, &best);
+    if n <= IMPROVE_ALL_MAX_SILOS {
+        for c in sweep_candidates(&view) {
+            if best_ct <= bound {
+                break;
+            }
+            if c.edges == winner.edges {
+                continue;
+            }
+            let edges = improve_tree(&view, c.edges);
+            let ct = tree_cycle_time(&view, &edges);
+            if ct < best_ct {
+                (best, best_ct) = (edges, ct);
+            }
+        }
+    }
+    (view.edges_back(&best), best_ct)
+}
+
 /// The tree of start `k` (see the module docs), as edges of `model`, and its
 /// cycle time, ms.
 pub fn start_tree<D: TreeDelays + ?Sized>(model: &D, k: u64) -> (Vec<Edge>, Ms) {
-    let view = Relabelled::new(model, start_permutation(model.silo_count(), k));
-    let start = best_candidate(&view);
-    let edges = view.edges_back(&improve_tree(&view, start.edges));
-    let ct = tree_cycle_time(model, &edges);
-    (edges, ct)
+    start_tree_bounded(model, k, f64::NEG_INFINITY)
 }
 
 /// The delta-MBST tree of `model` with `starts` starts: the fastest of the
 /// start trees `0..starts`, ties to the earlier start; edges `(u, v)`,
-/// `u < v`, sorted. The starts run in parallel (rayon); the winner does not
-/// depend on the thread count.
+/// `u < v`, sorted. Start 0 runs first; when it reaches the lower bound of
+/// [`tree_lower_bound`] no other start can be faster and none is run. The
+/// other starts run in parallel (rayon); the winner does not depend on the
+/// thread count.
 pub fn best_of_starts<D: TreeDelays + Sync + ?Sized>(model: &D, starts: usize) -> Vec<Edge> {
-    let trees: Vec<(Vec<Edge>, Ms)> = (0..starts.max(1) as u64)
+    let bound = tree_lower_bound(model, &mbst_weights(model));
+    let first = start_tree_bounded(model, 0, bound);
+    if first.1 <= bound {
+        return first.0;
+    }
+    let rest: Vec<(Vec<Edge>, Ms)> = (1..starts.max(1) as u64)
         .into_par_iter()
-        .map(|k| start_tree(model, k))
+        .map(|k| start_tree_bounded(model, k, bound))
         .collect();
-    trees
-        .into_iter()
+    std::iter::once(first)
+        .chain(rest)
         .reduce(|a, b| if b.1 < a.1 { b } else { a })
         .map(|(e, _)| e)
         .unwrap_or_default()
