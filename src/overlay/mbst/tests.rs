@@ -234,6 +234,10 @@ fn start_permutations_are_permutations_and_fixed() {
     assert_ne!(start_permutation(10, 2), start_permutation(10, 3));
 }
 
+/// An instance where ours misses the best relabelling: (index, n, ours,
+/// best), ms.
+type Miss = (usize, usize, Ms, Ms);
+
 /// Ours against the best relabelling (every one for `n <= 7`, else
 /// `samples` shuffles) of Algorithm 1's candidate search on each of
 /// `models`: checks a deterministic spanning tree never slower than the
@@ -245,7 +249,7 @@ fn tie_order_counts(
     models: &[Synthetic],
     samples: usize,
     rng: &mut ChaCha8Rng,
-) -> (usize, usize, Vec<(usize, usize, Ms, Ms)>) {
+) -> (usize, usize, Vec<Miss>) {
     let (mut ours_best, mut single_best, mut misses) = (0, 0, Vec::new());
     for (it, model) in models.iter().enumerate() {
         let n = model.n;
