@@ -3,26 +3,41 @@
 //! Equal delays (co-located silos, zero-length links) tie in delta-Prim and
 //! the tie order picks one of several trees that are equally good for Prim
 //! but not for the cycle time, whose eq. (3) delays grow with the degrees.
-//! This search makes the result depend much less on that choice: it swaps
-//! tree edges while that lowers the cycle time.
+//! This search makes the result depend less on that choice: it swaps tree
+//! edges while that lowers the cycle time.
 //!
 //! Objective: `(M, C)` lexicographically, `M` the largest edge value
 //! `(d_o(i,j) + d_o(j,i)) / 2` at the tree's degrees and `C` the number of
-//! edges at `M`; the cycle time is `max(M, max_i s*Tc(i))`. A move removes a
-//! tree edge `(p, q)` with `p` an end of an edge at `M` (only such moves can
-//! lower an edge at `M`: an edge's value depends on its ends' degrees) and
-//! adds the edge `(a, b)` that reconnects the two parts with the smallest
-//! value, among those after which no edge other than the old ones at `M` is
-//! `>= M`. A move is made when it lowers `(M, C)`; the search stops when no
-//! move does, when `M` is at most the compute floor `max_i s*Tc(i)`, or after
-//! `4 N` moves. Every move lowers `(M, C)`, so the cycle time never rises.
+//! edges at `M`; the cycle time is `max(M, max_i s*Tc(i))`.
 //!
-//! Cost per move tried: `O(N)` to split the tree and filter the ends, plus
-//! one lookup per pair of filtered ends.
+//! 1. **Descent.** A move removes a tree edge `(p, q)` with `p` an end of an
+//!    edge at `M` (only such moves can lower an edge at `M`: an edge's value
+//!    depends on its ends' degrees) and adds the edge `(a, b)` that
+//!    reconnects the two parts with the smallest value, among those after
+//!    which no edge other than the old ones at `M` is `>= M`. A move is made
+//!    when it lowers `(M, C)`; the descent stops when no move does, when `M`
+//!    is at most the compute floor `max_i s*Tc(i)`, or after `4 N` moves.
+//! 2. **Plateau** (only for `N <=` [`PLATEAU_MAX_SILOS`]). A local optimum of
+//!    the descent can sit on a plateau of trees with the same `(M, C)`, next
+//!    to a better tree that no single swap reaches. Up to [`PLATEAU_MOVES`]
+//!    times: make the first sideways move (remove `(p, q)` as above, give
+//!    `p` or `q` an edge back, `(M, C)` unchanged, the new tree not visited
+//!    before in this run) and descend again. Stops early when no sideways move
+//!    is left or `M` reaches the compute floor.
+//!
+//! The result is the best tree seen (by `(M, C)`, the first one on ties), so
+//! its cycle time is never above the input's, nor above the descent's
+//! result. Deterministic: every choice is by index.
+//!
+//! Cost per descent move tried: `O(N)` to split the tree and filter the
+//! ends, plus one lookup per pair of filtered ends. A sideways move tried
+//! costs `O(N)` (an exact objective), so a plateau step is `O(E N^2)`, `E`
+//! the number of tree edges at an end of an edge at `M`.
 
 use super::{compute_floor, degrees, edge_value, TreeDelays};
 use crate::overlay::algo::Edge;
 use crate::units::Ms;
+use std::collections::BTreeSet;
 
 /// A tree with its adjacency and degrees.
 struct Tree {
@@ -221,9 +236,71 @@ fn best_reconnection<D: TreeDelays + ?Sized>(
     best.map(|(_, e)| e)
 }
 
-/// Improves the spanning tree `edges` on `0..n` by edge swaps that lower its
-/// exact cycle time (see the module docs); returns the edges `(u, v)`,
-/// `u < v`, sorted. The result's cycle time is never larger than the input's.
+/// Largest `N` for which [`improve_tree`] runs its plateau phase.
+pub const PLATEAU_MAX_SILOS: usize = 256;
+/// Most sideways moves of the plateau phase.
+pub const PLATEAU_MOVES: usize = 32;
+
+/// Strict descent: improving moves until none is left, `M` is at most
+/// `floor` or `4 N` moves are made.
+fn descend<D: TreeDelays + ?Sized>(model: &D, t: &mut Tree, floor: Ms) {
+    for _ in 0..4 * t.adj.len() {
+        if t.objective(model).0 <= floor || !improve_once(model, t) {
+            break;
+        }
+    }
+}
+
+/// One sideways move: removes a tree edge `(p, q)` at an end `p` of an edge
+/// at `M` and adds an edge that gives `p` or `q` an edge back, such that
+/// `(M, C)` stays the same and the tree is not in `seen`. The first such
+/// move in the order ends of `M`-edges by index, their neighbours by index,
+/// the new partner by index. Applied to `t`.
+fn sideways_once<D: TreeDelays + ?Sized>(
+    model: &D,
+    t: &mut Tree,
+    seen: &BTreeSet<Vec<Edge>>,
+) -> bool {
+    let n = t.adj.len();
+    let (m, c) = t.objective(model);
+    let ends: Vec<usize> = (0..n)
+        .filter(|&u| {
+            t.adj[u]
+                .iter()
+                .any(|&v| edge_value(model, u, v, t.deg[u], t.deg[v]) == m)
+        })
+        .collect();
+    for &p in &ends {
+        let mut neighbours = t.adj[p].clone();
+        neighbours.sort_unstable();
+        for q in neighbours {
+            let side = t.side(p, q);
+            t.remove(p, q);
+            for (x, x_side) in [(p, false), (q, true)] {
+                for y in (0..n).filter(|&y| side[y] != x_side) {
+                    if (x.min(y), x.max(y)) == (p.min(q), p.max(q)) {
+                        continue;
+                    }
+                    t.add(x, y);
+                    if t.objective(model) == (m, c) {
+                        let edges = t.edges();
+                        if !seen.contains(&edges) {
+                            return true;
+                        }
+                    }
+                    t.remove(x, y);
+                }
+            }
+            t.add(p, q);
+        }
+    }
+    false
+}
+
+/// Improves the spanning tree `edges` on `0..n` by edge swaps on its exact
+/// cycle time: a descent, then for `n <=` [`PLATEAU_MAX_SILOS`] a plateau
+/// phase (see the module docs); returns the best tree seen, edges `(u, v)`,
+/// `u < v`, sorted. Its cycle time is never larger than the input's.
 pub fn improve_tree<D: TreeDelays + ?Sized>(model: &D, edges: Vec<Edge>) -> Vec<Edge> {
     let n = model.silo_count();
     if n < 3 {
@@ -231,10 +308,23 @@ pub fn improve_tree<D: TreeDelays + ?Sized>(model: &D, edges: Vec<Edge>) -> Vec<
     }
     let mut t = Tree::new(n, &edges);
     let floor = compute_floor(model);
-    for _ in 0..4 * n {
-        if t.objective(model).0 <= floor || !improve_once(model, &mut t) {
+    descend(model, &mut t, floor);
+    let mut best = (t.objective(model), t.edges());
+    if n > PLATEAU_MAX_SILOS {
+        return best.1;
+    }
+    let mut seen = BTreeSet::from([best.1.clone()]);
+    for _ in 0..PLATEAU_MOVES {
+        if best.0 .0 <= floor || !sideways_once(model, &mut t, &seen) {
             break;
         }
+        seen.insert(t.edges());
+        descend(model, &mut t, floor);
+        let obj = t.objective(model);
+        seen.insert(t.edges());
+        if lower(obj, best.0) {
+            best = (obj, t.edges());
+        }
     }
-    t.edges()
+    best.1
 }
