@@ -85,6 +85,17 @@ impl Tree {
         self.deg[b] += 1;
     }
 
+    /// Ends of the edges whose value is `m`, in index order.
+    fn ends_at<D: TreeDelays + ?Sized>(&self, model: &D, m: Ms) -> Vec<usize> {
+        (0..self.adj.len())
+            .filter(|&u| {
+                self.adj[u]
+                    .iter()
+                    .any(|&v| edge_value(model, u, v, self.deg[u], self.deg[v]) == m)
+            })
+            .collect()
+    }
+
     /// `(M, C)`: the largest edge value and how many edges have it.
     fn objective<D: TreeDelays + ?Sized>(&self, model: &D) -> (Ms, usize) {
         let mut best = (f64::NEG_INFINITY, 0);
@@ -136,16 +147,9 @@ fn can_grow<D: TreeDelays + ?Sized>(model: &D, t: &Tree, x: usize, m: Ms) -> boo
 
 /// One improving move, if any; applied to `t`.
 fn improve_once<D: TreeDelays + ?Sized>(model: &D, t: &mut Tree) -> bool {
-    let n = t.adj.len();
     let (m, c) = t.objective(model);
     // Ends of edges at M, in index order.
-    let ends: Vec<usize> = (0..n)
-        .filter(|&u| {
-            t.adj[u]
-                .iter()
-                .any(|&v| edge_value(model, u, v, t.deg[u], t.deg[v]) == m)
-        })
-        .collect();
+    let ends = t.ends_at(model, m);
     for &p in &ends {
         let mut neighbours = t.adj[p].clone();
         neighbours.sort_unstable();
@@ -263,13 +267,7 @@ fn sideways_once<D: TreeDelays + ?Sized>(
 ) -> bool {
     let n = t.adj.len();
     let (m, c) = t.objective(model);
-    let ends: Vec<usize> = (0..n)
-        .filter(|&u| {
-            t.adj[u]
-                .iter()
-                .any(|&v| edge_value(model, u, v, t.deg[u], t.deg[v]) == m)
-        })
-        .collect();
+    let ends = t.ends_at(model, m);
     for &p in &ends {
         let mut neighbours = t.adj[p].clone();
         neighbours.sort_unstable();

@@ -207,6 +207,16 @@ fn cube_path<D: TreeDelays + ?Sized>(model: &D, w: &DenseMatrix) -> Candidate {
 /// considered (exhaustive: `O(N^3)`; [`best_candidate`] finds the same winner
 /// faster). For `n < 2` only the (empty) cube path.
 pub fn candidates<D: TreeDelays + ?Sized>(model: &D) -> Vec<Candidate> {
+    candidate_list(model, false)
+}
+
+/// The cube path, then the delta-Prim sweeps in order; with
+/// `stop_unbound`, each sweep stops after its first run that no degree
+/// bound constrains (the later runs of that sweep copy it).
+pub(crate) fn candidate_list<D: TreeDelays + ?Sized>(
+    model: &D,
+    stop_unbound: bool,
+) -> Vec<Candidate> {
     let n = model.silo_count();
     let w = mbst_weights(model);
     let mut out = vec![cube_path(model, &w)];
@@ -215,8 +225,13 @@ pub fn candidates<D: TreeDelays + ?Sized>(model: &D) -> Vec<Candidate> {
     }
     for (tie, deltas) in sweeps(n) {
         for delta in deltas {
-            if let Some(edges) = delta_prim_symmetric(&w, delta, 0, tie) {
-                out.push(Candidate::new(model, prim_label(delta, tie), edges));
+            let Some(edges) = delta_prim_symmetric(&w, delta, 0, tie) else {
+                continue;
+            };
+            let unbound = degrees(n, &edges).into_iter().max().unwrap_or(0) < delta;
+            out.push(Candidate::new(model, prim_label(delta, tie), edges));
+            if stop_unbound && unbound {
+                break;
             }
         }
     }

@@ -72,23 +72,5 @@ pub fn best_candidate<D: TreeDelays + ?Sized>(model: &D) -> Candidate {
 /// up to its first run that no degree bound constrains (the later runs of
 /// that sweep copy it). In the order of [`super::candidates`]; `O(D N^2)`.
 pub fn sweep_candidates<D: TreeDelays + ?Sized>(model: &D) -> Vec<Candidate> {
-    let n = model.silo_count();
-    let w = mbst_weights(model);
-    let mut out = vec![cube_path(model, &w)];
-    if n < 2 {
-        return out;
-    }
-    for (tie, deltas) in sweeps(n) {
-        for delta in deltas {
-            let Some(edges) = delta_prim_symmetric(&w, delta, 0, tie) else {
-                continue;
-            };
-            let unbound = max_degree(n, &edges) < delta;
-            out.push(Candidate::new(model, prim_label(delta, tie), edges));
-            if unbound {
-                break;
-            }
-        }
-    }
-    out
+    super::candidate_list(model, true)
 }
