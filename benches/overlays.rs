@@ -35,17 +35,7 @@ fn underlays() -> Vec<Underlay> {
         .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared"));
     let dir = shared.join("underlays/paper");
     let mut out = Vec::new();
-    let names = [
-        "gaia",
-        "amazon_us",
-        "geantdistance",
-        "exodus",
-        "ebone",
-        "telstra",
-        "tiscali",
-        "sprint",
-    ];
-    for name in names {
+    for name in fedtopo::reproduce::PAPER_UNDERLAYS {
         let p = dir.join(format!("{name}.gml"));
         if let Ok(u) = Underlay::load(&p, &opts) {
             out.push(u);

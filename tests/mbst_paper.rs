@@ -15,16 +15,7 @@ use fedtopo::reproduce::paper_model;
 use fedtopo::timing::{cycle_time, undirected_tree_cycle_time};
 use fedtopo::underlay::{Disconnected, LoadOptions, Underlay};
 
-const UNDERLAYS: [&str; 8] = [
-    "gaia",
-    "amazon_us",
-    "geantdistance",
-    "exodus",
-    "ebone",
-    "telstra",
-    "tiscali",
-    "sprint",
-];
+use fedtopo::reproduce::PAPER_UNDERLAYS as UNDERLAYS;
 
 fn load(name: &str) -> Option<Underlay> {
     let shared = common::shared_dir(name)?;

@@ -363,9 +363,9 @@ impl MaxMin {
         self.dirty = dirty;
         self.dirty.clear();
         loop {
-            let repoch = self.fill_s(epoch);
+            self.fill_s(epoch);
             self.grow.clear();
-            self.check(epoch, repoch);
+            self.check(epoch);
             if self.grow.is_empty() {
                 break;
             }
@@ -398,7 +398,7 @@ impl MaxMin {
 
     /// Step 2: progressive filling of `S` on the residual capacities of `R`.
     #[inline(never)]
-    fn fill_s(&mut self, epoch: u64) -> u64 {
+    fn fill_s(&mut self, epoch: u64) {
         self.stats.passes += 1;
         self.stats.flows_filled += self.s_list.len() as u64;
         // R and its residual capacities. `res_mark` uses its own epoch
@@ -461,7 +461,7 @@ impl MaxMin {
                 let Some((share, k)) = best else { break };
                 self.freeze_at(k, share, epoch, false);
             }
-            return repoch;
+            return;
         }
         self.heap.reset(self.local.len());
         for (k, l) in self.local.iter().enumerate() {
@@ -488,7 +488,6 @@ impl MaxMin {
                 }
             }
         }
-        repoch
     }
 
     /// Freezes the unfrozen flows of S on the local resource `k` (the
@@ -551,10 +550,11 @@ impl MaxMin {
         l.residual <= cap * TOL && x >= max * (1.0 - TOL)
     }
 
-    /// Step 3: bottleneck check on every flow of a resource of `R`; flows to
-    /// add to `S` go to `self.grow`.
+    /// Step 3: bottleneck check on the flows of `S` and the flows outside
+    /// `S` whose bottleneck is in `R`; flows to add to `S` go to
+    /// `self.grow`.
     #[inline(never)]
-    fn check(&mut self, epoch: u64, repoch: u64) {
+    fn check(&mut self, epoch: u64) {
         let cepoch = self.next_epoch();
         // `new_rate` holds the rate of every flow during an update (the
         // committed one outside `S`).
@@ -590,80 +590,75 @@ impl MaxMin {
             }
         }
         for &g in &candidates {
-            {
-                let x = rate_of(self, g);
-                if x.is_infinite() {
-                    continue; // only infinite resources: nothing to check
+            let x = rate_of(self, g);
+            if x.is_infinite() {
+                continue; // only infinite resources: nothing to check
+            }
+            let in_s = self.flow_mark[g as usize] == epoch;
+            let b = if in_s {
+                self.new_bneck[g as usize]
+            } else {
+                self.bneck[g as usize]
+            };
+            // Every candidate's recorded bottleneck is in R (a flow of S
+            // froze at one; the others were picked by it).
+            if b != u32::MAX && self.still_bottleneck(b, x, in_s) {
+                continue;
+            }
+            // A flow of S froze at `b`, saturated for S: it lost the
+            // bottleneck only to larger rates outside S on `b`. Those
+            // join S (the next fill can lower them).
+            if in_s && b != u32::MAX {
+                let before = self.grow.len();
+                for &h in &self.on[b as usize] {
+                    if self.flow_mark[h as usize] != epoch && self.rate[h as usize] > x {
+                        self.grow.push(h);
+                    }
                 }
-                let in_s = self.flow_mark[g as usize] == epoch;
-                let b = if in_s {
-                    self.new_bneck[g as usize]
+                if self.grow.len() > before {
+                    continue;
+                }
+            }
+            let mut found = u32::MAX;
+            let len = self.flows[g as usize].res.len();
+            // The recorded bottleneck first, then every resource.
+            for k in 0..=len {
+                let r2 = if k == 0 {
+                    b
                 } else {
-                    self.bneck[g as usize]
+                    self.flows[g as usize].res[k - 1]
                 };
-                // A recorded bottleneck outside R is still one: neither its
-                // load nor its flows' rates changed.
-                if b != u32::MAX && self.res_mark[b as usize] != repoch {
+                if r2 == u32::MAX || (k > 0 && r2 == b) {
                     continue;
                 }
-                if b != u32::MAX && self.still_bottleneck(b, x, in_s) {
+                let cap = self.cap[r2 as usize];
+                if !cap.is_finite() {
                     continue;
                 }
-                // A flow of S froze at `b`, saturated for S: it lost the
-                // bottleneck only to larger rates outside S on `b`. Those
-                // join S (the next fill can lower them).
-                if in_s && b != u32::MAX {
-                    let before = self.grow.len();
-                    for &h in &self.on[b as usize] {
+                stats_of(self, r2, cepoch);
+                let load = self.check_load[r2 as usize];
+                let max = self.check_max[r2 as usize];
+                if load >= cap * (1.0 - TOL) && x >= max * (1.0 - TOL) {
+                    found = r2;
+                    break;
+                }
+            }
+            if found != u32::MAX {
+                if in_s {
+                    self.new_bneck[g as usize] = found;
+                } else {
+                    self.set_bneck(g, found);
+                }
+                continue;
+            }
+            if self.flow_mark[g as usize] != epoch {
+                self.grow.push(g);
+            } else {
+                for k in 0..self.flows[g as usize].res.len() {
+                    let r2 = self.flows[g as usize].res[k];
+                    for &h in &self.on[r2 as usize] {
                         if self.flow_mark[h as usize] != epoch && self.rate[h as usize] > x {
                             self.grow.push(h);
-                        }
-                    }
-                    if self.grow.len() > before {
-                        continue;
-                    }
-                }
-                let mut found = u32::MAX;
-                let len = self.flows[g as usize].res.len();
-                // The recorded bottleneck first, then every resource.
-                for k in 0..=len {
-                    let r2 = if k == 0 {
-                        b
-                    } else {
-                        self.flows[g as usize].res[k - 1]
-                    };
-                    if r2 == u32::MAX || (k > 0 && r2 == b) {
-                        continue;
-                    }
-                    let cap = self.cap[r2 as usize];
-                    if !cap.is_finite() {
-                        continue;
-                    }
-                    stats_of(self, r2, cepoch);
-                    let load = self.check_load[r2 as usize];
-                    let max = self.check_max[r2 as usize];
-                    if load >= cap * (1.0 - TOL) && x >= max * (1.0 - TOL) {
-                        found = r2;
-                        break;
-                    }
-                }
-                if found != u32::MAX {
-                    if in_s {
-                        self.new_bneck[g as usize] = found;
-                    } else {
-                        self.set_bneck(g, found);
-                    }
-                    continue;
-                }
-                if self.flow_mark[g as usize] != epoch {
-                    self.grow.push(g);
-                } else {
-                    for k in 0..self.flows[g as usize].res.len() {
-                        let r2 = self.flows[g as usize].res[k];
-                        for &h in &self.on[r2 as usize] {
-                            if self.flow_mark[h as usize] != epoch && self.rate[h as usize] > x {
-                                self.grow.push(h);
-                            }
                         }
                     }
                 }

@@ -22,3 +22,16 @@ pub mod throughput;
 pub mod tornado;
 
 pub use throughput::paper_model;
+
+/// The eight underlays of \[Marfoq20\] (Table 2, in its order), by the file
+/// stem they have under `underlays/paper/` of the shared data.
+pub const PAPER_UNDERLAYS: [&str; 8] = [
+    "gaia",
+    "amazon_us",
+    "geantdistance",
+    "exodus",
+    "ebone",
+    "telstra",
+    "tiscali",
+    "sprint",
+];

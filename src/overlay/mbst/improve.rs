@@ -85,15 +85,22 @@ impl Tree {
         self.deg[b] += 1;
     }
 
-    /// Ends of the edges whose value is `m`, in index order.
-    fn ends_at<D: TreeDelays + ?Sized>(&self, model: &D, m: Ms) -> Vec<usize> {
-        (0..self.adj.len())
-            .filter(|&u| {
-                self.adj[u]
-                    .iter()
-                    .any(|&v| edge_value(model, u, v, self.deg[u], self.deg[v]) == m)
-            })
-            .collect()
+    /// The tree edges `(p, q)` a move may remove at value `m`: `p` an end
+    /// of an edge whose value is `m` (by index), `q` a neighbour of `p` (by
+    /// index).
+    fn removals_at<D: TreeDelays + ?Sized>(&self, model: &D, m: Ms) -> Vec<(usize, usize)> {
+        let mut out = Vec::new();
+        for p in 0..self.adj.len() {
+            let at_m = self.adj[p]
+                .iter()
+                .any(|&q| edge_value(model, p, q, self.deg[p], self.deg[q]) == m);
+            if at_m {
+                let mut neighbours = self.adj[p].clone();
+                neighbours.sort_unstable();
+                out.extend(neighbours.into_iter().map(|q| (p, q)));
+            }
+        }
+        out
     }
 
     /// `(M, C)`: the largest edge value and how many edges have it.
@@ -148,17 +155,11 @@ fn can_grow<D: TreeDelays + ?Sized>(model: &D, t: &Tree, x: usize, m: Ms) -> boo
 /// One improving move, if any; applied to `t`.
 fn improve_once<D: TreeDelays + ?Sized>(model: &D, t: &mut Tree) -> bool {
     let (m, c) = t.objective(model);
-    // Ends of edges at M, in index order.
-    let ends = t.ends_at(model, m);
-    for &p in &ends {
-        let mut neighbours = t.adj[p].clone();
-        neighbours.sort_unstable();
-        for q in neighbours {
-            if let Some((a, b)) = best_reconnection(model, t, p, q, (m, c)) {
-                t.remove(p, q);
-                t.add(a, b);
-                return true;
-            }
+    for (p, q) in t.removals_at(model, m) {
+        if let Some((a, b)) = best_reconnection(model, t, p, q, (m, c)) {
+            t.remove(p, q);
+            t.add(a, b);
+            return true;
         }
     }
     false
@@ -267,30 +268,25 @@ fn sideways_once<D: TreeDelays + ?Sized>(
 ) -> bool {
     let n = t.adj.len();
     let (m, c) = t.objective(model);
-    let ends = t.ends_at(model, m);
-    for &p in &ends {
-        let mut neighbours = t.adj[p].clone();
-        neighbours.sort_unstable();
-        for q in neighbours {
-            let side = t.side(p, q);
-            t.remove(p, q);
-            for (x, x_side) in [(p, false), (q, true)] {
-                for y in (0..n).filter(|&y| side[y] != x_side) {
-                    if (x.min(y), x.max(y)) == (p.min(q), p.max(q)) {
-                        continue;
-                    }
-                    t.add(x, y);
-                    if t.objective(model) == (m, c) {
-                        let edges = t.edges();
-                        if !seen.contains(&edges) {
-                            return true;
-                        }
-                    }
-                    t.remove(x, y);
+    for (p, q) in t.removals_at(model, m) {
+        let side = t.side(p, q);
+        t.remove(p, q);
+        for (x, x_side) in [(p, false), (q, true)] {
+            for y in (0..n).filter(|&y| side[y] != x_side) {
+                if (x.min(y), x.max(y)) == (p.min(q), p.max(q)) {
+                    continue;
                 }
+                t.add(x, y);
+                if t.objective(model) == (m, c) {
+                    let edges = t.edges();
+                    if !seen.contains(&edges) {
+                        return true;
+                    }
+                }
+                t.remove(x, y);
             }
-            t.add(p, q);
         }
+        t.add(p, q);
     }
     false
 }
