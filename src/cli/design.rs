@@ -540,7 +540,17 @@ pub fn run(a: DesignArgs) -> Result<()> {
                 predictor.source
             );
             println!("{}", table(&candidates));
-            if let Some(w) = candidates.first() {
+            for c in &candidates {
+                if let Some(note) = &c.note {
+                    eprintln!("note: {}: {note}", c.name);
+                }
+            }
+            if candidates
+                .first()
+                .is_some_and(|w| !w.predicted_time_ms.is_finite())
+            {
+                println!("no predicted winner: no candidate mixes (see the notes)");
+            } else if let Some(w) = candidates.first() {
                 println!(
                     "predicted winner: {} (weights: {}), {:.1} ms per round x {:.1} rounds = {:.2} s",
                     w.name,

@@ -109,6 +109,11 @@ pub fn run(a: MixingArgs) -> Result<()> {
                  eff. neighbours at gamma {} ([Vogels22])",
                 a.gamma
             );
+            for r in &rows {
+                if let Some(note) = &r.mixing_note {
+                    eprintln!("note: {}: {note}", r.overlay);
+                }
+            }
         }
         OutputFormat::Csv => print!("{}", serde_csv(&rows)?),
         OutputFormat::Json => print!("{}", render_json(&rows)),

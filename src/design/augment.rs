@@ -27,7 +27,7 @@ use serde::Serialize;
 
 use crate::delay::DelayModel;
 use crate::graph::Overlay;
-use crate::mixing::{effective_neighbours, spectral_gap};
+use crate::mixing::{effective_neighbours, spectral_gap, SpectrumError};
 use crate::timing::{cycle_time, TimingError};
 use crate::train::consensus::local_degree;
 
@@ -97,19 +97,22 @@ pub enum AugmentError {
     /// Bad options or base overlay.
     #[error("augment: {0}")]
     Invalid(String),
+    /// A spectral gap could not be computed.
+    #[error("augment: {0}")]
+    Spectrum(#[from] SpectrumError),
 }
 
 /// A candidate step: (score, arc added, overlay, cycle time ms, spectral gap).
 type Candidate = (f64, (usize, usize), Overlay, f64, f64);
 
 /// Evaluates an overlay: cycle time, spectral gap, effective neighbours.
-fn measure(o: &Overlay, model: &DelayModel, gamma: f64) -> Result<(f64, f64, f64), TimingError> {
+fn measure(o: &Overlay, model: &DelayModel, gamma: f64) -> Result<(f64, f64, f64), AugmentError> {
     let t = cycle_time(o, model)?.cycle_time_ms;
     let w = local_degree(o);
     let n = o.silo_count();
     Ok((
         t,
-        spectral_gap(n, w.as_slice()),
+        spectral_gap(n, w.as_slice())?,
         effective_neighbours(n, w.as_slice(), gamma),
     ))
 }
@@ -194,7 +197,7 @@ pub fn augment(
                     continue;
                 }
                 let w = local_degree(&o);
-                let g = spectral_gap(n, w.as_slice());
+                let g = spectral_gap(n, w.as_slice())?;
                 let gain = g - g_cur;
                 if gain <= 1e-12 {
                     continue;

@@ -5,7 +5,7 @@ use crate::evaluate::EvaluatedOverlay;
 use crate::graph::Overlay;
 use crate::mixing::{
     effective_neighbours, effective_neighbours_periodic, exact_consensus_round, fastest_mixing,
-    slem_per_round, undirected_edges, FastestMixing, FastestOptions, MixingError,
+    is_permutation, slem_per_round, undirected_edges, FastestMixing, FastestOptions, MixingError,
 };
 use crate::train::consensus::{ConsensusError, ConsensusRule};
 
@@ -34,13 +34,56 @@ impl MixingFigures {
     pub fn spectral_gap(&self) -> f64 {
         1.0 - self.slem
     }
+
+    /// Why the consensus does not mix, when it does not (SLEM within 1e-9
+    /// of 1 or above: the consensus error never shrinks): every round's
+    /// matrix a permutation (models are moved, never averaged: a directed
+    /// ring with weight 1 on every arc, or with weights >= 1, which are
+    /// rescaled to 1), every round the identity (nobody communicates), or
+    /// otherwise (an overlay that does not connect the silos, or weights
+    /// that never average). `None` when it mixes.
+    pub fn no_mixing_reason(&self) -> Option<String> {
+        if self.slem < 1.0 - 1e-9 || self.matrices.is_empty() {
+            return None;
+        }
+        let n = (self.matrices[0].len() as f64).sqrt().round() as usize;
+        if n <= 1 {
+            return None;
+        }
+        let identity =
+            |w: &[f64]| (0..n * n).all(|k| w[k] == if k / n == k % n { 1.0 } else { 0.0 });
+        let rounds = if self.rounds > 1 {
+            "every round's"
+        } else {
+            "its"
+        };
+        Some(if self.matrices.iter().all(|w| identity(w)) {
+            format!(
+                "{rounds} consensus matrix is the identity: no silo receives a model, nothing \
+                 is averaged (spectral gap 0)"
+            )
+        } else if self.matrices.iter().all(|w| is_permutation(n, w)) {
+            format!(
+                "{rounds} consensus matrix is a permutation: models are passed on whole, never \
+                 averaged, so a permutation matrix does not mix (spectral gap 0; e.g. weight 1, \
+                 or weights >= 1 which are rescaled to 1, on every arc of a ring)"
+            )
+        } else {
+            format!(
+                "the consensus does not mix (second-largest eigenvalue modulus {:.6} >= 1): the \
+                 overlay does not connect every silo, or its weights never average",
+                self.slem
+            )
+        })
+    }
 }
 
 /// The figures of `e` over its first `rounds` rounds (1 for static
 /// overlays) at decay `gamma`.
 ///
 /// # Errors
-/// A consensus matrix cannot be built for a round.
+/// A consensus matrix cannot be built for a round; an eigenvalue
+/// computation fails (a non-finite weight).
 pub fn mixing_figures(
     e: &EvaluatedOverlay,
     rounds: u64,
@@ -63,7 +106,7 @@ pub fn mixing_figures(
     Ok(MixingFigures {
         rule: label,
         rounds,
-        slem: slem_per_round(n, &refs),
+        slem: slem_per_round(n, &refs).map_err(MixingError::from)?,
         exact_round: exact_consensus_round(n, &refs),
         effective_neighbours: effective_neighbours_periodic(n, &refs, gamma),
         matrices,

@@ -114,6 +114,10 @@ pub struct Candidate {
     pub measured_rounds: Option<f64>,
     /// Measured wall-clock time to the target, ms.
     pub measured_time_ms: Option<f64>,
+    /// Why it does not mix, when it does not (its mixing time and
+    /// predictions are then infinite): e.g. consensus matrices that are
+    /// permutations ([`crate::design::figures::MixingFigures::no_mixing_reason`]).
+    pub note: Option<String>,
     /// How to rebuild it.
     #[serde(skip)]
     pub overlay: CandidateOverlay,
@@ -256,6 +260,7 @@ pub fn design_candidates(
                     s: f64,
                     exact: Option<usize>,
                     eff: f64,
+                    note: Option<String>,
                     overlay: CandidateOverlay| {
         // Finite-time exact consensus: the rounds it takes, not the
         // geometric mean's 1.
@@ -273,6 +278,7 @@ pub fn design_candidates(
             predicted_time_ms: t * r,
             measured_rounds: None,
             measured_time_ms: None,
+            note,
             overlay,
         });
     };
@@ -293,6 +299,7 @@ pub fn design_candidates(
             f.slem,
             f.exact_round,
             f.effective_neighbours,
+            f.no_mixing_reason(),
             CandidateOverlay::Kind(kind),
         );
         if options.fastest_weights && f.rule != "average" {
@@ -306,6 +313,7 @@ pub fn design_candidates(
                         fm.slem,
                         None,
                         eff,
+                        None,
                         CandidateOverlay::Static {
                             overlay: o.clone(),
                             weights: Some(fm.matrix),
@@ -338,9 +346,10 @@ pub fn design_candidates(
                 "local-degree".into(),
                 aug.arcs().len(),
                 t,
-                slem(n, w.as_slice()),
+                slem(n, w.as_slice()).map_err(MixingError::from)?,
                 None,
                 effective_neighbours(n, w.as_slice(), options.gamma),
+                None,
                 CandidateOverlay::Static {
                     overlay: aug,
                     weights: None,

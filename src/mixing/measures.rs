@@ -1,7 +1,12 @@
 //! Mixing measures of a consensus matrix `W` (row-major, `n x n`, rows sum
 //! to 1).
 
-use nalgebra::DMatrix;
+use nalgebra::{Complex, DMatrix};
+
+use super::spectrum::{
+    check_finite, complex_eigenvalues, gelfand_radius, is_permutation, spectral_radius,
+    symmetric_eigenvalues, SpectrumError,
+};
 
 /// `W` as a nalgebra matrix.
 pub(crate) fn to_matrix(n: usize, w: &[f64]) -> DMatrix<f64> {
@@ -14,40 +19,65 @@ pub(crate) fn to_matrix(n: usize, w: &[f64]) -> DMatrix<f64> {
 /// For symmetric `W` this is `||W - J/n||_2`, the quantity \[Boyd04\]
 /// minimise; consensus error shrinks by about this factor per round. For
 /// non-symmetric `W` (directed overlays) the eigenvalues are complex and
-/// the modulus is taken. `0` for `n <= 1`.
-pub fn slem(n: usize, w: &[f64]) -> f64 {
+/// the modulus is taken. `0` for `n <= 1`; exactly 1 for a permutation
+/// matrix (it moves models without averaging them: no mixing).
+///
+/// Bounded work ([`super::spectrum`]): when the QR iteration does not
+/// converge within its bound, a row-stochastic `W` falls back to the
+/// spectral radius of `(I - 11^T/n) W` (the eigenvalues of `W` with one
+/// eigenvalue 1 replaced by 0) by Gelfand's formula.
+///
+/// # Errors
+/// A non-finite entry; no convergence on a matrix whose rows do not sum
+/// to 1 (no fallback there).
+pub fn slem(n: usize, w: &[f64]) -> Result<f64, SpectrumError> {
     if n <= 1 {
-        return 0.0;
+        return Ok(0.0);
     }
     let m = to_matrix(n, w);
-    let symmetric = (0..n).all(|i| (0..i).all(|j| (m[(i, j)] - m[(j, i)]).abs() <= 1e-12));
-    let mut moduli: Vec<f64> = if symmetric {
-        m.symmetric_eigenvalues().iter().map(|l| l.abs()).collect()
-    } else {
-        m.complex_eigenvalues().iter().map(|l| l.norm()).collect()
-    };
-    // Drop the eigenvalue closest to 1 (the consensus direction).
-    let one = if symmetric {
-        let e = m.symmetric_eigenvalues();
-        (0..n).min_by(|&a, &b| (e[a] - 1.0).abs().total_cmp(&(e[b] - 1.0).abs()))
-    } else {
-        let e = m.complex_eigenvalues();
-        (0..n).min_by(|&a, &b| {
-            (e[a] - nalgebra::Complex::new(1.0, 0.0))
-                .norm()
-                .total_cmp(&(e[b] - nalgebra::Complex::new(1.0, 0.0)).norm())
-        })
-    };
-    if let Some(k) = one {
-        moduli.remove(k);
+    check_finite(&m)?;
+    if is_permutation(n, w) {
+        return Ok(1.0);
     }
-    moduli.into_iter().fold(0.0, f64::max)
+    let symmetric = (0..n).all(|i| (0..i).all(|j| (m[(i, j)] - m[(j, i)]).abs() <= 1e-12));
+    let eigenvalues: Result<Vec<Complex<f64>>, SpectrumError> = if symmetric {
+        symmetric_eigenvalues(&m).map(|e| e.iter().map(|&l| Complex::new(l, 0.0)).collect())
+    } else {
+        complex_eigenvalues(&m)
+    };
+    match eigenvalues {
+        Ok(mut e) => {
+            // Drop the eigenvalue closest to 1 (the consensus direction).
+            let one = Complex::new(1.0, 0.0);
+            if let Some(k) =
+                (0..n).min_by(|&a, &b| (e[a] - one).norm().total_cmp(&(e[b] - one).norm()))
+            {
+                e.remove(k);
+            }
+            Ok(e.iter().fold(0.0, |s, l| s.max(l.norm())))
+        }
+        Err(SpectrumError::NoConvergence { .. }) if row_stochastic(n, w) => {
+            // (I - 11^T/n) W = W - 1 (1^T W / n).
+            let mean_row = m.row_mean();
+            let deflated = DMatrix::from_fn(n, n, |i, j| m[(i, j)] - mean_row[j]);
+            Ok(gelfand_radius(&deflated))
+        }
+        Err(e) => Err(e),
+    }
+}
+
+/// True when every row of `w` sums to 1 within 1e-9.
+fn row_stochastic(n: usize, w: &[f64]) -> bool {
+    (0..n).all(|i| (w[i * n..(i + 1) * n].iter().sum::<f64>() - 1.0).abs() <= 1e-9)
 }
 
 /// Spectral gap `1 - SLEM` ([`slem`]): 1 for exact averaging (`J/n`), 0
-/// for no mixing (`I`) or a disconnected overlay.
-pub fn spectral_gap(n: usize, w: &[f64]) -> f64 {
-    1.0 - slem(n, w)
+/// for no mixing (`I`, a permutation) or a disconnected overlay.
+///
+/// # Errors
+/// As [`slem`].
+pub fn spectral_gap(n: usize, w: &[f64]) -> Result<f64, SpectrumError> {
+    Ok(1.0 - slem(n, w)?)
 }
 
 /// Effective number of neighbours of `W` at decay `gamma` in `[0, 1)`, in
@@ -122,13 +152,24 @@ pub fn exact_consensus_round(n: usize, rounds: &[&[f64]]) -> Option<usize> {
 /// Per-round SLEM of a sequence of rounds: `SLEM(W(R) ... W(1))^(1/R)`,
 /// the geometric-mean contraction of the consensus error per round (equal
 /// to [`slem`] for one symmetric matrix; 0 for finite-time exact
-/// consensus, e.g. Base-(k+1) over its period). NaN for no rounds.
-pub fn slem_per_round(n: usize, rounds: &[&[f64]]) -> f64 {
+/// consensus, e.g. Base-(k+1) over its period; 1 when every round is a
+/// permutation, which never averages). NaN for no rounds. Bounded work
+/// ([`super::spectrum::spectral_radius`]).
+///
+/// # Errors
+/// As [`slem`].
+pub fn slem_per_round(n: usize, rounds: &[&[f64]]) -> Result<f64, SpectrumError> {
     if rounds.is_empty() {
-        return f64::NAN;
+        return Ok(f64::NAN);
     }
     if rounds.len() == 1 {
         return slem(n, rounds[0]);
+    }
+    for w in rounds {
+        check_finite(&to_matrix(n, w))?;
+    }
+    if n > 1 && rounds.iter().all(|w| is_permutation(n, w)) {
+        return Ok(1.0);
     }
     // The consensus error of doubly stochastic rounds evolves by
     // `W(t) - J/n`; the product is renormalised every round (a fast
@@ -144,12 +185,12 @@ pub fn slem_per_round(n: usize, rounds: &[&[f64]]) -> f64 {
         for w in rounds {
             product = to_matrix(n, w) * product;
         }
-        let s = slem(n, product.transpose().as_slice());
-        return if s <= 1e-15 {
+        let s = slem(n, product.transpose().as_slice())?;
+        return Ok(if s <= 1e-15 {
             0.0
         } else {
             s.powf(1.0 / rounds.len() as f64)
-        };
+        });
     }
     let mut m = DMatrix::<f64>::identity(n, n) - &centre;
     let mut log_scale = 0.0;
@@ -159,24 +200,29 @@ pub fn slem_per_round(n: usize, rounds: &[&[f64]]) -> f64 {
         m = step * m;
         let after = m.norm();
         if after <= 1e-12 * before || after == 0.0 {
-            return 0.0;
+            return Ok(0.0);
         }
         log_scale += after.ln();
         m /= after;
     }
-    let radius = m
-        .complex_eigenvalues()
-        .iter()
-        .fold(0.0f64, |r, l| r.max(l.norm()));
+    let radius = spectral_radius(&m)?;
     if radius <= 1e-15 {
-        return 0.0;
+        return Ok(0.0);
     }
-    ((log_scale + radius.ln()) / rounds.len() as f64).exp()
+    Ok(((log_scale + radius.ln()) / rounds.len() as f64).exp())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn slem(n: usize, w: &[f64]) -> f64 {
+        super::slem(n, w).unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    fn slem_per_round(n: usize, rounds: &[&[f64]]) -> f64 {
+        super::slem_per_round(n, rounds).unwrap_or_else(|e| panic!("{e}"))
+    }
 
     fn average(n: usize) -> Vec<f64> {
         vec![1.0 / n as f64; n * n]
@@ -209,7 +255,7 @@ mod tests {
             let expected = (std::f64::consts::PI / n as f64).cos();
             assert!((slem(n, &half_ring(n)) - expected).abs() < 1e-9, "n = {n}");
         }
-        assert_eq!(spectral_gap(1, &[1.0]), 1.0);
+        assert_eq!(spectral_gap(1, &[1.0]), Ok(1.0));
     }
 
     #[test]
@@ -294,5 +340,50 @@ mod tests {
         let plain = slem(n, product.transpose().as_slice()).powf(1.0 / 6.0);
         let fast = slem_per_round(n, &refs);
         assert!((plain - fast).abs() < 1e-9, "{plain} vs {fast}");
+    }
+
+    /// A directed ring with weight 1 on every arc (a cyclic permutation),
+    /// a product of permutations, and a schedule of empty rounds (every
+    /// round `I`): the QR iteration used to spin on them; now SLEM 1, no
+    /// mixing, in bounded time.
+    #[test]
+    fn permutations_and_empty_rounds_do_not_mix_and_terminate() {
+        for n in [2, 3, 4, 11, 22, 33] {
+            let ring: Vec<f64> = (0..n * n)
+                .map(|k| {
+                    if k % n == (k / n + n - 1) % n {
+                        1.0
+                    } else {
+                        0.0
+                    }
+                })
+                .collect();
+            assert_eq!(slem(n, &ring), 1.0, "n {n}");
+            assert_eq!(slem_per_round(n, &[&ring, &ring]), 1.0);
+            let i = identity(n);
+            assert_eq!(slem_per_round(n, &[&i, &i, &i]), 1.0);
+            // A permutation round then an averaging-free but non-permutation
+            // round (I with one 1/2-1/2 pair): the projection path, bounded.
+            let mut pair = identity(n);
+            pair[0] = 0.5;
+            pair[1] = 0.5;
+            pair[n] = 0.5;
+            pair[n + 1] = 0.5;
+            let s = slem_per_round(n, &[&ring, &pair]);
+            assert!(
+                s.is_finite() && (0.0..=1.0 + 1e-9).contains(&s),
+                "n {n}: {s}"
+            );
+            // The ring's product with the identity is the ring: same answer.
+            assert_eq!(slem_per_round(n, &[&ring, &i]), 1.0);
+            // Effective neighbours of a permutation: 1 (nothing averaged).
+            assert!((effective_neighbours(n, &ring, 0.95) - 1.0).abs() < 1e-9);
+        }
+        let mut bad = identity(3);
+        bad[1] = f64::NAN;
+        assert!(matches!(
+            super::slem(3, &bad),
+            Err(SpectrumError::NotFinite { row: 0, col: 1, .. })
+        ));
     }
 }

@@ -18,9 +18,11 @@
 
 pub mod fastest;
 pub mod measures;
+pub mod spectrum;
 
 pub use fastest::{fastest_mixing, undirected_edges, FastestMixing, FastestOptions, MixingError};
 pub use measures::{
     effective_neighbours, effective_neighbours_periodic, exact_consensus_round, slem,
     slem_per_round, spectral_gap,
 };
+pub use spectrum::{is_permutation, SpectrumError};

@@ -59,6 +59,9 @@ pub struct MixingRow {
     pub metropolis_spectral_gap: Option<f64>,
     /// Why fastest-mixing weights were not computed, if not.
     pub fastest_note: Option<String>,
+    /// Why the consensus does not mix, when it does not (spectral gap 0:
+    /// e.g. consensus matrices that are permutations).
+    pub mixing_note: Option<String>,
 }
 
 /// Why the mixing figures could not be computed.
@@ -112,6 +115,7 @@ pub fn mixing_rows(
             fastest_effective_neighbours: None,
             metropolis_spectral_gap: None,
             fastest_note: None,
+            mixing_note: figures.no_mixing_reason(),
         };
         match e.overlay() {
             None => row.fastest_note = Some("time-varying overlay".into()),

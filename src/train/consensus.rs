@@ -648,7 +648,9 @@ mod tests {
         let f = ConsensusRule::Fastest.matrix(&o).unwrap();
         f.check_support(&o).unwrap();
         let mh = metropolis_hastings(&o);
-        let gap = |m: &ConsensusMatrix| crate::mixing::spectral_gap(20, m.as_slice());
+        let gap = |m: &ConsensusMatrix| {
+            crate::mixing::spectral_gap(20, m.as_slice()).unwrap_or_else(|e| panic!("{e}"))
+        };
         assert!(gap(&f) > gap(&mh) * 1.5, "{} vs {}", gap(&f), gap(&mh));
     }
 

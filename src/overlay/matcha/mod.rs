@@ -77,6 +77,10 @@ pub enum MatchaError {
     /// The base overlay could not be built.
     #[error("MATCHA base overlay {0}")]
     Base(String),
+    /// An eigenvalue computation of the optimisation failed (bounded,
+    /// [`crate::mixing::spectrum`]).
+    #[error("MATCHA optimisation: {0}")]
+    Spectrum(#[from] crate::mixing::SpectrumError),
     /// MATCHA's base graphs are over routers: it needs one silo per router.
     #[error("MATCHA schedules need one silo per router (drop --silos / --silos-per-router, or silos / silos_per_router in experiment files)")]
     NotOnePerRouter,
@@ -189,7 +193,7 @@ impl MatchaDesign {
         }
         let matchings = matching_decomposition(n, edges)?;
         let activation = activation_probabilities(n, &matchings, budget, solver)?;
-        let mixing = mixing_parameter(n, &matchings, &activation.probabilities);
+        let mixing = mixing_parameter(n, &matchings, &activation.probabilities)?;
         Ok(MatchaDesign {
             name: name.to_string(),
             silos: n,

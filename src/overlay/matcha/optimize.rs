@@ -23,10 +23,11 @@
 //! Matching Laplacians satisfy `L_j^2 = 2 L_j`, which gives
 //! `E[L^2] = Lbar^2 + 2 Ltilde` for independent activations.
 
-use nalgebra::{DMatrix, SymmetricEigen};
+use nalgebra::DMatrix;
 use serde::Serialize;
 
 use super::MatchaError;
+use crate::mixing::spectrum::{symmetric_eigen, symmetric_eigenvalues, SpectrumError};
 
 /// Stopping rules of the activation-probability solver.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
@@ -117,28 +118,36 @@ fn shifted(l: &DMatrix<f64>) -> (DMatrix<f64>, f64) {
     (a, shift)
 }
 
-fn spectrum(l: &DMatrix<f64>) -> Spectrum {
+fn spectrum(l: &DMatrix<f64>) -> Result<Spectrum, SpectrumError> {
     let n = l.nrows();
     let (a, _) = shifted(l);
-    let e = SymmetricEigen::new(a);
+    let e = symmetric_eigen(a)?;
     let mut idx: Vec<usize> = (0..n).collect();
     idx.sort_by(|&x, &y| e.eigenvalues[x].total_cmp(&e.eigenvalues[y]));
     idx.truncate(n - 1);
     let values = idx.iter().map(|&i| e.eigenvalues[i]).collect();
     let vectors = DMatrix::from_fn(n, n - 1, |r, c| e.eigenvectors[(r, idx[c])]);
-    Spectrum { values, vectors }
+    Ok(Spectrum { values, vectors })
 }
 
 /// `lambda_2(sum_j p_j L_j)`, the algebraic connectivity (0 if disconnected).
-pub fn lambda2(n: usize, matchings: &[Vec<(usize, usize)>], p: &[f64]) -> f64 {
+///
+/// # Errors
+/// The bounded eigenvalue iteration fails ([`crate::mixing::spectrum`]):
+/// a non-finite probability.
+pub fn lambda2(
+    n: usize,
+    matchings: &[Vec<(usize, usize)>],
+    p: &[f64],
+) -> Result<f64, SpectrumError> {
     if n < 2 {
-        return 0.0;
+        return Ok(0.0);
     }
     let (a, _) = shifted(&weighted_laplacian(n, matchings, p));
-    a.symmetric_eigenvalues()
+    Ok(symmetric_eigenvalues(&a)?
         .iter()
         .copied()
-        .fold(f64::INFINITY, f64::min)
+        .fold(f64::INFINITY, f64::min))
 }
 
 /// `max_{0 <= q <= 1, sum q <= budget} c . q` for `c >= 0` (greedy).
@@ -189,8 +198,13 @@ struct Eval {
     lambda2: f64,
 }
 
-fn evaluate(n: usize, matchings: &[Vec<(usize, usize)>], p: &[f64], mu: f64) -> Eval {
-    let s = spectrum(&weighted_laplacian(n, matchings, p));
+fn evaluate(
+    n: usize,
+    matchings: &[Vec<(usize, usize)>],
+    p: &[f64],
+    mu: f64,
+) -> Result<Eval, SpectrumError> {
+    let s = spectrum(&weighted_laplacian(n, matchings, p))?;
     let l2 = s.values[0];
     let e: Vec<f64> = s.values.iter().map(|&v| (-(v - l2) / mu).exp()).collect();
     let z: f64 = e.iter().sum();
@@ -206,7 +220,7 @@ fn evaluate(n: usize, matchings: &[Vec<(usize, usize)>], p: &[f64], mu: f64) -> 
             *gj += w * m.iter().map(|&(a, b)| (v[a] - v[b]).powi(2)).sum::<f64>();
         }
     }
-    Eval { f, g, lambda2: l2 }
+    Ok(Eval { f, g, lambda2: l2 })
 }
 
 fn dot(a: &[f64], b: &[f64]) -> f64 {
@@ -234,7 +248,7 @@ pub fn activation_probabilities(
     }
     let b = budget * m as f64;
     let ones = vec![1.0; m];
-    let full = lambda2(n, matchings, &ones);
+    let full = lambda2(n, matchings, &ones)?;
     if full <= 1e-9 * (1.0 + m as f64) {
         return Err(MatchaError::Disconnected);
     }
@@ -251,7 +265,7 @@ pub fn activation_probabilities(
     let ln_n = ((n - 1).max(2) as f64).ln();
     let mut mu = 0.1 * full / ln_n;
     let mu_min = 1e-9 * full;
-    let mut cur = evaluate(n, matchings, &p, mu);
+    let mut cur = evaluate(n, matchings, &p, mu)?;
     let mut evals = 1;
     let (mut best_p, mut best_lb) = (p.clone(), cur.lambda2);
     let mut best_ub = knapsack(&cur.g, b);
@@ -265,7 +279,7 @@ pub fn activation_probabilities(
         let fw = knapsack(&cur.g, b) - dot(&cur.g, &p);
         if fw <= 0.25 * mu * ln_n && mu > mu_min {
             mu = (mu * 0.25).max(mu_min);
-            cur = evaluate(n, matchings, &p, mu);
+            cur = evaluate(n, matchings, &p, mu)?;
             evals += 1;
             continue;
         }
@@ -275,7 +289,7 @@ pub fn activation_probabilities(
             let q = project(&y, b);
             let d: Vec<f64> = q.iter().zip(&p).map(|(a, b)| a - b).collect();
             let dd = dot(&d, &d);
-            let next = evaluate(n, matchings, &q, mu);
+            let next = evaluate(n, matchings, &q, mu)?;
             evals += 1;
             if next.lambda2 > best_lb {
                 best_lb = next.lambda2;
@@ -305,39 +319,45 @@ pub fn activation_probabilities(
 
 /// Minimises `rho = lambda_max(I - 2 alpha Lbar + alpha^2 (Lbar^2 + 2 Ltilde) - J/n)`
 /// over `alpha` (MATCHA's second problem, with `beta = alpha^2`).
-pub fn mixing_parameter(n: usize, matchings: &[Vec<(usize, usize)>], p: &[f64]) -> MixingSolution {
+///
+/// # Errors
+/// The bounded eigenvalue iteration fails ([`crate::mixing::spectrum`]):
+/// a non-finite probability.
+pub fn mixing_parameter(
+    n: usize,
+    matchings: &[Vec<(usize, usize)>],
+    p: &[f64],
+) -> Result<MixingSolution, SpectrumError> {
     let lbar = weighted_laplacian(n, matchings, p);
     let var: Vec<f64> = p.iter().map(|&q| q * (1.0 - q)).collect();
     let lt = weighted_laplacian(n, matchings, &var);
     let quad = &lbar * &lbar + lt * 2.0;
     let base = DMatrix::<f64>::identity(n, n) - DMatrix::from_element(n, n, 1.0 / n as f64);
     let a_of = |alpha: f64| &base - &lbar * (2.0 * alpha) + &quad * (alpha * alpha);
-    let h = |alpha: f64| {
-        a_of(alpha)
-            .symmetric_eigenvalues()
+    let h = |alpha: f64| -> Result<f64, SpectrumError> {
+        Ok(symmetric_eigenvalues(&a_of(alpha))?
             .iter()
             .copied()
-            .fold(f64::NEG_INFINITY, f64::max)
+            .fold(f64::NEG_INFINITY, f64::max))
     };
     // Value and a subgradient: v^T A'(alpha) v for a top eigenvector v.
-    let h_sub = |alpha: f64| {
-        let e = SymmetricEigen::new(a_of(alpha));
+    let h_sub = |alpha: f64| -> Result<(f64, f64), SpectrumError> {
+        let e = symmetric_eigen(a_of(alpha))?;
         let i = e.eigenvalues.imax();
         let v = e.eigenvectors.column(i);
         let d = &quad * (2.0 * alpha) - &lbar * 2.0;
-        (e.eigenvalues[i], (v.transpose() * d * v)[(0, 0)])
+        Ok((e.eigenvalues[i], (v.transpose() * d * v)[(0, 0)]))
     };
-    let lmax = lbar
-        .symmetric_eigenvalues()
+    let lmax = symmetric_eigenvalues(&lbar)?
         .iter()
         .copied()
         .fold(0.0, f64::max)
         .max(1e-12);
     // Bracket: h is convex with h(0) = 1; double until it stops decreasing.
     let mut hi = 1.0 / lmax;
-    let mut h_hi = h(hi);
+    let mut h_hi = h(hi)?;
     for _ in 0..60 {
-        let h2 = h(2.0 * hi);
+        let h2 = h(2.0 * hi)?;
         if h2 >= h_hi {
             hi *= 2.0;
             break;
@@ -349,7 +369,7 @@ pub fn mixing_parameter(n: usize, matchings: &[Vec<(usize, usize)>], p: &[f64]) 
     let r = 0.5 * (5f64.sqrt() - 1.0);
     let mut x1 = up - r * (up - lo);
     let mut x2 = lo + r * (up - lo);
-    let (mut f1, mut f2) = (h(x1), h(x2));
+    let (mut f1, mut f2) = (h(x1)?, h(x2)?);
     for _ in 0..200 {
         if up - lo <= 1e-9 * up {
             break;
@@ -359,18 +379,18 @@ pub fn mixing_parameter(n: usize, matchings: &[Vec<(usize, usize)>], p: &[f64]) 
             x2 = x1;
             f2 = f1;
             x1 = up - r * (up - lo);
-            f1 = h(x1);
+            f1 = h(x1)?;
         } else {
             lo = x1;
             x1 = x2;
             f1 = f2;
             x2 = lo + r * (up - lo);
-            f2 = h(x2);
+            f2 = h(x2)?;
         }
     }
     let (alpha, rho) = if f1 <= f2 { (x1, f1) } else { (x2, f2) };
-    let (ha, sa) = h_sub(lo);
-    let (hb, sb) = h_sub(up);
+    let (ha, sa) = h_sub(lo)?;
+    let (hb, sb) = h_sub(up)?;
     let la = |x: f64| ha + sa * (x - lo);
     let lb = |x: f64| hb + sb * (x - up);
     let mut cands = vec![lo, up];
@@ -384,12 +404,12 @@ pub fn mixing_parameter(n: usize, matchings: &[Vec<(usize, usize)>], p: &[f64]) 
         .into_iter()
         .map(|x| la(x).max(lb(x)))
         .fold(f64::INFINITY, f64::min);
-    MixingSolution {
+    Ok(MixingSolution {
         alpha,
         beta: alpha * alpha,
         rho,
         rho_lower_bound: lower.min(rho),
-    }
+    })
 }
 
 #[cfg(test)]

@@ -3,6 +3,14 @@ use crate::overlay::matcha::coloring::matching_decomposition;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
+fn lambda2_ok(n: usize, m: &[Vec<(usize, usize)>], p: &[f64]) -> f64 {
+    lambda2(n, m, p).unwrap_or_else(|e| panic!("{e}"))
+}
+
+fn mixing_parameter_ok(n: usize, m: &[Vec<(usize, usize)>], p: &[f64]) -> MixingSolution {
+    mixing_parameter(n, m, p).unwrap_or_else(|e| panic!("{e}"))
+}
+
 /// Round-robin 1-factorisation of K_n (n even): n-1 perfect matchings.
 fn round_robin(n: usize) -> Vec<Vec<(usize, usize)>> {
     (0..n - 1)
@@ -120,7 +128,7 @@ fn certificate_is_valid_on_random_graphs() {
         done += 1;
         let b = cb * m.len() as f64;
         assert!(sol.probabilities.iter().sum::<f64>() <= b + 1e-9);
-        assert!((lambda2(n, &m, &sol.probabilities) - sol.lambda2).abs() < 1e-9);
+        assert!((lambda2_ok(n, &m, &sol.probabilities) - sol.lambda2).abs() < 1e-9);
         assert!(
             sol.relative_gap() <= 1e-3 + 1e-12,
             "gap {}",
@@ -130,9 +138,9 @@ fn certificate_is_valid_on_random_graphs() {
         for _ in 0..30 {
             let y: Vec<f64> = (0..m.len()).map(|_| rng.gen_range(0.0..1.0)).collect();
             let q = project(&y, b);
-            assert!(lambda2(n, &m, &q) <= sol.upper_bound + 1e-9);
+            assert!(lambda2_ok(n, &m, &q) <= sol.upper_bound + 1e-9);
         }
-        assert!(sol.lambda2 >= lambda2(n, &m, &vec![cb; m.len()]) - 1e-12);
+        assert!(sol.lambda2 >= lambda2_ok(n, &m, &vec![cb; m.len()]) - 1e-12);
     }
 }
 
@@ -168,7 +176,7 @@ fn mixing_closed_form_when_deterministic() {
                 .collect()
         })
         .collect();
-    let sol = mixing_parameter(n, &m, &[1.0, 1.0]);
+    let sol = mixing_parameter_ok(n, &m, &[1.0, 1.0]);
     let l2 = 2.0 * (1.0 - (2.0 * std::f64::consts::PI / n as f64).cos());
     let ln = 4.0;
     let want = ((ln - l2) / (ln + l2)).powi(2);
@@ -187,7 +195,7 @@ fn mixing_beats_a_grid_and_matches_sampling() {
     let p: Vec<f64> = (0..m.len())
         .map(|j| 0.2 + 0.6 * (j as f64 / m.len() as f64))
         .collect();
-    let sol = mixing_parameter(n, &m, &p);
+    let sol = mixing_parameter_ok(n, &m, &p);
     assert!(sol.rho < 1.0 && sol.rho_lower_bound <= sol.rho);
     assert!(sol.rho - sol.rho_lower_bound < 1e-6);
     let lbar = weighted_laplacian(n, &m, &p);
@@ -245,7 +253,7 @@ fn grid_max(
         let rest = b - p.iter().sum::<f64>();
         if rest >= -1e-12 {
             p.push(rest.clamp(0.0, 1.0));
-            let v = lambda2(n, ms, &p);
+            let v = lambda2_ok(n, ms, &p);
             if v > best {
                 best = v;
                 best_p = p;
@@ -313,11 +321,24 @@ fn optimum_matches_a_brute_force_grid_on_tiny_graphs() {
                 sol.lambda2
             );
             assert!(sol.probabilities.iter().sum::<f64>() <= b + 1e-9);
-            let uniform = lambda2(*n, &ms, &vec![cb; m]);
+            let uniform = lambda2_ok(*n, &ms, &vec![cb; m]);
             best_over_uniform = best_over_uniform.max(best / uniform);
         }
     }
     // The grid can tell a solver that stops at the start point p = Cb from
     // the optimum: on these graphs the optimum is well above it.
     assert!(best_over_uniform > 1.05, "{best_over_uniform}");
+}
+
+/// A NaN probability is refused with a typed error (it used to stop the
+/// unbounded QR iteration's convergence test forever).
+#[test]
+fn non_finite_probabilities_are_refused_not_looped_on() {
+    let m = round_robin(4);
+    let p = vec![f64::NAN; m.len()];
+    assert!(matches!(
+        lambda2(4, &m, &p),
+        Err(SpectrumError::NotFinite { .. })
+    ));
+    assert!(mixing_parameter(4, &m, &p).is_err());
 }
