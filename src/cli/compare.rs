@@ -123,6 +123,9 @@ pub fn run(a: CompareArgs) -> Result<()> {
             let stem = file_safe(&row.overlay);
             let (path, text) = if overlay.is_schedule() {
                 let e = overlay.export_schedule(&labels)?;
+                if let Some(note) = e.connectivity_note() {
+                    eprintln!("warning: {note} (--matcha-rounds)");
+                }
                 (dir.join(format!("{stem}.rounds.json")), e.to_json())
             } else {
                 let e = overlay

@@ -139,7 +139,11 @@ pub fn run(a: OverlayArgs) -> Result<()> {
         std::fs::write(path, json + "\n").with_context(|| format!("writing {}", path.display()))?;
     }
     let text = if overlay.is_schedule() {
-        overlay.export_schedule(&labels)?.to_json()
+        let e = overlay.export_schedule(&labels)?;
+        if let Some(note) = e.connectivity_note() {
+            eprintln!("warning: {note}");
+        }
+        e.to_json()
     } else {
         let e = overlay
             .export(&labels, Some(&model), Some(t.cycle_time_ms))?

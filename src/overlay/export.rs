@@ -287,6 +287,32 @@ impl ExportedSchedule {
         w.get(k % w.len().max(1))?.get(b)?.get(a).copied()
     }
 
+    /// When the exported rounds, together, do not connect every silo to
+    /// every other (a short sample of MATCHA's rounds can fail to), a
+    /// sentence saying which silos never hear from which: such a file is
+    /// refused when read back ([`super::file::never_hear_from`]). `None`
+    /// when they connect.
+    pub fn connectivity_note(&self) -> Option<String> {
+        let n = self.silos.len();
+        let rounds: Vec<Overlay> = self
+            .rounds
+            .iter()
+            .map(|r| Overlay::from_arcs(&self.name, n, r.iter().copied()))
+            .collect();
+        let (deaf, unheard) = super::file::never_hear_from(n, &rounds)?;
+        Some(format!(
+            "the {} exported round(s) of {} never connect every silo to every other ({} silo(s) \
+             never hear from {} silo(s), e.g. {} from {}): reading the file back refuses it; \
+             export more rounds",
+            self.rounds.len(),
+            self.name,
+            deaf.len(),
+            unheard.len(),
+            self.silos[deaf[0]],
+            self.silos[unheard[0]],
+        ))
+    }
+
     /// Per-round JSON: `{"name", "directed": true, "periodic": true,
     /// "nodes": [labels], "rounds": [[[src, dst], ...], ...]}` (labels;
     /// `[src, dst, weight]` with weights).
@@ -320,7 +346,8 @@ impl ExportedSchedule {
     }
 
     /// Per-round CSV: header `round,src,dst` (`round,src,dst,weight` with
-    /// weights), one arc per row (labels).
+    /// weights), one arc per row (labels); a round without arcs is one row
+    /// `ROUND,,` (`ROUND,,,` with weights), so round numbers have no gap.
     pub fn to_csv(&self) -> String {
         let mut w = csv::Writer::from_writer(Vec::new());
         if self.weights.is_some() {
@@ -329,6 +356,14 @@ impl ExportedSchedule {
             let _ = w.write_record(["round", "src", "dst"]);
         }
         for (k, r) in self.rounds.iter().enumerate() {
+            if r.is_empty() {
+                let round = k.to_string();
+                let _ = if self.weights.is_some() {
+                    w.write_record([round.as_str(), "", "", ""])
+                } else {
+                    w.write_record([round.as_str(), "", ""])
+                };
+            }
             for &(a, b) in r {
                 let round = k.to_string();
                 let _ = match self.weight(k, a, b) {

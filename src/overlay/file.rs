@@ -18,7 +18,13 @@
 //!   directions). An optional header names the columns (`src,dst[,weight]`
 //!   or `source,target[,weight]`); `#` starts a comment line. A header
 //!   `round,src,dst[,weight]` makes it a per-round schedule (weights, in
-//!   JSON `[src, dst, weight]`, are then every round's consensus weights).
+//!   JSON `[src, dst, weight]`, are then every round's consensus weights);
+//!   its rounds run 0, 1, 2, ... without a gap, a round without arcs
+//!   written `ROUND,,`.
+//!
+//! The rounds of a per-round schedule must, together, connect every silo
+//! to every other ([`never_hear_from`]), as a static overlay must be
+//! strongly connected to have a cycle time.
 //!
 //! Nodes are matched to silos by name: a node's `label` (GML; its `id` when
 //! it has none), its `id` then its `label` (JSON), against the silo labels (unique, as exported) and then the underlay's
@@ -170,6 +176,28 @@ pub enum FileOverlayError {
         /// Silos.
         n: usize,
     },
+    /// A per-round schedule whose rounds, together, do not connect every
+    /// silo to every other: replayed periodically, some models never reach
+    /// some silos (static files get the same check from their cycle time).
+    #[error(
+        "{at}: the {rounds} round(s) of this schedule ({arcs} arc(s) in all) never connect every \
+         silo to every other: {} never hear from {}, directly or relayed, in any round; a \
+         schedule must connect every silo to every other over one period (for a sampled \
+         schedule such as MATCHA's, export more rounds)",
+        silos_phrase(.deaf), silos_phrase(.unheard)
+    )]
+    NotConnected {
+        /// The file.
+        at: FileLocation,
+        /// Rounds of the period.
+        rounds: usize,
+        /// Arcs over all rounds.
+        arcs: usize,
+        /// Silos that never hear from `unheard`.
+        deaf: Vec<String>,
+        /// Silos never heard from by `deaf`.
+        unheard: Vec<String>,
+    },
     /// Two nodes of the file name the same silo.
     #[error("{at}: nodes `{first}` and `{second}` both name silo {silo}")]
     Duplicate {
@@ -182,6 +210,62 @@ pub enum FileOverlayError {
         /// The silo.
         silo: String,
     },
+}
+
+/// When the union of `rounds` (overlays on `n` silos) is not strongly
+/// connected: `(deaf, unheard)`, silos `deaf` that never receive, directly
+/// or relayed over any number of rounds, a model from the silos `unheard`
+/// (both non-empty). With `R` the silos reachable from silo 0: the silos
+/// outside `R` never hear from `R`; when `R` is everything, with `B` the
+/// silos that reach silo 0, `B` never hears from the silos outside `B`.
+/// `None` when every silo hears from every other (or `n <= 1`).
+pub fn never_hear_from(n: usize, rounds: &[Overlay]) -> Option<(Vec<usize>, Vec<usize>)> {
+    if n <= 1 {
+        return None;
+    }
+    let mut out = vec![Vec::new(); n];
+    let mut inn = vec![Vec::new(); n];
+    for o in rounds {
+        for &(a, b) in o.arcs() {
+            out[a].push(b);
+            inn[b].push(a);
+        }
+    }
+    let reach = |next: &[Vec<usize>]| {
+        let mut seen = vec![false; n];
+        let mut stack = vec![0];
+        seen[0] = true;
+        while let Some(v) = stack.pop() {
+            for &w in &next[v] {
+                if !seen[w] {
+                    seen[w] = true;
+                    stack.push(w);
+                }
+            }
+        }
+        seen
+    };
+    let split = |seen: &[bool]| -> (Vec<usize>, Vec<usize>) { (0..n).partition(|&s| seen[s]) };
+    let forward = reach(&out);
+    if forward.iter().any(|&x| !x) {
+        let (reached, rest) = split(&forward);
+        return Some((rest, reached));
+    }
+    let backward = reach(&inn);
+    if backward.iter().any(|&x| !x) {
+        let (reaching, rest) = split(&backward);
+        return Some((reaching, rest));
+    }
+    None
+}
+
+/// `silo A` or `the 3 silos A, B, C` (shortened).
+fn silos_phrase(names: &[String]) -> String {
+    if names.len() == 1 {
+        format!("silo {}", names[0])
+    } else {
+        format!("the {} silos {}", names.len(), shorten(names))
+    }
 }
 
 /// The first 20 of `names`, then how many more.
@@ -658,6 +742,8 @@ fn read_csv(text: &str, at: At<'_>) -> Result<Raw, FileOverlayError> {
     let mut content_seen = false;
     let mut per_round = false;
     let mut arcs: Vec<(Option<u64>, RawArc)> = Vec::new();
+    // Rounds written `ROUND,,` (no arc), with their line.
+    let mut empty_rounds: Vec<(u64, Option<u32>)> = Vec::new();
     for rec in reader.records() {
         let rec = rec.map_err(|e| {
             let line = e.position().map(|p| p.line() as u32);
@@ -725,6 +811,30 @@ fn read_csv(text: &str, at: At<'_>) -> Result<Raw, FileOverlayError> {
             ),
             _ => None,
         };
+        if let Some(r) = round.filter(|_| cells[1].is_empty() && cells[2].is_empty()) {
+            // `ROUND,,`: round ROUND has no arc (how empty rounds are written).
+            if weight.is_some() {
+                return Err(syntax(
+                    at(line, None),
+                    "a round without arcs (`ROUND,,`) has no weight",
+                ));
+            }
+            empty_rounds.push((r, line));
+            continue;
+        }
+        if cells[off].is_empty() || cells[1 + off].is_empty() {
+            return Err(syntax(
+                at(line, None),
+                format!(
+                    "expected {expected} with both `src` and `dst`{}",
+                    if per_round {
+                        " (a round without arcs is written `ROUND,,`)"
+                    } else {
+                        ""
+                    }
+                ),
+            ));
+        }
         arcs.push((
             round,
             RawArc {
@@ -740,9 +850,10 @@ fn read_csv(text: &str, at: At<'_>) -> Result<Raw, FileOverlayError> {
         let period = arcs
             .iter()
             .filter_map(|(r, _)| *r)
+            .chain(empty_rounds.iter().map(|&(r, _)| r))
             .max()
             .map_or(0, |m| m + 1);
-        if period == 0 {
+        if arcs.is_empty() {
             return Err(syntax(
                 at(None, None),
                 "a per-round CSV needs at least one arc",
@@ -758,13 +869,62 @@ fn read_csv(text: &str, at: At<'_>) -> Result<Raw, FileOverlayError> {
             ));
         }
         raw.rounds = (0..period).map(|_| Vec::new()).collect();
+        let mut seen = vec![false; period as usize];
         for (r, a) in arcs {
-            raw.rounds[r.unwrap_or(0) as usize].push(a);
+            let r = r.unwrap_or(0) as usize;
+            seen[r] = true;
+            raw.rounds[r].push(a);
+        }
+        for &(r, line) in &empty_rounds {
+            if seen[r as usize] && !raw.rounds[r as usize].is_empty() {
+                return Err(syntax(
+                    at(line, None),
+                    format!("round {r} is written as having no arc (`{r},,`) but has arcs"),
+                ));
+            }
+            seen[r as usize] = true;
+        }
+        let missing: Vec<u64> = (0..period).filter(|&r| !seen[r as usize]).collect();
+        if !missing.is_empty() {
+            return Err(syntax(
+                at(None, None),
+                format!(
+                    "round numbers must run 0, 1, ..., {} without a gap: {} {} no line (write \
+                     a round without arcs as `ROUND,,`)",
+                    period - 1,
+                    round_ranges(&missing),
+                    if missing.len() == 1 { "has" } else { "have" }
+                ),
+            ));
         }
     } else {
         raw.rounds.push(arcs.into_iter().map(|(_, a)| a).collect());
     }
     Ok(raw)
+}
+
+/// `rounds` (sorted) as `round 3` or `rounds 0-2, 5, 7-9` (at most 20
+/// ranges, then how many more).
+fn round_ranges(rounds: &[u64]) -> String {
+    let mut ranges: Vec<(u64, u64)> = Vec::new();
+    for &r in rounds {
+        match ranges.last_mut() {
+            Some((_, hi)) if *hi + 1 == r => *hi = r,
+            _ => ranges.push((r, r)),
+        }
+    }
+    let text: Vec<String> = ranges
+        .iter()
+        .map(|&(lo, hi)| {
+            if lo == hi {
+                lo.to_string()
+            } else {
+                format!("{lo}-{hi}")
+            }
+        })
+        .collect();
+    let word = if rounds.len() == 1 { "round" } else { "rounds" };
+    format!("{word} {}", shorten(&text))
 }
 
 /// Matches the raw file's names to silos and builds the overlay.
@@ -863,6 +1023,18 @@ fn resolve(
             .iter()
             .map(|r| Overlay::from_arcs(name, n, arcs_of(r).into_iter().map(|(i, j, ..)| (i, j))))
             .collect();
+        if let Some((deaf, unheard)) = never_hear_from(n, &rounds) {
+            let label = |v: &[usize]| -> Vec<String> {
+                v.iter().map(|&s| names.labels[s].clone()).collect()
+            };
+            return Err(FileOverlayError::NotConnected {
+                at: at(None, None),
+                rounds: rounds.len(),
+                arcs: rounds.iter().map(Overlay::arc_count).sum(),
+                deaf: label(&deaf),
+                unheard: label(&unheard),
+            });
+        }
         let s = PeriodicSchedule::new(name, n, rounds).ok_or_else(|| {
             syntax(
                 at(None, None),
