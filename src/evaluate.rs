@@ -94,8 +94,10 @@ pub enum EvalError {
 pub struct OverlayTiming {
     /// Cycle time, ms per round: the exact max-plus cycle time for static
     /// overlays ([`crate::timing::cycle_time`]) and clique averaging
-    /// ([`crate::timing::two_phase`]); for schedules the paper's
-    /// estimate, the mean round duration (\[Marfoq20\] App. H.6).
+    /// ([`crate::timing::two_phase`]); for periodic schedules the exact
+    /// max-plus rate of the period; for MATCHA and sampled schedules (its
+    /// exported rounds) the paper's estimate, the mean round duration
+    /// (\[Marfoq20\] App. H.6).
     pub cycle_time_ms: Ms,
     /// A critical circuit (silo indices; empty for schedules).
     pub critical_circuit: Vec<usize>,
@@ -270,7 +272,11 @@ impl EvaluatedOverlay {
     /// are drawn afresh and whose cycle time is the paper's estimate over
     /// sampled rounds.
     pub fn has_exact_cycle_time(&self) -> bool {
-        !matches!(self.shape, Shape::Matcha(_))
+        match &self.shape {
+            Shape::Matcha(_) => false,
+            Shape::Periodic(s) => !s.is_sampled(),
+            _ => true,
+        }
     }
 
     /// The overlay of every round, when there is one (for clique averaging,
@@ -404,7 +410,8 @@ impl EvaluatedOverlay {
             }
             Shape::Periodic(s) => {
                 let rounds: Vec<&[(usize, usize)]> = s.rounds().iter().map(|o| o.arcs()).collect();
-                format!("{}|periodic|{:?}", s.name, rounds)
+                let sampled = if s.is_sampled() { "|sampled" } else { "" };
+                format!("{}|periodic{sampled}|{:?}", s.name, rounds)
             }
         };
         let shape = match &self.round_weights {
@@ -441,6 +448,22 @@ impl EvaluatedOverlay {
             Shape::Matcha(s) => {
                 let estimate = round_estimate(s, model, self.sample_rounds)?;
                 let maxplus_ms = maxplus_rate(s, model, self.sample_rounds)?;
+                OverlayTiming {
+                    cycle_time_ms: estimate.mean_ms,
+                    critical_circuit: Vec::new(),
+                    schedule: Some(ScheduleTiming {
+                        estimate,
+                        maxplus_ms,
+                    }),
+                }
+            }
+            Shape::Periodic(s) if s.is_sampled() => {
+                // A sample of a random schedule (a MATCHA export): timed
+                // as MATCHA times its sampled rounds, so the round trip
+                // keeps MATCHA's numbers (estimate and max-plus rate).
+                let period = s.period() as u64;
+                let estimate = round_estimate(s, model, period.max(2))?;
+                let maxplus_ms = maxplus_rate(s, model, period)?;
                 OverlayTiming {
                     cycle_time_ms: estimate.mean_ms,
                     critical_circuit: Vec::new(),
@@ -566,12 +589,18 @@ impl EvaluatedOverlay {
                 overlay: self.name(),
             });
         }
+        let sampled = match &self.shape {
+            Shape::Matcha(_) => true,
+            Shape::Periodic(s) => s.is_sampled(),
+            _ => false,
+        };
         let e = ExportedSchedule::new(
             self.schedule(),
             labels,
             &self.name(),
             self.schedule_rounds(),
-        );
+        )
+        .with_sampled(sampled);
         Ok(match &self.round_weights {
             Some(w) => e.with_weights(w.clone()),
             None => e,

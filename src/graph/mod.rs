@@ -197,6 +197,10 @@ pub struct PeriodicSchedule {
     pub name: String,
     n: usize,
     rounds: Vec<Overlay>,
+    /// The rounds are a sample of a random schedule (MATCHA's rounds
+    /// exported): timed as the random schedule is ([`Self::is_sampled`]).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    sampled: bool,
 }
 
 impl PeriodicSchedule {
@@ -210,7 +214,24 @@ impl PeriodicSchedule {
             name: name.to_string(),
             n,
             rounds,
+            sampled: false,
         })
+    }
+
+    /// The same schedule, marked as a sample of a random schedule (or not).
+    pub fn with_sampled(mut self, sampled: bool) -> Self {
+        self.sampled = sampled;
+        self
+    }
+
+    /// True when the rounds are a sample of a random schedule (a MATCHA
+    /// export, `"timing": "sampled"`): its cycle time is then the paper's
+    /// round estimate over the rounds and its max-plus rate theirs played
+    /// once, as for the random schedule itself
+    /// ([`crate::evaluate::EvaluatedOverlay::cycle_time`]); otherwise the
+    /// exact max-plus rate of the periodic repetition.
+    pub fn is_sampled(&self) -> bool {
+        self.sampled
     }
 
     /// Number of rounds before the schedule repeats.

@@ -257,6 +257,11 @@ pub struct ExportedSchedule {
     /// Every round's consensus weights (row `i`: what silo `i` gives each
     /// model), when the schedule brings its own; written as arc weights.
     pub weights: Option<Vec<Vec<Vec<f64>>>>,
+    /// The rounds are a sample of a random schedule (MATCHA's): written as
+    /// `"timing": "sampled"` (CSV: a first line `# timing: sampled`), so
+    /// that the file reads back timed as MATCHA is, with the same cycle
+    /// time ([`crate::graph::PeriodicSchedule::is_sampled`]).
+    pub sampled: bool,
 }
 
 impl ExportedSchedule {
@@ -269,7 +274,14 @@ impl ExportedSchedule {
                 .map(|k| schedule.round(k).arcs().to_vec())
                 .collect(),
             weights: None,
+            sampled: false,
         }
+    }
+
+    /// The same, marked as a sample of a random schedule (or not).
+    pub fn with_sampled(mut self, sampled: bool) -> Self {
+        self.sampled = sampled;
+        self
     }
 
     /// The same with every round's consensus weights (one `n x n` matrix
@@ -315,7 +327,8 @@ impl ExportedSchedule {
 
     /// Per-round JSON: `{"name", "directed": true, "periodic": true,
     /// "nodes": [labels], "rounds": [[[src, dst], ...], ...]}` (labels;
-    /// `[src, dst, weight]` with weights).
+    /// `[src, dst, weight]` with weights; `"timing": "sampled"` for a
+    /// sample of a random schedule).
     pub fn to_json(&self) -> String {
         let rounds: Vec<Vec<serde_json::Value>> = self
             .rounds
@@ -333,13 +346,16 @@ impl ExportedSchedule {
                     .collect()
             })
             .collect();
-        let doc = serde_json::json!({
+        let mut doc = serde_json::json!({
             "name": self.name,
             "directed": true,
             "periodic": true,
             "nodes": self.silos,
             "rounds": rounds,
         });
+        if self.sampled {
+            doc["timing"] = serde_json::json!("sampled");
+        }
         let mut s = serde_json::to_string(&doc).unwrap_or_default();
         s.push('\n');
         s
@@ -349,7 +365,13 @@ impl ExportedSchedule {
     /// weights), one arc per row (labels); a round without arcs is one row
     /// `ROUND,,` (`ROUND,,,` with weights), so round numbers have no gap.
     pub fn to_csv(&self) -> String {
-        let mut w = csv::Writer::from_writer(Vec::new());
+        // Flexible: the `# timing` line has one field.
+        let mut w = csv::WriterBuilder::new()
+            .flexible(true)
+            .from_writer(Vec::new());
+        if self.sampled {
+            let _ = w.write_record(["# timing: sampled"]);
+        }
         if self.weights.is_some() {
             let _ = w.write_record(["round", "src", "dst", "weight"]);
         } else {

@@ -375,6 +375,9 @@ struct Raw {
     /// Arcs per round (one round for a static overlay).
     rounds: Vec<Vec<RawArc>>,
     periodic: bool,
+    /// A per-round file marked as a sample of a random schedule
+    /// (`"timing": "sampled"`, CSV `# timing: sampled`).
+    sampled: bool,
     /// Key of the server-client centre.
     center: Option<String>,
 }
@@ -487,6 +490,7 @@ fn read_gml(text: &str, at: At<'_>) -> Result<Raw, FileOverlayError> {
         nodes: Vec::new(),
         rounds: vec![Vec::new()],
         periodic: false,
+        sampled: false,
         center: None,
     };
     for e in items {
@@ -597,6 +601,7 @@ fn read_json(text: &str, at: At<'_>) -> Result<Raw, FileOverlayError> {
         nodes: Vec::new(),
         rounds: Vec::new(),
         periodic: false,
+        sampled: false,
         center: None,
     };
     if let Some(g) = obj.get("graph").and_then(Value::as_object) {
@@ -679,6 +684,21 @@ fn read_json(text: &str, at: At<'_>) -> Result<Raw, FileOverlayError> {
         }
         raw.periodic = true;
         raw.directed = flag("directed")?.unwrap_or(true);
+        raw.sampled = match obj.get("timing") {
+            None | Some(Value::Null) => false,
+            Some(Value::String(t)) if t == "periodic" => false,
+            Some(Value::String(t)) if t == "sampled" => true,
+            Some(other) => {
+                return Err(syntax(
+                    here,
+                    format!(
+                        "`timing` is {other}: expected \"periodic\" (the exact rate of the \
+                         rounds repeated, the default) or \"sampled\" (a sample of a random \
+                         schedule such as MATCHA's, timed as MATCHA is)"
+                    ),
+                ))
+            }
+        };
         let rounds = rounds
             .as_array()
             .ok_or_else(|| syntax(here.clone(), "`rounds` must be an array of arc lists"))?;
@@ -731,6 +751,7 @@ fn read_csv(text: &str, at: At<'_>) -> Result<Raw, FileOverlayError> {
         nodes: Vec::new(),
         rounds: Vec::new(),
         periodic: false,
+        sampled: false,
         center: None,
     };
     let mut reader = csv::ReaderBuilder::new()
@@ -761,6 +782,8 @@ fn read_csv(text: &str, at: At<'_>) -> Result<Raw, FileOverlayError> {
                 match marker.as_str() {
                     "undirected" => raw.directed = false,
                     "directed" => raw.directed = true,
+                    "timing: sampled" => raw.sampled = true,
+                    "timing: periodic" => raw.sampled = false,
                     _ => {}
                 }
             }
@@ -898,6 +921,12 @@ fn read_csv(text: &str, at: At<'_>) -> Result<Raw, FileOverlayError> {
             ));
         }
     } else {
+        if raw.sampled {
+            return Err(syntax(
+                at(None, None),
+                "`# timing: sampled` applies to per-round schedules (header `round,src,dst`)",
+            ));
+        }
         raw.rounds.push(arcs.into_iter().map(|(_, a)| a).collect());
     }
     Ok(raw)
@@ -1035,12 +1064,14 @@ fn resolve(
                 unheard: label(&unheard),
             });
         }
-        let s = PeriodicSchedule::new(name, n, rounds).ok_or_else(|| {
-            syntax(
-                at(None, None),
-                "a per-round schedule needs at least one round",
-            )
-        })?;
+        let s = PeriodicSchedule::new(name, n, rounds)
+            .ok_or_else(|| {
+                syntax(
+                    at(None, None),
+                    "a per-round schedule needs at least one round",
+                )
+            })?
+            .with_sampled(raw.sampled);
         let all: Vec<_> = raw.rounds.iter().map(|r| arcs_of(r)).collect();
         let weights = match all.iter().flatten().find(|a| a.2.is_some()) {
             None => None,

@@ -70,6 +70,11 @@ pub struct ScheduleStats {
     /// estimate over one period.
     #[serde(flatten)]
     pub mixing: Option<ScheduleMixing>,
+    /// A sample of a random schedule read from a file (a MATCHA export,
+    /// `"timing": "sampled"`): the row's cycle time is `mean_round_ms`,
+    /// as MATCHA's, not the periodic rate.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub sampled: bool,
 }
 
 /// A comparison: the rows plus the overlays themselves (for export).
@@ -126,6 +131,7 @@ pub fn compare_overlays(
                 mean_round_ms: s.estimate.mean_ms,
                 published_convention_ms: s.estimate.published_ms,
                 maxplus_ms: s.maxplus_ms,
+                sampled: mixing.is_none() && !overlay.has_exact_cycle_time(),
                 mixing,
             }),
             _ => None,

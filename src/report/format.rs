@@ -63,6 +63,10 @@ pub fn render_table(c: &Comparison) -> String {
                     "random ({} matchings, Cb {}); max-plus {:.1} ms",
                     m.matchings, m.budget, maxplus_ms
                 ),
+                Some(st) if st.sampled => format!(
+                    "sampled ({} rounds, timed as MATCHA): round estimate; max-plus {:.1} ms",
+                    st.rounds, st.maxplus_ms
+                ),
                 Some(st) => format!(
                     "periodic ({} rounds): max-plus rate; round estimate {:.1} ms",
                     st.rounds, st.mean_round_ms
