@@ -7,8 +7,9 @@ use anyhow::{Context, Result};
 use clap::Args;
 
 use fedtopo::delay::DelayModel;
+use fedtopo::design::calibration::{first_duplicate, measured_value};
 use fedtopo::design::search::{
-    design_candidates, repredict, Candidate, CandidateOverlay, DesignOptions, RoundsPredictor,
+    design_search, repredict, Candidate, CandidateOverlay, DesignOptions, RoundsPredictor,
 };
 use fedtopo::evaluate::EvaluatedOverlay;
 use fedtopo::overlay::build::{parse_overlay_list, BuildOptions};
@@ -20,6 +21,11 @@ use fedtopo::underlay::Underlay;
 use super::args::{file_safe, CenterArgs, NetworkArgs, PlacementArgs, Setup, UnderlayArgs};
 use super::choice::choice;
 
+/// The candidate kinds searched by default; a default kind that cannot be
+/// built on the network (e.g. `regular:k=4` on 2 or 3 silos) is skipped
+/// with a note.
+const DEFAULT_OVERLAYS: &str = "star,mst,delta-mbst,ring,ring-opt,matcha,matcha+,regular:k=4,dcliques-ring,exp,exp-1peer,base:k=1,base:k=2,base:k=3,d-equistatic,od-equidyn";
+
 /// Options of `fedtopo design`.
 #[derive(Debug, Args)]
 pub struct DesignArgs {
@@ -30,10 +36,12 @@ pub struct DesignArgs {
     #[command(flatten)]
     placement: PlacementArgs,
     /// Overlay kinds searched (each with its default weights; undirected
-    /// static ones also with fastest-mixing weights).
+    /// static ones also with fastest-mixing weights). A default kind that
+    /// does not fit the network (e.g. `regular:k=4` on 3 silos) is skipped
+    /// with a note; a kind given here that does not fit is an error.
     #[arg(
         long,
-        default_value = "star,mst,delta-mbst,ring,ring-opt,matcha,matcha+,regular:k=4,dcliques-ring,exp,exp-1peer,base:k=1,base:k=2,base:k=3,d-equistatic,od-equidyn",
+        default_value = DEFAULT_OVERLAYS,
         value_parser = super::args::overlay_list
     )]
     overlays: String,
@@ -188,21 +196,21 @@ fn read_summary(path: &std::path::Path) -> Result<Vec<Measured>> {
     );
     let per_round = h.iter().position(|c| c == "ms_per_round");
     let mut out = Vec::new();
+    let mut lines = Vec::new();
     for (k, rec) in r.records().enumerate() {
         let rec = rec.with_context(|| format!("--calibrate {}:{}", path.display(), k + 2))?;
+        let line = rec.position().map_or(k as u64 + 2, |p| p.line());
         let num = |i: usize| -> Result<Option<f64>> {
-            let t = rec.get(i).unwrap_or("").trim();
-            if t.is_empty() {
-                return Ok(None);
-            }
-            t.parse::<f64>().map(Some).map_err(|_| {
+            measured_value(rec.get(i).unwrap_or("")).map_err(|e| {
                 anyhow::anyhow!(
-                    "--calibrate {}:{}: `{t}` is not a number",
+                    "--calibrate {}:{line}:{}: column `{}`: {e}",
                     path.display(),
-                    k + 2
+                    i + 1,
+                    &h[i]
                 )
             })
         };
+        lines.push(line);
         out.push(Measured {
             overlay: rec.get(o).unwrap_or("").to_string(),
             rounds_to_target: num(rt)?,
@@ -212,6 +220,16 @@ fn read_summary(path: &std::path::Path) -> Result<Vec<Measured>> {
                 None => None,
             },
         });
+    }
+    if let Some((name, first, second)) =
+        first_duplicate(out.iter().map(|m| m.overlay.as_str()).zip(lines))
+    {
+        anyhow::bail!(
+            "--calibrate {}:{second}:{}: overlay `{name}` is measured twice (lines {first} and \
+             {second}): give one row per overlay",
+            path.display(),
+            o + 1
+        );
     }
     Ok(out)
 }
@@ -493,12 +511,7 @@ fn write_static(dir: &std::path::Path, stem: &str, x: &ExportedOverlay) -> Resul
 /// Runs `fedtopo design`.
 pub fn run(a: DesignArgs) -> Result<()> {
     let kinds = parse_overlay_list(&a.overlays)?;
-    if !(a.base_rounds.is_finite() && a.base_rounds >= 0.0) {
-        anyhow::bail!(
-            "--base-rounds {}: expected a finite number >= 0",
-            a.base_rounds
-        );
-    }
+    fedtopo::design::calibration::check_base_rounds(a.base_rounds).map_err(anyhow::Error::msg)?;
     let setup = Setup::load(&a.underlay, &a.network, &a.placement)?;
     let build = setup.build_options(&a.center, a.seed)?;
     let Setup {
@@ -509,11 +522,19 @@ pub fn run(a: DesignArgs) -> Result<()> {
         fastest_weights: !a.no_fastest,
         augmented: !a.no_augmented,
         gamma: a.gamma,
+        skip_unbuildable: a.overlays == DEFAULT_OVERLAYS,
         ..DesignOptions::default()
     };
     let mut predictor = RoundsPredictor::proxy(a.base_rounds);
-    let mut candidates = design_candidates(&underlay, &model, &build, &options, &predictor)
+    let search = design_search(&underlay, &model, &build, &options, &predictor)
         .map_err(|e| anyhow::anyhow!("{e}"))?;
+    for s in &search.skipped {
+        eprintln!(
+            "note: default candidate {} skipped: it does not fit this network ({})",
+            s.kind, s.reason
+        );
+    }
+    let mut candidates = search.candidates;
     if let Some(path) = &a.calibrate {
         calibrate(&mut candidates, &mut predictor, &read_summary(path)?);
     }

@@ -9,6 +9,7 @@
 //!   wall-clock time to a target (cycle time x predicted rounds).
 
 pub mod augment;
+pub mod calibration;
 pub mod figures;
 pub mod search;
 

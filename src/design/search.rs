@@ -55,6 +55,12 @@ pub struct DesignOptions {
     pub schedule_rounds: u64,
     /// Fastest-mixing solver settings.
     pub fastest: FastestOptions,
+    /// Skip a kind that cannot be built on this network (e.g. the default
+    /// candidate `regular:k=4` on 2 or 3 silos) instead of failing; each
+    /// skip is reported in [`DesignSearch::skipped`]. For default
+    /// candidate lists: a kind the user asked for that does not fit is an
+    /// error naming it.
+    pub skip_unbuildable: bool,
 }
 
 impl Default for DesignOptions {
@@ -66,8 +72,29 @@ impl Default for DesignOptions {
             gamma: 0.95,
             schedule_rounds: 60,
             fastest: FastestOptions::default(),
+            skip_unbuildable: false,
         }
     }
+}
+
+/// A kind left out of the search because it cannot be built on the
+/// network ([`DesignOptions::skip_unbuildable`]).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SkippedKind {
+    /// The kind (`regular:k=4`).
+    pub kind: String,
+    /// Why it could not be built.
+    pub reason: String,
+}
+
+/// The result of [`design_search`]: the candidates, sorted, and the kinds
+/// skipped.
+#[derive(Debug, Clone)]
+pub struct DesignSearch {
+    /// Every candidate, sorted by predicted time (ties: name).
+    pub candidates: Vec<Candidate>,
+    /// Kinds skipped because they cannot be built on the network.
+    pub skipped: Vec<SkippedKind>,
 }
 
 /// What a candidate is, to rebuild or export it.
@@ -221,6 +248,14 @@ pub enum DesignError {
     /// Bad options.
     #[error("design: {0}")]
     Options(String),
+    /// A candidate kind asked for cannot be built on this network.
+    #[error("design: candidate `{kind}` does not fit this network: {source}")]
+    Candidate {
+        /// The kind.
+        kind: String,
+        /// Why it could not be built.
+        source: Box<EvalError>,
+    },
 }
 
 /// Mixing time `1 / (1 - s)` at per-round SLEM `s`: 1 for exact averaging
@@ -245,6 +280,22 @@ pub fn design_candidates(
     options: &DesignOptions,
     predictor: &RoundsPredictor,
 ) -> Result<Vec<Candidate>, DesignError> {
+    Ok(design_search(underlay, model, build, options, predictor)?.candidates)
+}
+
+/// [`design_candidates`] with the kinds skipped
+/// ([`DesignOptions::skip_unbuildable`]).
+///
+/// # Errors
+/// As [`design_candidates`]; with `skip_unbuildable`, also when no kind
+/// can be built.
+pub fn design_search(
+    underlay: &Underlay,
+    model: &DelayModel,
+    build: &BuildOptions,
+    options: &DesignOptions,
+    predictor: &RoundsPredictor,
+) -> Result<DesignSearch, DesignError> {
     if !(0.0..1.0).contains(&options.gamma) {
         return Err(DesignError::Options(format!(
             "expected gamma in [0, 1), got {}",
@@ -282,8 +333,25 @@ pub fn design_candidates(
             overlay,
         });
     };
+    let mut skipped = Vec::new();
     for &kind in &options.kinds {
-        let e = EvaluatedOverlay::build(kind, underlay, model, build)?;
+        let e = match EvaluatedOverlay::build(kind, underlay, model, build) {
+            Ok(e) => e,
+            Err(e @ EvalError::Build(_)) if options.skip_unbuildable => {
+                skipped.push(SkippedKind {
+                    kind: kind.to_string(),
+                    reason: e.to_string(),
+                });
+                continue;
+            }
+            Err(e @ EvalError::Build(_)) => {
+                return Err(DesignError::Candidate {
+                    kind: kind.to_string(),
+                    source: Box::new(e),
+                })
+            }
+            Err(e) => return Err(e.into()),
+        };
         let timing = e.cycle_time(model)?;
         let t = timing
             .schedule
@@ -357,12 +425,25 @@ pub fn design_candidates(
             );
         }
     }
+    if out.is_empty() && !skipped.is_empty() {
+        return Err(DesignError::Options(format!(
+            "no candidate can be built on this network: {}",
+            skipped
+                .iter()
+                .map(|s| format!("{} ({})", s.kind, s.reason))
+                .collect::<Vec<_>>()
+                .join("; ")
+        )));
+    }
     out.sort_by(|a, b| {
         a.predicted_time_ms
             .total_cmp(&b.predicted_time_ms)
             .then_with(|| a.name.cmp(&b.name))
     });
-    Ok(out)
+    Ok(DesignSearch {
+        candidates: out,
+        skipped,
+    })
 }
 
 /// Re-predicts `candidates` with `predictor` and sorts them again.
