@@ -56,6 +56,68 @@ impl From<IsolatedPolicy> for IsolatedRouters {
     }
 }
 
+/// The parser of a whole-number option accepting `lo..=hi`: anything
+/// else (a negative number, a fraction, text, a value out of range) is
+/// refused with the range, and clap names the option (`invalid value '-1'
+/// for '--seed <SEED>': expected a whole number >= 0, found `-1``). Every
+/// option accepts negative-looking values so that they reach this check
+/// (see `cli::command`).
+pub fn whole<T>(
+    lo: u64,
+    hi: u64,
+) -> impl Fn(&str) -> Result<T, String> + Clone + Send + Sync + 'static
+where
+    T: TryFrom<u64> + Clone + Send + Sync + 'static,
+{
+    move |text: &str| {
+        let range = if hi == u64::MAX || hi == usize::MAX as u64 {
+            format!(">= {lo}")
+        } else {
+            format!("in {lo}..={hi}")
+        };
+        match text.trim().parse::<u64>() {
+            Ok(v) if (lo..=hi).contains(&v) => T::try_from(v)
+                .map_err(|_| format!("expected a whole number {range}, found `{text}`")),
+            _ => Err(format!("expected a whole number {range}, found `{text}`")),
+        }
+    }
+}
+
+/// The parser of a real-number option: finite, `> lo` (`>= lo` when
+/// `lo_closed`), and `< hi` (`<= hi` when `hi_closed`; no upper bound for
+/// an infinite `hi`); the error gives the range, clap names the option.
+pub fn real(
+    lo: f64,
+    lo_closed: bool,
+    hi: f64,
+    hi_closed: bool,
+) -> impl Fn(&str) -> Result<f64, String> + Clone + Send + Sync + 'static {
+    move |text: &str| {
+        let range = if hi.is_infinite() {
+            format!(
+                "a finite number {} {lo}",
+                if lo_closed { ">=" } else { ">" }
+            )
+        } else {
+            format!(
+                "a number in {}{lo}, {hi}{}",
+                if lo_closed { '[' } else { '(' },
+                if hi_closed { ']' } else { ')' }
+            )
+        };
+        match text.trim().parse::<f64>() {
+            Ok(v)
+                if v.is_finite()
+                    && (v > lo || (lo_closed && v == lo))
+                    && (v < hi || (hi_closed && v == hi)) =>
+            {
+                Ok(v)
+            }
+            _ => Err(format!("expected {range}, found `{text}`")),
+        }
+    }
+}
+
 /// Parses `--default-length-km`: a finite length >= 0 in km.
 fn parse_length_km(text: &str) -> Result<f64, String> {
     match text.trim().parse::<f64>() {
@@ -79,24 +141,25 @@ pub fn parse_budget(text: &str) -> Result<f64, String> {
 }
 
 /// The parser of `--matcha-rounds`: 1 to [`fedtopo::overlay::matcha::MAX_MATCHA_ROUNDS`].
-pub fn matcha_rounds() -> clap::builder::RangedU64ValueParser<u64> {
-    clap::value_parser!(u64).range(1..=fedtopo::overlay::matcha::MAX_MATCHA_ROUNDS)
+pub fn matcha_rounds() -> impl Fn(&str) -> Result<u64, String> + Clone + Send + Sync + 'static {
+    whole(1, fedtopo::overlay::matcha::MAX_MATCHA_ROUNDS)
 }
 
 /// The parser of a round or step count (`mixing --rounds`, `tornado
 /// --steps`, `dcliques --rounds`): at most [`fedtopo::replay::MAX_ROUNDS`],
 /// since per-round records are kept in memory. Lower bounds stay with
 /// each command.
-pub fn round_count() -> clap::builder::RangedU64ValueParser<u64> {
-    clap::value_parser!(u64).range(0..=fedtopo::replay::MAX_ROUNDS)
+#[cfg_attr(not(feature = "train"), allow(dead_code))]
+pub fn round_count() -> impl Fn(&str) -> Result<u64, String> + Clone + Send + Sync + 'static {
+    whole(0, fedtopo::replay::MAX_ROUNDS)
 }
 
 /// Most worker threads `run --threads` starts.
 pub const MAX_THREADS: u64 = 1024;
 
 /// The parser of `--threads`: 1 to [`MAX_THREADS`].
-pub fn threads() -> clap::builder::RangedU64ValueParser<usize> {
-    clap::builder::RangedU64ValueParser::<usize>::new().range(1..=MAX_THREADS)
+pub fn threads() -> impl Fn(&str) -> Result<usize, String> + Clone + Send + Sync + 'static {
+    whole(1, MAX_THREADS)
 }
 
 /// Underlay selection and loading policies.
@@ -167,7 +230,7 @@ pub struct NetworkArgs {
     #[arg(long)]
     pub compute_ms: Option<String>,
     /// Local steps per round s.
-    #[arg(long, short = 's', default_value_t = 1)]
+    #[arg(long, short = 's', default_value_t = 1, value_parser = whole::<u32>(1, u32::MAX as u64))]
     pub local_steps: u32,
     /// Access link capacity of every silo, both directions (`10G`, `100Mbps`, `inf`).
     #[arg(long, default_value = "10G")]
@@ -270,14 +333,14 @@ pub struct PlacementArgs {
     /// Silos attached to every router (default 1: silo i on router i).
     /// Silos on one router talk over their access links only (no core
     /// link, zero latency).
-    #[arg(long, conflicts_with = "silos")]
+    #[arg(long, conflicts_with = "silos", value_parser = whole::<usize>(1, 10_000))]
     pub silos_per_router: Option<usize>,
     /// Total number of silos, spread as evenly as possible over the routers,
     /// the remainder on routers drawn with --placement-seed.
-    #[arg(long)]
+    #[arg(long, value_parser = whole::<usize>(1, 10_000))]
     pub silos: Option<usize>,
     /// Seed of the random part of --silos.
-    #[arg(long, default_value_t = 0)]
+    #[arg(long, default_value_t = 0, value_parser = whole::<u64>(0, u64::MAX))]
     pub placement_seed: u64,
 }
 

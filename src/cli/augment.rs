@@ -31,13 +31,13 @@ pub struct AugmentArgs {
     from: String,
     /// Relative cycle-time tolerance of the augmented overlay (0: no
     /// slower at all; 0.05: at most 5 % slower).
-    #[arg(long, default_value_t = 0.0)]
+    #[arg(long, default_value_t = 0.0, value_parser = super::args::real(0.0, true, f64::INFINITY, false))]
     tolerance: f64,
     /// Arcs added past the tolerance to trace the Pareto front.
-    #[arg(long, default_value_t = 30)]
+    #[arg(long, default_value_t = 30, value_parser = super::args::whole::<usize>(0, usize::MAX as u64))]
     front_steps: usize,
     /// Decay gamma of the effective number of neighbours ([Vogels22]).
-    #[arg(long, default_value_t = 0.95)]
+    #[arg(long, default_value_t = 0.95, value_parser = super::args::real(0.0, true, 1.0, false))]
     gamma: f64,
     /// Output format of the steps.
     #[arg(long, value_parser = choice(OutputFormat::ALL, OutputFormat::name), default_value_t = OutputFormat::Table)]

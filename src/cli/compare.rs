@@ -75,7 +75,7 @@ pub struct CompareArgs {
     #[arg(long, default_value_t = 0.5, value_parser = super::args::parse_budget)]
     budget: f64,
     /// Seed of MATCHA's per-round activations.
-    #[arg(long, default_value_t = 0)]
+    #[arg(long, default_value_t = 0, value_parser = super::args::whole::<u64>(0, u64::MAX))]
     seed: u64,
     /// Rounds sampled for MATCHA's cycle time (1 to 1000000).
     #[arg(long, default_value_t = 1000, value_parser = super::args::matcha_rounds())]

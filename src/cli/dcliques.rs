@@ -20,22 +20,22 @@ pub enum LabelsArg {
 #[derive(Debug, Clone, Args)]
 pub struct DCliquesArgs {
     /// D-Cliques: maximum clique size M.
-    #[arg(long = "dc-clique-size", default_value_t = 10)]
+    #[arg(long = "dc-clique-size", default_value_t = 10, value_parser = super::args::whole::<usize>(1, usize::MAX as u64))]
     pub dc_clique_size: usize,
     /// D-Cliques: Greedy Swap steps K.
-    #[arg(long = "dc-steps", default_value_t = 1000)]
+    #[arg(long = "dc-steps", default_value_t = 1000, value_parser = super::args::whole::<usize>(0, usize::MAX as u64))]
     pub dc_steps: usize,
     /// D-Cliques: intra-clique edges removed per clique.
-    #[arg(long = "dc-remove-intra", default_value_t = 0)]
+    #[arg(long = "dc-remove-intra", default_value_t = 0, value_parser = super::args::whole::<usize>(0, usize::MAX as u64))]
     pub dc_remove_intra: usize,
     /// D-Cliques: seed of the label partition and of the topology.
-    #[arg(long = "dc-seed", default_value_t = 0)]
+    #[arg(long = "dc-seed", default_value_t = 0, value_parser = super::args::whole::<u64>(0, u64::MAX))]
     pub dc_seed: u64,
     /// D-Cliques: label distributions of the nodes.
     #[arg(long = "dc-labels", value_enum, default_value_t = LabelsArg::Shards)]
     pub dc_labels: LabelsArg,
     /// D-Cliques: number of classes for --dc-labels one-class.
-    #[arg(long = "dc-classes", default_value_t = 10)]
+    #[arg(long = "dc-classes", default_value_t = 10, value_parser = super::args::whole::<usize>(1, usize::MAX as u64))]
     pub dc_classes: usize,
 }
 

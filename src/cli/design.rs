@@ -49,7 +49,7 @@ pub struct DesignArgs {
     center: CenterArgs,
     /// Rounds exact averaging needs to reach the target (the proxy's
     /// topology-independent part): predicted rounds = this + mixing time.
-    #[arg(long, default_value_t = 15.0)]
+    #[arg(long, default_value_t = 15.0, value_parser = super::args::real(0.0, false, fedtopo::design::calibration::MAX_BASE_ROUNDS, true))]
     base_rounds: f64,
     /// Do not add fastest-mixing-weight variants.
     #[arg(long)]
@@ -58,10 +58,10 @@ pub struct DesignArgs {
     #[arg(long)]
     no_augmented: bool,
     /// Decay gamma of the effective number of neighbours ([Vogels22]).
-    #[arg(long, default_value_t = 0.95)]
+    #[arg(long, default_value_t = 0.95, value_parser = super::args::real(0.0, true, 1.0, false))]
     gamma: f64,
     /// Seed of MATCHA's and random overlays' draws.
-    #[arg(long, default_value_t = 0)]
+    #[arg(long, default_value_t = 0, value_parser = super::args::whole::<u64>(0, u64::MAX))]
     seed: u64,
     /// Output format of the candidate table.
     #[arg(long, value_parser = choice(OutputFormat::ALL, OutputFormat::name), default_value_t = OutputFormat::Table)]
@@ -74,7 +74,7 @@ pub struct DesignArgs {
     #[arg(long)]
     out: Option<PathBuf>,
     /// Candidates verified by the printed `fedtopo train` command.
-    #[arg(long, default_value_t = 4)]
+    #[arg(long, default_value_t = 4, value_parser = super::args::whole::<usize>(0, usize::MAX as u64))]
     top: usize,
     /// Calibrate the rounds predictor on measured runs: a `summary.csv` of
     /// `fedtopo train` (its `rounds_to_target`); rows are matched to
@@ -94,10 +94,10 @@ pub struct DesignArgs {
     #[arg(long, requires = "out")]
     verify: bool,
     /// Probe overlays of --verify.
-    #[arg(long, default_value_t = 3)]
+    #[arg(long, default_value_t = 3, value_parser = super::args::whole::<usize>(0, usize::MAX as u64))]
     probes: usize,
     /// Rounds of each probe run of --verify.
-    #[arg(long, default_value_t = 50)]
+    #[arg(long, default_value_t = 50, value_parser = super::args::whole::<u64>(1, fedtopo::replay::MAX_ROUNDS))]
     probe_rounds: u64,
     /// Options of the `fedtopo train` runs of --verify.
     #[arg(last = true, value_name = "TRAIN_OPTIONS")]

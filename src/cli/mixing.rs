@@ -27,17 +27,17 @@ pub struct MixingArgs {
     #[command(flatten)]
     center: CenterArgs,
     /// Decay gamma of the effective number of neighbours ([Vogels22]), in [0, 1).
-    #[arg(long, default_value_t = 0.95)]
+    #[arg(long, default_value_t = 0.95, value_parser = super::args::real(0.0, true, 1.0, false))]
     gamma: f64,
     /// Rounds of a time-varying overlay (MATCHA) the figures are taken over
     /// (at most 1000000).
-    #[arg(long, default_value_t = 60, value_parser = super::args::round_count())]
+    #[arg(long, default_value_t = 60, value_parser = super::args::whole::<u64>(1, fedtopo::replay::MAX_ROUNDS))]
     rounds: u64,
     /// Subgradient iterations of the fastest-mixing solver.
-    #[arg(long, default_value_t = 2000)]
+    #[arg(long, default_value_t = 2000, value_parser = super::args::whole::<usize>(1, usize::MAX as u64))]
     iterations: usize,
     /// Seed of MATCHA's activations.
-    #[arg(long, default_value_t = 0)]
+    #[arg(long, default_value_t = 0, value_parser = super::args::whole::<u64>(0, u64::MAX))]
     seed: u64,
     /// Output format.
     #[arg(long, value_parser = choice(OutputFormat::ALL, OutputFormat::name), default_value_t = OutputFormat::Table)]

@@ -87,9 +87,30 @@ enum Command {
     Tornado(tornado::TornadoCommand),
 }
 
+/// The command line's grammar: [`Cli`], with every option that takes a
+/// value accepting values that look like negative numbers (`--seed -1`),
+/// so that they reach the option's own parser, whose message names the
+/// option and its accepted range, instead of clap's "to pass '-1' as a
+/// value, use '-- -1'", which names neither.
+fn command() -> clap::Command {
+    fn accept_negative_numbers(c: clap::Command) -> clap::Command {
+        c.mut_args(|a| {
+            if a.get_action().takes_values() {
+                a.allow_negative_numbers(true)
+            } else {
+                a
+            }
+        })
+        .mut_subcommands(accept_negative_numbers)
+    }
+    accept_negative_numbers(<Cli as clap::CommandFactory>::command())
+}
+
 /// Parses the command line and runs the command.
 pub fn run() -> Result<()> {
-    let cli = Cli::parse();
+    let matches = command().get_matches();
+    let cli =
+        <Cli as clap::FromArgMatches>::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
     match cli.command {
         Command::Compare(a) => compare::run(a),
         Command::Mixing(a) => mixing::run(a),
@@ -106,5 +127,114 @@ pub fn run() -> Result<()> {
         Command::Simulate(a) => simulate::run(a),
         Command::Reproduce(c) => reproduce::run(c),
         Command::Tornado(c) => tornado::run(c),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::any::TypeId;
+
+    /// Every option of every command whose value is a number, with the
+    /// arguments its command needs (`fedtopo overlay KIND`, `run FILE`).
+    fn numeric_options() -> Vec<(Vec<String>, String)> {
+        fn walk(c: &clap::Command, path: Vec<String>, out: &mut Vec<(Vec<String>, String)>) {
+            let mut prefix = path.clone();
+            for a in c.get_arguments() {
+                if a.is_positional() && a.is_required_set() {
+                    // `overlay <KIND>`, `run <FILE>`, `merge <DIR>`: a value
+                    // every one of them parses.
+                    prefix.push("ring".into());
+                }
+            }
+            let numeric = [
+                TypeId::of::<u64>(),
+                TypeId::of::<usize>(),
+                TypeId::of::<u32>(),
+                TypeId::of::<f64>(),
+            ];
+            for a in c.get_arguments() {
+                let Some(long) = a.get_long() else { continue };
+                if a.get_action().takes_values()
+                    && numeric.iter().any(|t| a.get_value_parser().type_id() == *t)
+                {
+                    out.push((prefix.clone(), long.to_string()));
+                }
+            }
+            for s in c.get_subcommands() {
+                let mut p = path.clone();
+                p.push(s.get_name().to_string());
+                walk(s, p, out);
+            }
+        }
+        let mut out = Vec::new();
+        walk(&super::command(), vec!["fedtopo".into()], &mut out);
+        out
+    }
+
+    /// Issue 25 item 11: `--OPTION -1` (and `--OPTION=-1`) for every
+    /// numeric option of every command is refused by the option's own
+    /// parser, naming the option and its range, never with clap's "use
+    /// `-- -1`" hint (which names neither).
+    #[test]
+    fn negative_values_name_the_option_and_its_range() {
+        let options = numeric_options();
+        assert!(
+            options.len() > 60,
+            "{} numeric options found",
+            options.len()
+        );
+        for (prefix, long) in &options {
+            for argv in [
+                [prefix.clone(), vec![format!("--{long}"), "-1".into()]].concat(),
+                [prefix.clone(), vec![format!("--{long}=-1")]].concat(),
+            ] {
+                let err = match super::command().try_get_matches_from(&argv) {
+                    Ok(_) => panic!("`{}` was accepted", argv.join(" ")),
+                    Err(e) => e,
+                };
+                let text = err.render().to_string();
+                assert_eq!(
+                    err.kind(),
+                    clap::error::ErrorKind::ValueValidation,
+                    "`{}`: {text}",
+                    argv.join(" ")
+                );
+                assert!(
+                    text.contains(&format!("'--{long}"))
+                        && (text.contains("expected") || text.contains("must be"))
+                        && !text.contains("-- -1"),
+                    "`{}`: {text}",
+                    argv.join(" ")
+                );
+            }
+        }
+    }
+
+    /// Values in range still parse; the parsers keep their defaults.
+    #[test]
+    fn defaults_and_valid_values_still_parse() {
+        for argv in [
+            vec!["fedtopo", "compare", "--seed", "7"],
+            vec!["fedtopo", "mixing", "--gamma", "0", "--rounds", "1"],
+            vec!["fedtopo", "design", "--base-rounds", "1e6"],
+            vec!["fedtopo", "run", "x.toml", "--threads", "1024"],
+            vec!["fedtopo", "tornado", "clustering"],
+        ] {
+            if let Err(e) = super::command().try_get_matches_from(&argv) {
+                panic!("`{}`: {}", argv.join(" "), e.render());
+            }
+        }
+        for argv in [
+            vec!["fedtopo", "design", "--base-rounds", "1e308"],
+            vec!["fedtopo", "mixing", "--gamma", "1"],
+            vec!["fedtopo", "run", "x.toml", "--threads", "1025"],
+            vec!["fedtopo", "compare", "--seed", "1.5"],
+        ] {
+            assert!(
+                super::command().try_get_matches_from(&argv).is_err(),
+                "`{}` accepted",
+                argv.join(" ")
+            );
+        }
     }
 }

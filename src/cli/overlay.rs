@@ -39,11 +39,11 @@ pub struct OverlayArgs {
     #[arg(long, short = 'o')]
     output: Option<PathBuf>,
     /// Seed of random overlays (er, ba, regular, chung-lu).
-    #[arg(long, default_value_t = 0)]
+    #[arg(long, default_value_t = 0, value_parser = super::args::whole::<u64>(0, u64::MAX))]
     seed: u64,
     /// D-Cliques overlays only: build the topology over this many abstract
     /// nodes instead of the underlay's silos (no timing).
-    #[arg(long)]
+    #[arg(long, value_parser = super::args::whole::<usize>(1, usize::MAX as u64))]
     nodes: Option<usize>,
     #[command(flatten)]
     dcliques: super::dcliques::DCliquesArgs,

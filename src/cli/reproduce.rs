@@ -35,14 +35,15 @@ pub struct InitGainExponentsArgs {
     #[arg(
         long,
         default_value = "128,256,512,1024,2048,4096,8192",
-        value_delimiter = ','
+        value_delimiter = ',',
+        value_parser = super::args::whole::<usize>(0, usize::MAX as u64)
     )]
     sizes: Vec<usize>,
     /// Seeds 0..N per size.
-    #[arg(long, default_value_t = 10)]
+    #[arg(long, default_value_t = 10, value_parser = super::args::whole::<u64>(1, u64::MAX))]
     seeds: u64,
     /// Expected mean degree of every family (BA: m = k/2).
-    #[arg(long, default_value_t = 8)]
+    #[arg(long, default_value_t = 8, value_parser = super::args::whole::<usize>(1, usize::MAX as u64))]
     mean_degree: usize,
     /// Where to write exponents.csv, points.csv and exponents.md.
     #[arg(long, default_value = "experiments/init-gain")]
@@ -56,10 +57,10 @@ pub struct DcliquesTableArgs {
     #[arg(long, default_value = "experiments/dcliques")]
     out: PathBuf,
     /// Seed of the partition and of the topologies.
-    #[arg(long, default_value_t = 0)]
+    #[arg(long, default_value_t = 0, value_parser = super::args::whole::<u64>(0, u64::MAX))]
     seed: u64,
     /// Experiments (seeds) for the skew statistics.
-    #[arg(long, default_value_t = 100)]
+    #[arg(long, default_value_t = 100, value_parser = super::args::whole::<u64>(0, u64::MAX))]
     experiments: u64,
 }
 
@@ -73,10 +74,10 @@ pub struct MatchaTablesArgs {
     #[arg(long, default_value = "experiments/matcha")]
     out: PathBuf,
     /// Seed of the reported round estimate.
-    #[arg(long, default_value_t = 0)]
+    #[arg(long, default_value_t = 0, value_parser = super::args::whole::<u64>(0, u64::MAX))]
     seed: u64,
     /// Seeds for the spread and the max-plus confidence interval (0..N).
-    #[arg(long, default_value_t = 10)]
+    #[arg(long, default_value_t = 10, value_parser = super::args::whole::<u64>(1, u64::MAX))]
     seeds: u64,
     /// Rounds sampled per estimate (1 to 1000000).
     #[arg(long, default_value_t = 1000, value_parser = super::args::matcha_rounds())]

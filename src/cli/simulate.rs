@@ -37,13 +37,13 @@ pub struct SimulateArgs {
     #[command(flatten)]
     center: CenterArgs,
     /// Number of rounds K.
-    #[arg(long, default_value_t = 100)]
+    #[arg(long, default_value_t = 100, value_parser = super::args::whole::<u64>(1, u64::MAX))]
     rounds: u64,
     /// Network model: maxplus ([Marfoq20] eq. 3), paper ([Marfoq20] App. F), flow (max-min fair).
     #[arg(long = "network", value_parser = choice(NetworkKind::ALL, NetworkKind::name), default_value_t = NetworkKind::Maxplus)]
     network_model: NetworkKind,
     /// Seed of every random draw.
-    #[arg(long, default_value_t = 0)]
+    #[arg(long, default_value_t = 0, value_parser = super::args::whole::<u64>(0, u64::MAX))]
     seed: u64,
     /// Random compute times: `none` or `lognormal:SIGMA`.
     #[arg(long, default_value = "none")]

@@ -46,25 +46,25 @@ pub struct LearnArgs {
     #[command(flatten)]
     time: TimeArgs,
     /// Train on this many nodes without timing (no underlay needed).
-    #[arg(long)]
+    #[arg(long, value_parser = super::args::whole::<usize>(1, usize::MAX as u64))]
     nodes: Option<usize>,
     /// Target test accuracy for bytes / wall-clock to target.
-    #[arg(long, default_value_t = 0.7)]
+    #[arg(long, default_value_t = 0.7, value_parser = super::args::real(0.0, true, 1.0, true))]
     target: f64,
     /// SGD learning rate.
-    #[arg(long, default_value_t = 0.03)]
+    #[arg(long, default_value_t = 0.03, value_parser = super::args::real(0.0, false, f64::INFINITY, false))]
     lr: f64,
     /// Mini-batch size.
-    #[arg(long, default_value_t = 10)]
+    #[arg(long, default_value_t = 10, value_parser = super::args::whole::<usize>(1, usize::MAX as u64))]
     batch: usize,
     /// Feature dimension of the synthetic data.
-    #[arg(long, default_value_t = 20)]
+    #[arg(long, default_value_t = 20, value_parser = super::args::whole::<usize>(1, usize::MAX as u64))]
     dim: usize,
     /// Class-mean separation of the synthetic data.
-    #[arg(long, default_value_t = 1.0)]
+    #[arg(long, default_value_t = 1.0, value_parser = super::args::real(0.0, false, f64::INFINITY, false))]
     separation: f64,
     /// Evaluate every this many steps.
-    #[arg(long, default_value_t = 100)]
+    #[arg(long, default_value_t = 100, value_parser = super::args::whole::<u64>(1, u64::MAX))]
     eval_every: u64,
     /// Learner: `reference` (pure-Rust softmax regression) or `torch` (the
     /// libtorch batched trainer; needs a build with `--features train`).
@@ -88,7 +88,7 @@ pub struct LearnArgs {
     #[arg(long)]
     optimizer: Option<String>,
     /// Torch trainer: evaluate on at most this many training and test examples.
-    #[arg(long, default_value_t = 10_000)]
+    #[arg(long, default_value_t = 10_000, value_parser = super::args::whole::<usize>(1, usize::MAX as u64))]
     eval_samples: usize,
     /// Use the trained model's size (32 bit per parameter) as the model
     /// size M for bytes and timing (default: the workload's M with an
@@ -129,7 +129,7 @@ pub struct TimeArgs {
     #[arg(long, default_value = "all")]
     methods: String,
     /// Steps T to simulate ([Lee21] Table 4's global period is 100; at most 1000000).
-    #[arg(long, default_value_t = 100, value_parser = super::args::round_count())]
+    #[arg(long, default_value_t = 100, value_parser = super::args::whole::<u64>(1, fedtopo::replay::MAX_ROUNDS))]
     steps: u64,
     /// Network model: maxplus ([Marfoq20] eq. 3), paper ([Marfoq20] App. F), flow (max-min fair).
     #[arg(long = "network", value_parser = choice(NetworkKind::ALL, NetworkKind::name), default_value_t = NetworkKind::Flow)]
@@ -141,10 +141,10 @@ pub struct TimeArgs {
     #[arg(long, value_enum, default_value_t = Partition::Mnist)]
     partition: Partition,
     /// Override |G| for every grouped method (capped at the node count).
-    #[arg(long)]
+    #[arg(long, value_parser = super::args::whole::<usize>(1, usize::MAX as u64))]
     groups: Option<usize>,
     /// Seed of the partition, groupings and rings.
-    #[arg(long, default_value_t = 0)]
+    #[arg(long, default_value_t = 0, value_parser = super::args::whole::<u64>(0, u64::MAX))]
     seed: u64,
     /// Write nodes.csv and links.csv (per method) to this directory.
     #[arg(long)]
@@ -159,16 +159,16 @@ pub struct TimeArgs {
 #[derive(Debug, Args)]
 pub struct ClusteringArgs {
     /// Nodes.
-    #[arg(long, default_value_t = 100)]
+    #[arg(long, default_value_t = 100, value_parser = super::args::whole::<usize>(1, usize::MAX as u64))]
     nodes: usize,
     /// Groups |G|.
-    #[arg(long, default_value_t = 10)]
+    #[arg(long, default_value_t = 10, value_parser = super::args::whole::<usize>(1, usize::MAX as u64))]
     groups: usize,
     /// Seeds 0..SEEDS (partition and medoids), averaged.
-    #[arg(long, default_value_t = 20)]
+    #[arg(long, default_value_t = 20, value_parser = super::args::whole::<u64>(1, u64::MAX))]
     seeds: u64,
     /// Dirichlet concentration of the FedShakespeare-like partition.
-    #[arg(long, default_value_t = 200.0)]
+    #[arg(long, default_value_t = 200.0, value_parser = super::args::real(0.0, false, f64::INFINITY, false))]
     concentration: f64,
     /// Output format: table, csv or json (cells as in the table).
     #[arg(long, value_parser = choice(OutputFormat::ALL, OutputFormat::name), default_value_t = OutputFormat::Table)]
