@@ -9,6 +9,7 @@ mod build;
 pub mod diameter;
 pub mod geodesy;
 pub mod gml;
+pub mod node_link;
 pub mod notes;
 pub mod routes;
 pub mod synthetic;
@@ -336,7 +337,7 @@ pub enum UnderlayError {
     },
     /// Nodes lack coordinates that edges without `distance` need.
     #[error(
-        "{file}: expected Latitude/Longitude on every node whose edges lack `distance`, \
+        "{file}: expected Latitude/Longitude (or latitude/longitude, lat/lon) on every node whose edges lack `distance`, \
          found {} node(s) without: {}; estimate their positions from their neighbours with the \
          Estimate policy (CLI: --missing-coordinates estimate, the default), drop them with the Drop \
          policy (--missing-coordinates drop), or give such links a length (--default-length-km KM)",
@@ -425,8 +426,24 @@ impl Underlay {
         build::build(&entries, source_name, opts)
     }
 
-    /// Reads a GML file (UTF-8, else Latin-1) and builds an underlay named after
-    /// the file stem.
+    /// Builds an underlay from networkx node-link JSON text
+    /// ([`node_link`]: `nodes` with ids, labels and coordinates, `links`
+    /// or `edges` with lengths and capacities); the GML reader's policies,
+    /// checks and report apply.
+    pub fn from_node_link_str(
+        src: &str,
+        source_name: &str,
+        opts: &LoadOptions,
+    ) -> Result<Underlay, UnderlayError> {
+        let (entries, notes) = node_link::to_gml_entries(src, source_name)?;
+        let mut u = build::build(&entries, source_name, opts)?;
+        u.report.notes.extend(notes);
+        Ok(u)
+    }
+
+    /// Reads an underlay file (UTF-8, else Latin-1) and builds an underlay
+    /// named after the file stem: node-link JSON when the extension is
+    /// `.json` or the text starts with `{`, else GML.
     pub fn load(path: &Path, opts: &LoadOptions) -> Result<Underlay, UnderlayError> {
         let bytes = crate::input_file::read_bytes(path, crate::input_file::MAX_INPUT_BYTES)
             .map_err(|source| UnderlayError::Io {
@@ -434,7 +451,15 @@ impl Underlay {
                 source,
             })?;
         let text = decode_bytes(&bytes);
-        Underlay::from_gml_str(&text, &path.display().to_string(), opts)
+        let name = path.display().to_string();
+        let json = path
+            .extension()
+            .is_some_and(|e| e.eq_ignore_ascii_case("json"));
+        if json || node_link::looks_like_json(&text) {
+            Underlay::from_node_link_str(&text, &name, opts)
+        } else {
+            Underlay::from_gml_str(&text, &name, opts)
+        }
     }
 
     /// Number of routers.
