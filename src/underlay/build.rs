@@ -131,6 +131,7 @@ pub(super) fn build(
         links,
         directed_source,
         report,
+        measured: None,
     })
 }
 
@@ -157,7 +158,7 @@ fn check_length_sum(
     Ok(())
 }
 
-fn stem(file: &str) -> String {
+pub(super) fn stem(file: &str) -> String {
     Path::new(file)
         .file_stem()
         .map(|s| s.to_string_lossy().into_owned())

@@ -149,7 +149,7 @@ fn lenient() -> LoadOptions {
 
 #[test]
 fn corpus_loads_or_refuses_precisely() {
-    let shared = shared_underlays("corpus_loads_or_refuses_precisely");
+    let shared = shared_underlays("corpus_loads_or_refuses_precisely (its Zoo part)");
     let files = corpus_files(shared.as_deref());
     assert!(
         files.len() >= 8,
@@ -162,7 +162,8 @@ fn corpus_loads_or_refuses_precisely() {
 
 #[test]
 fn every_file_with_a_link_loads_leniently_or_errs_precisely() {
-    let shared = shared_underlays("every_file_with_a_link_loads_leniently_or_errs_precisely");
+    let shared =
+        shared_underlays("every_file_with_a_link_loads_leniently_or_errs_precisely (its Zoo part)");
     for file in corpus_files(shared.as_deref()) {
         match Underlay::load(&file, &lenient()) {
             Ok(u) => check_invariants(&u, &file),

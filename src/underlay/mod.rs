@@ -9,6 +9,7 @@ mod build;
 pub mod diameter;
 pub mod geodesy;
 pub mod gml;
+pub mod matrix;
 pub mod node_link;
 pub mod notes;
 pub mod routes;
@@ -217,6 +218,13 @@ pub struct LoadOptions {
     /// such edge gets this length; with [`MissingCoordinates::Drop`] none
     /// is left.
     pub default_length_km: Option<f64>,
+    /// Latency matrices ([`matrix`]): what the cells are (round-trip times
+    /// by default, halved to one-way latencies).
+    pub matrix_values: matrix::MatrixValues,
+    /// Latency and bandwidth matrices: what is done with empty cells.
+    pub matrix_gaps: matrix::MatrixGaps,
+    /// Latency matrices: the bandwidth matrix giving `A(i,j)` (bit/s).
+    pub bandwidth_matrix: Option<PathBuf>,
 }
 
 impl Default for LoadOptions {
@@ -227,6 +235,9 @@ impl Default for LoadOptions {
             disconnected: Disconnected::Refuse,
             default_capacity_bps: 1e9,
             default_length_km: None,
+            matrix_values: matrix::MatrixValues::default(),
+            matrix_gaps: matrix::MatrixGaps::default(),
+            bandwidth_matrix: None,
         }
     }
 }
@@ -303,6 +314,10 @@ pub struct Underlay {
     pub directed_source: bool,
     /// What loading changed.
     pub report: LoadReport,
+    /// Measured site-to-site latencies and bandwidths when the underlay was
+    /// read from a latency matrix ([`matrix`]): they replace routes.
+    #[serde(skip)]
+    pub measured: Option<std::sync::Arc<matrix::MeasuredPairs>>,
 }
 
 /// Why an underlay could not be loaded. Messages start with `file:line:col:` when
@@ -403,6 +418,18 @@ pub enum UnderlayError {
         /// then how many more), as the LargestComponent policy would drop them.
         outside_largest: String,
     },
+    /// A latency or bandwidth matrix whose cells could not be read.
+    #[error(transparent)]
+    InputFile(#[from] crate::csv_file::CsvFileError),
+    /// A latency or bandwidth matrix that cannot be used as it is (gaps
+    /// under the chosen policy); the message says what to do.
+    #[error("{file}: {message}")]
+    Matrix {
+        /// The matrix file.
+        file: String,
+        /// What is wrong and the options that handle it.
+        message: String,
+    },
     /// No routers (none in the file, or none left after the policies).
     #[error("{file}: expected at least one node, found none (after applying the load policies)")]
     Empty {
@@ -442,9 +469,16 @@ impl Underlay {
     }
 
     /// Reads an underlay file (UTF-8, else Latin-1) and builds an underlay
-    /// named after the file stem: node-link JSON when the extension is
-    /// `.json` or the text starts with `{`, else GML.
+    /// named after the file stem: a latency matrix ([`matrix`]) when the
+    /// extension is `.csv`; node-link JSON when it is `.json` or
+    /// the text starts with `{`; else GML.
     pub fn load(path: &Path, opts: &LoadOptions) -> Result<Underlay, UnderlayError> {
+        if path
+            .extension()
+            .is_some_and(|e| e.eq_ignore_ascii_case("csv"))
+        {
+            return matrix::load(path, opts);
+        }
         let bytes = crate::input_file::read_bytes(path, crate::input_file::MAX_INPUT_BYTES)
             .map_err(|source| UnderlayError::Io {
                 path: path.to_path_buf(),

@@ -221,12 +221,14 @@ pub fn to_gml_entries(
                     attrs.push(entry("Longitude", GmlValue::Real(lon), p));
                     from_pos += 1;
                 }
-                None => return Err(invalid(
-                    p,
-                    format!(
+                None => {
+                    return Err(invalid(
+                        p,
+                        format!(
                         "nodes[{i}]: expected `pos` as [longitude, latitude] in degrees, found {v}"
                     ),
-                )),
+                    ))
+                }
             }
         }
         graph.push(entry("node", GmlValue::List(attrs), p));
