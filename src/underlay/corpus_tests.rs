@@ -64,6 +64,7 @@ fn reason(e: &UnderlayError) -> &'static str {
         UnderlayError::NoCoordinates { .. } => "no coordinates",
         UnderlayError::BadDefaultLength { .. } => "bad option",
         UnderlayError::LengthOverflow { .. } => "infinite lengths",
+        UnderlayError::InputFile(_) | UnderlayError::Matrix { .. } => "matrix",
     }
 }
 
