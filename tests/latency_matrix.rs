@@ -58,7 +58,7 @@ fn matrices_written_from_an_underlay_time_it_identically() {
     for text in [&mut lat, &mut rtt, &mut bw] {
         text.push_str(&format!("from,{}\n", labels.join(",")));
     }
-    for i in 0..n {
+    for (i, label) in labels.iter().enumerate() {
         let cells = |f: &dyn Fn(usize) -> String| {
             (0..n)
                 .map(|j| if i == j { String::new() } else { f(j) })
@@ -68,17 +68,17 @@ fn matrices_written_from_an_underlay_time_it_identically() {
         // `{:?}` prints the shortest text that reads back to the same f64.
         lat.push_str(&format!(
             "{},{}\n",
-            labels[i],
+            label,
             cells(&|j| format!("{:?}", c.latency_ms(i, j)))
         ));
         rtt.push_str(&format!(
             "{},{}\n",
-            labels[i],
+            label,
             cells(&|j| format!("{:?}", 2.0 * c.latency_ms(i, j)))
         ));
         bw.push_str(&format!(
             "{},{}\n",
-            labels[i],
+            label,
             cells(&|j| format!("{:?}", c.bandwidth_bps(i, j)))
         ));
     }
