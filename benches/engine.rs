@@ -15,7 +15,7 @@
 //!   on unrelated routers, so every route is long and shared), 100 rounds.
 //! * `queue/*`: raw schedule + pop of the event queue.
 //!
-//! Needs `../shared/underlays/paper/sprint.gml` (skips sprint otherwise).
+//! Reads the shipped `underlays/paper/sprint.gml`.
 //! Run: `cargo bench --bench engine -- --warm-up-time 1 --measurement-time 5`
 
 use criterion::{black_box, criterion_group, criterion_main, Criterion, Throughput};
@@ -104,7 +104,8 @@ fn bench(c: &mut Criterion) {
     });
     g.finish();
 
-    let sprint = "../shared/underlays/paper/sprint.gml";
+    let sprint_path = fedtopo::builtin::paper_underlays_dir().join("sprint.gml");
+    let sprint = sprint_path.to_str().unwrap_or("sprint.gml");
     for (name, m) in [
         ("aws-north-america", model("aws-north-america")),
         ("sprint", model(sprint)),

@@ -2,11 +2,10 @@
 //! mixing parameter (alpha) on Ebone (87 silos) and sprint (315 silos), on the
 //! connectivity graph (MATCHA) and on the underlay (MATCHA+).
 //!
-//! Reads ../shared/underlays/paper (or $FEDTOPO_SHARED/underlays/paper).
+//! Reads the paper underlays shipped in underlays/paper.
 //!
 //! `cargo bench --bench matcha`
 
-use std::path::PathBuf;
 use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
@@ -17,14 +16,12 @@ use fedtopo::overlay::matcha::{
 use fedtopo::underlay::{Disconnected, LoadOptions, Underlay};
 
 fn load(name: &str) -> Option<Underlay> {
-    let shared = std::env::var_os("FEDTOPO_SHARED")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared"));
     let opts = LoadOptions {
         disconnected: Disconnected::LargestComponent,
         ..LoadOptions::default()
     };
-    Underlay::load(&shared.join(format!("underlays/paper/{name}.gml")), &opts).ok()
+    let dir = fedtopo::builtin::paper_underlays_dir();
+    Underlay::load(&dir.join(format!("{name}.gml")), &opts).ok()
 }
 
 fn bench(c: &mut Criterion) {

@@ -1,6 +1,6 @@
 //! Overlay construction and cycle time per paper underlay.
 //!
-//! Reads ../shared/underlays/paper (or $FEDTOPO_SHARED/underlays/paper); when
+//! Reads the paper underlays shipped in underlays/paper; when
 //! absent, benchmarks the built-in underlays only.
 //!
 //! `delta-mbst-rgg/N`: delta-MBST alone with N = 1000 and 2000 silos spread
@@ -9,8 +9,6 @@
 //! so many equal delays). Needs no `../shared`.
 //!
 //! `cargo bench --bench overlays` (`-- delta-mbst-rgg` for the last group)
-
-use std::path::PathBuf;
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
 
@@ -30,10 +28,7 @@ fn underlays() -> Vec<Underlay> {
         disconnected: Disconnected::LargestComponent,
         ..LoadOptions::default()
     };
-    let shared = std::env::var_os("FEDTOPO_SHARED")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared"));
-    let dir = shared.join("underlays/paper");
+    let dir = fedtopo::builtin::paper_underlays_dir();
     let mut out = Vec::new();
     for name in fedtopo::reproduce::PAPER_UNDERLAYS {
         let p = dir.join(format!("{name}.gml"));

@@ -4,7 +4,7 @@
 //! `cargo run --release --example flow_profile -- [UNDERLAY] [OVERLAY] [ROUNDS]`
 //!
 //! * `UNDERLAY`: a GML path (one silo per router, default
-//!   `../shared/underlays/paper/sprint.gml`) or `rgg:ROUTERS:SILOS` (the
+//!   `underlays/paper/sprint.gml`, shipped) or `rgg:ROUTERS:SILOS` (the
 //!   seeded random geometric underlay of the `flow` bench, silos spread by
 //!   [`fedtopo::placement::SiloPlacement::spread`]).
 //! * `OVERLAY`: comma-separated circulant strides (`1` = directed ring over
@@ -41,9 +41,10 @@ pub fn rgg_model(routers: usize, silos: usize) -> (Underlay, DelayModel) {
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
+    let sprint = fedtopo::builtin::paper_underlays_dir().join("sprint.gml");
     let spec = args
         .get(1)
-        .map_or("../shared/underlays/paper/sprint.gml", String::as_str);
+        .map_or(sprint.to_str().unwrap_or("sprint.gml"), String::as_str);
     let overlay = args.get(2).map_or("1", String::as_str);
     let rounds: u64 = args.get(3).map_or(100, |s| s.parse().expect("rounds"));
     let (u, m) = if let Some(rest) = spec.strip_prefix("rgg:") {

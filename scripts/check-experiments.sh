@@ -46,17 +46,9 @@ while [ $# -gt 0 ]; do
   shift
 done
 
-SHARED=${FEDTOPO_SHARED:-$ROOT/../shared}
-if [ ! -d "$SHARED/underlays/paper" ]; then
-  if [ "${FEDTOPO_REQUIRE_SHARED:-0}" = 1 ]; then
-    echo "error: $SHARED/underlays/paper not found" >&2
-    exit 1
-  fi
-  echo "skip: $SHARED/underlays/paper not found (set FEDTOPO_SHARED)"
-  exit 0
-fi
-export FEDTOPO_SHARED="$(cd "$SHARED" && pwd)"
-PAPER=$FEDTOPO_SHARED/underlays/paper
+# The paper's underlays are shipped in underlays/paper (nothing outside the
+# repository is needed).
+PAPER=$ROOT/underlays/paper
 
 if [ -z "$BIN" ]; then
   cargo build --profile "$PROFILE" --locked --quiet --bin fedtopo

@@ -30,6 +30,7 @@ use rayon::prelude::*;
 use serde::Serialize;
 
 use crate::placement::SiloPlacement;
+use crate::underlay::matrix::MeasuredPairs;
 use crate::underlay::routes::{Adjacency, ShortestPathTree, NO_LINK};
 use crate::underlay::Underlay;
 use crate::units::{BitsPerSec, Km, Ms};
@@ -130,6 +131,11 @@ pub struct Connectivity {
     link_ends: Arc<[(usize, usize)]>,
     /// Effective capacity of each core link, bit/s.
     link_capacity: Arc<[BitsPerSec]>,
+    /// Measured site-to-site latencies when the underlay is a latency
+    /// matrix ([`crate::underlay::matrix`]): `l(i,j)` comes from there (no
+    /// routes, no per-path constant) and every pair of sites is its own
+    /// one-link route (link [`MeasuredPairs::link_index`]).
+    measured: Option<Arc<MeasuredPairs>>,
     options: ConnectivityOptions,
 }
 
@@ -212,6 +218,9 @@ impl Connectivity {
             n,
             "placement built for another underlay"
         );
+        if let Some(m) = &underlay.measured {
+            return Self::measured(underlay, m, options, placement);
+        }
         let adjacency = Adjacency::new(underlay);
         let link_ends: Vec<(usize, usize)> = underlay.links.iter().map(|l| (l.a, l.b)).collect();
         let link_capacity: Vec<f64> = underlay
@@ -251,8 +260,48 @@ impl Connectivity {
             trees: (0..n).map(|_| OnceLock::new()).collect(),
             link_ends: link_ends.into(),
             link_capacity: link_capacity.into(),
+            measured: None,
             options: options.clone(),
         }
+    }
+
+    /// The connectivity of an underlay read from a latency matrix: `l(i,j)`
+    /// and `A(i,j)` from the matrices (`A` from `options.core_capacity_bps`
+    /// when given and no bandwidth matrix was), one link per pair of sites.
+    fn measured(
+        underlay: &Underlay,
+        m: &Arc<MeasuredPairs>,
+        options: &ConnectivityOptions,
+        placement: SiloPlacement,
+    ) -> Connectivity {
+        let n = m.n;
+        let mut bandwidth_bps = m.bandwidth_bps.clone();
+        if let (false, Some(c)) = (m.bandwidth_measured, options.core_capacity_bps) {
+            for (k, bw) in bandwidth_bps.iter_mut().enumerate() {
+                if k / n != k % n {
+                    *bw = c;
+                }
+            }
+        }
+        let link_ends: Vec<(usize, usize)> = underlay.links.iter().map(|l| (l.a, l.b)).collect();
+        let link_capacity: Vec<f64> = underlay.links.iter().map(|l| l.capacity_bps).collect();
+        Connectivity {
+            n,
+            placement,
+            length_km: Arc::new(Vec::new()),
+            bandwidth_bps: Arc::new(bandwidth_bps),
+            adjacency: Arc::new(Adjacency::new(underlay)),
+            trees: Vec::new().into(),
+            link_ends: link_ends.into(),
+            link_capacity: link_capacity.into(),
+            measured: Some(Arc::clone(m)),
+            options: options.clone(),
+        }
+    }
+
+    /// Whether `l(i,j)` and `A(i,j)` are measured (a latency matrix).
+    pub fn is_measured(&self) -> bool {
+        self.measured.is_some()
     }
 
     /// The route tree of source router `a`, computed on first use.
@@ -293,6 +342,9 @@ impl Connectivity {
         if a == b {
             return 0.0;
         }
+        if let Some(m) = &self.measured {
+            return m.latency(a, b);
+        }
         self.options
             .route_latency_ms(self.length_km[a * self.n + b])
     }
@@ -303,8 +355,12 @@ impl Connectivity {
         self.bandwidth_bps[self.pair(i, j)]
     }
 
-    /// Route length, km.
+    /// Route length, km (for a latency matrix, the latency over the
+    /// options' ms per km: a display figure).
     pub fn length_km(&self, i: usize, j: usize) -> Km {
+        if self.measured.is_some() {
+            return self.latency_ms(i, j) / self.options.ms_per_km;
+        }
         self.length_km[self.pair(i, j)]
     }
 
@@ -314,6 +370,9 @@ impl Connectivity {
     /// shortest-path tree, O(links log routers).
     pub fn hops(&self, i: usize, j: usize) -> u32 {
         let (a, b) = (self.placement.router(i), self.placement.router(j));
+        if self.measured.is_some() {
+            return u32::from(a != b);
+        }
         self.tree(a).hops[b]
     }
 
@@ -326,6 +385,13 @@ impl Connectivity {
 
     /// Core links of the route between routers `a` and `b`.
     fn route_r(&self, a: usize, b: usize) -> Vec<usize> {
+        if let Some(m) = &self.measured {
+            return if a == b {
+                Vec::new()
+            } else {
+                vec![m.link_index(a, b)]
+            };
+        }
         let tree = self.tree(a);
         let mut links = Vec::with_capacity(tree.hops[b] as usize);
         let mut v = b;
@@ -356,9 +422,20 @@ impl Connectivity {
         nodes
     }
 
-    /// Effective capacity of core link `l`, bit/s.
+    /// Effective capacity of core link `l`, bit/s (for a latency matrix,
+    /// the smaller direction's `A`; see [`Self::link_capacity_towards`]).
     pub fn link_capacity_bps(&self, l: usize) -> BitsPerSec {
         self.link_capacity[l]
+    }
+
+    /// Capacity of core link `l` in the direction from router `from` to
+    /// router `to`, bit/s: the link's capacity, or for a latency matrix the
+    /// measured `A(from, to)` (directions may differ).
+    pub fn link_capacity_towards(&self, l: usize, from: usize, to: usize) -> BitsPerSec {
+        match &self.measured {
+            Some(_) => self.bandwidth_bps[from * self.n + to],
+            None => self.link_capacity[l],
+        }
     }
 
     /// The options this graph was built with.

@@ -234,12 +234,12 @@ fn every_help_page_ends_with_examples() {
 }
 
 /// The examples run as written from the repository root (files they write go
-/// to a scratch directory instead of /tmp). Left out: the ones that rewrite
-/// committed outputs (`# rewrites ...`), and those reading `../shared` when
-/// it is absent.
+/// to a scratch directory instead of /tmp), with nothing outside the
+/// repository: the paper's underlays are the copies in `underlays/paper/`,
+/// so `FEDTOPO_SHARED` is removed from their environment. Left out: the ones
+/// that rewrite committed outputs (`# rewrites ...`).
 #[test]
 fn help_examples_run() {
-    let shared = common::shared_dir("help_examples_run");
     let scratch = std::env::temp_dir().join(format!("fedtopo-examples-{}", std::process::id()));
     std::fs::create_dir_all(&scratch).unwrap();
     let scratch_prefix = format!("{}/", scratch.display());
@@ -251,21 +251,15 @@ fn help_examples_run() {
             if line.contains("# rewrites") || !seen.insert(args.clone()) {
                 continue;
             }
-            let needs_shared = args.iter().any(|a| a.starts_with("experiments/"))
-                || args.contains(&"matcha-tables".to_string());
-            if needs_shared && shared.is_none() {
-                continue;
-            }
             assert_eq!(args[0], "fedtopo", "{line}");
             let args: Vec<String> = args[1..]
                 .iter()
                 .map(|a| a.replace("/tmp/", &scratch_prefix))
                 .collect();
             let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_fedtopo"));
-            cmd.args(&args).current_dir(env!("CARGO_MANIFEST_DIR"));
-            if let Some(dir) = &shared {
-                cmd.env("FEDTOPO_SHARED", dir);
-            }
+            cmd.args(&args)
+                .current_dir(env!("CARGO_MANIFEST_DIR"))
+                .env_remove("FEDTOPO_SHARED");
             let o = cmd.output().expect("binary runs");
             assert!(
                 o.status.success(),

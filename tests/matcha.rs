@@ -14,12 +14,9 @@ const PAPER: [&str; 5] = ["gaia", "amazon_us", "geantdistance", "exodus", "ebone
 
 #[test]
 fn colourings_and_certificates_on_paper_underlays() {
-    let Some(shared) = common::shared_dir("colourings_and_certificates_on_paper_underlays") else {
-        return;
-    };
     for name in PAPER {
         let u = Underlay::load(
-            &shared.join(format!("underlays/paper/{name}.gml")),
+            &common::paper_dir().join(format!("{name}.gml")),
             &LoadOptions::default(),
         )
         .unwrap();
@@ -47,14 +44,11 @@ fn colourings_and_certificates_on_paper_underlays() {
 
 #[test]
 fn matcha_columns_of_tables_3_6_7() {
-    let Some(shared) = common::shared_dir("matcha_columns_of_tables_3_6_7") else {
-        return;
-    };
     let opts = MatchaReproOptions {
         seeds: vec![0],
         ..MatchaReproOptions::default()
     };
-    let rows = matcha_tables(&shared.join("underlays/paper"), &opts).expect("computes");
+    let rows = matcha_tables(&common::paper_dir(), &opts).expect("computes");
     assert_eq!(rows.len(), 30);
     // 1000 sampled rounds of a random schedule: sampling noise across seeds is
     // below 1% here; the rest is colouring choice (ours is rustworkx's

@@ -17,14 +17,13 @@ use fedtopo::underlay::{Disconnected, LoadOptions, Underlay};
 
 use fedtopo::reproduce::PAPER_UNDERLAYS as UNDERLAYS;
 
-fn load(name: &str) -> Option<Underlay> {
-    let shared = common::shared_dir(name)?;
+fn load(name: &str) -> Underlay {
     let opts = LoadOptions {
         disconnected: Disconnected::LargestComponent,
         ..LoadOptions::default()
     };
-    let path = shared.join(format!("underlays/paper/{name}.gml"));
-    Some(Underlay::load(&path, &opts).expect("paper underlay loads"))
+    let path = common::paper_dir().join(format!("{name}.gml"));
+    Underlay::load(&path, &opts).expect("paper underlay loads")
 }
 
 /// The paper's network (1 Gbit/s core, iNaturalist, `s` local steps) with
@@ -38,7 +37,7 @@ fn model(u: &Underlay, s: u32, access_bps: f64) -> DelayModel {
 #[test]
 fn pruned_search_equals_exhaustive_on_paper_underlays() {
     for name in UNDERLAYS {
-        let Some(u) = load(name) else { return };
+        let u = load(name);
         // Table 3/6/7 (10 Gbit/s, s = 1, 5, 10) and the Fig. 3 sweep's ends.
         for (s, access) in [(1, 10e9), (5, 10e9), (10, 10e9), (1, 1e9), (1, 100e6)] {
             let m = model(&u, s, access);
@@ -96,7 +95,7 @@ fn previous(m: &DelayModel) -> f64 {
 #[test]
 fn never_slower_than_the_reference_tie_order() {
     for name in UNDERLAYS {
-        let Some(u) = load(name) else { return };
+        let u = load(name);
         for access in [10e9, 1e9, 100e6] {
             let m = model(&u, 1, access);
             let ours = cycle_time(&delta_mbst(&m), &m)
@@ -128,7 +127,7 @@ fn never_slower_than_the_reference_tie_order() {
 #[test]
 fn relabelling_does_not_change_the_trait_view() {
     // TreeDelays of a DelayModel is the model's eq. (3).
-    let Some(u) = load("gaia") else { return };
+    let u = load("gaia");
     let m = model(&u, 1, 1e9);
     for i in 0..m.silo_count() {
         assert_eq!(TreeDelays::compute_round_ms(&m, i), m.compute_round_ms(i));

@@ -36,9 +36,6 @@ fn run_experiment(name: &str) -> PathBuf {
 
 #[test]
 fn tables_3_6_7_reproduce() {
-    let Some(_shared) = common::shared_dir("tables_3_6_7_reproduce") else {
-        return;
-    };
     let out = run_experiment("throughput-tables");
     let mut rdr = csv::Reader::from_path(out.join("results.csv")).unwrap();
     let header = rdr.headers().unwrap().clone();
@@ -110,9 +107,6 @@ fn tables_3_6_7_reproduce() {
 /// access capacity) they agree within 5%; the README explains the others.
 #[test]
 fn table10_cycle_time_ratios() {
-    let Some(_shared) = common::shared_dir("table10_cycle_time_ratios") else {
-        return;
-    };
     let out = run_experiment("table10-matcha-budget");
     let mut rdr = csv::Reader::from_path(out.join("results.csv")).unwrap();
     let header = rdr.headers().unwrap().clone();

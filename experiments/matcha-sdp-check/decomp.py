@@ -149,7 +149,7 @@ def check_proper(n, edges, classes):
 
 
 def study(name, shared):
-    g = nx.read_gml(os.path.join(shared, "underlays", "paper", f"{name}.gml"))
+    g = nx.read_gml(os.path.join(shared, f"{name}.gml"))
     g.remove_edges_from(list(nx.selfloop_edges(g)))
     des = json.load(open(os.path.join(HERE, "designs", f"{name}-matcha+.json")))
     labels = des["silos"]
@@ -210,7 +210,7 @@ def study(name, shared):
 
 
 def main():
-    shared = os.environ.get("FEDTOPO_SHARED", os.path.join(HERE, "..", "..", "..", "shared"))
+    shared = os.path.join(HERE, "..", "..", "underlays", "paper")  # shipped with the repository
     names = sys.argv[1:] or ["exodus", "ebone"]
     rows = [r for name in names for r in study(name, shared)]
     keys = list(rows[0].keys())

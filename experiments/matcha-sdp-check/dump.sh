@@ -5,7 +5,7 @@
 set -euo pipefail
 cd "$(dirname "$0")"
 BIN=${1:-../../target/release/fedtopo}
-PAPER=${FEDTOPO_SHARED:-../../../shared}/underlays/paper
+PAPER=../../underlays/paper  # shipped with the repository
 mkdir -p designs
 SCRATCH=$(mktemp -d)
 trap 'rm -rf "$SCRATCH"' EXIT

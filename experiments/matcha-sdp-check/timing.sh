@@ -10,7 +10,7 @@ set -euo pipefail
 cd "$(dirname "$0")"
 BIN=${1:-../../target/release/fedtopo}
 PY=${2:-python3}
-PAPER=${FEDTOPO_SHARED:-../../../shared}/underlays/paper
+PAPER=../../underlays/paper  # shipped with the repository
 SCRATCH=$(mktemp -d)
 trap 'rm -rf "$SCRATCH"' EXIT
 "$PY" rounds.py "$SCRATCH" 1000 >&2

@@ -89,6 +89,7 @@ impl Underlay {
             },
             default_capacity_bps,
             default_length_km,
+            ..LoadOptions::default()
         };
         let spec = path_or_builtin.map(|p| p.to_string_lossy().into_owned());
         let u = py

@@ -11,6 +11,7 @@ use fedtopo::delay::DelayModel;
 use fedtopo::overlay::build::{BuildOptions, CenterPolicy};
 use fedtopo::placement::SiloPlacement;
 use fedtopo::scenario::{load_underlay, NetworkSpec};
+use fedtopo::underlay::matrix::{MatrixGaps, MatrixValues};
 use fedtopo::underlay::{Disconnected, IsolatedRouters, LoadOptions, MissingCoordinates, Underlay};
 use fedtopo::units::parse_bandwidth;
 
@@ -128,6 +129,14 @@ fn parse_length_km(text: &str) -> Result<f64, String> {
     }
 }
 
+fn parse_matrix_values(text: &str) -> Result<MatrixValues, String> {
+    text.parse()
+}
+
+fn parse_matrix_gaps(text: &str) -> Result<MatrixGaps, String> {
+    text.parse()
+}
+
 /// Parses a MATCHA communication budget (`--budget`): a number in
 /// `[MIN_BUDGET, 1]` (the solver's time grows as 1/budget).
 pub fn parse_budget(text: &str) -> Result<f64, String> {
@@ -165,9 +174,29 @@ pub fn threads() -> impl Fn(&str) -> Result<usize, String> + Clone + Send + Sync
 /// Underlay selection and loading policies.
 #[derive(Debug, Clone, Args)]
 pub struct UnderlayArgs {
-    /// GML file, or a built-in underlay name (`fedtopo underlay list`);
-    /// default: the built-in aws-north-america.
+    /// GML file, networkx node-link JSON file (`.json`), latency matrix
+    /// (`.csv`: measured site x site times in ms, see --matrix-values), or
+    /// a built-in underlay name (`fedtopo underlay list`); default: the
+    /// built-in aws-north-america.
     pub underlay: Option<String>,
+    /// Latency matrix (`.csv` underlay): its cells are round-trip times
+    /// (`rtt`, the default: l(i,j) = cell / 2) or one-way latencies
+    /// (`one-way`), in ms.
+    #[arg(long, value_name = "rtt|one-way", default_value = "rtt", value_parser = parse_matrix_values)]
+    pub matrix_values: MatrixValues,
+    /// Latency and bandwidth matrices: empty cells are `reverse` (the
+    /// default: filled from the reverse direction, refused if that is empty
+    /// too), `path` (then the shortest path through measured pairs, an
+    /// approximation), `drop` (then the sites with gaps are dropped, most
+    /// gaps first) or `refuse`d. Every fill and drop is reported.
+    #[arg(long, value_name = "POLICY", default_value = "reverse", value_parser = parse_matrix_gaps)]
+    pub matrix_gaps: MatrixGaps,
+    /// Latency matrix: a bandwidth matrix CSV of the same sites giving the
+    /// available bandwidth A(i,j) of every pair (`10G`, `500Mbps`, `1e9`
+    /// bit/s); default: every pair gets --default-core-capacity (or
+    /// --core-capacity).
+    #[arg(long, value_name = "FILE")]
+    pub bandwidth_matrix: Option<PathBuf>,
     /// Nodes without Latitude/Longitude whose edges have no `distance`.
     #[arg(long, value_enum, default_value_t = MissingPolicy::Estimate)]
     pub missing_coordinates: MissingPolicy,
@@ -205,6 +234,9 @@ impl UnderlayArgs {
             },
             default_capacity_bps: self.default_core_capacity,
             default_length_km: self.default_length_km,
+            matrix_values: self.matrix_values,
+            matrix_gaps: self.matrix_gaps,
+            bandwidth_matrix: self.bandwidth_matrix.clone(),
         };
         let u = load_underlay(self.underlay.as_deref(), &opts)?;
         if !quiet {

@@ -1,7 +1,8 @@
 //! The "Examples:" section at the end of every `--help` page, one constant
 //! per command. Each example runs from the repository root as written
 //! (built-in underlays; `run`, `merge` and `reproduce matcha-tables` read
-//! `../shared`; `train` needs the `train` feature); files go under `/tmp`.
+//! the paper's underlays shipped in `underlays/paper/`; `train` needs the
+//! `train` feature); files go under `/tmp`.
 //! `tests/cli_friction.rs` runs the cheap ones, so they cannot rot.
 
 /// `fedtopo` (top level).

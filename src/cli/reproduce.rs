@@ -67,9 +67,11 @@ pub struct DcliquesTableArgs {
 /// Options of `fedtopo reproduce matcha-tables`.
 #[derive(Debug, Args)]
 pub struct MatchaTablesArgs {
-    /// Directory with the paper's underlays (gaia.gml, amazon_us.gml, ...).
-    #[arg(long, default_value = "../shared/underlays/paper")]
-    underlays: PathBuf,
+    /// Directory with the paper's underlays (gaia.gml, amazon_us.gml, ...);
+    /// default: the copies shipped in the repository, `underlays/paper/` of
+    /// the fedtopo source this binary was built from.
+    #[arg(long, value_name = "DIR")]
+    underlays: Option<PathBuf>,
     /// Where to write results.csv and results.md.
     #[arg(long, default_value = "experiments/matcha")]
     out: PathBuf,
@@ -148,8 +150,17 @@ fn run_matcha(a: MatchaTablesArgs) -> Result<()> {
         },
         seeds: (0..a.seeds.max(1)).collect(),
     };
-    let ctx = || format!("reading the paper underlays in {}", a.underlays.display());
-    let rows = matcha_tables(&a.underlays, &opts)
+    let dir = a
+        .underlays
+        .clone()
+        .unwrap_or_else(fedtopo::builtin::paper_underlays_dir);
+    let ctx = || {
+        format!(
+            "reading the paper underlays in {} (give their folder with --underlays DIR)",
+            dir.display()
+        )
+    };
+    let rows = matcha_tables(&dir, &opts)
         .map_err(|e| anyhow!("{e}"))
         .with_context(ctx)?;
     std::fs::create_dir_all(&a.out).with_context(|| format!("creating {}", a.out.display()))?;

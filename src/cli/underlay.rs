@@ -98,8 +98,24 @@ fn info(a: InfoArgs) -> Result<()> {
             println!("underlay      {}", info.name);
             println!("routers       {} (one silo each)", info.routers);
             println!("links         {}", info.links);
-            println!("total length  {:.0} km", info.total_length_km);
+            if let Some(m) = &u.measured {
+                // A latency matrix: no lengths or routes, only measured pairs.
+                let l = m
+                    .latency_ms
+                    .iter()
+                    .enumerate()
+                    .filter(|(k, _)| k / m.n != k % m.n);
+                let (lo, hi) = l.fold((f64::INFINITY, 0.0f64), |(lo, hi), (_, &v)| {
+                    (lo.min(v), hi.max(v))
+                });
+                println!(
+                    "latency       {lo:.1} .. {hi:.1} ms one-way between sites (measured matrix; every pair its own route)"
+                );
+            } else {
+                println!("total length  {:.0} km", info.total_length_km);
+            }
             match &info.diameter_bounds {
+                _ if u.measured.is_some() => {}
                 None => println!(
                     "diameter      {:.0} km, {} hops, {:.1} ms (paper latency model: 0.0085 ms/km + 4 ms)",
                     info.diameter_km, info.diameter_hops, info.diameter_ms

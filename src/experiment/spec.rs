@@ -53,7 +53,10 @@
 //! the largest component of disconnected underlays (as `--largest-component`),
 //! `missing_coordinates = "estimate"` (default), `"refuse"` or `"drop"` and
 //! `default_length_km = 100` are `--missing-coordinates` and
-//! `--default-length-km` ([`ExperimentSpec::load_options`]). `fedtopo run`
+//! `--default-length-km`, `matrix_values` and `matrix_gaps` are
+//! `--matrix-values` and `--matrix-gaps` for latency-matrix underlays
+//! (`.csv`; no bandwidth matrix in experiment files)
+//! ([`ExperimentSpec::load_options`]). `fedtopo run`
 //! checks every grid point before running any
 //! ([`crate::experiment::validate`]). `[[ratio]]` tables add derived columns (a row's value over a baseline
 //! row's, [`RatioSpec`]); `aggregate = "seed"` summarises rows that differ
@@ -184,6 +187,14 @@ pub struct ExperimentSpec {
     /// finite, >= 0.
     #[serde(default)]
     pub default_length_km: Option<f64>,
+    /// Latency-matrix underlays (`.csv`): `"rtt"` (the default, cells are
+    /// round-trip times) or `"one-way"` (as `--matrix-values`).
+    #[serde(default)]
+    pub matrix_values: crate::underlay::matrix::MatrixValues,
+    /// Latency-matrix underlays: gap policy `"reverse"` (the default),
+    /// `"path"`, `"drop"` or `"refuse"` (as `--matrix-gaps`).
+    #[serde(default)]
+    pub matrix_gaps: crate::underlay::matrix::MatrixGaps,
     /// An axis to summarise over (usually `seed`): rows that differ only in
     /// it are grouped, and `summary.csv` plus a section of `results.md` give
     /// every shown column's mean, minimum, maximum and count.
@@ -591,6 +602,8 @@ impl ExperimentSpec {
                 Disconnected::Refuse
             },
             default_length_km: self.default_length_km,
+            matrix_values: self.matrix_values,
+            matrix_gaps: self.matrix_gaps,
             ..LoadOptions::default()
         }
     }

@@ -22,20 +22,16 @@ use super::grid::Job;
 use super::spec::{ExperimentKind, ExperimentSpec};
 use super::ExperimentError;
 
-/// The `shared/` directory of `shared:REL` underlays: `$FEDTOPO_SHARED`;
-/// else the first `shared/` folder holding `underlays/` beside the
-/// experiment file's directory `base_dir` or one of its ancestors (so a
-/// copied or installed binary finds `../shared` next to the repository it
-/// is run in); else `../shared` beside the crate it was compiled from.
+/// The `shared/` directory of `shared:REL` underlays: the one lookup of
+/// [`crate::builtin::shared_dir`] from the experiment file's directory
+/// `base_dir` (`$FEDTOPO_SHARED`, else a `shared/` holding `underlays/` there
+/// or in an ancestor), else from the crate it was compiled from, else
+/// `shared` beside `base_dir` (which then fails to load, with a message
+/// saying how to set it).
 pub fn shared_dir(base_dir: &Path) -> PathBuf {
-    if let Some(d) = std::env::var_os("FEDTOPO_SHARED") {
-        return PathBuf::from(d);
-    }
-    let base = std::fs::canonicalize(base_dir).unwrap_or_else(|_| base_dir.to_path_buf());
-    base.ancestors()
-        .map(|a| a.join("shared"))
-        .find(|d| d.join("underlays").is_dir())
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared"))
+    crate::builtin::shared_dir(base_dir)
+        .or_else(|| crate::builtin::shared_dir(Path::new(env!("CARGO_MANIFEST_DIR"))))
+        .unwrap_or_else(|| base_dir.join("shared"))
 }
 
 /// Resolves an underlay spec of the grid to something [`crate::scenario::load_underlay`] takes.

@@ -104,7 +104,8 @@ impl<'a> FlowNetwork<'a> {
                     self.core_ids.resize(dir + 1, u32::MAX);
                 }
                 if self.core_ids[dir] == u32::MAX {
-                    self.core_ids[dir] = self.alloc.add_resource(conn.link_capacity_bps(link));
+                    let cap = conn.link_capacity_towards(link, routers[k], routers[k + 1]);
+                    self.core_ids[dir] = self.alloc.add_resource(cap);
                 }
                 res.push(self.core_ids[dir]);
             }

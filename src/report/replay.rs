@@ -196,7 +196,7 @@ pub fn link_usage_labelled(
         });
     }
     for ((l, a, b), bits) in core {
-        let cap = conn.link_capacity_bps(l);
+        let cap = conn.link_capacity_towards(l, a, b);
         out.push(LinkUsage {
             kind: "core",
             name: format!("{}->{}", router_label(a), router_label(b)),

@@ -131,6 +131,7 @@ pub(super) fn build(
         links,
         directed_source,
         report,
+        measured: None,
     })
 }
 
@@ -157,7 +158,7 @@ fn check_length_sum(
     Ok(())
 }
 
-fn stem(file: &str) -> String {
+pub(super) fn stem(file: &str) -> String {
     Path::new(file)
         .file_stem()
         .map(|s| s.to_string_lossy().into_owned())
@@ -336,9 +337,52 @@ fn label_text(ctx: &Ctx, e: &GmlEntry) -> Result<String, UnderlayError> {
     }
 }
 
-/// `(Latitude, Longitude)` in degrees when both are present.
+/// The spellings of a node's coordinates, `(latitude key, longitude key)`:
+/// the Topology Zoo's, networkx users' and short ones.
+pub(super) const COORDINATE_KEYS: [(&str, &str); 3] = [
+    ("Latitude", "Longitude"),
+    ("latitude", "longitude"),
+    ("lat", "lon"),
+];
+
+/// The spellings of an edge's length in km.
+pub(super) const LENGTH_KEYS: [&str; 3] = ["distance", "length", "dist"];
+
+/// The single entry among `keys` in `list`; two different keys (e.g.
+/// `distance` and `length`) are an error naming both.
+fn one_of<'e>(
+    ctx: &Ctx,
+    list: &'e [GmlEntry],
+    keys: &[&str],
+    owner: &str,
+) -> Result<Option<&'e GmlEntry>, UnderlayError> {
+    let mut found: Option<&GmlEntry> = None;
+    for key in keys {
+        if let Some(e) = unique(ctx, list, key, owner)? {
+            if let Some(first) = found {
+                return Err(ctx.invalid(
+                    e.key_pos,
+                    format!(
+                        "expected one of `{}` in {owner}, found `{}` (line {}) and `{}`",
+                        keys.join("`, `"),
+                        first.key,
+                        first.key_pos.line,
+                        e.key
+                    ),
+                ));
+            }
+            found = Some(e);
+        }
+    }
+    Ok(found)
+}
+
+/// `(latitude, longitude)` in degrees when both are present, under any one
+/// spelling of [`COORDINATE_KEYS`].
 fn read_coordinates(ctx: &Ctx, attrs: &[GmlEntry]) -> Result<Option<(f64, f64)>, UnderlayError> {
-    let lat = match unique(ctx, attrs, "Latitude", "a node")? {
+    let lat_keys = COORDINATE_KEYS.map(|k| k.0);
+    let lon_keys = COORDINATE_KEYS.map(|k| k.1);
+    let lat = match one_of(ctx, attrs, &lat_keys, "a node")? {
         None => None,
         Some(e) => Some(checked_num(
             ctx,
@@ -347,7 +391,7 @@ fn read_coordinates(ctx: &Ctx, attrs: &[GmlEntry]) -> Result<Option<(f64, f64)>,
             |v| (-90.0..=90.0).contains(&v),
         )?),
     };
-    let lon = match unique(ctx, attrs, "Longitude", "a node")? {
+    let lon = match one_of(ctx, attrs, &lon_keys, "a node")? {
         None => None,
         Some(e) => Some(checked_num(
             ctx,
@@ -380,7 +424,7 @@ fn read_edge(
     let attrs = list_of(ctx, entry)?;
     let a = endpoint(ctx, entry, attrs, "source", index)?;
     let b = endpoint(ctx, entry, attrs, "target", index)?;
-    let distance_km = match unique(ctx, attrs, "distance", "an edge")? {
+    let distance_km = match one_of(ctx, attrs, &LENGTH_KEYS, "an edge")? {
         None => None,
         Some(e) => Some(checked_num(ctx, e, "a non-negative distance in km", |v| {
             v >= 0.0

@@ -1,41 +1,55 @@
-//! Loads every file of the shared corpus (`shared/underlays/{paper,topology-zoo}`).
-//!
-//! The corpus is located through `$FEDTOPO_SHARED`, else `<manifest>/../shared`,
-//! else `<manifest>/../../shared`; when absent the tests skip (and fail
-//! instead when `FEDTOPO_REQUIRE_SHARED` is set, as in CI).
+//! Loads every file of the corpus: the paper's underlays shipped in the
+//! repository (`underlays/paper/`) always, and the Topology Zoo
+//! (`shared/underlays/topology-zoo`) when the shared folder is found by the
+//! one lookup of [`crate::builtin::shared_dir`] (`$FEDTOPO_SHARED`, else a
+//! `shared/` beside the crate or an ancestor). Without it the Zoo tests note
+//! their skip ([`crate::builtin::note_skipped_test`]), or fail when
+//! `FEDTOPO_REQUIRE_SHARED` is set, as in CI.
 
 use super::{Disconnected, LoadOptions, MissingCoordinates, Underlay, UnderlayError};
+use crate::builtin::paper_underlays_dir;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-fn underlays_dir() -> Option<PathBuf> {
+/// `shared/underlays`, or `None` after noting that `test` skips (its Zoo part).
+fn shared_underlays(test: &str) -> Option<PathBuf> {
     let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let candidates = std::env::var_os("FEDTOPO_SHARED")
-        .map(PathBuf::from)
-        .into_iter()
-        .chain([manifest.join("../shared"), manifest.join("../../shared")]);
-    let found = candidates
-        .map(|shared| shared.join("underlays"))
-        .find(|dir| dir.is_dir());
-    // CI sets FEDTOPO_REQUIRE_SHARED so that these tests cannot silently skip.
-    if found.is_none() && std::env::var_os("FEDTOPO_REQUIRE_SHARED").is_some() {
-        panic!("FEDTOPO_REQUIRE_SHARED is set but no shared/underlays directory was found");
+    let found = crate::builtin::shared_dir(manifest)
+        .map(|d| d.join("underlays"))
+        .filter(|d| d.is_dir());
+    if found.is_none() {
+        // CI sets FEDTOPO_REQUIRE_SHARED so that these tests cannot silently skip.
+        if std::env::var_os("FEDTOPO_REQUIRE_SHARED").is_some() {
+            panic!(
+                "{test}: FEDTOPO_REQUIRE_SHARED is set but no shared/underlays directory was found"
+            );
+        }
+        crate::builtin::note_skipped_test(
+            &format!("underlay::corpus_tests::{test}"),
+            "no shared/underlays with the Topology Zoo corpus (set FEDTOPO_SHARED)",
+        );
     }
     found
 }
 
-fn corpus_files(dir: &Path) -> Vec<PathBuf> {
-    let mut files = Vec::new();
-    for sub in ["paper", "topology-zoo"] {
-        let Ok(read) = std::fs::read_dir(dir.join(sub)) else {
-            continue;
-        };
-        files.extend(
-            read.filter_map(|e| e.ok().map(|e| e.path()))
-                .filter(|p| p.extension().is_some_and(|x| x == "gml")),
-        );
-    }
+fn gml_files(dir: &Path) -> Vec<PathBuf> {
+    let Ok(read) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut files: Vec<PathBuf> = read
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "gml"))
+        .collect();
     files.sort();
+    files
+}
+
+/// The paper's underlays from the repository, then the Zoo's when `shared` is given.
+fn corpus_files(shared: Option<&Path>) -> Vec<PathBuf> {
+    let mut files = gml_files(&paper_underlays_dir());
+    if let Some(dir) = shared {
+        files.extend(gml_files(&dir.join("topology-zoo")));
+    }
     files
 }
 
@@ -50,6 +64,7 @@ fn reason(e: &UnderlayError) -> &'static str {
         UnderlayError::NoCoordinates { .. } => "no coordinates",
         UnderlayError::BadDefaultLength { .. } => "bad option",
         UnderlayError::LengthOverflow { .. } => "infinite lengths",
+        UnderlayError::InputFile(_) | UnderlayError::Matrix { .. } => "matrix",
     }
 }
 
@@ -135,12 +150,12 @@ fn lenient() -> LoadOptions {
 
 #[test]
 fn corpus_loads_or_refuses_precisely() {
-    let Some(dir) = underlays_dir() else {
-        eprintln!("skipping: ../shared/underlays not found");
-        return;
-    };
-    let files = corpus_files(&dir);
-    assert!(!files.is_empty(), "no .gml files under {}", dir.display());
+    let shared = shared_underlays("corpus_loads_or_refuses_precisely (its Zoo part)");
+    let files = corpus_files(shared.as_deref());
+    assert!(
+        files.len() >= 8,
+        "expected the 8 paper underlays, found {files:?}"
+    );
     run_corpus(&files, &LoadOptions::default(), "default options");
     let loaded = run_corpus(&files, &lenient(), "Drop + LargestComponent");
     assert!(loaded > 0);
@@ -148,11 +163,9 @@ fn corpus_loads_or_refuses_precisely() {
 
 #[test]
 fn every_file_with_a_link_loads_leniently_or_errs_precisely() {
-    let Some(dir) = underlays_dir() else {
-        eprintln!("skipping: ../shared/underlays not found");
-        return;
-    };
-    for file in corpus_files(&dir) {
+    let shared =
+        shared_underlays("every_file_with_a_link_loads_leniently_or_errs_precisely (its Zoo part)");
+    for file in corpus_files(shared.as_deref()) {
         match Underlay::load(&file, &lenient()) {
             Ok(u) => check_invariants(&u, &file),
             Err(e) => assert!(is_precise(&e, &file), "{e}"),
@@ -162,12 +175,11 @@ fn every_file_with_a_link_loads_leniently_or_errs_precisely() {
 
 #[test]
 fn gaia_has_11_routers_and_55_links() {
-    let Some(dir) = underlays_dir() else {
-        eprintln!("skipping: ../shared/underlays not found");
-        return;
-    };
-    let u = Underlay::load(&dir.join("paper/gaia.gml"), &LoadOptions::default())
-        .unwrap_or_else(|e| panic!("{e}"));
+    let u = Underlay::load(
+        &paper_underlays_dir().join("gaia.gml"),
+        &LoadOptions::default(),
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(u.name, "gaia");
     assert_eq!(u.node_count(), 11);
     assert_eq!(u.link_count(), 55);
@@ -177,11 +189,7 @@ fn gaia_has_11_routers_and_55_links() {
 
 #[test]
 fn telstra_is_disconnected_into_3_components() {
-    let Some(dir) = underlays_dir() else {
-        eprintln!("skipping: ../shared/underlays not found");
-        return;
-    };
-    let file = dir.join("paper/telstra.gml");
+    let file = paper_underlays_dir().join("telstra.gml");
     match Underlay::load(&file, &LoadOptions::default()) {
         Err(UnderlayError::Disconnected {
             component_sizes, ..
@@ -198,18 +206,15 @@ fn telstra_is_disconnected_into_3_components() {
 /// reported.
 #[test]
 fn zoo_loads_by_default_without_losing_nodes() {
-    let Some(dir) = underlays_dir() else {
-        eprintln!("skipping: ../shared/underlays not found");
+    let Some(dir) = shared_underlays("zoo_loads_by_default_without_losing_nodes") else {
         return;
     };
-    let zoo: Vec<PathBuf> = corpus_files(&dir)
-        .into_iter()
-        .filter(|f| f.parent().is_some_and(|p| p.ends_with("topology-zoo")))
-        .collect();
-    if zoo.is_empty() {
-        eprintln!("skipping: no Topology Zoo files under {}", dir.display());
-        return;
-    }
+    let zoo = gml_files(&dir.join("topology-zoo"));
+    assert!(
+        !zoo.is_empty(),
+        "no Topology Zoo files under {}",
+        dir.display()
+    );
     let mut loaded = 0;
     let mut estimated = 0;
     let mut isolated = 0;
@@ -275,15 +280,11 @@ fn zoo_loads_by_default_without_losing_nodes() {
 
 #[test]
 fn garr_estimates_its_13_unlocated_routers() {
-    let Some(dir) = underlays_dir() else {
-        eprintln!("skipping: ../shared/underlays not found");
+    let Some(dir) = shared_underlays("garr_estimates_its_13_unlocated_routers") else {
         return;
     };
     let file = dir.join("topology-zoo/Garr201201.gml");
-    if !file.is_file() {
-        eprintln!("skipping: {} not found", file.display());
-        return;
-    }
+    assert!(file.is_file(), "{} not found", file.display());
     let u = Underlay::load(&file, &LoadOptions::default()).unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(u.node_count(), 61);
     assert_eq!(u.report.estimated_positions.len(), 13);
@@ -296,4 +297,49 @@ fn garr_estimates_its_13_unlocated_routers() {
         Underlay::load(&file, &refuse),
         Err(UnderlayError::MissingCoordinates { nodes, .. }) if nodes.len() == 13
     ));
+}
+
+/// The copies of the paper's underlays shipped in `underlays/paper/` give
+/// exactly the underlays of the originals in `shared/underlays/paper/` (under
+/// the default and the lenient policies), when both exist: the copies are
+/// what every experiment file and `reproduce matcha-tables` read.
+#[test]
+fn shipped_paper_underlays_equal_the_shared_originals() {
+    let Some(dir) = shared_underlays("shipped_paper_underlays_equal_the_shared_originals") else {
+        return;
+    };
+    let shipped = gml_files(&paper_underlays_dir());
+    let names: Vec<String> = shipped
+        .iter()
+        .filter_map(|f| f.file_stem().map(|s| s.to_string_lossy().into_owned()))
+        .collect();
+    let mut expected: Vec<String> = crate::reproduce::PAPER_UNDERLAYS
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    expected.sort();
+    assert_eq!(names, expected);
+    for copy in &shipped {
+        let original = dir.join("paper").join(copy.file_name().unwrap_or_default());
+        assert_eq!(
+            std::fs::read(copy).unwrap(),
+            std::fs::read(&original).unwrap(),
+            "{} differs from {}",
+            copy.display(),
+            original.display()
+        );
+        for opts in [LoadOptions::default(), lenient()] {
+            let a = Underlay::load(copy, &opts).map_err(|e| e.to_string());
+            let b = Underlay::load(&original, &opts).map_err(|e| e.to_string());
+            match (a, b) {
+                (Ok(a), Ok(b)) => assert_eq!(a, b, "{}", copy.display()),
+                // Only the file name in the message may differ.
+                (Err(a), Err(b)) => assert_eq!(
+                    a.replace(&copy.display().to_string(), "F"),
+                    b.replace(&original.display().to_string(), "F")
+                ),
+                (a, b) => panic!("{}: {a:?} vs {b:?}", copy.display()),
+            }
+        }
+    }
 }

@@ -9,6 +9,8 @@ mod build;
 pub mod diameter;
 pub mod geodesy;
 pub mod gml;
+pub mod matrix;
+pub mod node_link;
 pub mod notes;
 pub mod routes;
 pub mod synthetic;
@@ -216,6 +218,13 @@ pub struct LoadOptions {
     /// such edge gets this length; with [`MissingCoordinates::Drop`] none
     /// is left.
     pub default_length_km: Option<f64>,
+    /// Latency matrices ([`matrix`]): what the cells are (round-trip times
+    /// by default, halved to one-way latencies).
+    pub matrix_values: matrix::MatrixValues,
+    /// Latency and bandwidth matrices: what is done with empty cells.
+    pub matrix_gaps: matrix::MatrixGaps,
+    /// Latency matrices: the bandwidth matrix giving `A(i,j)` (bit/s).
+    pub bandwidth_matrix: Option<PathBuf>,
 }
 
 impl Default for LoadOptions {
@@ -226,6 +235,9 @@ impl Default for LoadOptions {
             disconnected: Disconnected::Refuse,
             default_capacity_bps: 1e9,
             default_length_km: None,
+            matrix_values: matrix::MatrixValues::default(),
+            matrix_gaps: matrix::MatrixGaps::default(),
+            bandwidth_matrix: None,
         }
     }
 }
@@ -302,6 +314,10 @@ pub struct Underlay {
     pub directed_source: bool,
     /// What loading changed.
     pub report: LoadReport,
+    /// Measured site-to-site latencies and bandwidths when the underlay was
+    /// read from a latency matrix ([`matrix`]): they replace routes.
+    #[serde(skip)]
+    pub measured: Option<std::sync::Arc<matrix::MeasuredPairs>>,
 }
 
 /// Why an underlay could not be loaded. Messages start with `file:line:col:` when
@@ -336,7 +352,7 @@ pub enum UnderlayError {
     },
     /// Nodes lack coordinates that edges without `distance` need.
     #[error(
-        "{file}: expected Latitude/Longitude on every node whose edges lack `distance`, \
+        "{file}: expected Latitude/Longitude (or latitude/longitude, lat/lon) on every node whose edges lack `distance`, \
          found {} node(s) without: {}; estimate their positions from their neighbours with the \
          Estimate policy (CLI: --missing-coordinates estimate, the default), drop them with the Drop \
          policy (--missing-coordinates drop), or give such links a length (--default-length-km KM)",
@@ -402,6 +418,18 @@ pub enum UnderlayError {
         /// then how many more), as the LargestComponent policy would drop them.
         outside_largest: String,
     },
+    /// A latency or bandwidth matrix whose cells could not be read.
+    #[error(transparent)]
+    InputFile(#[from] crate::csv_file::CsvFileError),
+    /// A latency or bandwidth matrix that cannot be used as it is (gaps
+    /// under the chosen policy); the message says what to do.
+    #[error("{file}: {message}")]
+    Matrix {
+        /// The matrix file.
+        file: String,
+        /// What is wrong and the options that handle it.
+        message: String,
+    },
     /// No routers (none in the file, or none left after the policies).
     #[error("{file}: expected at least one node, found none (after applying the load policies)")]
     Empty {
@@ -425,16 +453,47 @@ impl Underlay {
         build::build(&entries, source_name, opts)
     }
 
-    /// Reads a GML file (UTF-8, else Latin-1) and builds an underlay named after
-    /// the file stem.
+    /// Builds an underlay from networkx node-link JSON text
+    /// ([`node_link`]: `nodes` with ids, labels and coordinates, `links`
+    /// or `edges` with lengths and capacities); the GML reader's policies,
+    /// checks and report apply.
+    pub fn from_node_link_str(
+        src: &str,
+        source_name: &str,
+        opts: &LoadOptions,
+    ) -> Result<Underlay, UnderlayError> {
+        let (entries, notes) = node_link::to_gml_entries(src, source_name)?;
+        let mut u = build::build(&entries, source_name, opts)?;
+        u.report.notes.extend(notes);
+        Ok(u)
+    }
+
+    /// Reads an underlay file (UTF-8, else Latin-1) and builds an underlay
+    /// named after the file stem: a latency matrix ([`matrix`]) when the
+    /// extension is `.csv`; node-link JSON when it is `.json` or
+    /// the text starts with `{`; else GML.
     pub fn load(path: &Path, opts: &LoadOptions) -> Result<Underlay, UnderlayError> {
+        if path
+            .extension()
+            .is_some_and(|e| e.eq_ignore_ascii_case("csv"))
+        {
+            return matrix::load(path, opts);
+        }
         let bytes = crate::input_file::read_bytes(path, crate::input_file::MAX_INPUT_BYTES)
             .map_err(|source| UnderlayError::Io {
                 path: path.to_path_buf(),
                 source,
             })?;
         let text = decode_bytes(&bytes);
-        Underlay::from_gml_str(&text, &path.display().to_string(), opts)
+        let name = path.display().to_string();
+        let json = path
+            .extension()
+            .is_some_and(|e| e.eq_ignore_ascii_case("json"));
+        if json || node_link::looks_like_json(&text) {
+            Underlay::from_node_link_str(&text, &name, opts)
+        } else {
+            Underlay::from_gml_str(&text, &name, opts)
+        }
     }
 
     /// Number of routers.
