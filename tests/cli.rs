@@ -333,8 +333,14 @@ fn silo_placement_options() {
     assert!(a.status.success(), "{}", stderr(&a));
     assert_eq!(a.stdout, b.stdout, "same seed, same bytes");
     for (bad, msg) in [
-        (vec!["compare", "--silos-per-router", "0"], "at least 1"),
-        (vec!["compare", "--silos", "0"], "at least 1"),
+        (
+            vec!["compare", "--silos-per-router", "0"],
+            "'--silos-per-router <SILOS_PER_ROUTER>': expected a whole number in 1..=",
+        ),
+        (
+            vec!["compare", "--silos", "0"],
+            "'--silos <SILOS>': expected a whole number in 1..=",
+        ),
         (
             vec!["compare", "--silos", "4", "--silos-per-router", "2"],
             "cannot be used with",
