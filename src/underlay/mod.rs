@@ -10,6 +10,7 @@ pub mod diameter;
 pub mod geodesy;
 pub mod gml;
 pub mod notes;
+pub mod projection;
 pub mod routes;
 pub mod synthetic;
 
