@@ -300,8 +300,92 @@ fn draw_refuses_what_it_cannot_draw() {
     std::fs::remove_dir_all(&dir).ok();
 }
 
+/// `simulate --out` writes a round timeline per overlay: its compute bars
+/// start at the replay's `t_i(k)` (starts.csv) and last `s*Tc`, every
+/// silo has one per shown round, and the critical path is drawn.
+#[test]
+fn simulate_writes_round_timelines() {
+    let dir = scratch("gantt");
+    let out = dir.join("sim");
+    run_ok(&[
+        "simulate",
+        "--overlays",
+        "star,ring-opt,matcha",
+        "--rounds",
+        "10",
+        "--network",
+        "flow",
+        "--access",
+        "1G",
+        "--timeline-from",
+        "2",
+        "--timeline-rounds",
+        "3",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    let silos: Vec<String> = read(&out.join("silos.csv"))
+        .lines()
+        .skip(1)
+        .map(|l| l.split(',').next().unwrap().to_string())
+        .collect();
+    assert_eq!(silos.len(), 22);
+    let mut starts: BTreeMap<(String, usize, usize), f64> = BTreeMap::new();
+    for l in read(&out.join("starts.csv")).lines().skip(1) {
+        let f: Vec<&str> = l.split(',').collect();
+        starts.insert(
+            (
+                f[0].to_string(),
+                f[2].parse().unwrap(),
+                f[3].parse().unwrap(),
+            ),
+            f[4].parse().unwrap(),
+        );
+    }
+    for overlay in ["star", "ring-opt", "matcha"] {
+        let svg = read(&out.join(format!("gantt-{overlay}.svg")));
+        let doc = roxmltree::Document::parse(&svg).expect("the timeline is well-formed XML");
+        let compute: Vec<_> = doc
+            .descendants()
+            .filter(|n| n.has_tag_name("rect") && class_is(n, "compute"))
+            .collect();
+        // 22 silos x rounds 2, 3, 4.
+        assert_eq!(compute.len(), 22 * 3, "{overlay}");
+        for bar in &compute {
+            let silo = bar.attribute("data-silo").unwrap();
+            let i = silos.iter().position(|s| s == silo).unwrap();
+            let k: usize = bar.attribute("data-round").unwrap().parse().unwrap();
+            assert!((2..5).contains(&k));
+            let from = attr(bar, "data-from-ms");
+            let want = starts[&(overlay.to_string(), k, i)];
+            assert!(
+                (from - want).abs() < 1e-5,
+                "{overlay} {silo} round {k}: {from} vs {want}"
+            );
+            // inaturalist: 25.4 ms per local step, one step.
+            assert!((attr(bar, "data-to-ms") - from - 25.4).abs() < 1e-5);
+        }
+        let waits = doc
+            .descendants()
+            .filter(|n| n.has_tag_name("rect") && class_is(n, "wait"))
+            .count();
+        assert!(waits > 0, "{overlay}");
+        let path: Vec<_> = doc
+            .descendants()
+            .filter(|n| class_is(n, "critical-path"))
+            .collect();
+        assert_eq!(path.len(), 1, "{overlay}");
+        assert!(attr(&path[0], "data-steps") >= 3.0);
+        let text: Vec<&str> = doc.descendants().filter_map(|n| n.text()).collect();
+        assert!(
+            text.contains(&"wall-clock time (ms)"),
+            "{overlay}: axis title with unit"
+        );
+    }
+    std::fs::remove_dir_all(&dir).ok();
+}
+
 /// Reads a file the test made.
-#[allow(dead_code)]
 fn read(p: &Path) -> String {
     std::fs::read_to_string(p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
 }

@@ -5,6 +5,7 @@
 mod compare;
 pub mod dcliques;
 mod format;
+pub mod gantt;
 pub mod init_gain;
 pub mod map;
 pub mod matcha;
