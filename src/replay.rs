@@ -122,6 +122,9 @@ pub struct ReplayOptions {
     pub straggler: Straggler,
     /// Seed of every random draw.
     pub seed: u64,
+    /// Rounds whose events are recorded in [`ReplayResult::trace`] (a
+    /// round timeline; none by default).
+    pub trace: TraceWindow,
 }
 
 impl Default for ReplayOptions {
@@ -130,6 +133,7 @@ impl Default for ReplayOptions {
             rounds: 100,
             straggler: Straggler::None,
             seed: 0,
+            trace: TraceWindow::default(),
         }
     }
 }
@@ -178,6 +182,9 @@ pub struct ReplayResult {
     pub arc_transfers: Vec<((usize, usize), u64)>,
     /// Network counters.
     pub network_stats: NetworkStats,
+    /// The events of [`ReplayOptions::trace`]'s rounds, when asked for
+    /// (gossip and STAR replays; not Clique Averaging's two phases).
+    pub trace: Option<RoundTrace>,
 }
 
 impl ReplayResult {
@@ -241,8 +248,10 @@ pub mod clock;
 pub mod harness;
 mod round;
 mod stepper;
+pub mod trace;
 pub mod two_phase;
 pub use stepper::RoundStepper;
+pub use trace::{RoundTrace, TraceWindow};
 
 #[cfg(test)]
 mod tests;

@@ -88,6 +88,7 @@ fn periodic_rate_equals_the_event_replay() {
                 rounds,
                 straggler: Straggler::None,
                 seed: 0,
+                ..ReplayOptions::default()
             };
             let r = o
                 .replay(&model, net.as_mut(), &opts, None, &mut |_| {})

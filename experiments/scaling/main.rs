@@ -377,7 +377,7 @@ fn plot(a: &Args, series: &[Series]) -> Result<()> {
         "Time per stage vs number of silos",
         &Axes {
             x_label: "silos N".into(),
-            y_label: "seconds".into(),
+            y_label: "time per stage (s)".into(),
             log_x: true,
             log_y: true,
             x_bandwidth: false,

@@ -19,6 +19,13 @@ Examples:
   fedtopo compare aws-gaia --overlays all --access 1G --format csv
   fedtopo compare aws-gaia --overlays ring,matcha --center fastest --export-dir /tmp/fedtopo-overlays";
 
+/// `fedtopo draw`.
+pub const DRAW: &str = "\
+Examples:
+  fedtopo draw -o /tmp/fedtopo-underlay.svg         # aws-north-america: links, routers, silos
+  fedtopo draw --overlay ring-opt -o /tmp/fedtopo-ring-opt.svg
+  fedtopo draw aws-gaia --overlay matcha --matcha-rounds 200 -o /tmp/fedtopo-matcha.svg";
+
 /// `fedtopo mixing`.
 pub const MIXING: &str = "\
 Examples:

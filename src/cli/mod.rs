@@ -6,6 +6,7 @@ mod choice;
 mod compare;
 mod dcliques;
 mod design;
+mod draw;
 mod error_text;
 mod examples;
 mod mixing;
@@ -50,6 +51,10 @@ enum Command {
     /// target on this network (cycle time x predicted rounds).
     #[command(after_help = examples::DESIGN)]
     Design(design::DesignArgs),
+    /// Draw the underlay, and an overlay on it, as an SVG map (longitude,
+    /// latitude; arcs coloured by delay, the critical circuit highlighted).
+    #[command(after_help = examples::DRAW)]
+    Draw(draw::DrawArgs),
     /// Build one overlay and write it out (GML, DOT or JSON).
     #[command(after_help = examples::OVERLAY)]
     Overlay(overlay::OverlayArgs),
@@ -116,6 +121,7 @@ pub fn run() -> Result<()> {
         Command::Mixing(a) => mixing::run(a),
         Command::Augment(a) => augment::run(a),
         Command::Design(a) => design::run(a),
+        Command::Draw(a) => draw::run(a),
         Command::Overlay(a) => overlay::run(a),
         Command::Underlay(c) => underlay::run(c),
         Command::Run(a) => run::run(a),

@@ -9,7 +9,8 @@ use fedtopo::evaluate::EvaluatedOverlay;
 use fedtopo::network::NetworkKind;
 use fedtopo::overlay::build::{parse_overlay_list, BuildOptions};
 use fedtopo::overlay::failures::FailureSpec;
-use fedtopo::replay::{ReplayOptions, Straggler};
+use fedtopo::replay::{ReplayOptions, Straggler, TraceWindow};
+use fedtopo::report::gantt::gantt_svg;
 use fedtopo::report::network::{append_columns, NetworkDescription};
 use fedtopo::report::replay::{
     link_usage_labelled, links_csv, replay_summary, replay_summary_table, rounds_csv, starts_csv,
@@ -18,7 +19,9 @@ use fedtopo::report::replay::{
 use fedtopo::report::table::serde_csv;
 use fedtopo::report::{render_json, OutputFormat};
 
-use super::args::{center_policy_at, CenterArgs, NetworkArgs, PlacementArgs, Setup, UnderlayArgs};
+use super::args::{
+    center_policy_at, file_safe, CenterArgs, NetworkArgs, PlacementArgs, Setup, UnderlayArgs,
+};
 use super::choice::choice;
 
 /// Options of `fedtopo simulate`.
@@ -56,9 +59,18 @@ pub struct SimulateArgs {
     #[arg(long, value_parser = choice(OutputFormat::ALL, OutputFormat::name), default_value_t = OutputFormat::Table)]
     format: OutputFormat,
     /// Directory for starts.csv, rounds.csv, links.csv, silos.csv (every
-    /// silo's compute time and access capacities) and timeline.svg.
+    /// silo's compute time and access capacities), timeline.svg (rounds
+    /// completed against time) and gantt-OVERLAY.svg (a round timeline per
+    /// overlay: per silo compute / send / wait, and the critical path).
     #[arg(long)]
     out: Option<PathBuf>,
+    /// Rounds shown in the round timelines (gantt-OVERLAY.svg), from
+    /// --timeline-from on.
+    #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u64).range(1..=100))]
+    timeline_rounds: u64,
+    /// First round shown in the round timelines (0: from the start).
+    #[arg(long, default_value_t = 0)]
+    timeline_from: u64,
     #[command(flatten)]
     dcliques: super::dcliques::DCliquesArgs,
 }
@@ -96,10 +108,27 @@ pub fn run(a: SimulateArgs) -> Result<()> {
         dcliques: a.dcliques.build()?,
         ..BuildOptions::default()
     };
+    if a.out.is_some() && a.timeline_from >= a.rounds {
+        bail!(
+            "--timeline-from {}: the replay has rounds 0 to {} (--rounds {})",
+            a.timeline_from,
+            a.rounds - 1,
+            a.rounds
+        );
+    }
+    let trace = if a.out.is_some() {
+        TraceWindow {
+            first: a.timeline_from,
+            count: a.timeline_rounds.min(a.rounds - a.timeline_from),
+        }
+    } else {
+        TraceWindow::default()
+    };
     let ropts = ReplayOptions {
         rounds: a.rounds,
         straggler,
         seed: a.seed,
+        trace,
     };
     let labels = model.connectivity.placement().labels(&underlay);
     let bar = fedtopo::report::progress::Progress::new(
@@ -168,6 +197,13 @@ pub fn run(a: SimulateArgs) -> Result<()> {
             "timeline.svg",
             timeline_svg(&results, &title).map_err(|e| anyhow::anyhow!("SVG plot: {e}"))?,
         )?;
+        for r in &results {
+            let title = format!("{}: round timeline of {}", underlay.name, r.overlay);
+            match gantt_svg(r, &labels, &title) {
+                Ok(svg) => write(&format!("gantt-{}.svg", file_safe(&r.overlay)), svg)?,
+                Err(e) => eprintln!("note: no round timeline: {e}"),
+            }
+        }
     }
     Ok(())
 }

@@ -196,6 +196,7 @@ fn simulate_job(
         rounds,
         straggler,
         seed,
+        ..ReplayOptions::default()
     };
     let mut net = network.build(&p.model);
     let overlay = EvaluatedOverlay::build(p.kind, underlay, &p.model, &options)

@@ -13,7 +13,12 @@ use crate::delay::DelayModel;
 use crate::graph::OverlaySchedule;
 use crate::overlay::{Overlay, Protocol};
 use crate::placement::SiloPlacement;
+use crate::underlay::projection::{Frame, Projection};
 use crate::underlay::Underlay;
+
+/// Side of the square, in points (1/72 inch), that DOT positions are
+/// fitted into (10 inches).
+pub const DOT_BOX_PT: f64 = 720.0;
 
 /// An overlay with silo labels and per-arc delays, ready to write.
 #[derive(Debug, Clone, Serialize)]
@@ -144,16 +149,30 @@ impl ExportedOverlay {
         s
     }
 
-    /// Graphviz DOT text.
+    /// Graphviz DOT text. Silos with coordinates carry `pos="x,y!"`
+    /// (points, y up): the equirectangular projection of
+    /// [`crate::underlay::projection`] fitted into a [`DOT_BOX_PT`]-point
+    /// square, so `neato -n2 -Tsvg` draws the overlay on its map.
     pub fn to_dot(&self) -> String {
         let mut s = String::new();
         let _ = writeln!(s, "digraph \"{}\" {{", dot_escape(&self.name));
+        let pos = self.dot_positions();
+        if let Some((_, how)) = &pos {
+            let _ = writeln!(
+                s,
+                "  // pos: {how}, fitted into {DOT_BOX_PT} x {DOT_BOX_PT} points, y up; draw with `neato -n2`"
+            );
+        }
         for (i, label) in self.silos.iter().enumerate() {
             let shape = match self.protocol {
                 Protocol::ServerClient { center } if center == i => ", shape=doublecircle",
                 _ => "",
             };
-            let _ = writeln!(s, "  {i} [label=\"{}\"{shape}];", dot_escape(label));
+            let at = match pos.as_ref().and_then(|(p, _)| p[i]) {
+                Some((x, y)) => format!(", pos=\"{x:.2},{y:.2}!\""),
+                None => String::new(),
+            };
+            let _ = writeln!(s, "  {i} [label=\"{}\"{shape}{at}];", dot_escape(label));
         }
         for a in &self.arcs {
             match a.delay_ms {
@@ -167,6 +186,30 @@ impl ExportedOverlay {
         }
         s.push_str("}\n");
         s
+    }
+
+    /// Every silo's DOT position in points (y up), with the projection's
+    /// description; `None` when no silo has coordinates.
+    #[allow(clippy::type_complexity)]
+    fn dot_positions(&self) -> Option<(Vec<Option<(f64, f64)>>, String)> {
+        let known = self.positions.iter().flatten().copied();
+        let proj = Projection::fit(known)?;
+        let projected: Vec<Option<(f64, f64)>> = self
+            .positions
+            .iter()
+            .map(|p| p.map(|(lat, lon)| proj.project(lat, lon)))
+            .collect();
+        let pts: Vec<(f64, f64)> = projected.iter().flatten().copied().collect();
+        let frame = Frame::fit(&pts, 0.0, 0.0, DOT_BOX_PT, DOT_BOX_PT);
+        let pos = (0..self.silos.len())
+            .map(|i| {
+                projected.get(i).copied().flatten().map(|p| {
+                    let (x, y) = frame.pixel(p);
+                    (x, DOT_BOX_PT - y)
+                })
+            })
+            .collect();
+        Some((pos, proj.describe()))
     }
 
     /// networkx node-link JSON (`nx.node_link_graph(data, edges="links")`):
@@ -476,8 +519,55 @@ mod tests {
         assert_eq!(g.matches("edge [").count(), 4);
         let d = e.to_dot();
         assert!(d.contains("1 -> 2;"));
+        assert!(!d.contains("pos="), "no coordinates, no positions: {d}");
         let j = e.to_json();
         assert!(j.contains("\"undirected\": true"), "{j}");
         assert!(j.contains("\"links\""), "{j}");
+    }
+
+    /// DOT positions follow the map: east right, north up, one scale, in
+    /// the 720-point box; a silo without coordinates has none.
+    #[test]
+    fn dot_positions_from_coordinates() {
+        let o = Overlay::from_edges("t", 4, &[(0, 1), (1, 2), (2, 3)]);
+        let labels: Vec<String> = ["Seattle", "Miami", "Boston", "Nowhere"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        let e = ExportedOverlay::new(&o, &labels, None, None).with_positions(vec![
+            Some((47.6, -122.3)),
+            Some((25.8, -80.2)),
+            Some((42.4, -71.1)),
+            None,
+        ]);
+        let d = e.to_dot();
+        let pos = |i: usize| -> (f64, f64) {
+            let line = d
+                .lines()
+                .find(|l| l.trim_start().starts_with(&format!("{i} [")))
+                .unwrap();
+            let p = &line[line.find("pos=\"").unwrap() + 5..];
+            let p = &p[..p.find('!').unwrap()];
+            let (x, y) = p.split_once(',').unwrap();
+            (x.parse().unwrap(), y.parse().unwrap())
+        };
+        let (sea, mia, bos) = (pos(0), pos(1), pos(2));
+        assert!(sea.0 < mia.0 && mia.0 < bos.0, "{d}");
+        assert!(sea.1 > bos.1 && bos.1 > mia.1, "{d}");
+        // The longitude span fills the box (it binds: 51.2 x cos 36.7 deg
+        // wide against 21.8 deg high).
+        assert!(
+            (sea.0 - 0.0).abs() < 0.01 && (bos.0 - DOT_BOX_PT).abs() < 0.01,
+            "{d}"
+        );
+        // One scale: pixel distances in proportion to projected ones.
+        let p = Projection::fit([(47.6, -122.3), (25.8, -80.2), (42.4, -71.1)]).unwrap();
+        let (a, b) = (p.project(47.6, -122.3), p.project(25.8, -80.2));
+        let k = DOT_BOX_PT / (p.project(42.4, -71.1).0 - a.0);
+        assert!(((mia.1 - sea.1) - k * (b.1 - a.1)).abs() < 0.02, "{d}");
+        assert!(!d
+            .lines()
+            .any(|l| l.trim_start().starts_with("3 [") && l.contains("pos=")));
+        assert!(d.contains("// pos: equirectangular projection"));
     }
 }

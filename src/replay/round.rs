@@ -11,6 +11,7 @@ use rand_chacha::ChaCha8Rng;
 use statrs::distribution::LogNormal;
 
 use super::harness::{EventProtocol, Link};
+use super::trace::{TraceRecorder, TraceWindow};
 use super::{ReplayError, Straggler};
 use crate::delay::DelayModel;
 use crate::network::Transfer;
@@ -55,6 +56,8 @@ pub(crate) struct RoundProtocol<'a> {
     /// Silos that reached each round.
     pub(crate) reached: Vec<u32>,
     on_round: Option<&'a mut dyn FnMut(u64)>,
+    /// Events of the traced rounds, when asked for.
+    pub(crate) trace: Option<TraceRecorder>,
 }
 
 /// Checks that `schedule` and `delay` have the same silos and builds the
@@ -120,11 +123,21 @@ impl<'a> RoundProtocol<'a> {
             star_center,
             reached: Vec::new(),
             on_round,
+            trace: None,
         };
         if schedule.is_static() {
             p.static_info = Some(p.make_info(0));
         }
         Ok(p)
+    }
+
+    /// Records the events of the rounds of `window` ([`super::trace`]).
+    pub(crate) fn trace_rounds(&mut self, window: TraceWindow) {
+        self.trace = Some(TraceRecorder::new(
+            window,
+            self.round.len(),
+            self.star_center,
+        ));
     }
 
     /// True when every silo has started round `k`.
@@ -212,6 +225,9 @@ impl<'a> RoundProtocol<'a> {
     ) {
         self.transfers += 1;
         *self.arc_transfers.entry((from, to)).or_insert(0) += 1;
+        if let Some(tr) = self.trace.as_mut() {
+            tr.sent(from, to, k, link.now());
+        }
         link.send(Transfer {
             from,
             to,
@@ -282,6 +298,9 @@ impl EventProtocol for RoundProtocol<'_> {
     fn on_event(&mut self, i: ComputeDone, link: &mut Link<'_, ComputeDone>) {
         self.compute_done[i] = true;
         let k = self.round[i];
+        if let Some(tr) = self.trace.as_mut() {
+            tr.computed(i, k, link.now());
+        }
         match self.star_center {
             Some(c) if c == i => self.try_aggregate(c, link),
             Some(c) => {
@@ -305,6 +324,9 @@ impl EventProtocol for RoundProtocol<'_> {
     }
 
     fn on_delivered(&mut self, t: Transfer, link: &mut Link<'_, ComputeDone>) {
+        if let Some(tr) = self.trace.as_mut() {
+            tr.delivered(t.from, t.to, t.round, link.now());
+        }
         match self.star_center {
             None => {
                 self.count_received(t.to, t.round);

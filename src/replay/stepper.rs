@@ -70,7 +70,7 @@ impl<'a> RoundStepper<'a> {
         options: &ReplayOptions,
         on_round: &'a mut dyn FnMut(u64),
     ) -> Result<Self, ReplayError> {
-        let p = RoundProtocol::new(
+        let mut p = RoundProtocol::new(
             schedule,
             delay,
             options.straggler,
@@ -78,6 +78,9 @@ impl<'a> RoundStepper<'a> {
             options.rounds,
             Some(on_round),
         )?;
+        if options.trace.count > 0 {
+            p.trace_rounds(options.trace);
+        }
         Ok(RoundStepper {
             harness: Harness::new(p, network),
         })
@@ -117,7 +120,8 @@ impl<'a> RoundStepper<'a> {
         let events = self.harness.events();
         let network = self.harness.network_name().to_string();
         let network_stats = self.harness.network_stats();
-        let p = self.harness.into_protocol();
+        let mut p = self.harness.into_protocol();
+        let trace = p.trace.take().map(|t| t.finish());
         let mut arc_transfers: Vec<_> = p.arc_transfers.into_iter().collect();
         arc_transfers.sort_unstable();
         Ok(ReplayResult {
@@ -128,6 +132,7 @@ impl<'a> RoundStepper<'a> {
             transfers: p.transfers,
             arc_transfers,
             network_stats,
+            trace,
         })
     }
 
@@ -226,6 +231,7 @@ mod tests {
                 rounds: 60,
                 straggler,
                 seed: 9,
+                ..ReplayOptions::default()
             },
         )
         .unwrap();

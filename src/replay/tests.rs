@@ -289,6 +289,7 @@ fn stragglers_are_seeded() {
         rounds: 10,
         straggler: Straggler::LogNormal { sigma: 0.5 },
         seed,
+        ..ReplayOptions::default()
     };
     let a = replay(&o, &m, &mut MaxPlusNetwork::new(&m), &opt(1)).unwrap();
     let b = replay(&o, &m, &mut MaxPlusNetwork::new(&m), &opt(1)).unwrap();
@@ -512,5 +513,126 @@ fn rounds_and_straggler_sigma_are_bounded() {
         "lognormal:inf",
     ] {
         assert!(bad.parse::<Straggler>().is_err(), "{bad}");
+    }
+}
+
+/// The critical path of a traced window is contiguous (each step starts
+/// when the one before ends), starts at the window's start and ends when
+/// the last silo starts the round after the window, on every network
+/// model, with stragglers, for gossip, STAR and a time-varying schedule.
+#[test]
+fn critical_paths_are_contiguous_and_span_the_window() {
+    let (u, m) = builtin(1e8);
+    let mut scheds: Vec<Box<dyn OverlaySchedule>> = Vec::new();
+    for kind in [
+        OverlayKind::Star,
+        OverlayKind::RingOpt,
+        OverlayKind::DeltaMbst,
+    ] {
+        scheds.push(Box::new(
+            build_overlay(kind, &u, &m, &BuildOptions::default()).unwrap(),
+        ));
+    }
+    let mut bo = BuildOptions::default();
+    bo.matcha.rounds = 30;
+    scheds.push(Box::new(
+        crate::overlay::build::build_schedule(OverlayKind::MATCHA, &u, &m, &bo)
+            .unwrap()
+            .unwrap(),
+    ));
+    for s in &scheds {
+        for net in [NetworkKind::Maxplus, NetworkKind::Paper, NetworkKind::Flow] {
+            for (straggler, first) in [
+                (Straggler::None, 0),
+                (Straggler::LogNormal { sigma: 0.4 }, 5),
+            ] {
+                let o = ReplayOptions {
+                    rounds: 12,
+                    straggler,
+                    seed: 3,
+                    trace: TraceWindow { first, count: 4 },
+                };
+                let r = replay(s.as_ref(), &m, net.build(&m).as_mut(), &o).unwrap();
+                let trace = r.trace.as_ref().expect("a trace");
+                assert!(!trace.truncated);
+                let path = trace.critical_path(&r.starts);
+                let what = format!("{} {net} {straggler:?}", s.round(0).name);
+                assert!(path.len() >= 4, "{what}: {path:?}");
+                for w in path.windows(2) {
+                    let (a, b) = (w[0].span(), w[1].span());
+                    assert!((a.1 - b.0).abs() < 1e-9, "{what}: gap {a:?} -> {b:?}");
+                }
+                for s in &path {
+                    let (a, b) = s.span();
+                    assert!(b >= a - 1e-12, "{what}: {s:?}");
+                }
+                let start = path[0].span().0;
+                let end = path.last().unwrap().span().1;
+                let first_starts = &r.starts[first as usize];
+                assert!(
+                    first_starts.iter().any(|&t| (t - start).abs() < 1e-9),
+                    "{what}: the path starts at {start}, no silo started round {first} then"
+                );
+                assert!(
+                    (end - r.round_end(first as usize + 4)).abs() < 1e-9,
+                    "{what}: ends at {end}, round end {}",
+                    r.round_end(first as usize + 4)
+                );
+                // Every transfer on the path is one the overlay of its round has.
+                for st in &path {
+                    if let trace::PathStep::Transfer {
+                        from, to, round, ..
+                    } = *st
+                    {
+                        assert!(
+                            s.round(round).arcs().contains(&(from, to)),
+                            "{what}: {from} -> {to} in round {round}"
+                        );
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// In the periodic regime of a static overlay on the max-plus network the
+/// critical path runs around the critical circuit: its transfers are the
+/// circuit's arcs and it advances one cycle time per round.
+#[test]
+fn late_critical_paths_follow_the_critical_circuit() {
+    let (u, m) = builtin(1e10);
+    for kind in [OverlayKind::DeltaMbst, OverlayKind::Star] {
+        let o = build_overlay(kind, &u, &m, &BuildOptions::default()).unwrap();
+        let t = cycle_time(&o, &m).unwrap();
+        let c = &t.critical_circuit;
+        let circuit: Vec<(usize, usize)> =
+            (0..c.len()).map(|k| (c[k], c[(k + 1) % c.len()])).collect();
+        let opts = ReplayOptions {
+            rounds: 100,
+            trace: TraceWindow {
+                first: 80,
+                count: 10,
+            },
+            ..ReplayOptions::default()
+        };
+        let r = replay(&o, &m, &mut MaxPlusNetwork::new(&m), &opts).unwrap();
+        let path = r.trace.as_ref().unwrap().critical_path(&r.starts);
+        let mut transfers = 0;
+        for st in &path {
+            if let trace::PathStep::Transfer { from, to, .. } = *st {
+                transfers += 1;
+                assert!(
+                    circuit.contains(&(from, to)),
+                    "{kind}: {from} -> {to} not in {c:?}"
+                );
+            }
+        }
+        assert!(transfers >= 10, "{kind}: {path:?}");
+        let span = path.last().unwrap().span().1 - path[0].span().0;
+        assert!(
+            (span - 10.0 * t.cycle_time_ms).abs() < 1e-6 * span,
+            "{kind}: {span} over 10 rounds, cycle time {}",
+            t.cycle_time_ms
+        );
     }
 }

@@ -50,6 +50,7 @@ impl CliqueReplay {
             transfers: self.gradient_messages + self.model_messages,
             arc_transfers: self.arc_transfers,
             network_stats: self.network_stats,
+            trace: None,
         }
     }
 

@@ -5,7 +5,9 @@
 mod compare;
 pub mod dcliques;
 mod format;
+pub mod gantt;
 pub mod init_gain;
+pub mod map;
 pub mod matcha;
 pub mod mixing;
 pub mod network;
@@ -13,6 +15,7 @@ mod output_format;
 pub mod plot;
 pub mod progress;
 pub mod replay;
+pub mod svg;
 pub mod table;
 pub mod tornado;
 pub mod train_curves;

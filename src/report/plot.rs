@@ -1,5 +1,8 @@
 //! SVG line plots (plotters' SVG backend): one line per series.
 
+use plotters::coord::combinators::LogCoord;
+use plotters::coord::ranged1d::{DefaultFormatting, KeyPointHint};
+use plotters::coord::types::RangedCoordf64;
 use plotters::prelude::*;
 
 use crate::units::format_bandwidth;
@@ -206,11 +209,261 @@ pub struct Axes {
     pub x_bandwidth: bool,
 }
 
-fn tick(v: f64) -> String {
-    if v.abs() >= 10.0 {
-        format!("{v:.0}")
+/// At most this many labelled ticks per axis.
+pub const MAX_TICKS: usize = 10;
+
+/// The labelled ticks of one axis: where they sit and what they say.
+///
+/// Positions are "nice" numbers (multiples of 1, 2 or 5 times a power of
+/// ten; on a logarithmic axis 1, 2, 5 or 1 times each decade, falling back
+/// to linear steps when the range spans less than a decade), no two equal;
+/// labels are printed with just enough decimals that no two read the same
+/// (issue 26: plotters' own ticks repeated labels, e.g. `1000, 1000` on a
+/// log axis whose decade boundary it generated twice, or `0.05, 0.05`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct AxisTicks {
+    /// Tick positions, increasing, distinct.
+    pub values: Vec<f64>,
+    /// One label per position, all distinct.
+    pub labels: Vec<String>,
+}
+
+impl AxisTicks {
+    /// Ticks of the range `lo..hi` (`log`: a logarithmic axis, `lo > 0`);
+    /// `bandwidth`: labels as bandwidths (`100 Mbit/s`) when those are
+    /// distinct.
+    pub fn new(lo: f64, hi: f64, log: bool, bandwidth: bool) -> AxisTicks {
+        let (lo, hi) = if lo <= hi { (lo, hi) } else { (hi, lo) };
+        let values = if log && lo > 0.0 && hi / lo >= 10.0 {
+            log_ticks(lo, hi)
+        } else {
+            linear_ticks(lo, hi)
+        };
+        let numbers = || {
+            if log {
+                values.iter().map(|&v| shortest_label(v)).collect()
+            } else {
+                number_labels(&values)
+            }
+        };
+        let labels = if bandwidth {
+            let b: Vec<String> = values.iter().map(|&v| format_bandwidth(v)).collect();
+            if all_distinct(&b) {
+                b
+            } else {
+                numbers()
+            }
+        } else {
+            numbers()
+        };
+        AxisTicks { values, labels }
+    }
+
+    /// The label of tick `v` (one of [`Self::values`]); other values get a
+    /// plain number.
+    pub fn label(&self, v: f64) -> String {
+        match self.values.iter().position(|&t| t == v) {
+            Some(i) => self.labels[i].clone(),
+            None => number_labels(&[v]).pop().unwrap_or_default(),
+        }
+    }
+}
+
+/// A plotters axis whose labelled ticks are an [`AxisTicks`]' positions
+/// (and no light grid lines), mapping values as `inner` does.
+pub struct Ticked<R> {
+    inner: R,
+    ticks: Vec<f64>,
+}
+
+impl<R: Ranged<ValueType = f64>> Ticked<R> {
+    /// `inner` with tick positions `ticks`.
+    pub fn new(inner: impl Into<R>, ticks: &AxisTicks) -> Self {
+        Ticked {
+            inner: inner.into(),
+            ticks: ticks.values.clone(),
+        }
+    }
+}
+
+impl<R: Ranged<ValueType = f64>> Ranged for Ticked<R> {
+    type FormatOption = DefaultFormatting;
+    type ValueType = f64;
+
+    fn map(&self, value: &f64, limit: (i32, i32)) -> i32 {
+        self.inner.map(value, limit)
+    }
+
+    fn key_points<Hint: KeyPointHint>(&self, hint: Hint) -> Vec<f64> {
+        if hint.weight().allow_light_points() {
+            Vec::new()
+        } else {
+            self.ticks.clone()
+        }
+    }
+
+    fn range(&self) -> std::ops::Range<f64> {
+        self.inner.range()
+    }
+
+    fn axis_pixel_range(&self, limit: (i32, i32)) -> std::ops::Range<i32> {
+        self.inner.axis_pixel_range(limit)
+    }
+}
+
+/// A linear axis over `lo..hi` with the ticks of [`AxisTicks::new`].
+pub fn linear_axis(lo: f64, hi: f64) -> (Ticked<RangedCoordf64>, AxisTicks) {
+    let t = AxisTicks::new(lo, hi, false, false);
+    (Ticked::new(lo..hi, &t), t)
+}
+
+fn all_distinct(labels: &[String]) -> bool {
+    let set: std::collections::HashSet<&String> = labels.iter().collect();
+    set.len() == labels.len()
+}
+
+/// The "nice" step (1, 2 or 5 times a power of ten) that puts at most
+/// [`MAX_TICKS`] ticks on a span.
+fn nice_step(span: f64) -> f64 {
+    let raw = span / (MAX_TICKS - 1) as f64;
+    let mag = 10f64.powf(raw.log10().floor());
+    [1.0, 2.0, 5.0, 10.0]
+        .into_iter()
+        .map(|m| m * mag)
+        .find(|&s| s >= raw * (1.0 - 1e-9))
+        .unwrap_or(10.0 * mag)
+}
+
+/// Multiples of a nice step inside `lo..=hi` (at least the two ends when
+/// the range is a point or not finite).
+fn linear_ticks(lo: f64, hi: f64) -> Vec<f64> {
+    if !(lo.is_finite() && hi.is_finite()) || hi - lo <= hi.abs().max(lo.abs()) * 1e-12 {
+        return if lo.is_finite() { vec![lo] } else { Vec::new() };
+    }
+    let step = nice_step(hi - lo);
+    let first = (lo / step - 1e-9).ceil() as i64;
+    let last = (hi / step + 1e-9).floor() as i64;
+    (first..=last)
+        .map(|k| {
+            // k * step, rounded through its decimal text so that 0.1 * 3 is
+            // 0.3 (the label's value) and not 0.30000000000000004.
+            let v = k as f64 * step;
+            let digits = (-step.log10().floor()).max(0.0) as usize;
+            format!("{v:.digits$}").parse::<f64>().unwrap_or(v)
+        })
+        .map(|v| if v == 0.0 { 0.0 } else { v })
+        .collect()
+}
+
+/// Ticks of a logarithmic axis spanning at least a decade: 1, 2 and 5 per
+/// decade up to 3 decades, each decade up to 9, then every k-th decade.
+fn log_ticks(lo: f64, hi: f64) -> Vec<f64> {
+    let decades = (hi / lo).log10();
+    let (mults, every): (&[u32], i32) = if decades <= 3.0 {
+        (&[1, 2, 5], 1)
+    } else if decades <= 9.0 {
+        (&[1], 1)
     } else {
-        format!("{v:.2}")
+        (&[1], (decades / 9.0).ceil() as i32)
+    };
+    let first = lo.log10().floor() as i32;
+    let last = hi.log10().ceil() as i32;
+    let mut out = Vec::new();
+    for d in first..=last {
+        if (d - first) % every != 0 {
+            continue;
+        }
+        for &m in mults {
+            let v: f64 = format!("{m}e{d}").parse().unwrap_or(f64::NAN);
+            if v >= lo * (1.0 - 1e-12) && v <= hi * (1.0 + 1e-12) {
+                out.push(v);
+            }
+        }
+    }
+    out.sort_by(f64::total_cmp);
+    out.dedup();
+    out
+}
+
+/// Labels of `values`: fixed decimals (the fewest that keep every label
+/// distinct and every value exact to its last digit), or `2e6`-style
+/// mantissa and exponent when the values reach a million or fall below
+/// 0.001 without being zero.
+fn number_labels(values: &[f64]) -> Vec<String> {
+    let big = values.iter().any(|v| v.abs() >= 1e6);
+    let tiny = values.iter().all(|v| *v == 0.0 || v.abs() < 1e-3);
+    if big || (tiny && values.iter().any(|v| *v != 0.0)) {
+        for digits in 0..=12 {
+            let l: Vec<String> = values.iter().map(|v| sci_label(*v, digits)).collect();
+            if all_distinct(&l) {
+                return l;
+            }
+        }
+    }
+    let mut fallback = Vec::new();
+    for digits in 0..=12usize {
+        let l: Vec<String> = values
+            .iter()
+            .map(|v| {
+                let s = format!("{v:.digits$}");
+                // No "-0" or "-0.00".
+                if s.trim_start_matches('-')
+                    .chars()
+                    .all(|c| c == '0' || c == '.')
+                {
+                    s.trim_start_matches('-').to_string()
+                } else {
+                    s
+                }
+            })
+            .collect();
+        let exact = values.iter().zip(&l).all(|(v, s)| {
+            s.parse::<f64>()
+                .map_or(false, |p| (p - v).abs() <= v.abs() * 1e-9)
+        });
+        if all_distinct(&l) && exact {
+            return l;
+        }
+        if fallback.is_empty() && all_distinct(&l) {
+            fallback = l;
+        }
+    }
+    if fallback.is_empty() {
+        values.iter().map(|v| format!("{v}")).collect()
+    } else {
+        fallback
+    }
+}
+
+/// The shortest text that reads back as `v` (`0.0002`, `5000`; `2e6`
+/// from a million on): distinct values get distinct labels.
+fn shortest_label(v: f64) -> String {
+    if v.abs() >= 1e6 {
+        (0..=16)
+            .map(|d| sci_label(v, d))
+            .find(|s| s.parse::<f64>().ok() == Some(v))
+            .unwrap_or_else(|| format!("{v:e}"))
+    } else {
+        format!("{v}")
+    }
+}
+
+/// `v` as `m e k` with `digits` decimals in the mantissa (`2e6`, `1.5e-4`).
+fn sci_label(v: f64, digits: usize) -> String {
+    if v == 0.0 {
+        return "0".into();
+    }
+    let s = format!("{v:.digits$e}");
+    match s.split_once('e') {
+        Some((m, e)) => {
+            let m = if m.contains('.') {
+                m.trim_end_matches('0').trim_end_matches('.')
+            } else {
+                m
+            };
+            format!("{m}e{e}")
+        }
+        None => s,
     }
 }
 
@@ -225,14 +478,6 @@ pub const PLOT_HEIGHT: u32 = 500;
 /// column right of the plot ([`split_with_legend`]).
 pub fn line_plot(title: &str, axes: &Axes, series: &[Series]) -> Result<String, String> {
     let (log_x, log_y) = (axes.log_x, axes.log_y);
-    let x_fmt = |v: &f64| {
-        if axes.x_bandwidth {
-            format_bandwidth(*v)
-        } else {
-            tick(*v)
-        }
-    };
-    let y_fmt = |v: &f64| tick(*v);
     let labels: Vec<String> = series.iter().map(|s| s.name.clone()).collect();
     let width = PLOT_WIDTH + legend_width(&labels);
     let mut svg = String::new();
@@ -248,6 +493,10 @@ pub fn line_plot(title: &str, axes: &Axes, series: &[Series]) -> Result<String, 
             series.iter().flat_map(|s| s.points.iter().map(|p| p.1)),
             log_y,
         );
+        let xt = AxisTicks::new(xr.0, xr.1, log_x, axes.x_bandwidth);
+        let yt = AxisTicks::new(yr.0, yr.1, log_y, false);
+        let x_fmt = |v: &f64| xt.label(*v);
+        let y_fmt = |v: &f64| yt.label(*v);
         let mut builder = ChartBuilder::on(&area);
         builder
             .caption(title, ("sans-serif", 22))
@@ -287,16 +536,22 @@ pub fn line_plot(title: &str, axes: &Axes, series: &[Series]) -> Result<String, 
             }};
         }
         match (log_x, log_y) {
-            (false, false) => draw!(builder.build_cartesian_2d(xr.0..xr.1, yr.0..yr.1)),
-            (true, false) => {
-                draw!(builder.build_cartesian_2d((xr.0..xr.1).log_scale(), yr.0..yr.1))
-            }
-            (false, true) => {
-                draw!(builder.build_cartesian_2d(xr.0..xr.1, (yr.0..yr.1).log_scale()))
-            }
-            (true, true) => {
-                draw!(builder.build_cartesian_2d((xr.0..xr.1).log_scale(), (yr.0..yr.1).log_scale()))
-            }
+            (false, false) => draw!(builder.build_cartesian_2d(
+                Ticked::<RangedCoordf64>::new(xr.0..xr.1, &xt),
+                Ticked::<RangedCoordf64>::new(yr.0..yr.1, &yt)
+            )),
+            (true, false) => draw!(builder.build_cartesian_2d(
+                Ticked::<LogCoord<f64>>::new((xr.0..xr.1).log_scale(), &xt),
+                Ticked::<RangedCoordf64>::new(yr.0..yr.1, &yt)
+            )),
+            (false, true) => draw!(builder.build_cartesian_2d(
+                Ticked::<RangedCoordf64>::new(xr.0..xr.1, &xt),
+                Ticked::<LogCoord<f64>>::new((yr.0..yr.1).log_scale(), &yt)
+            )),
+            (true, true) => draw!(builder.build_cartesian_2d(
+                Ticked::<LogCoord<f64>>::new((xr.0..xr.1).log_scale(), &xt),
+                Ticked::<LogCoord<f64>>::new((yr.0..yr.1).log_scale(), &yt)
+            )),
         }
         root.present().map_err(|e| e.to_string())?;
     }
@@ -389,6 +644,109 @@ mod tests {
         let rows = legend_rows(40, 50, PLOT_HEIGHT);
         assert!(rows.windows(2).all(|w| w[1] > w[0]));
         assert!(*rows.last().unwrap() < PLOT_HEIGHT as i32);
+    }
+
+    /// Every tick label on a plot's axis, from the SVG (plotters writes
+    /// each as a `<text>` whose anchor is `end` on the y axis and `middle`
+    /// on the x axis; titles and legend labels are not numbers).
+    #[test]
+    fn tick_labels_never_repeat() {
+        let mut ranges = vec![
+            (83.7, 84.5),
+            (0.045, 0.056),
+            (0.04999, 0.05001),
+            (-1.0, 1.0),
+            (0.0, 1e-7),
+            (1e6, 1.0001e6),
+            (12.0, 12.0),
+        ];
+        // A sweep over magnitudes and widths.
+        for e in -8..=9 {
+            for w in [1e-4, 0.003, 0.07, 0.5, 1.0, 3.3, 9.9, 47.0, 1e3] {
+                let lo = 1.37 * 10f64.powi(e);
+                ranges.push((lo, lo * (1.0 + w)));
+                ranges.push((-lo, lo * w));
+            }
+        }
+        for &(lo, hi) in &ranges {
+            for log in [false, true] {
+                if log && lo <= 0.0 {
+                    continue;
+                }
+                for bw in [false, true] {
+                    let t = AxisTicks::new(lo, hi, log, bw);
+                    assert!(!t.values.is_empty(), "{lo}..{hi} log {log}: no tick");
+                    assert!(
+                        all_distinct(&t.labels),
+                        "{lo}..{hi} log {log}: {:?}",
+                        t.labels
+                    );
+                    assert!(t.values.windows(2).all(|w| w[0] < w[1]), "{:?}", t.values);
+                    let slack = (hi - lo).abs() * 1e-9 + hi.abs() * 1e-12;
+                    assert!(
+                        t.values.iter().all(|&v| v >= lo - slack && v <= hi + slack),
+                        "{lo}..{hi}: {:?}",
+                        t.values
+                    );
+                    if !log && hi - lo > hi.abs() * 1e-9 {
+                        assert!(
+                            (2..=MAX_TICKS).contains(&t.values.len()),
+                            "{lo}..{hi}: {:?}",
+                            t.values
+                        );
+                    }
+                }
+            }
+        }
+        // The committed plots that showed it: a log axis from 100 to 5000
+        // (plotters wrote `1000` twice), seconds from 1e-4 to 200 on a log
+        // axis (`0.00` three times).
+        let t = AxisTicks::new(80.0, 5300.0, true, false);
+        assert_eq!(
+            t.labels.iter().filter(|l| *l == "1000").count(),
+            1,
+            "{:?}",
+            t.labels
+        );
+        let t = AxisTicks::new(8e-5, 250.0, true, false);
+        assert!(t.labels.contains(&"0.0001".to_string()), "{:?}", t.labels);
+        let t = AxisTicks::new(83.7, 84.5, false, false);
+        assert_eq!(
+            t.labels,
+            ["83.7", "83.8", "83.9", "84.0", "84.1", "84.2", "84.3", "84.4", "84.5"]
+        );
+    }
+
+    /// A drawn plot's y-axis tick labels (text anchored at its end, left of
+    /// the plotting area) are distinct, on the ranges that repeated before.
+    #[test]
+    fn drawn_ticks_are_distinct() {
+        for (ys, log_y) in [
+            (vec![83.7, 83.9, 84.2], false),
+            (vec![0.0499, 0.0501], false),
+            (vec![120.0, 4900.0], true),
+        ] {
+            let series = [Series {
+                name: "s".into(),
+                points: ys.iter().enumerate().map(|(i, &y)| (i as f64, y)).collect(),
+            }];
+            let axes = Axes {
+                log_y,
+                ..Axes::default()
+            };
+            let svg = line_plot("t", &axes, &series).unwrap();
+            let labels: Vec<String> = svg
+                .split("<text")
+                .skip(1)
+                .filter(|el| el.contains("text-anchor=\"end\""))
+                .map(|el| {
+                    let body = &el[el.find('>').unwrap() + 1..];
+                    body[..body.find("</text>").unwrap()].trim().to_string()
+                })
+                .collect();
+            assert!(labels.len() >= 2, "{labels:?}");
+            assert!(all_distinct(&labels), "{labels:?}");
+        }
     }
 
     #[test]

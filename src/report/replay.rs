@@ -5,7 +5,9 @@ use std::collections::BTreeMap;
 
 use plotters::prelude::*;
 
-use super::plot::{legend_width, series_color, split_with_legend, PLOT_HEIGHT, PLOT_WIDTH};
+use super::plot::{
+    legend_width, linear_axis, series_color, split_with_legend, PLOT_HEIGHT, PLOT_WIDTH,
+};
 use serde::Serialize;
 
 use super::table::Table;
@@ -260,17 +262,21 @@ pub fn timeline_svg(results: &[ReplayResult], title: &str) -> Result<String, Str
             .max()
             .unwrap_or(1)
             .max(1) as f64;
+        let (x_axis, xt) = linear_axis(0.0, x_max * 1.02);
+        let (y_axis, yt) = linear_axis(0.0, y_max * 1.02);
         let mut chart = ChartBuilder::on(&area)
             .caption(title, ("sans-serif", 20))
             .margin(15)
             .x_label_area_size(40)
             .y_label_area_size(50)
-            .build_cartesian_2d(0.0..x_max * 1.02, 0.0..y_max * 1.02)
+            .build_cartesian_2d(x_axis, y_axis)
             .map_err(|e| e.to_string())?;
         chart
             .configure_mesh()
             .x_desc("wall-clock time (s)")
             .y_desc("rounds completed")
+            .x_label_formatter(&|v| xt.label(*v))
+            .y_label_formatter(&|v| yt.label(*v))
             .draw()
             .map_err(|e| e.to_string())?;
         for (idx, r) in results.iter().enumerate() {

@@ -5,7 +5,7 @@ use std::path::Path;
 
 use plotters::prelude::*;
 
-use super::plot::{legend_width, series_color, split_with_legend};
+use super::plot::{legend_width, linear_axis, series_color, split_with_legend};
 use crate::train::report::RoundRecord;
 
 /// Writes `path` (SVG) with the curves of every run.
@@ -67,17 +67,21 @@ pub fn plot_runs(path: &Path, runs: &[(String, Vec<RoundRecord>)]) -> Result<(),
             (0.0, 1.0)
         };
         let pad = (ymax - ymin) * 0.05;
+        let (x_axis, xt) = linear_axis(0.0, xmax);
+        let (y_axis, yt) = linear_axis(ymin - pad, ymax + pad);
         let mut chart = ChartBuilder::on(area)
             .caption(title, ("sans-serif", 18))
             .margin(10)
             .x_label_area_size(35)
             .y_label_area_size(50)
-            .build_cartesian_2d(0.0..xmax, (ymin - pad)..(ymax + pad))
+            .build_cartesian_2d(x_axis, y_axis)
             .map_err(|e| e.to_string())?;
         chart
             .configure_mesh()
             .x_desc(xlabel)
             .y_desc(ylabel)
+            .x_label_formatter(&|v| xt.label(*v))
+            .y_label_formatter(&|v| yt.label(*v))
             .draw()
             .map_err(|e| e.to_string())?;
         for (k, p) in pts.into_iter().enumerate() {

@@ -12,6 +12,7 @@ pub mod gml;
 pub mod matrix;
 pub mod node_link;
 pub mod notes;
+pub mod projection;
 pub mod routes;
 pub mod synthetic;
 

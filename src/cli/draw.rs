@@ -1,0 +1,103 @@
+//! `fedtopo draw`: the underlay, and an overlay on it, as an SVG map.
+
+use std::io::IsTerminal;
+use std::path::PathBuf;
+
+use anyhow::{bail, Context, Result};
+use clap::Args;
+
+use fedtopo::evaluate::EvaluatedOverlay;
+use fedtopo::overlay::build::{BuildOptions, OverlayKind};
+use fedtopo::overlay::matcha::MatchaOptions;
+use fedtopo::report::map::{draw_map, overlay_map, MapLayer, MapOptions};
+
+use super::args::{center_policy_at, CenterArgs, NetworkArgs, PlacementArgs, Setup, UnderlayArgs};
+
+/// Options of `fedtopo draw`.
+#[derive(Debug, Args)]
+pub struct DrawArgs {
+    #[command(flatten)]
+    underlay: UnderlayArgs,
+    #[command(flatten)]
+    network: NetworkArgs,
+    #[command(flatten)]
+    placement: PlacementArgs,
+    /// Overlay to draw over the underlay (any name `compare` takes, e.g.
+    /// ring-opt, delta-mbst, matcha, exp-1peer, base:k=2, file:PATH);
+    /// schedules are drawn as the union of their rounds, each arc as wide
+    /// as the share of rounds it is active in. Default: the underlay and
+    /// its silos only.
+    #[arg(long)]
+    overlay: Option<OverlayKind>,
+    #[command(flatten)]
+    center: CenterArgs,
+    /// Output SVG file (default: standard output, unless it is a terminal).
+    #[arg(long, short = 'o')]
+    output: Option<PathBuf>,
+    /// Width of the picture in pixels (its height follows the map).
+    #[arg(long, default_value_t = 1000.0)]
+    width: f64,
+    /// MATCHA communication budget Cb, in [0.001, 1].
+    #[arg(long, default_value_t = 0.5, value_parser = super::args::parse_budget)]
+    budget: f64,
+    /// Seed of MATCHA's activations and random overlays.
+    #[arg(long, default_value_t = 0)]
+    seed: u64,
+    /// Rounds of MATCHA drawn (their union) and sampled for its cycle time.
+    #[arg(long, default_value_t = 1000, value_parser = super::args::matcha_rounds())]
+    matcha_rounds: u64,
+}
+
+/// Runs `fedtopo draw`.
+pub fn run(a: DrawArgs) -> Result<()> {
+    if !(a.width.is_finite() && (500.0..=20_000.0).contains(&a.width)) {
+        bail!(
+            "--width {}: expected a width in pixels from 500 to 20000",
+            a.width
+        );
+    }
+    if a.output.is_none() && std::io::stdout().is_terminal() {
+        bail!("an SVG picture is not for the terminal: give -o FILE.svg (or redirect standard output)");
+    }
+    let setup = Setup::load(&a.underlay, &a.network, &a.placement)?;
+    let opts = MapOptions {
+        width: a.width,
+        ..MapOptions::default()
+    };
+    let svg = match a.overlay {
+        None => draw_map(&setup.underlay, &setup.model, MapLayer::Underlay, &opts)?,
+        Some(kind) => {
+            let options = BuildOptions {
+                center: center_policy_at(
+                    &a.center.center,
+                    &setup.underlay,
+                    setup.model.connectivity.placement(),
+                )?,
+                matcha: MatchaOptions {
+                    budget: a.budget,
+                    seed: a.seed,
+                    rounds: a.matcha_rounds,
+                    ..MatchaOptions::default()
+                },
+                seed: a.seed,
+                ..BuildOptions::default()
+            };
+            let overlay = EvaluatedOverlay::build(kind, &setup.underlay, &setup.model, &options)?;
+            let timing = overlay.cycle_time(&setup.model)?;
+            overlay_map(
+                &setup.underlay,
+                &setup.model,
+                &overlay,
+                Some(&timing),
+                &opts,
+            )?
+        }
+    };
+    match &a.output {
+        Some(path) => {
+            std::fs::write(path, svg).with_context(|| format!("writing {}", path.display()))?
+        }
+        None => print!("{svg}"),
+    }
+    Ok(())
+}
