@@ -33,7 +33,7 @@ pub struct DesignArgs {
     /// static ones also with fastest-mixing weights).
     #[arg(
         long,
-        default_value = "star,mst,delta-mbst,ring,ring-opt,matcha,matcha+,regular:k=4,dcliques-ring,exp,exp-1peer,base:k=1,base:k=2,base:k=3,d-equistatic,od-equidyn",
+        default_value = "star,mst,delta-mbst,ring,ring-opt,matcha,matcha+,regular:k=4,dcliques-ring,exp,exp-1peer,base:k=1,base:k=2,base:k=3,d-equistatic,od-equidyn,multigraph,multigraph:base=ring-opt",
         value_parser = super::args::overlay_list
     )]
     overlays: String,

@@ -305,6 +305,11 @@ fn max_cycle_mean_of(n: usize, b: &[f64]) -> Result<Ms, TimingError> {
                 weight: a.weight,
             })
             .collect();
+        if sub.is_empty() {
+            // A single entry on no circuit (a history entry of a lagged
+            // schedule): it bounds no growth rate.
+            continue;
+        }
         let sg = WeightedDigraph::new(comp.len(), sub).map_err(|source| TimingError::MaxPlus {
             overlay: name(),
             source,
