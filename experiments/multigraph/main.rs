@@ -26,7 +26,8 @@ use anyhow::{bail, Context, Result};
 use fedtopo::network::NetworkKind;
 use fedtopo::overlay::build::{build_overlay, BuildOptions, OverlayKind};
 use fedtopo::reproduce::multigraph::{
-    model, parse_their_rings, published, their_rounds, time_multigraph, NETWORKS, WORKLOADS,
+    model, parse_their_rings, published, their_rounds, time_multigraph, MultigraphTiming, NETWORKS,
+    WORKLOADS,
 };
 use fedtopo::underlay::{LoadOptions, Underlay};
 
@@ -50,11 +51,9 @@ fn parse_args() -> Result<Args> {
             "--out" => a.out = PathBuf::from(value()?),
             "--replay-rounds" => {
                 let v = value()?;
-                a.replay_rounds = v
-                    .parse()
-                    .ok()
-                    .filter(|&r| r >= 1)
-                    .with_context(|| format!("--replay-rounds `{v}`: expected a whole number >= 1"))?;
+                a.replay_rounds = v.parse().ok().filter(|&r| r >= 1).with_context(|| {
+                    format!("--replay-rounds `{v}`: expected a whole number >= 1")
+                })?;
             }
             "--network" => {
                 a.network = match value()?.as_str() {
@@ -97,8 +96,10 @@ fn main() -> Result<()> {
     let mut csv = String::from(
         "workload,network,silos,base,base_ms,period,slow_arcs,isolated_share,their_rounds,\
          their_method_ms,exact_idle_ms,exact_background_ms,replay_network,replay_rounds,\
-         replay_idle_ms,replay_background_ms,published_ring_ms,published_multigraph_ms\n",
+         replay_base_ms,replay_idle_ms,replay_background_ms,published_ring_ms,\
+         published_multigraph_ms\n",
     );
+    let mut gains = Vec::new();
     for workload in WORKLOADS {
         for network in NETWORKS {
             let path = shared().join(format!("underlays/paper/{network}.gml"));
@@ -109,12 +110,17 @@ fn main() -> Result<()> {
             let theirs = rings
                 .iter()
                 .find(|r| r.workload == workload && r.network == network)
-                .with_context(|| format!("{workload} on {network}: not in {}", rings_path.display()))?;
+                .with_context(|| {
+                    format!("{workload} on {network}: not in {}", rings_path.display())
+                })?;
             let opts = BuildOptions::default();
             let bases = [
                 ("their-ring", theirs.overlay(n)),
                 ("ring", build_overlay(OverlayKind::Ring, &u, &m, &opts)?),
-                ("ring-opt", build_overlay(OverlayKind::RingOpt, &u, &m, &opts)?),
+                (
+                    "ring-opt",
+                    build_overlay(OverlayKind::RingOpt, &u, &m, &opts)?,
+                ),
             ];
             let (pub_ring, pub_mg) = published(workload, network).unwrap_or((f64::NAN, f64::NAN));
             for (name, base) in bases {
@@ -122,17 +128,19 @@ fn main() -> Result<()> {
                 let t = time_multigraph(&base, &m, their_rounds(workload), replay_with)
                     .with_context(|| format!("{workload} on {network}, {name}"))?;
                 eprintln!(
-                    "{workload:<12} {network:<14} {name:<10} base {:7.2}  theirs {:7.2}  idle {:7.2}  background {:7.2}  replay {} / {}",
+                    "{workload:<12} {network:<14} {name:<10} base {:7.2}  theirs {:7.2}  idle {:7.2}  background {:7.2}  replay {} / {} / {}",
                     t.base_ms,
                     t.their_method_ms,
                     t.exact_idle_ms,
                     t.exact_background_ms,
+                    opt(t.replay_base_ms),
                     opt(t.replay_idle_ms),
                     opt(t.replay_background_ms)
                 );
+                gains.push((workload, name, t.clone(), pub_ring / pub_mg));
                 writeln!(
                     csv,
-                    "{workload},{network},{},{name},{},{},{},{:.4},{},{},{},{},{},{},{},{},{},{}",
+                    "{workload},{network},{},{name},{},{},{},{:.4},{},{},{},{},{},{},{},{},{},{},{}",
                     t.silos,
                     fmt(t.base_ms),
                     t.period,
@@ -144,6 +152,7 @@ fn main() -> Result<()> {
                     fmt(t.exact_background_ms),
                     network_name,
                     if a.network.is_some() { a.replay_rounds } else { 0 },
+                    opt(t.replay_base_ms),
                     opt(t.replay_idle_ms),
                     opt(t.replay_background_ms),
                     pub_ring,
@@ -155,6 +164,42 @@ fn main() -> Result<()> {
     std::fs::create_dir_all(&a.out).with_context(|| format!("creating {}", a.out.display()))?;
     let out = a.out.join("results.csv");
     std::fs::write(&out, csv).with_context(|| format!("writing {}", out.display()))?;
+    eprintln!("wrote {}", out.display());
+    // Speed-up over the base ring, averaged over the five networks (their
+    // "x times shorter than RING"): published, their method, exact, replay.
+    let mut summary = String::from(
+        "workload,base,networks,published,their_method,exact_idle,exact_background,\
+         replay_idle,replay_background\n",
+    );
+    for workload in WORKLOADS {
+        for base in ["their-ring", "ring", "ring-opt"] {
+            let rows: Vec<_> = gains
+                .iter()
+                .filter(|g| g.0 == workload && g.1 == base)
+                .collect();
+            let mean = |f: &dyn Fn(&MultigraphTiming, f64) -> Option<f64>| -> String {
+                let v: Vec<f64> = rows.iter().filter_map(|g| f(&g.2, g.3)).collect();
+                if v.len() == rows.len() && !v.is_empty() {
+                    format!("{:.3}", v.iter().sum::<f64>() / v.len() as f64)
+                } else {
+                    String::new()
+                }
+            };
+            writeln!(
+                summary,
+                "{workload},{base},{},{},{},{},{},{},{}",
+                rows.len(),
+                mean(&|_, p| Some(p)),
+                mean(&|t, _| Some(t.base_ms / t.their_method_ms)),
+                mean(&|t, _| Some(t.base_ms / t.exact_idle_ms)),
+                mean(&|t, _| Some(t.base_ms / t.exact_background_ms)),
+                mean(&|t, _| Some(t.replay_base_ms? / t.replay_idle_ms?)),
+                mean(&|t, _| Some(t.replay_base_ms? / t.replay_background_ms?)),
+            )?;
+        }
+    }
+    let out = a.out.join("summary.csv");
+    std::fs::write(&out, summary).with_context(|| format!("writing {}", out.display()))?;
     eprintln!("wrote {}", out.display());
     Ok(())
 }

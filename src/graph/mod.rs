@@ -251,7 +251,10 @@ impl PeriodicSchedule {
         {
             return None;
         }
-        self.lags = lags.iter().any(|l| l.iter().any(|&x| x > 0)).then_some(lags);
+        self.lags = lags
+            .iter()
+            .any(|l| l.iter().any(|&x| x > 0))
+            .then_some(lags);
         Some(self)
     }
 

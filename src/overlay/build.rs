@@ -431,21 +431,19 @@ pub fn build(
                 } => Built::WeightedPeriodic { schedule, weights },
             },
         ),
-        OverlayKind::Family(spec) => Ok(
-            match family(spec, underlay, model, options)? {
-                FamilyBuilt::Static {
-                    overlay,
-                    weights: None,
-                } => Built::Static(overlay),
-                FamilyBuilt::Static {
-                    overlay,
-                    weights: Some(weights),
-                } => Built::Weighted { overlay, weights },
-                FamilyBuilt::Periodic { schedule, weights } => {
-                    Built::WeightedPeriodic { schedule, weights }
-                }
-            },
-        ),
+        OverlayKind::Family(spec) => Ok(match family(spec, underlay, model, options)? {
+            FamilyBuilt::Static {
+                overlay,
+                weights: None,
+            } => Built::Static(overlay),
+            FamilyBuilt::Static {
+                overlay,
+                weights: Some(weights),
+            } => Built::Weighted { overlay, weights },
+            FamilyBuilt::Periodic { schedule, weights } => {
+                Built::WeightedPeriodic { schedule, weights }
+            }
+        }),
         _ => build_overlay(kind, underlay, model, options).map(Built::Static),
     }
 }
@@ -545,16 +543,14 @@ pub fn build_overlay(
                 }
             }
         }
-        OverlayKind::Family(spec) => {
-            match family(spec, underlay, model, options)? {
-                FamilyBuilt::Static { overlay, .. } => overlay,
-                FamilyBuilt::Periodic { .. } => {
-                    return Err(BuildError::NotStatic {
-                        overlay: kind.to_string(),
-                    })
-                }
+        OverlayKind::Family(spec) => match family(spec, underlay, model, options)? {
+            FamilyBuilt::Static { overlay, .. } => overlay,
+            FamilyBuilt::Periodic { .. } => {
+                return Err(BuildError::NotStatic {
+                    overlay: kind.to_string(),
+                })
             }
-        }
+        },
         OverlayKind::Matcha(_) => {
             return Err(BuildError::NotStatic {
                 overlay: kind.to_string(),

@@ -230,15 +230,15 @@ impl<'a> RoundProtocol<'a> {
     /// round `m` in `k..=k + max_lag` whose model leaves now, `m - min(L, m)
     /// = k` (degrees of round `m`'s overlay), for round `m`'s aggregation.
     fn send_lagged(&mut self, i: usize, k: u64, link: &mut Link<'_, ComputeDone>) {
-        let last = k.saturating_add(self.max_lag).min(self.rounds.saturating_sub(1));
+        let last = k
+            .saturating_add(self.max_lag)
+            .min(self.rounds.saturating_sub(1));
         for m in k..=last {
             let (targets, out_deg) = {
                 let info = self.info(m);
                 let o = &info.overlay;
-                let t: Vec<(usize, usize)> = info.out[i]
-                    .iter()
-                    .map(|&j| (j, o.in_degree(j)))
-                    .collect();
+                let t: Vec<(usize, usize)> =
+                    info.out[i].iter().map(|&j| (j, o.in_degree(j))).collect();
                 (t, o.out_degree(i))
             };
             for (j, in_j) in targets {

@@ -77,7 +77,11 @@ pub fn model(underlay: &Underlay, workload: &str) -> Option<DelayModel> {
         },
     );
     let access = AccessLinks::uniform(underlay.node_count(), 10e9);
-    Some(DelayModel::new(conn, access, Workload::preset(workload, 1)?))
+    Some(DelayModel::new(
+        conn,
+        access,
+        Workload::preset(workload, 1)?,
+    ))
 }
 
 /// Why a row could not be computed.
@@ -120,7 +124,9 @@ pub struct MultigraphTiming {
     pub exact_idle_ms: f64,
     /// Exact max-plus rate, background transfers on weak edges, ms.
     pub exact_background_ms: f64,
-    /// Replay on `replay_network`, weak edges idle: mean round time, ms.
+    /// Replay of the base overlay itself: mean round time, ms.
+    pub replay_base_ms: Option<f64>,
+    /// Replay on the same network, weak edges idle: mean round time, ms.
     pub replay_idle_ms: Option<f64>,
     /// Replay, background transfers: mean round time, ms.
     pub replay_background_ms: Option<f64>,
@@ -156,7 +162,9 @@ pub fn time_multigraph(
             straggler: Straggler::None,
             seed: 0,
         };
-        Ok(Some(replay(s, model, net.as_mut(), &options)?.mean_round_ms()))
+        Ok(Some(
+            replay(s, model, net.as_mut(), &options)?.mean_round_ms(),
+        ))
     };
     Ok(MultigraphTiming {
         silos: n,
@@ -168,6 +176,7 @@ pub fn time_multigraph(
         their_method_ms: theirs.mean_ms,
         exact_idle_ms: periodic_rate(&idle, model, period)?,
         exact_background_ms: periodic_rate(&background, model, period)?,
+        replay_base_ms: replayed(base)?,
         replay_idle_ms: replayed(&idle)?,
         replay_background_ms: replayed(&background)?,
     })

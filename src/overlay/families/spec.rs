@@ -281,7 +281,9 @@ impl FromStr for FamilySpec {
                         .ok()
                         .filter(|&t| t <= MAX_T_MAX as u64)
                         .ok_or_else(|| {
-                            err(format!("t_max `{value}` is not a whole number in 1..={MAX_T_MAX}"))
+                            err(format!(
+                                "t_max `{value}` is not a whole number in 1..={MAX_T_MAX}"
+                            ))
                         })? as u32
                 }
                 ("weak", Family::Multigraph { weak, .. }) => {
@@ -289,9 +291,7 @@ impl FromStr for FamilySpec {
                         "idle" => WeakEdges::Idle,
                         "background" => WeakEdges::Background,
                         other => {
-                            return Err(err(format!(
-                                "weak `{other}` is not idle or background"
-                            )))
+                            return Err(err(format!("weak `{other}` is not idle or background")))
                         }
                     }
                 }
@@ -353,7 +353,10 @@ mod tests {
             ("multigraph:t_max=11", "t_max `11`"),
             ("multigraph:base=complete", "base `complete`"),
             ("multigraph:weak=sometimes", "weak `sometimes`"),
-            ("multigraph:order=identity", "`order=` does not go with `multigraph`"),
+            (
+                "multigraph:order=identity",
+                "`order=` does not go with `multigraph`",
+            ),
             ("exp:t_max=3", "`t_max=` does not go with `exp`"),
         ] {
             let e = bad.parse::<FamilySpec>().unwrap_err().to_string();
