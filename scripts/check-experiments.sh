@@ -6,6 +6,8 @@
 # is reused) and compares what they write with the committed files:
 #   * experiment files (`fedtopo run experiments/X/experiment.toml --out DIR`):
 #     results.csv, results.md, summary.csv;
+#   * experiment programs (`cargo run --example multigraph -- --out DIR`):
+#     results.csv, summary.csv;
 #   * `fedtopo reproduce dcliques-table`: edges.csv, skew.csv, results.md;
 #   * `fedtopo tornado clustering|time|learn` (reference learner): the
 #     captured stdout (`*.txt`) and the CSV files of `--out`.
@@ -149,7 +151,19 @@ for e in "${EXPERIMENTS[@]}"; do
   done
 done
 
-# 2. reproduction commands
+# 2. experiment programs (cargo examples): built with the same profile
+case "$PROFILE" in
+  dev | test) EXAMPLES=$ROOT/target/debug/examples ;;
+  bench) EXAMPLES=$ROOT/target/release/examples ;;
+  *) EXAMPLES=$ROOT/target/$PROFILE/examples ;;
+esac
+cargo build --profile "$PROFILE" --locked --quiet --example multigraph
+timed "example multigraph" "$EXAMPLES/multigraph" --out "$SCRATCH/multigraph"
+for f in results.csv summary.csv; do
+  same "experiments/multigraph/$f" "$SCRATCH/multigraph/$f"
+done
+
+# 3. reproduction commands
 timed "reproduce dcliques-table" "$BIN" reproduce dcliques-table --out "$SCRATCH/dcliques"
 for f in edges.csv skew.csv results.md; do
   same "experiments/dcliques/$f" "$SCRATCH/dcliques/$f"

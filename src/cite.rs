@@ -68,6 +68,15 @@
 //!   `M` random circulant basis matrices `I/n + (n-1)/n P_u`) and OD-EquiDyn
 //!   (one random basis matrix per round, mixed with the identity by `eta`);
 //!   consensus rate independent of `n`.
+//! * **\[Do23\]** Tuong Do, Binh X. Nguyen, Vuong Pham, Toan Tran, Erman
+//!   Tjiputra, Quang D. Tran, Anh Nguyen. *Reducing Training Time in
+//!   Cross-Silo Federated Learning using Multigraph Topology.* ICCV 2023
+//!   (arXiv:2207.09657; public code aioz-ai/MultigraphFL, MIT). The
+//!   multigraph of an overlay (Algorithm 1: `min(t_max, round(d_e / d_min))`
+//!   edges per arc), its parsing into periodic states with isolated nodes
+//!   (Algorithm 2), and the cycle times of Table 3 (an average over a fixed
+//!   number of rounds of a per-round cycle mean, their code's
+//!   `compute_cycle_time_multigraph`).
 //!
 //! # Other sources
 //!

@@ -79,6 +79,16 @@ pub enum EvalError {
         /// Overlay name.
         overlay: String,
     },
+    /// A schedule with lagged arcs (Multigraph's background transfers) has
+    /// no per-round file form: the format carries no lags.
+    #[error(
+        "`{overlay}` has lagged arcs (transfers that span rounds); the per-round file format \
+         cannot carry them, so its rounds are not written (weak=idle can be)"
+    )]
+    LaggedRounds {
+        /// Overlay name.
+        overlay: String,
+    },
     /// The overlay changes every round, so there is no single graph.
     #[error("`{overlay}` changes every round: it has a schedule, not a single overlay to {what}")]
     NotStatic {
@@ -586,6 +596,11 @@ impl EvaluatedOverlay {
     pub fn export_schedule(&self, labels: &[String]) -> Result<ExportedSchedule, EvalError> {
         if !self.is_schedule() {
             return Err(EvalError::NotSchedule {
+                overlay: self.name(),
+            });
+        }
+        if self.schedule().max_lag() > 0 {
+            return Err(EvalError::LaggedRounds {
                 overlay: self.name(),
             });
         }

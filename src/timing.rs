@@ -20,6 +20,7 @@ use crate::graph::{Overlay, Protocol};
 use crate::maxplus::{self, Arc, CycleTime, MaxPlusError, WeightedDigraph};
 use crate::units::Ms;
 
+pub mod multigraph;
 pub mod schedule;
 
 /// Why a cycle time could not be computed.

@@ -5,6 +5,7 @@ use std::path::PathBuf;
 use anyhow::{Context, Result};
 use clap::{Args, ValueEnum};
 
+use fedtopo::evaluate::EvalError;
 use fedtopo::overlay::build::{parse_overlay_list, BuildOptions};
 use fedtopo::overlay::export::{silo_positions, ExportedOverlay};
 use fedtopo::overlay::matcha::MatchaOptions;
@@ -55,8 +56,11 @@ pub struct CompareArgs {
     network: NetworkArgs,
     #[command(flatten)]
     placement: PlacementArgs,
-    /// Overlays to compare, comma-separated, or `all`; `file:PATH` reads your
-    /// own (GML, node-link JSON, CSV or per-round file; see README "Overlays").
+    /// Overlays to compare, comma-separated, or `all`: any overlay name
+    /// (families such as exp-1peer, base:k=K, od-equidyn,
+    /// multigraph[:base=B,t_max=T,weak=idle|background] included);
+    /// `file:PATH` reads your own (GML, node-link JSON, CSV or per-round
+    /// file; see README "Overlays").
     #[arg(long, default_value = "star,mst,delta-mbst,ring,ring-opt", value_parser = super::args::overlay_list)]
     overlays: String,
     #[command(flatten)]
@@ -122,7 +126,13 @@ pub fn run(a: CompareArgs) -> Result<()> {
         for (overlay, row) in cmp.overlays.iter().zip(&cmp.rows) {
             let stem = file_safe(&row.overlay);
             let (path, text) = if overlay.is_schedule() {
-                let e = overlay.export_schedule(&labels)?;
+                let e = match overlay.export_schedule(&labels) {
+                    Err(e @ EvalError::LaggedRounds { .. }) => {
+                        eprintln!("note: not exported: {e}");
+                        continue;
+                    }
+                    r => r?,
+                };
                 if let Some(note) = e.connectivity_note() {
                     eprintln!("warning: {note} (--matcha-rounds)");
                 }

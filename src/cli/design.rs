@@ -24,7 +24,7 @@ use super::choice::choice;
 /// The candidate kinds searched by default; a default kind that cannot be
 /// built on the network (e.g. `regular:k=4` on 2 or 3 silos) is skipped
 /// with a note.
-const DEFAULT_OVERLAYS: &str = "star,mst,delta-mbst,ring,ring-opt,matcha,matcha+,regular:k=4,dcliques-ring,exp,exp-1peer,base:k=1,base:k=2,base:k=3,d-equistatic,od-equidyn";
+const DEFAULT_OVERLAYS: &str = "star,mst,delta-mbst,ring,ring-opt,matcha,matcha+,regular:k=4,dcliques-ring,exp,exp-1peer,base:k=1,base:k=2,base:k=3,d-equistatic,od-equidyn,multigraph,multigraph:base=ring-opt";
 
 /// Options of `fedtopo design`.
 #[derive(Debug, Args)]

@@ -21,10 +21,12 @@ pub struct OverlayArgs {
     /// dcliques[-greedy|-random|-oneclass][-ring|-fractal|-smallworld|-full][+ca],
     /// dc-random-regular10, dc-diverse-random10, dc-node-ring, dc-grid, dc-fully-connected,
     /// matcha[+], exp, exp-1peer, base:k=K, d-equistatic, od-equidyn (along
-    /// the ring-opt tour; `:order=identity` for the silos' order), or
-    /// file:PATH (a GML, node-link JSON, CSV or per-round file). Schedules
-    /// (MATCHA, exp-1peer, base, od-equidyn, per-round files) are written per
-    /// round in JSON.
+    /// the ring-opt tour; `:order=identity` for the silos' order),
+    /// multigraph[:base=ring|ring-opt|mst|delta-mbst|star,t_max=T,weak=idle|background]
+    /// ([Do23]), or file:PATH (a GML, node-link JSON, CSV or per-round file).
+    /// Schedules (MATCHA, exp-1peer, base, od-equidyn, multigraph, per-round
+    /// files) are written per round in JSON (not multigraph:weak=background,
+    /// whose arcs span rounds).
     kind: OverlayKind,
     #[command(flatten)]
     underlay: UnderlayArgs,

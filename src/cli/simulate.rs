@@ -33,8 +33,11 @@ pub struct SimulateArgs {
     network: NetworkArgs,
     #[command(flatten)]
     placement: PlacementArgs,
-    /// Overlays to replay, comma-separated, or `all`; `file:PATH` reads your
-    /// own (GML, node-link JSON, CSV or per-round file; see README "Overlays").
+    /// Overlays to replay, comma-separated, or `all`: any overlay name
+    /// (families such as exp-1peer, base:k=K, od-equidyn,
+    /// multigraph[:base=B,t_max=T,weak=idle|background] included);
+    /// `file:PATH` reads your own (GML, node-link JSON, CSV or per-round
+    /// file; see README "Overlays").
     #[arg(long, default_value = "star,mst,delta-mbst,ring", value_parser = super::args::overlay_list)]
     overlays: String,
     #[command(flatten)]

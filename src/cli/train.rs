@@ -33,8 +33,9 @@ pub struct TrainArgs {
     network: NetworkArgs,
     /// Overlays to train on, comma-separated (star, mst, delta-mbst, ring,
     /// ring-opt, complete, matcha, matcha+, exp, exp-1peer, base:k=K,
-    /// d-equistatic, od-equidyn, or file:PATH; a file's arc weights, and the
-    /// families' own matrices, are the consensus under `--consensus auto`).
+    /// d-equistatic, od-equidyn, multigraph[:...], or file:PATH; a file's
+    /// arc weights, and the families' own matrices, are the consensus under
+    /// `--consensus auto`).
     #[arg(long, default_value = "star,mst,ring", value_parser = super::args::overlay_list)]
     overlays: String,
     /// Network model timing the rounds in the event engine: maxplus ([Marfoq20] eq. 3),

@@ -180,6 +180,14 @@ impl<S: OverlaySchedule> OverlaySchedule for Failures<S> {
     fn is_static(&self) -> bool {
         self.spec.p >= 1.0 && self.base.is_static()
     }
+
+    fn arc_lag(&self, k: u64, from: usize, to: usize) -> u64 {
+        self.base.arc_lag(k, from, to)
+    }
+
+    fn max_lag(&self) -> u64 {
+        self.base.max_lag()
+    }
 }
 
 #[cfg(test)]

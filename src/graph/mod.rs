@@ -160,6 +160,21 @@ pub trait OverlaySchedule {
     fn round(&self, k: u64) -> Cow<'_, Overlay>;
     /// True when every round has the same overlay.
     fn is_static(&self) -> bool;
+    /// Rounds by which the model carried by arc `from -> to` of round `k`
+    /// is older than round `k` (the arc must be one of round `k`'s): 0, the
+    /// default, when the receiver waits for the model its in-neighbour
+    /// computes in round `k`; `L > 0` when the transfer left the sender
+    /// as it finished computing round `k - L` (round 0 when `k < L`) and ran
+    /// in the background meanwhile (the weak edges of Multigraph,
+    /// \[Do23\], [`crate::overlay::families::multigraph`]). The max-plus
+    /// recurrence then reads `t_i(k+1) >= t_j(k - L) + d(j, i)`.
+    fn arc_lag(&self, _k: u64, _from: usize, _to: usize) -> u64 {
+        0
+    }
+    /// The largest [`Self::arc_lag`] of any round (0: no lagged arc).
+    fn max_lag(&self) -> u64 {
+        0
+    }
 }
 
 impl OverlaySchedule for Overlay {
@@ -186,6 +201,12 @@ impl<S: OverlaySchedule + ?Sized> OverlaySchedule for &S {
     fn is_static(&self) -> bool {
         (**self).is_static()
     }
+    fn arc_lag(&self, k: u64, from: usize, to: usize) -> u64 {
+        (**self).arc_lag(k, from, to)
+    }
+    fn max_lag(&self) -> u64 {
+        (**self).max_lag()
+    }
 }
 
 /// A schedule that repeats a fixed list of overlays: round `k` is overlay
@@ -201,6 +222,9 @@ pub struct PeriodicSchedule {
     /// exported): timed as the random schedule is ([`Self::is_sampled`]).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     sampled: bool,
+    /// `lags[r][a]`: the [`OverlaySchedule::arc_lag`] of arc `a` (in sorted
+    /// order) of round `r`; `None` when no arc is lagged.
+    lags: Option<Vec<Vec<u64>>>,
 }
 
 impl PeriodicSchedule {
@@ -215,6 +239,7 @@ impl PeriodicSchedule {
             n,
             rounds,
             sampled: false,
+            lags: None,
         })
     }
 
@@ -232,6 +257,26 @@ impl PeriodicSchedule {
     /// exact max-plus rate of the periodic repetition.
     pub fn is_sampled(&self) -> bool {
         self.sampled
+    }
+
+    /// This schedule with lagged arcs: `lags[r][a]` is the
+    /// [`OverlaySchedule::arc_lag`] of the `a`-th arc (sorted order,
+    /// [`Overlay::arcs`]) of round `r`. `None` when `lags` does not have one
+    /// entry per round and per arc. All zeros is the schedule itself.
+    pub fn with_lags(mut self, lags: Vec<Vec<u64>>) -> Option<Self> {
+        if lags.len() != self.rounds.len()
+            || lags
+                .iter()
+                .zip(&self.rounds)
+                .any(|(l, o)| l.len() != o.arc_count())
+        {
+            return None;
+        }
+        self.lags = lags
+            .iter()
+            .any(|l| l.iter().any(|&x| x > 0))
+            .then_some(lags);
+        Some(self)
     }
 
     /// Number of rounds before the schedule repeats.
@@ -253,9 +298,30 @@ impl OverlaySchedule for PeriodicSchedule {
         Cow::Borrowed(&self.rounds[(k % self.rounds.len() as u64) as usize])
     }
     fn is_static(&self) -> bool {
-        self.rounds
+        self.lags.is_none()
+            && self
+                .rounds
+                .iter()
+                .all(|o| o.arcs() == self.rounds[0].arcs())
+    }
+    fn arc_lag(&self, k: u64, from: usize, to: usize) -> u64 {
+        let Some(lags) = &self.lags else {
+            return 0;
+        };
+        let r = (k % self.rounds.len() as u64) as usize;
+        self.rounds[r]
+            .arcs()
+            .binary_search(&(from, to))
+            .map_or(0, |a| lags[r][a])
+    }
+    fn max_lag(&self) -> u64 {
+        self.lags
             .iter()
-            .all(|o| o.arcs() == self.rounds[0].arcs())
+            .flatten()
+            .flatten()
+            .copied()
+            .max()
+            .unwrap_or(0)
     }
 }
 

@@ -39,7 +39,9 @@ pub struct Transfer {
     pub from: usize,
     /// Receiving silo.
     pub to: usize,
-    /// Round of the sender's model.
+    /// Round whose aggregation waits for this model: the sender's round,
+    /// or for a lagged arc ([`crate::graph::OverlaySchedule::arc_lag`]) the
+    /// later round the receiver uses it in.
     pub round: u64,
     /// Size, bit.
     pub bits: Bits,

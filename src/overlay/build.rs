@@ -15,7 +15,10 @@ use crate::overlay::algo::RingSearch;
 use crate::overlay::dcliques::placement::{DCliquesBuild, DCliquesOverlay};
 use crate::overlay::dcliques::{CliqueTopology, DCliquesError};
 use crate::overlay::export::unique_labels;
-use crate::overlay::families::{self, FamilyBuilt, FamilyError, FamilySpec, FamilySpecError};
+use crate::overlay::families::multigraph::{Multigraph, MultigraphBase};
+use crate::overlay::families::{
+    self, Family, FamilyBuilt, FamilyError, FamilySpec, FamilySpecError,
+};
 use crate::overlay::file::{self, FileOverlay, FileOverlayError, OverlayPath, SiloNames};
 use crate::overlay::matcha::{
     MatchaBase, MatchaDesign, MatchaError, MatchaOn, MatchaOptions, MatchaSchedule, MatchaVariant,
@@ -60,7 +63,8 @@ pub enum OverlayKind {
     /// graph, \[Ying21\]), `exp-1peer` (one-peer exponential graph,
     /// \[Ying21\]), `base:k=K` (Base-(k+1) graph, \[Takezawa23\]),
     /// `d-equistatic`, `od-equidyn` (EquiTopo, \[Song22\]); nodes along the
-    /// `ring-opt` tour unless `order=identity`.
+    /// `ring-opt` tour unless `order=identity`; and `multigraph` (\[Do23\]),
+    /// a periodic schedule on a base overlay (RING by default).
     Family(FamilySpec),
 }
 
@@ -152,7 +156,7 @@ impl fmt::Display for OverlayKind {
 
 /// An overlay name that fedtopo does not know.
 #[derive(Debug, Clone, Error)]
-#[error("unknown overlay `{0}`; expected one of: star, mst, delta-mbst (or mbst), ring, ring-opt, complete, matcha, matcha+, dcliques[-ring|-fractal|-smallworld|-full][+ca], dc-random-regular10, dc-diverse-random10, dc-node-ring, dc-grid, a random graph er:p=P|k=K, ba:m=M, regular:k=K, chung-lu:gamma=G,k=K, torus[:rows=R], exp, exp-1peer, base:k=K, d-equistatic, od-equidyn (families, [:order=identity]), or file:PATH")]
+#[error("unknown overlay `{0}`; expected one of: star, mst, delta-mbst (or mbst), ring, ring-opt, complete, matcha, matcha+, dcliques[-ring|-fractal|-smallworld|-full][+ca], dc-random-regular10, dc-diverse-random10, dc-node-ring, dc-grid, a random graph er:p=P|k=K, ba:m=M, regular:k=K, chung-lu:gamma=G,k=K, torus[:rows=R], exp, exp-1peer, base:k=K, d-equistatic, od-equidyn (families, [:order=identity]), multigraph[:base=ring|ring-opt|mst|delta-mbst|star,t_max=T,weak=idle|background], or file:PATH")]
 pub struct UnknownOverlay(pub String);
 
 /// An overlay name that does not parse.
@@ -427,23 +431,55 @@ pub fn build(
                 } => Built::WeightedPeriodic { schedule, weights },
             },
         ),
-        OverlayKind::Family(spec) => Ok(
-            match families::build(spec, model, &options.ring_search, options.seed)? {
-                FamilyBuilt::Static {
-                    overlay,
-                    weights: None,
-                } => Built::Static(overlay),
-                FamilyBuilt::Static {
-                    overlay,
-                    weights: Some(weights),
-                } => Built::Weighted { overlay, weights },
-                FamilyBuilt::Periodic { schedule, weights } => {
-                    Built::WeightedPeriodic { schedule, weights }
-                }
-            },
-        ),
+        OverlayKind::Family(spec) => Ok(match family(spec, underlay, model, options)? {
+            FamilyBuilt::Static {
+                overlay,
+                weights: None,
+            } => Built::Static(overlay),
+            FamilyBuilt::Static {
+                overlay,
+                weights: Some(weights),
+            } => Built::Weighted { overlay, weights },
+            FamilyBuilt::Periodic { schedule, weights } => {
+                Built::WeightedPeriodic { schedule, weights }
+            }
+        }),
         _ => build_overlay(kind, underlay, model, options).map(Built::Static),
     }
+}
+
+/// Builds family `spec`: on abstract nodes placed on the silos
+/// ([`families::build`]), or for `multigraph` on its base overlay built here
+/// ([`families::multigraph`]: the period's rounds, the background lags when
+/// asked, local-degree weights per round).
+fn family(
+    spec: FamilySpec,
+    underlay: &Underlay,
+    model: &DelayModel,
+    options: &BuildOptions,
+) -> Result<FamilyBuilt, BuildError> {
+    let Family::Multigraph { base, t_max, weak } = spec.family else {
+        return Ok(families::build(
+            spec,
+            model,
+            &options.ring_search,
+            options.seed,
+        )?);
+    };
+    families::check_size(spec, model.silo_count())?;
+    let kind = match base {
+        MultigraphBase::Ring => OverlayKind::Ring,
+        MultigraphBase::RingOpt => OverlayKind::RingOpt,
+        MultigraphBase::Mst => OverlayKind::Mst,
+        MultigraphBase::DeltaMbst => OverlayKind::DeltaMbst,
+        MultigraphBase::Star => OverlayKind::Star,
+    };
+    let base = build_overlay(kind, underlay, model, options)?;
+    let m = Multigraph::new(&base, model, t_max);
+    Ok(FamilyBuilt::Periodic {
+        schedule: m.schedule(&spec.to_string(), weak),
+        weights: m.round_weights(),
+    })
 }
 
 /// The names of `model`'s silos on `underlay`, to match file nodes.
@@ -507,16 +543,14 @@ pub fn build_overlay(
                 }
             }
         }
-        OverlayKind::Family(spec) => {
-            match families::build(spec, model, &options.ring_search, options.seed)? {
-                FamilyBuilt::Static { overlay, .. } => overlay,
-                FamilyBuilt::Periodic { .. } => {
-                    return Err(BuildError::NotStatic {
-                        overlay: kind.to_string(),
-                    })
-                }
+        OverlayKind::Family(spec) => match family(spec, underlay, model, options)? {
+            FamilyBuilt::Static { overlay, .. } => overlay,
+            FamilyBuilt::Periodic { .. } => {
+                return Err(BuildError::NotStatic {
+                    overlay: kind.to_string(),
+                })
             }
-        }
+        },
         OverlayKind::Matcha(_) => {
             return Err(BuildError::NotStatic {
                 overlay: kind.to_string(),

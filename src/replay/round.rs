@@ -53,6 +53,8 @@ pub(crate) struct RoundProtocol<'a> {
     /// Transfers started per ordered silo pair.
     pub(crate) arc_transfers: HashMap<(usize, usize), u64>,
     star_center: Option<usize>,
+    /// The schedule's largest arc lag ([`OverlaySchedule::arc_lag`]).
+    max_lag: u64,
     /// Silos that reached each round.
     pub(crate) reached: Vec<u32>,
     on_round: Option<&'a mut dyn FnMut(u64)>,
@@ -121,6 +123,7 @@ impl<'a> RoundProtocol<'a> {
             transfers: 0,
             arc_transfers: HashMap::new(),
             star_center,
+            max_lag: schedule.max_lag(),
             reached: Vec::new(),
             on_round,
             trace: None,
@@ -238,6 +241,31 @@ impl<'a> RoundProtocol<'a> {
         });
     }
 
+    /// Silo `i` finished computing round `k` of a schedule with lagged arcs
+    /// ([`OverlaySchedule::arc_lag`]): it sends on every arc `i -> j` of a
+    /// round `m` in `k..=k + max_lag` whose model leaves now, `m - min(L, m)
+    /// = k` (degrees of round `m`'s overlay), for round `m`'s aggregation.
+    fn send_lagged(&mut self, i: usize, k: u64, link: &mut Link<'_, ComputeDone>) {
+        let last = k
+            .saturating_add(self.max_lag)
+            .min(self.rounds.saturating_sub(1));
+        for m in k..=last {
+            let (targets, out_deg) = {
+                let info = self.info(m);
+                let o = &info.overlay;
+                let t: Vec<(usize, usize)> =
+                    info.out[i].iter().map(|&j| (j, o.in_degree(j))).collect();
+                (t, o.out_degree(i))
+            };
+            for (j, in_j) in targets {
+                let lag = self.schedule.arc_lag(m, i, j).min(m);
+                if m - lag == k {
+                    self.send(i, j, m, out_deg, in_j, link);
+                }
+            }
+        }
+    }
+
     fn try_advance_gossip(&mut self, i: usize, link: &mut Link<'_, ComputeDone>) {
         let k = self.round[i];
         if k >= self.rounds || !self.compute_done[i] {
@@ -309,6 +337,10 @@ impl EventProtocol for RoundProtocol<'_> {
                     (ov.out_degree(i), ov.in_degree(c))
                 };
                 self.send(i, c, k, o, inc, link);
+            }
+            None if self.max_lag > 0 => {
+                self.send_lagged(i, k, link);
+                self.try_advance_gossip(i, link);
             }
             None => {
                 let targets = std::mem::take(&mut self.info_mut(k).out[i]);

@@ -14,10 +14,13 @@
 //!   programs timed and trained.
 //! * [`init_gain`]: the scaling exponents of `||pi||` (\[BadieModiri24\],
 //!   Fig. 5).
+//! * [`multigraph`]: the Multigraph topology (\[Do23\] Table 3), their
+//!   timing next to the exact max-plus rate and the replay.
 
 pub mod dcliques;
 pub mod init_gain;
 pub mod matcha;
+pub mod multigraph;
 pub mod throughput;
 pub mod tornado;
 

@@ -90,7 +90,8 @@ fn check(schedule: &dyn OverlaySchedule, model: &DelayModel) -> Result<(), Timin
 }
 
 /// `max_i t_i(K) / K` for the max-plus recurrence over rounds `0..K` of
-/// `schedule`, from `t(0) = 0`. ms per round.
+/// `schedule`, from `t(0) = 0` (lagged arcs, [`OverlaySchedule::arc_lag`],
+/// read `t_j(k - L)` for `t_j(k)`, `t_j(0)` while `k < L`). ms per round.
 ///
 /// # Errors
 /// [`TimingError::Sampling`] for `rounds == 0`, [`TimingError::SizeMismatch`].
@@ -105,6 +106,13 @@ pub fn maxplus_rate(
     }
     let n = schedule.silo_count();
     let compute: Vec<f64> = (0..n).map(|i| model.compute_round_ms(i)).collect();
+    if schedule.max_lag() > 0 {
+        return Ok(lagged_recurrence(schedule, model, &compute, rounds)
+            .iter()
+            .copied()
+            .fold(0.0, f64::max)
+            / rounds as f64);
+    }
     let mut t = vec![0.0; n];
     let mut next = vec![0.0; n];
     for k in 0..rounds {
@@ -123,6 +131,36 @@ pub fn maxplus_rate(
     Ok(t.iter().copied().fold(0.0, f64::max) / rounds as f64)
 }
 
+/// `t(rounds)` of the recurrence with lagged arcs
+/// ([`OverlaySchedule::arc_lag`]): `t_i(k+1) = max(t_i(k) + s Tc(i),
+/// max_{j -> i in G(k)} t_j(k - min(L, k)) + d_k(j, i))`, `t(0) = 0`, ms.
+fn lagged_recurrence(
+    schedule: &dyn OverlaySchedule,
+    model: &DelayModel,
+    compute: &[f64],
+    rounds: u64,
+) -> Vec<f64> {
+    let n = compute.len();
+    let depth = schedule.max_lag() as usize + 1;
+    // history[k % depth] = t(k) for the last `depth` rounds.
+    let mut history = vec![vec![0.0; n]; depth];
+    for k in 0..rounds {
+        let o = schedule.round(k);
+        let now = (k as usize) % depth;
+        let mut next: Vec<f64> = (0..n).map(|i| history[now][i] + compute[i]).collect();
+        for &(j, i) in o.arcs() {
+            let lag = schedule.arc_lag(k, j, i).min(k) as usize;
+            let sent = history[(k as usize - lag) % depth][j];
+            let v = sent + model.arc_delay(j, i, o.out_degree(j), o.in_degree(i));
+            if v > next[i] {
+                next[i] = v;
+            }
+        }
+        history[(k as usize + 1) % depth] = next;
+    }
+    history[(rounds as usize) % depth].clone()
+}
+
 /// The exact max-plus growth rate of a schedule that repeats rounds
 /// `0..period` forever: `lim t(K)/K` for the recurrence of [`maxplus_rate`]
 /// with round `k` using overlay `k mod period`. ms per round.
@@ -132,6 +170,11 @@ pub fn maxplus_rate(
 /// `j` to `i` over the period); the rate is the largest maximum cycle mean
 /// of `B`'s strongly connected components (\[BCOQ92\] Thm. 3.23), divided
 /// by `period`. `O(period (n + m) n)` time, `O(n^2)` memory.
+///
+/// With lagged arcs ([`OverlaySchedule::arc_lag`], largest lag `L`) the
+/// same on the state `(t(k), ..., t(k-L))` of `n (L+1)` entries
+/// (`O(period (n + m) n (L+1))` time, `O((n (L+1))^2)` memory): the exact
+/// rate of the recurrence that [`maxplus_rate`] iterates.
 ///
 /// # Errors
 /// [`TimingError::Sampling`] for `period == 0`, [`TimingError::SizeMismatch`].
@@ -148,6 +191,10 @@ pub fn periodic_rate(
     }
     let n = schedule.silo_count();
     let compute: Vec<f64> = (0..n).map(|i| model.compute_round_ms(i)).collect();
+    if schedule.max_lag() > 0 {
+        let (size, b) = lagged_period_product(schedule, model, &compute, period);
+        return Ok(max_cycle_mean_of(size, &b)? / period as f64);
+    }
     // b[i * n + j]: longest path from j (time 0) to i (time k), -inf if none.
     let mut b = vec![f64::NEG_INFINITY; n * n];
     for i in 0..n {
@@ -172,6 +219,62 @@ pub fn periodic_rate(
         }
         std::mem::swap(&mut b, &mut next);
     }
+    Ok(max_cycle_mean_of(n, &b)? / period as f64)
+}
+
+/// The product over rounds `0..period` of the max-plus matrices of a
+/// schedule with lagged arcs, on the state `x(k) = (t(k), t(k-1), ...,
+/// t(k-L))`, `L` the largest lag: `(n (L+1), b)` with `b[r * size + c]` the
+/// longest time-respecting path from state entry `c` to entry `r` over the
+/// period (`-inf` if none). Round `k` maps `x(k)` to `x(k+1)`: `t_i(k+1) =
+/// max(t_i(k) + s Tc(i), max_{j -> i in G(k)} t_j(k - L_ji) + d_k(j, i))`,
+/// and the older entries shift by one. (Round `k < L`'s arcs are taken with
+/// their full lag: the transient before the first period does not change
+/// the growth rate.)
+fn lagged_period_product(
+    schedule: &dyn OverlaySchedule,
+    model: &DelayModel,
+    compute: &[f64],
+    period: u64,
+) -> (usize, Vec<f64>) {
+    let n = compute.len();
+    let depth = schedule.max_lag() as usize + 1;
+    let size = n * depth;
+    let mut b = vec![f64::NEG_INFINITY; size * size];
+    for r in 0..size {
+        b[r * size + r] = 0.0;
+    }
+    let mut next = vec![f64::NEG_INFINITY; size * size];
+    for k in 0..period {
+        let o = schedule.round(k);
+        // Entries `t(k - h)`, h = 1..=L, of x(k+1) are entries `t(k - h + 1)` of x(k).
+        next[n * size..].copy_from_slice(&b[..(depth - 1) * n * size]);
+        for i in 0..n {
+            for c in 0..size {
+                next[i * size + c] = b[i * size + c] + compute[i];
+            }
+        }
+        for &(j, i) in o.arcs() {
+            let lag = schedule.arc_lag(k, j, i) as usize;
+            let d = model.arc_delay(j, i, o.out_degree(j), o.in_degree(i));
+            let from = (lag * n + j) * size;
+            for c in 0..size {
+                let v = b[from + c] + d;
+                if v > next[i * size + c] {
+                    next[i * size + c] = v;
+                }
+            }
+        }
+        std::mem::swap(&mut b, &mut next);
+    }
+    (size, b)
+}
+
+/// The largest maximum cycle mean of the strongly connected components of
+/// the max-plus matrix `b` (`size x size`, `b[i * size + j]` the weight of
+/// arc `j -> i`, `-inf` for none), ms (\[BCOQ92\] Thm. 3.23: the growth
+/// rate of `b^k x` for a finite `x`).
+fn max_cycle_mean_of(n: usize, b: &[f64]) -> Result<Ms, TimingError> {
     let arcs: Vec<Arc> = (0..n)
         .flat_map(|i| (0..n).map(move |j| (i, j)))
         .filter(|&(i, j)| b[i * n + j].is_finite())
@@ -202,6 +305,11 @@ pub fn periodic_rate(
                 weight: a.weight,
             })
             .collect();
+        if sub.is_empty() {
+            // A single entry on no circuit (a history entry of a lagged
+            // schedule): it bounds no growth rate.
+            continue;
+        }
         let sg = WeightedDigraph::new(comp.len(), sub).map_err(|source| TimingError::MaxPlus {
             overlay: name(),
             source,
@@ -212,7 +320,7 @@ pub fn periodic_rate(
         })?;
         best = best.max(ct.value);
     }
-    Ok(best / period as f64)
+    Ok(best)
 }
 
 /// The max-plus growth rate over several seeds.

@@ -3,7 +3,9 @@
 //! [`exponential`]), the Base-(k+1) graph (\[Takezawa23\],
 //! [`base_graph`]) and EquiTopo's D-EquiStatic and OD-EquiDyn (\[Song22\],
 //! [`equitopo`]; the undirected U-EquiStatic and OU-EquiDyn are not
-//! implemented).
+//! implemented), and the Multigraph topology (\[Do23\], [`multigraph`]),
+//! which is built on a base overlay of the network (RING by default) rather
+//! than on abstract nodes ([`crate::overlay::build::build`] builds it).
 //!
 //! The papers define them on abstract nodes `0..n`; on a real network the
 //! node order matters (a node talks most to the next ones). [`build`]
@@ -21,6 +23,7 @@
 pub mod base_graph;
 pub mod equitopo;
 pub mod exponential;
+pub mod multigraph;
 pub mod spec;
 #[cfg(test)]
 mod tests;
@@ -45,6 +48,13 @@ pub enum FamilyError {
         overlay: String,
         /// Silos of the network.
         silos: usize,
+    },
+    /// `multigraph` is built on a base overlay of the network, not on
+    /// abstract nodes: [`crate::overlay::build::build`] builds it.
+    #[error("`{overlay}` is built on a base overlay of the network: build it with overlay::build")]
+    NeedsBaseOverlay {
+        /// Overlay name.
+        overlay: String,
     },
     /// Base-(k+1) with `k >= n`: a degree no silo can have.
     #[error(
@@ -85,7 +95,8 @@ pub enum FamilyBuilt {
 
 /// The mixing matrices of one period of `family` on abstract nodes `0..n`,
 /// `n >= 2` (one matrix for the static ones); `seed` draws EquiTopo's shifts
-/// when the spec gives no seed of its own.
+/// when the spec gives no seed of its own. None for `multigraph`, which
+/// depends on the network's delays ([`multigraph`]).
 pub fn abstract_matrices(family: Family, n: usize, seed: u64) -> Vec<Matrix> {
     match family {
         Family::Exp => vec![exponential::static_matrix(n)],
@@ -101,6 +112,7 @@ pub fn abstract_matrices(family: Family, n: usize, seed: u64) -> Vec<Matrix> {
             seed: s,
             rounds,
         } => equitopo::od_equidyn(n, eta.0, rounds, s.unwrap_or(seed)),
+        Family::Multigraph { .. } => Vec::new(),
     }
 }
 
@@ -160,6 +172,11 @@ pub fn build(
 ) -> Result<FamilyBuilt, FamilyError> {
     let n = model.silo_count();
     check_size(spec, n)?;
+    if let Family::Multigraph { .. } = spec.family {
+        return Err(FamilyError::NeedsBaseOverlay {
+            overlay: spec.to_string(),
+        });
+    }
     let order = node_order(spec.order, model, search);
     Ok(place(spec, &order, seed))
 }

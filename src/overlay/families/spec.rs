@@ -1,7 +1,9 @@
 //! The names of the topology families: `exp`, `exp-1peer`, `base:k=K`,
 //! `d-equistatic[:m=M,seed=S]`, `od-equidyn[:eta=E,seed=S,rounds=R]`, each
 //! with an optional `order=ring-opt|identity` (`exp:order=identity`,
-//! `base:k=2,order=identity`).
+//! `base:k=2,order=identity`), and
+//! `multigraph[:base=ring|ring-opt|mst|delta-mbst|star,t_max=T,weak=idle|background]`
+//! (built on its base overlay, no order).
 
 use std::fmt;
 use std::str::FromStr;
@@ -9,6 +11,7 @@ use std::str::FromStr;
 use serde::Serialize;
 use thiserror::Error;
 
+use super::multigraph::{MultigraphBase, WeakEdges, MAX_T_MAX, T_MAX};
 use crate::overlay::random::Param;
 
 /// OD-EquiDyn's default weight on the basis matrix (the value of
@@ -45,6 +48,16 @@ pub enum Family {
         seed: Option<u64>,
         /// Rounds drawn, then replayed periodically.
         rounds: usize,
+    },
+    /// Multigraph (\[Do23\]): a base overlay's arcs strong once every `m_e`
+    /// rounds, slow arcs less often; isolated silos skip the exchange.
+    Multigraph {
+        /// The overlay it is built on (default RING, as \[Do23\]'s Table 3).
+        base: MultigraphBase,
+        /// Most parallel edges of one arc, `1..=10` (default 5).
+        t_max: u32,
+        /// What weak edges do (default: nothing).
+        weak: WeakEdges,
     },
 }
 
@@ -85,7 +98,8 @@ pub struct FamilySpec {
 #[error(
     "overlay `{spec}`: {reason}; expected exp, exp-1peer, base:k=K (K >= 1), \
      d-equistatic[:m=M,seed=S] or od-equidyn[:eta=E,seed=S,rounds=R], optionally with \
-     order=ring-opt|identity (e.g. exp:order=identity, base:k=2,order=identity)"
+     order=ring-opt|identity (e.g. exp:order=identity, base:k=2,order=identity), or \
+     multigraph[:base=ring|ring-opt|mst|delta-mbst|star,t_max=T (1..=10),weak=idle|background]"
 )]
 pub struct FamilySpecError {
     /// The text.
@@ -116,12 +130,17 @@ impl FamilySpec {
                 seed: None,
                 rounds: EQUIDYN_ROUNDS,
             },
+            "multigraph" | "multigraph-fl" => Family::Multigraph {
+                base: MultigraphBase::default(),
+                t_max: T_MAX,
+                weak: WeakEdges::default(),
+            },
             _ => return None,
         })
     }
 
-    /// The short name: `exp`, `exp-1peer`, `base`, `d-equistatic` or
-    /// `od-equidyn` (`to_string()` gives the full spec).
+    /// The short name: `exp`, `exp-1peer`, `base`, `d-equistatic`,
+    /// `od-equidyn` or `multigraph` (`to_string()` gives the full spec).
     pub fn name(self) -> &'static str {
         match self.family {
             Family::Exp => "exp",
@@ -129,6 +148,7 @@ impl FamilySpec {
             Family::Base { .. } => "base",
             Family::EquiStatic { .. } => "d-equistatic",
             Family::EquiDyn { .. } => "od-equidyn",
+            Family::Multigraph { .. } => "multigraph",
         }
     }
 
@@ -166,6 +186,17 @@ impl fmt::Display for FamilySpec {
                 }
                 if rounds != EQUIDYN_ROUNDS {
                     param(f, format!("rounds={rounds}"))?;
+                }
+            }
+            Family::Multigraph { base, t_max, weak } => {
+                if base != MultigraphBase::default() {
+                    param(f, format!("base={}", base.name()))?;
+                }
+                if t_max != T_MAX {
+                    param(f, format!("t_max={t_max}"))?;
+                }
+                if weak != WeakEdges::default() {
+                    param(f, format!("weak={}", weak.name()))?;
                 }
             }
             Family::Exp | Family::ExpOnePeer => {}
@@ -209,6 +240,12 @@ impl FromStr for FamilySpec {
             }
             seen.push(key.to_string());
             match (key, &mut family) {
+                ("order", Family::Multigraph { .. }) => {
+                    return Err(err(
+                        "`order=` does not go with `multigraph`: it keeps its base overlay's silos"
+                            .into(),
+                    ))
+                }
                 ("order", _) => {
                     order = match value {
                         "ring-opt" | "ringopt" | "ring" => FamilyOrder::RingOpt,
@@ -232,7 +269,33 @@ impl FromStr for FamilySpec {
                         .ok_or_else(|| err(format!("eta `{value}` is not a number in (0, 1]")))?;
                     *eta = Param(e);
                 }
-                ("k" | "m" | "seed" | "rounds" | "eta", _) => {
+                ("base", Family::Multigraph { base, .. }) => {
+                    *base = MultigraphBase::parse(value).ok_or_else(|| {
+                        err(format!(
+                            "base `{value}` is not ring, ring-opt, mst, delta-mbst or star"
+                        ))
+                    })?
+                }
+                ("t_max" | "tmax", Family::Multigraph { t_max, .. }) => {
+                    *t_max = whole(value, "t_max", 1)
+                        .ok()
+                        .filter(|&t| t <= MAX_T_MAX as u64)
+                        .ok_or_else(|| {
+                            err(format!(
+                                "t_max `{value}` is not a whole number in 1..={MAX_T_MAX}"
+                            ))
+                        })? as u32
+                }
+                ("weak", Family::Multigraph { weak, .. }) => {
+                    *weak = match value {
+                        "idle" => WeakEdges::Idle,
+                        "background" => WeakEdges::Background,
+                        other => {
+                            return Err(err(format!("weak `{other}` is not idle or background")))
+                        }
+                    }
+                }
+                ("k" | "m" | "seed" | "rounds" | "eta" | "base" | "t_max" | "tmax" | "weak", _) => {
                     return Err(err(format!("`{key}=` does not go with `{head}`")))
                 }
                 (k, _) => return Err(err(format!("unknown parameter `{k}`"))),
@@ -263,6 +326,13 @@ mod tests {
                 "od-equidyn:eta=1,rounds=20,order=identity",
                 "od-equidyn:eta=1,rounds=20,order=identity",
             ),
+            ("multigraph", "multigraph"),
+            ("multigraph:base=ring,t_max=5,weak=idle", "multigraph"),
+            (
+                "Multigraph:weak=background,tmax=3,base=ring-opt",
+                "multigraph:base=ring-opt,t_max=3,weak=background",
+            ),
+            ("multigraph:base=mbst", "multigraph:base=delta-mbst"),
         ] {
             let s: FamilySpec = text.parse().unwrap();
             assert_eq!(s.to_string(), shown);
@@ -279,11 +349,21 @@ mod tests {
             ("base:k=1,k=2", "`k` given twice"),
             ("exp:foo=1", "unknown parameter `foo`"),
             ("exp:order", "not KEY=VALUE"),
+            ("multigraph:t_max=0", "t_max `0`"),
+            ("multigraph:t_max=11", "t_max `11`"),
+            ("multigraph:base=complete", "base `complete`"),
+            ("multigraph:weak=sometimes", "weak `sometimes`"),
+            (
+                "multigraph:order=identity",
+                "`order=` does not go with `multigraph`",
+            ),
+            ("exp:t_max=3", "`t_max=` does not go with `exp`"),
         ] {
             let e = bad.parse::<FamilySpec>().unwrap_err().to_string();
             assert!(e.contains(why), "{bad}: {e}");
         }
         assert!(FamilySpec::claims("base:k=2") && FamilySpec::claims("exp-1peer"));
+        assert!(FamilySpec::claims("multigraph:base=mst"));
         assert!(!FamilySpec::claims("ring") && !FamilySpec::claims("er:p=0.1"));
     }
 }
