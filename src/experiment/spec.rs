@@ -94,6 +94,16 @@ pub enum ExperimentKind {
 }
 
 impl ExperimentKind {
+    /// The kind as written in an experiment file (`compare`, ...).
+    pub fn name(self) -> &'static str {
+        match self {
+            ExperimentKind::Compare => "compare",
+            ExperimentKind::Simulate => "simulate",
+            ExperimentKind::Train => "train",
+            ExperimentKind::Program => "program",
+        }
+    }
+
     /// The result column compared with published values and shown first in
     /// `results.md` unless the file names one.
     pub fn default_metric(self) -> &'static str {
@@ -189,6 +199,11 @@ pub struct ExperimentSpec {
     /// every shown column's mean, minimum, maximum and count.
     #[serde(default)]
     pub aggregate: Option<String>,
+    /// The 64-bit FNV-1a hash of the file's text (not a TOML key): the
+    /// fingerprint that marks an output directory as this experiment's
+    /// (`OUT/jobs/experiment.fingerprint`).
+    #[serde(skip)]
+    pub file_fnv1a64: u64,
 }
 
 /// A result column `column = of / of(baseline)`: each row's `of` divided by
@@ -574,6 +589,7 @@ impl ExperimentSpec {
         })?;
         let mut spec = spec;
         spec.grid.kind = Some(spec.kind);
+        spec.file_fnv1a64 = super::store::fnv1a64(text.as_bytes());
         spec.validate(source)?;
         Ok(spec)
     }
