@@ -11,6 +11,7 @@ mod examples;
 mod mixing;
 #[cfg(not(feature = "train"))]
 mod no_train;
+mod output;
 mod overlay;
 mod reproduce;
 mod run;
@@ -24,6 +25,7 @@ use anyhow::Result;
 
 use clap::{Parser, Subcommand};
 pub use error_text::error_text;
+pub use output::{StdoutError, BROKEN_PIPE_EXIT};
 
 /// Which communication topology trains fastest on this network?
 #[derive(Debug, Parser)]

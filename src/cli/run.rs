@@ -1,5 +1,6 @@
 //! `fedtopo run` and `fedtopo merge`: experiments as data.
 
+use super::output::out;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
@@ -95,7 +96,7 @@ pub fn run(a: RunArgs) -> Result<()> {
         rows.len(),
         out.join("results.csv").display()
     );
-    print!(
+    out!(
         "{}",
         fedtopo::input_file::read_text(&out.join("results.md"), fedtopo::input_file::MAX_INPUT_BYTES)
             .with_context(|| format!("reading {}", out.join("results.md").display()))?

@@ -650,7 +650,20 @@ impl ExperimentSpec {
                     "{source}: grid axis `{name}` is empty; give at least one value"
                 )));
             }
+            if let Some((i, v)) = values
+                .iter()
+                .enumerate()
+                .find(|(i, v)| values[..*i].contains(v))
+            {
+                return Err(ExperimentError::Invalid(format!(
+                    "{source}: grid axis `{name}` lists `{v}` twice (values {} and {}); \
+                     give every value once (a repeated value repeats its rows)",
+                    values.iter().position(|x| x == v).map_or(0, |p| p + 1),
+                    i + 1
+                )));
+            }
         }
+        self.validate_outputs(source)?;
         if let Some(over) = &self.aggregate {
             if !axes.iter().any(|(a, _)| a == over) {
                 let names: Vec<&str> = axes.iter().map(|(a, _)| *a).collect();
@@ -660,7 +673,22 @@ impl ExperimentSpec {
                 )));
             }
         }
-        for r in &self.ratios {
+        for (k, r) in self.ratios.iter().enumerate() {
+            let clash = if axes.iter().any(|(a, _)| *a == r.column) {
+                Some("a grid axis")
+            } else if self.ratios[..k].iter().any(|o| o.column == r.column) {
+                Some("another ratio's column")
+            } else if RESERVED_COLUMNS.contains(&r.column.as_str()) {
+                Some("a column of results.csv")
+            } else {
+                None
+            };
+            if let Some(what) = clash {
+                return Err(ExperimentError::Invalid(format!(
+                    "{source}: ratio column `{}` is already {what}; give it another name",
+                    r.column
+                )));
+            }
             if r.baseline.is_empty() {
                 return Err(ExperimentError::Invalid(format!(
                     "{source}: ratio `{}` has an empty baseline; name at least one axis, e.g. baseline = {{ overlay = \"ring\" }}",
@@ -684,6 +712,73 @@ impl ExperimentSpec {
                     )));
                 }
             }
+        }
+        Ok(())
+    }
+}
+
+/// Columns `results.csv` adds beside the result columns (a ratio may not
+/// take their names).
+const RESERVED_COLUMNS: [&str; 3] = ["published_ms", "published", "relative_error"];
+
+/// The files an experiment writes in its output directory besides its
+/// plots (and `jobs/`, the run store).
+pub const RESULT_FILES: [&str; 3] = ["results.csv", "results.md", "summary.csv"];
+
+/// `file` as a path inside the output directory: relative, without `..`,
+/// `.` only as a no-op; the normal components, or why not.
+pub fn output_path_parts(file: &str) -> Result<Vec<String>, String> {
+    use std::path::Component;
+    let path = Path::new(file);
+    let mut parts = Vec::new();
+    for c in path.components() {
+        match c {
+            Component::Normal(p) => parts.push(p.to_string_lossy().into_owned()),
+            Component::CurDir => {}
+            Component::ParentDir => {
+                return Err("contains `..`: outputs stay inside the output directory".into())
+            }
+            Component::RootDir | Component::Prefix(_) => {
+                return Err(
+                    "is an absolute path: outputs are written inside the output directory (--out)"
+                        .into(),
+                )
+            }
+        }
+    }
+    if parts.is_empty() {
+        return Err("names no file".into());
+    }
+    Ok(parts)
+}
+
+impl ExperimentSpec {
+    /// Every file the experiment writes stays inside its output directory:
+    /// a plot's `file` is a relative path without `..`, is not a results
+    /// file, the run store (`jobs/`) or another plot's file (compared
+    /// ignoring ASCII case, as on case-insensitive file systems).
+    fn validate_outputs(&self, source: &str) -> Result<(), ExperimentError> {
+        let mut taken: Vec<(String, String)> = RESULT_FILES
+            .iter()
+            .map(|f| (f.to_string(), format!("the results file {f}")))
+            .collect();
+        for plot in &self.plots {
+            let bad = |why: String| {
+                ExperimentError::Invalid(format!("{source}: plot file `{}` {why}", plot.file))
+            };
+            let parts = output_path_parts(&plot.file).map_err(bad)?;
+            if parts[0].eq_ignore_ascii_case("jobs") {
+                return Err(bad(
+                    "is in jobs/, where the job results are stored; choose another path".into(),
+                ));
+            }
+            let key = parts.join("/").to_ascii_lowercase();
+            if let Some((_, what)) = taken.iter().find(|(k, _)| *k == key) {
+                return Err(bad(format!(
+                    "would overwrite {what}; give every output its own file"
+                )));
+            }
+            taken.push((key, format!("plot `{}`", plot.file)));
         }
         Ok(())
     }
