@@ -214,6 +214,11 @@ mod tests {
             .apply_csv_str("name,up\n", "x.csv", &u)
             .unwrap_err()
             .to_string();
+        assert!(e.contains("unknown column `name`"), "{e}");
+        let e = a
+            .apply_csv_str("up,down\n", "x.csv", &u)
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("`silo` column"), "{e}");
         // No column is ignored: `up` next to `capacity` is ambiguous, a
         // misspelled or repeated column is named.
