@@ -9,7 +9,7 @@
 //! experiment TOML (through the library, `PROPTEST_CASES` cases each), and
 //! the `design --calibrate` summary CSV (a reader of the binary: through
 //! the binary, [`CALIBRATION_CASES`] cases whatever `PROPTEST_CASES` says,
-//! each run being a process).
+//! each case being a process of ~0.1 s).
 //!
 //! Every case runs on a worker thread with a deadline ([`DEADLINE`]): a
 //! reader that loops fails the test with its input instead of hanging CI.
@@ -626,21 +626,41 @@ fn calibrate(file: &Path) -> (i32, String) {
     (status.code().unwrap_or(-1), err)
 }
 
-proptest! {
-    #![proptest_config(ProptestConfig::with_cases(CALIBRATION_CASES))]
-
-    /// The calibration CSV is read by the binary: exit 0 or a clean
-    /// refusal (2), never a panic (101) or a signal.
-    #[test]
-    fn calibration_csv_mutations(e in edits(CSV_WORDS), bytes in prop::option::of(prop::collection::vec(any::<u8>(), 0..200))) {
-        let text = match bytes {
-            Some(b) => b,
-            None => apply(SEED_CALIBRATION, &e).into_bytes(),
-        };
-        let path = calibration_dir().join(format!("{:?}.csv", std::thread::current().id()).replace(['(', ')'], ""));
-        std::fs::write(&path, &text).unwrap();
-        let (code, err) = calibrate(&path);
-        prop_assert!(code == 0 || code == 2, "exit {} on {:?}: {}", code, String::from_utf8_lossy(&text), err);
-        prop_assert!(!err.contains("panicked"), "{}", err);
-    }
+/// The calibration CSV is read by the binary: exit 0 or a clean refusal
+/// (2), never a panic (101) or a signal. A runner of its own, so that
+/// `PROPTEST_CASES` (which overrides a `proptest!` block's case count)
+/// does not make it start 20,000 processes.
+#[test]
+fn calibration_csv_mutations() {
+    use proptest::test_runner::{Config, TestRunner};
+    let mut runner = TestRunner::new(Config {
+        cases: CALIBRATION_CASES,
+        failure_persistence: None,
+        ..Config::default()
+    });
+    let strategy = (
+        edits(CSV_WORDS),
+        prop::option::of(prop::collection::vec(any::<u8>(), 0..200)),
+    );
+    let dir = calibration_dir();
+    runner
+        .run(&strategy, |(e, bytes)| {
+            let text = match bytes {
+                Some(b) => b,
+                None => apply(SEED_CALIBRATION, &e).into_bytes(),
+            };
+            let path = dir.join("fuzz.csv");
+            std::fs::write(&path, &text).unwrap();
+            let (code, err) = calibrate(&path);
+            prop_assert!(
+                code == 0 || code == 2,
+                "exit {} on {:?}: {}",
+                code,
+                String::from_utf8_lossy(&text),
+                err
+            );
+            prop_assert!(!err.contains("panicked"), "{}", err);
+            Ok(())
+        })
+        .unwrap_or_else(|e| panic!("{e}"));
 }

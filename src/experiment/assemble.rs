@@ -212,6 +212,7 @@ pub fn assemble(
     }
     store::write_atomic(&out.join("results.md"), md.as_bytes())?;
     for plot in &spec.plots {
+        check_plot_columns(plot, &rows)?;
         let svg = if plot.per_round {
             let dirs: Vec<_> = jobs.iter().map(|j| store::run_dir(out, j)).collect();
             per_round_svg(spec, plot, &rows, &dirs)?
@@ -454,6 +455,28 @@ fn keeps(plot: &PlotSpec, row: &ResultRow) -> bool {
         .all(|(k, v)| row.column(k).as_deref() == Some(v.as_str()))
 }
 
+/// Every column a plot names in `series` and `filter` (and `x`, `y` when
+/// it plots result rows) is a result column: a misspelled one is an error
+/// naming it and the columns, not a plot with no matching row.
+fn check_plot_columns(plot: &PlotSpec, rows: &[ResultRow]) -> Result<(), ExperimentError> {
+    let Some(row) = rows.first() else {
+        return Ok(());
+    };
+    let mut named: Vec<(&str, &str)> = plot.series.split(',').map(|c| ("series", c.trim())).collect();
+    named.extend(plot.filter.keys().map(|k| ("filter", k.as_str())));
+    if !plot.per_round {
+        named.extend([("x", plot.x.as_str()), ("y", plot.y.as_str())]);
+    }
+    match named.iter().find(|(_, c)| row.cell(c).is_none()) {
+        Some((what, c)) => Err(ExperimentError::Invalid(format!(
+            "plot `{}`: {what} column `{c}` is not a result column; expected one of {}",
+            plot.file,
+            row.names().collect::<Vec<_>>().join(", ")
+        ))),
+        None => Ok(()),
+    }
+}
+
 /// One line per job from its `metrics.csv` (`dirs[i]` is row `i`'s run
 /// directory).
 fn per_round_svg(
@@ -469,12 +492,14 @@ fn per_round_svg(
             continue;
         }
         let path = dir.join("metrics.csv");
-        let mut rdr = csv::Reader::from_path(&path).map_err(|e| {
-            bad(format!(
-                "{}: {e} (per_round plots need kind = \"train\")",
-                path.display()
-            ))
-        })?;
+        let text = crate::input_file::read_text(&path, crate::input_file::MAX_INPUT_BYTES)
+            .map_err(|e| {
+                bad(format!(
+                    "{}: {e} (per_round plots need kind = \"train\")",
+                    path.display()
+                ))
+            })?;
+        let mut rdr = csv::Reader::from_reader(text.as_bytes());
         let header = rdr.headers().map_err(|e| bad(e.to_string()))?.clone();
         let col = |c: &str| {
             header

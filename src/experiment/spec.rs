@@ -59,6 +59,12 @@
 //! row's, [`RatioSpec`]); `aggregate = "seed"` summarises rows that differ
 //! only in that axis (`summary.csv`, [`crate::experiment::aggregate`]).
 //!
+//! No name is ignored and nothing is ambiguous: an unknown key is a TOML
+//! error, a value listed twice on an axis, a `[[ratio]]` column named like
+//! an axis, a result column or another ratio, and a plot file outside the
+//! output directory or over another output are errors
+//! ([`ExperimentSpec::parse`]).
+//!
 //! Underlays are paths relative to the experiment file, built-in names, or
 //! `shared:REL` for `$FEDTOPO_SHARED/underlays/REL` (without the variable:
 //! the first `shared/underlays` beside the experiment file's folder or one
@@ -157,7 +163,9 @@ pub struct ExperimentSpec {
     /// What each grid point runs.
     pub kind: ExperimentKind,
     /// CSV with published values to compare against (relative to the file):
-    /// join columns named like grid axes, and a `published_ms` column.
+    /// join columns named like grid axes (at least one), and a
+    /// `published_ms` or `published` column; no other column, and one row
+    /// per combination of join values.
     #[serde(default)]
     pub published: Option<String>,
     /// The result column compared with `published_ms` (default per kind:
@@ -498,7 +506,9 @@ fn default_center() -> Vec<String> {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct PlotSpec {
-    /// Output SVG file name (in the output directory).
+    /// Output SVG file: a relative path inside the output directory
+    /// (no `..`, not absolute), not a results file, not under `jobs/`, not
+    /// another plot's ([`output_path_parts`], checked when the file is read).
     pub file: String,
     /// Column for the x axis (must be numeric: `access`, `local_steps`, ...).
     pub x: String,
