@@ -402,10 +402,12 @@ fn stdout_write_errors_are_reported() {
     let (code, _, err) = finish(cmd, "fedtopo compare aws-gaia | (closed)");
     assert_eq!(code, 141, "{err}");
     assert!(!err.contains("error") && !err.contains("panicked"), "{err}");
-    // Every stdout path, not only compare's: the underlay listing, an
-    // overlay export, a reproduction table.
+    // Every stdout path, not only compare's: help pages, the underlay
+    // listing, an overlay export, a mixing table.
     for args in [
-        &["underlay", "list"][..],
+        &["--help"][..],
+        &["compare", "--help"],
+        &["underlay", "list"],
         &["overlay", "ring", "aws-gaia"],
         &["mixing", "aws-gaia", "--overlays", "ring"],
     ] {

@@ -91,7 +91,21 @@ enum Command {
 
 /// Parses the command line and runs the command.
 pub fn run() -> Result<()> {
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        // `--help` and `--version` go to stdout: through `output::print`,
+        // so that a failed write is an error there too.
+        Err(e) if !e.use_stderr() => {
+            use std::io::IsTerminal;
+            let text = e.render();
+            return Ok(output::print(&if std::io::stdout().is_terminal() {
+                text.ansi().to_string()
+            } else {
+                text.to_string()
+            })?);
+        }
+        Err(e) => e.exit(),
+    };
     match cli.command {
         Command::Compare(a) => compare::run(a),
         Command::Mixing(a) => mixing::run(a),
