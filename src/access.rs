@@ -9,7 +9,7 @@
 
 use std::path::Path;
 
-use crate::csv_file::{read_bounded, reader, record_error, CsvFileError};
+use crate::csv_file::{read_bounded, reader, record_error, Columns, CsvFileError};
 use crate::placement::SiloPlacement;
 use crate::underlay::Underlay;
 use crate::units::{parse_bandwidth, BitsPerSec};
@@ -100,7 +100,9 @@ impl AccessLinks {
             .headers()
             .map_err(|e| rec_err(1, e.to_string()))?
             .clone();
-        let col = |name: &str| headers.iter().position(|h| h.eq_ignore_ascii_case(name));
+        let header = Columns::accepted(&headers, &["silo", "up", "down", "capacity"])
+            .map_err(|m| rec_err(1, m))?;
+        let col = |name: &str| header.position(name);
         let silo_col = col("silo").ok_or_else(|| {
             rec_err(
                 1,
@@ -108,8 +110,14 @@ impl AccessLinks {
             )
         })?;
         let (up_col, down_col) = match (col("up"), col("down"), col("capacity")) {
-            (Some(u), Some(d), _) => (u, d),
-            (_, _, Some(c)) => (c, c),
+            (Some(u), Some(d), None) => (u, d),
+            (None, None, Some(c)) => (c, c),
+            (_, _, Some(_)) => {
+                return Err(rec_err(
+                    1,
+                    "give `capacity` (both directions) or `up` and `down`, not both".into(),
+                ))
+            }
             _ => {
                 return Err(rec_err(
                     1,
@@ -206,7 +214,23 @@ mod tests {
             .apply_csv_str("name,up\n", "x.csv", &u)
             .unwrap_err()
             .to_string();
+        assert!(e.contains("unknown column `name`"), "{e}");
+        let e = a
+            .apply_csv_str("up,down\n", "x.csv", &u)
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("`silo` column"), "{e}");
+        // No column is ignored: `up` next to `capacity` is ambiguous, a
+        // misspelled or repeated column is named.
+        for (text, needle) in [
+            ("silo,up,capacity\nTokyo,1G,2G\n", "`capacity` (both directions) or `up` and `down`"),
+            ("silo,up,dwn\nTokyo,1G,2G\n", "unknown column `dwn` (column 3); expected `silo`, `up`, `down` or `capacity`"),
+            ("silo,capacity,capacity\nTokyo,1G,2G\n", "`capacity` is named twice"),
+            ("silo,up\nTokyo,1G\n", "expected columns `up` and `down`, or `capacity`"),
+        ] {
+            let e = a.apply_csv_str(text, "x.csv", &u).unwrap_err().to_string();
+            assert!(e.starts_with("x.csv:1:") && e.contains(needle), "{text:?}: {e}");
+        }
         let e = a
             .apply_csv_str("silo,up,down\nTokyo,1G,1G\n5,2G,2G\n", "x.csv", &u)
             .unwrap_err()

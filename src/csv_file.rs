@@ -68,6 +68,97 @@ pub fn reader(text: &str) -> csv::Reader<&[u8]> {
         .from_reader(text.as_bytes())
 }
 
+/// The columns of a CSV header, checked against the names a reader accepts
+/// (one rule for every CSV input: an unknown or misspelled column is an
+/// error naming it and the accepted ones, and a column named twice is an
+/// error, never "the first one wins").
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Columns {
+    /// The header's names, lower-cased, in file order.
+    names: Vec<String>,
+}
+
+impl Columns {
+    /// Checks `header` against `accepted` (compared ignoring ASCII case).
+    ///
+    /// # Errors
+    /// A message for line 1: an empty, unknown or repeated column name.
+    pub fn accepted(header: &csv::StringRecord, accepted: &[&str]) -> Result<Columns, String> {
+        let columns = Columns::unique(header)?;
+        if let Some((i, bad)) = columns
+            .names
+            .iter()
+            .enumerate()
+            .find(|(_, h)| !accepted.iter().any(|k| h.eq_ignore_ascii_case(k)))
+        {
+            let original = header.get(i).unwrap_or(bad);
+            return Err(format!(
+                "unknown column `{original}` (column {}); expected {}",
+                i + 1,
+                one_of(accepted)
+            ));
+        }
+        Ok(columns)
+    }
+
+    /// Checks only that `header` names every column, each once (compared
+    /// ignoring ASCII case), for readers that pick some columns of a wider
+    /// file (a `fedtopo train` summary).
+    ///
+    /// # Errors
+    /// A message for line 1: an empty or repeated column name.
+    pub fn unique(header: &csv::StringRecord) -> Result<Columns, String> {
+        let names: Vec<String> = header.iter().map(|h| h.trim().to_ascii_lowercase()).collect();
+        for (i, name) in names.iter().enumerate() {
+            if name.is_empty() {
+                return Err(format!(
+                    "column {} of the header has no name; name every column",
+                    i + 1
+                ));
+            }
+            if let Some(first) = names[..i].iter().position(|n| n == name) {
+                return Err(format!(
+                    "column `{}` is named twice (columns {} and {}); which one is meant is ambiguous",
+                    header.get(i).unwrap_or(name).trim(),
+                    first + 1,
+                    i + 1
+                ));
+            }
+        }
+        Ok(Columns { names })
+    }
+
+    /// The position of column `name` (ignoring ASCII case), if present.
+    pub fn position(&self, name: &str) -> Option<usize> {
+        self.names.iter().position(|h| h.eq_ignore_ascii_case(name))
+    }
+
+    /// True when the header has column `name`.
+    pub fn has(&self, name: &str) -> bool {
+        self.position(name).is_some()
+    }
+
+    /// The names, lower-cased, in file order.
+    pub fn names(&self) -> &[String] {
+        &self.names
+    }
+}
+
+/// `a, b or c`: the accepted names, for messages.
+pub fn one_of(names: &[&str]) -> String {
+    match names {
+        [] => "no column".into(),
+        [one] => format!("`{one}`"),
+        [rest @ .., last] => format!(
+            "{} or `{last}`",
+            rest.iter()
+                .map(|n| format!("`{n}`"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    }
+}
+
 /// The error of line `line` of `source`.
 pub fn record_error(source: &str, line: u64, message: String) -> CsvFileError {
     CsvFileError::Record {
@@ -91,5 +182,24 @@ mod tests {
         let rows: Vec<csv::StringRecord> = rd.records().map(Result::unwrap).collect();
         assert_eq!(rows.len(), 1);
         assert_eq!(&rows[0][0], "1");
+    }
+
+    #[test]
+    fn unknown_empty_and_repeated_columns_are_refused() {
+        let h = |t: &str| csv::StringRecord::from(t.split(',').collect::<Vec<_>>());
+        let c = Columns::accepted(&h("Silo,UP,down"), &["silo", "up", "down"]).unwrap();
+        assert_eq!((c.position("silo"), c.position("Down")), (Some(0), Some(2)));
+        assert!(!c.has("capacity"));
+        let e = Columns::accepted(&h("silo,up,capacity,dwn"), &["silo", "up", "down", "capacity"])
+            .unwrap_err();
+        assert_eq!(
+            e,
+            "unknown column `dwn` (column 4); expected `silo`, `up`, `down` or `capacity`"
+        );
+        let e = Columns::accepted(&h("silo,up,Up"), &["silo", "up"]).unwrap_err();
+        assert!(e.contains("`Up` is named twice (columns 2 and 3)"), "{e}");
+        let e = Columns::unique(&h("a,,b")).unwrap_err();
+        assert!(e.contains("column 2 of the header has no name"), "{e}");
+        assert_eq!(one_of(&["a"]), "`a`");
     }
 }

@@ -17,20 +17,20 @@ pub const MAX_INPUT_BYTES: u64 = 256 << 20;
 /// holds more than `max` bytes. At most `max + 1` bytes are read, whatever
 /// the metadata says.
 ///
+/// The file type is checked *before* the file is opened: opening a FIFO
+/// for reading blocks until a writer comes, so a FIFO given as an input
+/// would hang. On Unix the open is also non-blocking and the type checked
+/// again on the open file, so a regular file swapped for a FIFO between
+/// the two checks is refused too, never waited on.
+///
 /// # Errors
 /// The I/O error of opening or reading the file; `InvalidInput` for a
 /// non-regular file or one larger than `max` bytes.
 pub fn read_bytes(path: &Path, max: u64) -> std::io::Result<Vec<u8>> {
-    let file = std::fs::File::open(path)?;
+    check_regular(&std::fs::metadata(path)?)?;
+    let file = open_nonblocking(path)?;
     let meta = file.metadata()?;
-    if !meta.is_file() {
-        let kind = if meta.is_dir() {
-            "a directory"
-        } else {
-            "not a regular file (a device, FIFO or socket)"
-        };
-        return Err(invalid(format!("is {kind}; expected a regular file")));
-    }
+    check_regular(&meta)?;
     if meta.len() > max {
         return Err(too_large(max));
     }
@@ -40,6 +40,46 @@ pub fn read_bytes(path: &Path, max: u64) -> std::io::Result<Vec<u8>> {
         return Err(too_large(max));
     }
     Ok(bytes)
+}
+
+/// `InvalidInput` unless `meta` is a regular file's.
+fn check_regular(meta: &std::fs::Metadata) -> std::io::Result<()> {
+    if meta.is_file() {
+        return Ok(());
+    }
+    let kind = if meta.is_dir() {
+        "a directory"
+    } else {
+        "not a regular file (a device, FIFO or socket)"
+    };
+    Err(invalid(format!("is {kind}; expected a regular file")))
+}
+
+/// Opens `path` for reading; on Unix with `O_NONBLOCK`, so that opening a
+/// FIFO returns at once (reads of a regular file ignore the flag).
+fn open_nonblocking(path: &Path) -> std::io::Result<std::fs::File> {
+    let mut options = std::fs::OpenOptions::new();
+    options.read(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.custom_flags(libc::O_NONBLOCK);
+    }
+    options.open(path)
+}
+
+/// Whether `path` is a regular file (following symbolic links), without
+/// opening it: `Ok(false)` when it does not exist; `InvalidInput` when it
+/// exists but is a directory, device, FIFO or socket.
+///
+/// # Errors
+/// As [`read_bytes`]'s type check, and the I/O error of `stat`.
+pub fn is_regular_file(path: &Path) -> std::io::Result<bool> {
+    match std::fs::metadata(path) {
+        Ok(meta) => check_regular(&meta).map(|()| true),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(false),
+        Err(e) => Err(e),
+    }
 }
 
 /// [`read_bytes`] decoded as UTF-8.

@@ -24,7 +24,7 @@
 
 use std::path::Path;
 
-use crate::csv_file::{read_bounded, reader, record_error, CsvFileError};
+use crate::csv_file::{read_bounded, reader, record_error, Columns, CsvFileError};
 use crate::underlay::{CapacitySource, LengthSource, Underlay};
 use crate::units::{parse_bandwidth, BitsPerSec, Ms, MAX_COMPUTE_MS};
 
@@ -55,16 +55,8 @@ impl LinkOverrides {
         let mut reader = reader(text);
         let headers = reader.headers().map_err(|e| err(1, e.to_string()))?.clone();
         const KNOWN: [&str; 4] = ["a", "b", "latency_ms", "capacity"];
-        if let Some(bad) = headers
-            .iter()
-            .find(|h| !KNOWN.iter().any(|k| h.eq_ignore_ascii_case(k)))
-        {
-            return Err(err(
-                1,
-                format!("unknown column `{bad}`; expected a, b, latency_ms or capacity"),
-            ));
-        }
-        let col = |name: &str| headers.iter().position(|h| h.eq_ignore_ascii_case(name));
+        let header = Columns::accepted(&headers, &KNOWN).map_err(|m| err(1, m))?;
+        let col = |name: &str| header.position(name);
         let (Some(ca), Some(cb)) = (col("a"), col("b")) else {
             return Err(err(1, "expected a header with columns `a` and `b`".into()));
         };

@@ -237,15 +237,8 @@ struct Columns {
 impl Columns {
     fn of(headers: &csv::StringRecord) -> Result<Columns, String> {
         const KNOWN: [&str; 6] = ["silo", "compute_ms", "up", "down", "capacity", "data"];
-        if let Some(bad) = headers
-            .iter()
-            .find(|h| !KNOWN.iter().any(|k| h.eq_ignore_ascii_case(k)))
-        {
-            return Err(format!(
-                "unknown column `{bad}`; expected silo, compute_ms, up, down, capacity or data"
-            ));
-        }
-        let col = |name: &str| headers.iter().position(|h| h.eq_ignore_ascii_case(name));
+        let header = crate::csv_file::Columns::accepted(headers, &KNOWN)?;
+        let col = |name: &str| header.position(name);
         let silo = col("silo").ok_or("expected a header with a `silo` column")?;
         let capacity = col("capacity");
         if capacity.is_some() && (col("up").is_some() || col("down").is_some()) {

@@ -150,7 +150,9 @@ fn threads_shards_and_merge_give_identical_bytes() {
     // The stored job results too, byte for byte: merge copies them (parsing
     // a stored float and printing it again can move its last digit).
     let stored = job_files(&one);
-    assert_eq!(stored.len(), 120);
+    // 120 results and `experiment.fingerprint`.
+    assert_eq!(stored.len(), 121);
+    assert!(stored.contains(&"experiment.fingerprint".to_string()));
     assert_eq!(stored, job_files(&merged), "merged jobs/ holds other files");
     for f in &stored {
         let f = format!("jobs/{f}");
@@ -158,7 +160,8 @@ fn threads_shards_and_merge_give_identical_bytes() {
     }
 }
 
-/// Names of the stored job results under `DIR/jobs`, sorted.
+/// Names of the files under `DIR/jobs` (the job results and the
+/// experiment's fingerprint), sorted.
 fn job_files(dir: &Path) -> Vec<String> {
     let mut names: Vec<String> = std::fs::read_dir(dir.join("jobs"))
         .unwrap()
@@ -203,8 +206,10 @@ fn resume_skips_finished_jobs() {
         .map(|e| e.unwrap().path())
         .find(|p| p.extension().is_some_and(|x| x == "json"))
         .unwrap();
+    let stored = std::fs::read_to_string(&job).unwrap();
+    let envelope: serde_json::Value = serde_json::from_str(&stored).unwrap();
     let (key, row, _source): (String, serde_json::Value, String) =
-        serde_json::from_str(&std::fs::read_to_string(&job).unwrap()).unwrap();
+        serde_json::from_value(envelope["result"].clone()).unwrap();
     std::fs::write(
         &job,
         serde_json::to_string(&(key, row, "0123456789abcdef")).unwrap(),
@@ -219,6 +224,78 @@ fn resume_skips_finished_jobs() {
         "{err}"
     );
     assert_eq!(read(&base, "results.csv"), results_before);
+    // A value edited by hand no longer matches the stored hash: detected,
+    // named on stderr and recomputed; results.csv is what it was.
+    let stored = std::fs::read_to_string(&job).unwrap();
+    let at = stored.find("\"cycle_time_ms\",").expect("a cycle time");
+    let digit = at + stored[at..].find(|c: char| c.is_ascii_digit()).unwrap();
+    let mut edited = stored.clone().into_bytes();
+    edited[digit] = if edited[digit] == b'9' { b'1' } else { edited[digit] + 1 };
+    std::fs::write(&job, &edited).unwrap();
+    let o = fedtopo(&["run", s]);
+    ok(&o);
+    let err = String::from_utf8_lossy(&o.stderr).to_string();
+    assert!(err.contains("1 computed, 119 already done"), "{err}");
+    assert!(
+        err.contains("edited outside fedtopo") && err.contains("recomputed"),
+        "{err}"
+    );
+    assert_eq!(std::fs::read_to_string(&job).unwrap(), stored);
+    assert_eq!(read(&base, "results.csv"), results_before);
+    // A file that is not UTF-8 is recomputed like a truncated one.
+    std::fs::write(&job, b"{\"fnv1a64\": \"\xff\xfe\"}").unwrap();
+    let o = fedtopo(&["run", s]);
+    ok(&o);
+    let err = String::from_utf8_lossy(&o.stderr).to_string();
+    assert!(err.contains("not UTF-8") && err.contains("recomputed"), "{err}");
+    assert_eq!(std::fs::read_to_string(&job).unwrap(), stored);
+    // Truncated: the same.
+    std::fs::write(&job, &stored.as_bytes()[..stored.len() / 2]).unwrap();
+    let o = fedtopo(&["run", s]);
+    ok(&o);
+    assert!(String::from_utf8_lossy(&o.stderr).contains("1 computed, 119 already done"));
+    assert_eq!(read(&base, "results.csv"), results_before);
+}
+
+/// Two experiments run into one output directory: the second is refused
+/// (its results.csv would replace the first's); the same experiment with
+/// its file edited resumes, with a note.
+#[test]
+fn another_experiment_into_the_same_out_is_refused() {
+    let base = tmp("two-experiments");
+    let first = base.join("first.toml");
+    let small = SPEC.replace(
+        "access = [\"100M\", \"1G\", \"10G\"]",
+        "access = [\"1G\"]",
+    );
+    std::fs::write(&first, &small).unwrap();
+    let out = tmp("two-experiments-out");
+    let o = out.to_str().unwrap();
+    ok(&fedtopo(&["run", first.to_str().unwrap(), "--out", o]));
+    let results = read(&out, "results.csv");
+    let second = base.join("second.toml");
+    std::fs::write(&second, small.replace("test-sweep", "other-sweep")).unwrap();
+    let r = fedtopo(&["run", second.to_str().unwrap(), "--out", o]);
+    assert_eq!(r.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&r.stderr).to_string();
+    assert!(
+        err.contains("holds the results of experiment `test-sweep`")
+            && err.contains("not of `other-sweep`"),
+        "{err}"
+    );
+    assert_eq!(read(&out, "results.csv"), results);
+    // merge into it, or from it, is refused the same way.
+    let r = fedtopo(&["merge", second.to_str().unwrap(), "--from", o]);
+    assert_eq!(r.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&r.stderr).contains("holds the results of experiment"));
+    // The same experiment, edited (one more access value): resumes.
+    std::fs::write(&first, SPEC.replace("[\"100M\", \"1G\", \"10G\"]", "[\"1G\", \"10G\"]"))
+        .unwrap();
+    let r = fedtopo(&["run", first.to_str().unwrap(), "--out", o]);
+    ok(&r);
+    let err = String::from_utf8_lossy(&r.stderr).to_string();
+    assert!(err.contains("the experiment file changed"), "{err}");
+    assert!(err.contains("80 job(s) selected, 40 computed, 40 already done"), "{err}");
 }
 
 #[test]

@@ -289,14 +289,28 @@ fn file_weights_become_the_default_consensus() {
         ConsensusRule::Auto
     );
     // Weights on some arcs only, or negative: errors with the line.
-    let mut csv = String::new();
+    let mut csv = String::from("src,dst,weight\n");
     for i in 0..11 {
         let w = if i == 1 { "" } else { ",0.5" };
         csv.push_str(&format!("{},{}{w}\n", labels[i], labels[(i + 1) % 11]));
     }
-    std::fs::write(&p, csv).unwrap();
+    std::fs::write(&p, &csv).unwrap();
     let e = file_error(file_kind(&p), &u, &model).to_string();
-    assert!(e.contains("w.csv:2") && e.contains("weight"), "{e}");
+    assert!(e.contains("w.csv:3") && e.contains("weight"), "{e}");
+    // A third column is weights only under a header naming it `weight`:
+    // without a header, or under another name (`latency`), it is an error.
+    std::fs::write(&p, csv.replacen("src,dst,weight\n", "", 1)).unwrap();
+    let e = file_error(file_kind(&p), &u, &model).to_string();
+    assert!(
+        e.contains("w.csv:1") && e.contains("only under a header naming it"),
+        "{e}"
+    );
+    std::fs::write(&p, csv.replacen("weight", "latency", 1)).unwrap();
+    let e = file_error(file_kind(&p), &u, &model).to_string();
+    assert!(
+        e.contains("w.csv:1") && e.contains("unknown column `latency` (column 3)"),
+        "{e}"
+    );
 }
 
 #[test]

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import os
 import re
+import subprocess
+import sys
 
 import pytest
 
@@ -91,3 +94,61 @@ def test_disconnected_underlay_refused(tmp_path):
     with pytest.raises(ValueError, match="largest"):
         fedtopo.Underlay.load(str(p))
     assert len(fedtopo.Underlay.load(str(p), largest_component=True)) == 2
+
+
+# Issue 25: the bindings read files through the library's readers, so they
+# refuse what the CLI refuses.
+
+_FIFO_CALLS = {
+    "underlay": "fedtopo.Underlay.load(P)",
+    "access_csv": "fedtopo.Network('aws-gaia', access_csv=P)",
+    "silos_csv": "fedtopo.Network('aws-gaia', silos_csv=P)",
+    "links_csv": "fedtopo.Network('aws-gaia', links_csv=P)",
+    "overlay file": "fedtopo.Network('aws-gaia').overlay('file:' + P)",
+    "consensus file": (
+        "fedtopo.Network('aws-gaia').overlay('ring').consensus_matrix('file:' + P)"
+    ),
+}
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs mkfifo (unix)")
+@pytest.mark.parametrize("what", sorted(_FIFO_CALLS))
+def test_fifo_inputs_are_refused_at_once(tmp_path, what):
+    """A FIFO nobody writes to would block a reader forever: it is refused
+    before it is opened. Run in a subprocess with a timeout, so that a
+    regression fails instead of hanging the test session."""
+    fifo = tmp_path / "input.csv"
+    os.mkfifo(fifo)
+    code = (
+        "import fedtopo\n"
+        f"P = {str(fifo)!r}\n"
+        "try:\n"
+        f"    {_FIFO_CALLS[what]}\n"
+        "    print('accepted')\n"
+        "except ValueError as e:\n"
+        "    print('refused:', e)\n"
+    )
+    try:
+        r = subprocess.run(
+            [sys.executable, "-c", code], capture_output=True, text=True, timeout=60
+        )
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"{what}: reading a FIFO still blocks after 60 s")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.startswith("refused:"), r.stdout + r.stderr
+    assert "not a regular file" in r.stdout, r.stdout
+
+
+def test_unknown_and_ambiguous_columns_are_refused(tmp_path):
+    both = tmp_path / "access.csv"
+    both.write_text("silo,up,capacity\nTokyo,1G,2G\n")
+    with pytest.raises(ValueError, match=r"access\.csv:1: give `capacity`"):
+        fedtopo.Network("aws-gaia", access_csv=str(both))
+    typo = tmp_path / "silos.csv"
+    typo.write_text("silo,compute\nTokyo,3\n")
+    with pytest.raises(ValueError, match=r"unknown column `compute`.*`compute_ms`"):
+        fedtopo.Network("aws-gaia", silos_csv=str(typo))
+    links = tmp_path / "links.json"
+    links.write_text('{"nodes": [], "links": [], "edges": []}')
+    with pytest.raises(ValueError, match="both `links` and `edges`"):
+        fedtopo.Network("aws-gaia").overlay(f"file:{links}")

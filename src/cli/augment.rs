@@ -1,6 +1,7 @@
 //! `fedtopo augment`: add arcs to a designed overlay while its cycle time
 //! does not grow, and the Pareto front of cycle time against mixing.
 
+use super::output::{out, outln};
 use std::path::PathBuf;
 
 use anyhow::{bail, Context, Result};
@@ -164,21 +165,21 @@ pub fn run(a: AugmentArgs) -> Result<()> {
     let labels = placement.labels(&underlay);
     match a.format {
         OutputFormat::Table => {
-            println!(
+            outln!(
                 "{} ({} silos): augmenting {} (tolerance {})",
                 underlay.name,
                 model.silo_count(),
                 a.from,
                 a.tolerance
             );
-            println!("{}", table(&result.points, &labels));
+            outln!("{}", table(&result.points, &labels));
             let base_pt = &result.points[0];
             let last = result
                 .points
                 .iter()
                 .rfind(|p| p.phase <= 1)
                 .unwrap_or(base_pt);
-            println!(
+            outln!(
                 "augmented: {} arcs ({} added), cycle time {:.1} ms (base {:.1}), spectral gap {:.4} (base {:.4}, {:.2}x)",
                 last.arcs,
                 last.arcs - base_pt.arcs,
@@ -189,8 +190,8 @@ pub fn run(a: AugmentArgs) -> Result<()> {
                 last.spectral_gap / base_pt.spectral_gap
             );
         }
-        OutputFormat::Csv => print!("{}", serde_csv(&result.points)?),
-        OutputFormat::Json => print!("{}", render_json(&result.points)),
+        OutputFormat::Csv => out!("{}", serde_csv(&result.points)?),
+        OutputFormat::Json => out!("{}", render_json(&result.points)),
     }
     if let Some(dir) = &a.out {
         std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;

@@ -1,5 +1,6 @@
 //! `fedtopo compare`: cycle time of several overlays on one underlay.
 
+use super::output::out;
 use std::path::PathBuf;
 
 use anyhow::{Context, Result};
@@ -116,7 +117,7 @@ pub fn run(a: CompareArgs) -> Result<()> {
         OutputFormat::Csv => render_csv(&cmp),
         OutputFormat::Json => render_json(&cmp),
     };
-    print!("{text}");
+    out!("{text}");
     if let Some(dir) = &a.export_dir {
         std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
         let placement = model.connectivity.placement();

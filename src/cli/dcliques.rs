@@ -117,6 +117,7 @@ pub struct ConvergenceArgs {
 /// Runs `fedtopo reproduce dcliques-convergence`.
 #[cfg(feature = "train")]
 pub fn run_convergence(a: ConvergenceArgs) -> Result<()> {
+    use super::output::out;
     use anyhow::Context;
     use fedtopo::overlay::dcliques::TopologyKind;
     use fedtopo::report::dcliques::convergence;
@@ -155,6 +156,6 @@ pub fn run_convergence(a: ConvergenceArgs) -> Result<()> {
     super::error_text::write_file(&a.out.join("convergence.csv"), convergence::csv(&runs))?;
     super::error_text::write_file(&a.out.join("convergence.md"), &md)?;
     super::error_text::write_file(&a.out.join("convergence.svg"), svg)?;
-    print!("{md}");
+    out!("{md}");
     Ok(())
 }

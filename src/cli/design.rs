@@ -1,6 +1,7 @@
 //! `fedtopo design`: search overlay families for the least predicted
 //! wall-clock time to a target on this network, and export the winner.
 
+use super::output::{out, outln};
 use std::path::PathBuf;
 
 use anyhow::{Context, Result};
@@ -179,6 +180,10 @@ fn read_summary(path: &std::path::Path) -> Result<Vec<Measured>> {
         .headers()
         .with_context(|| format!("--calibrate {}: reading the header", path.display()))?
         .clone();
+    // A summary's other columns are not read, but a column named twice is
+    // ambiguous.
+    fedtopo::csv_file::Columns::unique(&h)
+        .map_err(|m| anyhow::anyhow!("--calibrate {}:1: {m}", path.display()))?;
     let col = |name: &str| {
         h.iter().position(|c| c == name).ok_or_else(|| {
             anyhow::anyhow!(
@@ -553,26 +558,26 @@ pub fn run(a: DesignArgs) -> Result<()> {
     }
     match a.format {
         OutputFormat::Table => {
-            println!(
+            outln!(
                 "{} ({} silos): {} candidates, predicted rounds = {}",
                 underlay.name,
                 model.silo_count(),
                 candidates.len(),
                 predictor.source
             );
-            println!("{}", table(&candidates));
+            outln!("{}", table(&candidates));
             for c in &candidates {
                 if let Some(note) = &c.note {
-                    eprintln!("note: {}: {note}", c.name);
+                    eoutln!("note: {}: {note}", c.name);
                 }
             }
             if candidates
                 .first()
                 .is_some_and(|w| !w.predicted_time_ms.is_finite())
             {
-                println!("no predicted winner: no candidate mixes (see the notes)");
+                outln!("no predicted winner: no candidate mixes (see the notes)");
             } else if let Some(w) = candidates.first() {
-                println!(
+                outln!(
                     "predicted winner: {} (weights: {}), {:.1} ms per round x {:.1} rounds = {:.2} s",
                     w.name,
                     w.weights,
@@ -582,7 +587,7 @@ pub fn run(a: DesignArgs) -> Result<()> {
                 );
             }
             if let Some(err) = predictor.rms_relative_error {
-                println!(
+                outln!(
                     "predictor: rounds = {:.2} + {:.3} x mixing time, RMS relative error {:.1} % over the measured runs",
                     predictor.a,
                     predictor.b,
@@ -603,7 +608,7 @@ pub fn run(a: DesignArgs) -> Result<()> {
                     .sum::<f64>()
                     / verified.len() as f64)
                     .sqrt();
-                println!(
+                outln!(
                     "verification: predicted vs measured rounds of the {} verified candidate(s) that reached the target: RMS relative error {:.1} %",
                     verified.len(),
                     100.0 * err
@@ -618,7 +623,7 @@ pub fn run(a: DesignArgs) -> Result<()> {
                         .total_cmp(&y.measured_time_ms.unwrap_or(f64::INFINITY))
                 })
             {
-                println!(
+                outln!(
                     "measured winner: {} (weights: {}), {:.2} s to the target ({} rounds)",
                     w.name,
                     w.weights,
@@ -627,8 +632,8 @@ pub fn run(a: DesignArgs) -> Result<()> {
                 );
             }
         }
-        OutputFormat::Csv => print!("{}", serde_csv(&candidates)?),
-        OutputFormat::Json => print!(
+        OutputFormat::Csv => out!("{}", serde_csv(&candidates)?),
+        OutputFormat::Json => out!(
             "{}",
             render_json(&serde_json::json!({
                 "underlay": underlay.name,

@@ -1,6 +1,7 @@
 //! `fedtopo mixing`: spectral gap and effective number of neighbours of
 //! each overlay, with the default and the fastest-mixing consensus weights.
 
+use super::output::{out, outln};
 use anyhow::Result;
 use clap::Args;
 
@@ -101,9 +102,9 @@ pub fn run(a: MixingArgs) -> Result<()> {
         .map_err(|e| anyhow::anyhow!("{e}"))?;
     match a.format {
         OutputFormat::Table => {
-            println!("{} ({} silos)", underlay.name, model.silo_count());
-            println!("{}", table(&rows));
-            println!(
+            outln!("{} ({} silos)", underlay.name, model.silo_count());
+            outln!("{}", table(&rows));
+            outln!(
                 "weights: what `train --consensus auto` uses; MH: Metropolis-Hastings; fastest: \
                  fastest-mixing symmetric weights ([Boyd04], `train --consensus fastest`); \
                  eff. neighbours at gamma {} ([Vogels22])",
@@ -115,8 +116,8 @@ pub fn run(a: MixingArgs) -> Result<()> {
                 }
             }
         }
-        OutputFormat::Csv => print!("{}", serde_csv(&rows)?),
-        OutputFormat::Json => print!("{}", render_json(&rows)),
+        OutputFormat::Csv => out!("{}", serde_csv(&rows)?),
+        OutputFormat::Json => out!("{}", render_json(&rows)),
     }
     Ok(())
 }

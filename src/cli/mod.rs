@@ -12,6 +12,7 @@ mod examples;
 mod mixing;
 #[cfg(not(feature = "train"))]
 mod no_train;
+mod output;
 mod overlay;
 mod reproduce;
 mod run;
@@ -25,6 +26,7 @@ use anyhow::Result;
 
 use clap::{Parser, Subcommand};
 pub use error_text::error_text;
+pub use output::{StdoutError, BROKEN_PIPE_EXIT};
 
 /// Which communication topology trains fastest on this network?
 #[derive(Debug, Parser)]
@@ -113,9 +115,24 @@ fn command() -> clap::Command {
 
 /// Parses the command line and runs the command.
 pub fn run() -> Result<()> {
-    let matches = command().get_matches();
-    let cli =
-        <Cli as clap::FromArgMatches>::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
+    let cli = match command()
+        .try_get_matches()
+        .and_then(|m| <Cli as clap::FromArgMatches>::from_arg_matches(&m))
+    {
+        Ok(cli) => cli,
+        // `--help` and `--version` go to stdout: through `output::print`,
+        // so that a failed write is an error there too.
+        Err(e) if !e.use_stderr() => {
+            use std::io::IsTerminal;
+            let text = e.render();
+            return Ok(output::print(&if std::io::stdout().is_terminal() {
+                text.ansi().to_string()
+            } else {
+                text.to_string()
+            })?);
+        }
+        Err(e) => e.exit(),
+    };
     match cli.command {
         Command::Compare(a) => compare::run(a),
         Command::Mixing(a) => mixing::run(a),

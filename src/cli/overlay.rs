@@ -1,5 +1,6 @@
 //! `fedtopo overlay`: build one overlay and write it out.
 
+use super::output::out;
 use std::path::PathBuf;
 
 use anyhow::{bail, Context, Result};
@@ -72,7 +73,7 @@ fn emit(output: &Option<PathBuf>, text: &str) -> Result<()> {
             std::fs::write(path, text).with_context(|| format!("writing {}", path.display()))
         }
         None => {
-            print!("{text}");
+            out!("{text}");
             Ok(())
         }
     }
@@ -163,7 +164,7 @@ pub fn run(a: OverlayArgs) -> Result<()> {
                 path.display()
             );
         }
-        None => print!("{text}"),
+        None => out!("{text}"),
     }
     Ok(())
 }

@@ -1,5 +1,6 @@
 //! `fedtopo reproduce matcha-tables`: MATCHA columns of the paper tables, ours vs published.
 
+use super::output::out;
 use std::path::PathBuf;
 
 use anyhow::{anyhow, Context, Result};
@@ -119,7 +120,7 @@ fn run_init_gain(a: InitGainExponentsArgs) -> Result<()> {
     super::error_text::write_file(&a.out.join("points.csv"), points_csv(&rows))?;
     let md = exponents_page(&rows, &opts);
     super::error_text::write_file(&a.out.join("exponents.md"), &md)?;
-    print!("{md}");
+    out!("{md}");
     Ok(())
 }
 
@@ -134,7 +135,7 @@ fn run_dcliques(a: DcliquesTableArgs) -> Result<()> {
     super::error_text::write_file(&a.out.join("skew.csv"), skew_stats_csv(&skew))?;
     let md = results_markdown(&rows, &skew, a.seed, experiments);
     super::error_text::write_file(&a.out.join("results.md"), &md)?;
-    print!("{md}");
+    out!("{md}");
     Ok(())
 }
 
@@ -167,6 +168,6 @@ fn run_matcha(a: MatchaTablesArgs) -> Result<()> {
     super::error_text::write_file(&a.out.join("results.csv"), results_csv(&rows)?)?;
     let md = results_markdown(&rows);
     super::error_text::write_file(&a.out.join("results.md"), &md)?;
-    print!("{md}");
+    out!("{md}");
     Ok(())
 }

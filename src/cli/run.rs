@@ -1,12 +1,14 @@
 //! `fedtopo run` and `fedtopo merge`: experiments as data.
 
+use super::output::out;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 use clap::Args;
 
 use fedtopo::experiment::{
-    assemble, expand, import_jobs, run_jobs, ExperimentSpec, RunOptions, Shard,
+    assemble, check_source, claim, expand, import_jobs, run_jobs, ExperimentSpec, RunOptions,
+    Shard,
 };
 
 /// Options of `fedtopo run`.
@@ -94,9 +96,9 @@ pub fn run(a: RunArgs) -> Result<()> {
         rows.len(),
         out.join("results.csv").display()
     );
-    print!(
+    out!(
         "{}",
-        std::fs::read_to_string(out.join("results.md"))
+        fedtopo::input_file::read_text(&out.join("results.md"), fedtopo::input_file::MAX_INPUT_BYTES)
             .with_context(|| format!("reading {}", out.join("results.md").display()))?
     );
     Ok(())
@@ -108,6 +110,12 @@ pub fn merge(a: MergeArgs) -> Result<()> {
     let dir = spec_dir(&a.experiment);
     let out = a.out.unwrap_or_else(|| dir.clone());
     let jobs = expand(&spec.grid);
+    for from in &a.from {
+        check_source(&spec, from)?;
+    }
+    if let Some(note) = claim(&spec, &out)? {
+        eprintln!("note: {note}");
+    }
     for from in &a.from {
         let n = import_jobs(&jobs, from, &out)?;
         eprintln!("{}: {n} job result(s)", from.display());

@@ -1,5 +1,6 @@
 //! `fedtopo simulate`: replay training rounds in wall-clock time.
 
+use super::output::{out, outln};
 use std::path::PathBuf;
 
 use anyhow::{bail, Context, Result};
@@ -165,12 +166,12 @@ pub fn run(a: SimulateArgs) -> Result<()> {
     let rows = replay_summary(&results, &taus);
     let network = NetworkDescription::new(&underlay, &spec, &model)?;
     match a.format {
-        OutputFormat::Table => println!("{}", replay_summary_table(&rows)),
-        OutputFormat::Csv => print!(
+        OutputFormat::Table => outln!("{}", replay_summary_table(&rows)),
+        OutputFormat::Csv => out!(
             "{}",
             append_columns(&serde_csv(&rows)?, &network.csv_columns())?
         ),
-        OutputFormat::Json => print!(
+        OutputFormat::Json => out!(
             "{}",
             render_json(&serde_json::json!({
                 "underlay": underlay.name,

@@ -3,6 +3,7 @@
 //! Argument parsing only: the runs are `fedtopo::reproduce::tornado`, the
 //! tables and CSV files `fedtopo::report::tornado`.
 
+use super::output::{out, outln};
 use std::path::PathBuf;
 
 use anyhow::{bail, Context, Result};
@@ -189,7 +190,7 @@ fn clustering(a: ClusteringArgs) -> Result<()> {
         bail!("--seeds must be at least 1");
     }
     let rows = table3(a.nodes, a.groups, a.seeds, a.concentration)?;
-    print!("{}", clustering_table(&rows).render(a.format));
+    out!("{}", clustering_table(&rows).render(a.format));
     Ok(())
 }
 
@@ -247,11 +248,11 @@ fn time(a: TimeArgs) -> Result<()> {
     }
     let heading = time_report::heading(&underlay, &model, server, a.network_model, a.steps);
     match a.format {
-        OutputFormat::Table => println!("{heading}"),
+        OutputFormat::Table => outln!("{heading}"),
         // Scripts read the rows on stdout; the heading goes to stderr.
         _ => eprintln!("note: {heading}"),
     }
-    print!(
+    out!(
         "{}",
         time_report::table(&rows, server, a.steps).render(a.format)
     );
@@ -396,7 +397,7 @@ fn learn(a: LearnArgs) -> Result<()> {
         heading = format!("{heading}\n{}", torch_description(s, &a));
     }
     match t.format {
-        OutputFormat::Table => println!("{heading}"),
+        OutputFormat::Table => outln!("{heading}"),
         // Scripts read the rows on stdout; the heading goes to stderr.
         _ => eprintln!("note: {heading}"),
     }
@@ -411,9 +412,9 @@ fn learn(a: LearnArgs) -> Result<()> {
             learn_report::multi_seed_rows(&runs, &methods, &seeds, a.target, with_loss);
         (table, Some(footer))
     };
-    print!("{}", table.render(t.format));
+    out!("{}", table.render(t.format));
     match (footer, t.format) {
-        (Some(f), OutputFormat::Table) => println!("{f}"),
+        (Some(f), OutputFormat::Table) => outln!("{f}"),
         (Some(f), _) => eprintln!("note: {f}"),
         (None, _) => {}
     }

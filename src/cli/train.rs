@@ -1,6 +1,7 @@
 //! `fedtopo train`: train a real model with DPASGD on several overlays and
 //! compare them in simulated wall-clock time.
 
+use super::output::out;
 use std::path::PathBuf;
 
 use anyhow::{bail, Context, Result};
@@ -319,7 +320,7 @@ pub fn run_train(a: TrainArgs) -> Result<()> {
     if a.summary_to_stderr {
         eprint!("{summary}");
     } else {
-        print!("{summary}");
+        out!("{summary}");
     }
     eprintln!(
         "wrote {}/{{summary.csv,curves.svg,<overlay>/metrics.csv}}",

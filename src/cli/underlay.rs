@@ -1,5 +1,6 @@
 //! `fedtopo underlay list|info`.
 
+use super::output::{out, outln};
 use anyhow::Result;
 use clap::{Args, Subcommand};
 use serde::Serialize;
@@ -45,7 +46,7 @@ pub fn run(c: UnderlayCommand) -> Result<()> {
                 } else {
                     ""
                 };
-                println!("{name}{star}: {about}");
+                outln!("{name}{star}: {about}");
             }
             Ok(())
         }
@@ -75,7 +76,7 @@ fn info(a: InfoArgs) -> Result<()> {
     let u = a.underlay.load(true)?;
     let info = UnderlayInfo::new(&u);
     match a.format {
-        OutputFormat::Json => print!("{}", render_json(&info)),
+        OutputFormat::Json => out!("{}", render_json(&info)),
         OutputFormat::Csv => {
             let row = InfoRow {
                 name: &info.name,
@@ -92,12 +93,12 @@ fn info(a: InfoArgs) -> Result<()> {
                 estimated_positions: info.estimated_positions.len(),
                 notes: info.notes.join(" | "),
             };
-            print!("{}", serde_csv(&[row])?);
+            out!("{}", serde_csv(&[row])?);
         }
         OutputFormat::Table => {
-            println!("underlay      {}", info.name);
-            println!("routers       {} (one silo each)", info.routers);
-            println!("links         {}", info.links);
+            outln!("underlay      {}", info.name);
+            outln!("routers       {} (one silo each)", info.routers);
+            outln!("links         {}", info.links);
             if let Some(m) = &u.measured {
                 // A latency matrix: no lengths or routes, only measured pairs.
                 let l = m
@@ -108,43 +109,43 @@ fn info(a: InfoArgs) -> Result<()> {
                 let (lo, hi) = l.fold((f64::INFINITY, 0.0f64), |(lo, hi), (_, &v)| {
                     (lo.min(v), hi.max(v))
                 });
-                println!(
+                outln!(
                     "latency       {lo:.1} .. {hi:.1} ms one-way between sites (measured matrix; every pair its own route)"
                 );
             } else {
-                println!("total length  {:.0} km", info.total_length_km);
+                outln!("total length  {:.0} km", info.total_length_km);
             }
             match &info.diameter_bounds {
                 _ if u.measured.is_some() => {}
-                None => println!(
+                None => outln!(
                     "diameter      {:.0} km, {} hops, {:.1} ms (paper latency model: 0.0085 ms/km + 4 ms)",
                     info.diameter_km, info.diameter_hops, info.diameter_ms
                 ),
-                Some(b) if b.km_exact => println!(
+                Some(b) if b.km_exact => outln!(
                     "diameter      {:.0} km, at least {} hops, {:.1} ms (paper latency model: 0.0085 ms/km + 4 ms; see note)",
                     info.diameter_km, info.diameter_hops, info.diameter_ms
                 ),
-                Some(b) => println!(
+                Some(b) => outln!(
                     "diameter      {:.0} to {:.0} km, at least {} hops, {:.1} to {:.1} ms (bounds; paper latency model: 0.0085 ms/km + 4 ms; see note)",
                     info.diameter_km, b.km_upper, info.diameter_hops, info.diameter_ms, b.ms_upper
                 ),
             }
             if info.links == 0 {
-                println!("capacities    none (no links)");
+                outln!("capacities    none (no links)");
             } else {
-                println!(
+                outln!(
                     "capacities    {} .. {}",
                     format_bandwidth(info.min_capacity_bps),
                     format_bandwidth(info.max_capacity_bps)
                 );
             }
-            println!(
+            outln!(
                 "no coords     {} router(s), {} position(s) estimated",
                 info.routers_without_coordinates,
                 info.estimated_positions.len()
             );
             for line in &info.notes {
-                println!("note          {line}");
+                outln!("note          {line}");
             }
         }
     }

@@ -7,12 +7,13 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::Path;
 
+use crate::csv_file::Columns;
 use crate::report::plot::{axis_title, line_plot, Axes, Series};
 
 use super::aggregate;
 use super::grid::Job;
 use super::row::{numeric, Cell, ResultRow};
-use super::spec::{ExperimentSpec, PlotSpec, RatioSpec};
+use super::spec::{output_path_parts, ExperimentSpec, PlotSpec, RatioSpec};
 use super::{store, ExperimentError};
 
 /// Published values keyed by the join columns they share with our rows.
@@ -24,6 +25,11 @@ struct Published {
     values: BTreeMap<Vec<String>, f64>,
 }
 
+/// Reads the published CSV at `path`: a value column (`published_ms` or
+/// `published`) and join columns, each a grid axis of `axes` (at least
+/// one). An unknown or misspelled column, a column named twice, both value
+/// columns, or two rows with the same join values are errors (never one
+/// value joined to every row, never "the last row wins").
 fn read_published(path: &Path, axes: &[&str]) -> Result<Published, ExperimentError> {
     let text = crate::input_file::read_text(path, crate::input_file::MAX_INPUT_BYTES).map_err(
         |source| ExperimentError::Io {
@@ -35,26 +41,85 @@ fn read_published(path: &Path, axes: &[&str]) -> Result<Published, ExperimentErr
         |line: u64, m: String| ExperimentError::Invalid(format!("{}:{line}: {m}", path.display()));
     let mut rdr = csv::ReaderBuilder::new()
         .comment(Some(b'#'))
+        .trim(csv::Trim::All)
         .from_reader(text.as_bytes());
     let header = rdr.headers().map_err(|e| bad(1, e.to_string()))?.clone();
-    let value_col = header
+    let header_line = header.position().map_or(1, |p| p.line());
+    const VALUES: [&str; 2] = ["published_ms", "published"];
+    let mut accepted: Vec<&str> = VALUES.to_vec();
+    accepted.extend(axes.iter().copied());
+    Columns::accepted(&header, &accepted).map_err(|m| {
+        bad(
+            header_line,
+            format!("{m} (a value column and the grid axes to join on)"),
+        )
+    })?;
+    let values_at: Vec<usize> = header
         .iter()
-        .position(|h| h == "published_ms" || h == "published")
-        .ok_or_else(|| bad(1, "expected a `published_ms` or `published` column".into()))?;
+        .enumerate()
+        .filter(|(_, h)| VALUES.iter().any(|v| h.eq_ignore_ascii_case(v)))
+        .map(|(i, _)| i)
+        .collect();
+    let value_col = match values_at[..] {
+        [one] => one,
+        [] => {
+            return Err(bad(
+                header_line,
+                "expected a `published_ms` or `published` column".into(),
+            ))
+        }
+        _ => {
+            return Err(bad(
+                header_line,
+                "both `published_ms` and `published`: which is the value is ambiguous; give one"
+                    .into(),
+            ))
+        }
+    };
+    // Join columns by the axis names as the grid spells them.
     let join: Vec<(usize, String)> = header
         .iter()
         .enumerate()
-        .filter(|(_, h)| axes.contains(h))
-        .map(|(i, h)| (i, h.to_string()))
+        .filter(|(i, _)| *i != value_col)
+        .filter_map(|(i, h)| {
+            axes.iter()
+                .find(|a| a.eq_ignore_ascii_case(h))
+                .map(|a| (i, a.to_string()))
+        })
         .collect();
+    if join.is_empty() {
+        return Err(bad(
+            header_line,
+            format!(
+                "no column to join on: name one or more grid axes ({}) beside the value",
+                axes.join(", ")
+            ),
+        ));
+    }
     let mut values = BTreeMap::new();
+    let mut first_line: BTreeMap<Vec<String>, u64> = BTreeMap::new();
     for rec in rdr.records() {
         let rec = rec.map_err(|e| bad(e.position().map_or(0, |p| p.line()), e.to_string()))?;
         let line = rec.position().map_or(0, |p| p.line());
-        let key = join.iter().map(|(i, _)| rec[*i].to_string()).collect();
-        let v: f64 = rec[value_col]
+        let cell = |i: usize| rec.get(i).unwrap_or("");
+        let key: Vec<String> = join.iter().map(|(i, _)| cell(*i).to_string()).collect();
+        let v: f64 = cell(value_col)
             .parse()
-            .map_err(|_| bad(line, format!("`{}` is not a number", &rec[value_col])))?;
+            .map_err(|_| bad(line, format!("`{}` is not a number", cell(value_col))))?;
+        if let Some(first) = first_line.get(&key) {
+            return Err(bad(
+                line,
+                format!(
+                    "the same {} as line {first}: give every published value one row",
+                    join.iter()
+                        .zip(&key)
+                        .map(|((_, a), v)| format!("{a} = `{v}`"))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+            ));
+        }
+        first_line.insert(key.clone(), line);
         values.insert(key, v);
     }
     Ok(Published {
@@ -147,15 +212,46 @@ pub fn assemble(
     }
     store::write_atomic(&out.join("results.md"), md.as_bytes())?;
     for plot in &spec.plots {
+        check_plot_columns(plot, &rows)?;
         let svg = if plot.per_round {
             let dirs: Vec<_> = jobs.iter().map(|j| store::run_dir(out, j)).collect();
             per_round_svg(spec, plot, &rows, &dirs)?
         } else {
             plot_svg(spec, plot, &rows)?
         };
-        store::write_atomic(&out.join(&plot.file), svg.as_bytes())?;
+        store::write_atomic(&inside(out, &plot.file)?, svg.as_bytes())?;
     }
     Ok(rows)
+}
+
+/// The path of output `file` under `out`, refused unless it stays there:
+/// `file` is relative without `..` ([`output_path_parts`], checked when
+/// the experiment is read), and its folder, once created, is inside `out`
+/// also after symbolic links are followed.
+fn inside(out: &Path, file: &str) -> Result<std::path::PathBuf, ExperimentError> {
+    let bad = |why: String| ExperimentError::Invalid(format!("output file `{file}` {why}"));
+    let parts = output_path_parts(file).map_err(bad)?;
+    let path = parts.iter().fold(out.to_path_buf(), |p, c| p.join(c));
+    let dir = path.parent().unwrap_or(out);
+    std::fs::create_dir_all(dir).map_err(|source| ExperimentError::Io {
+        path: dir.display().to_string(),
+        source,
+    })?;
+    let canonical = |p: &Path| {
+        std::fs::canonicalize(p).map_err(|source| ExperimentError::Io {
+            path: p.display().to_string(),
+            source,
+        })
+    };
+    let (root, folder) = (canonical(out)?, canonical(dir)?);
+    if !folder.starts_with(&root) {
+        return Err(bad(format!(
+            "resolves to {}, outside the output directory {} (a symbolic link)",
+            folder.display(),
+            root.display()
+        )));
+    }
+    Ok(path)
 }
 
 /// The union of the rows' columns, in first-seen order.
@@ -191,6 +287,12 @@ fn add_ratios(
         .collect();
     for r in ratios {
         if let Some(row) = rows.first() {
+            if row.cell(&r.column).is_some() {
+                return Err(ExperimentError::Invalid(format!(
+                    "ratio column `{}` is already a result column; give it another name",
+                    r.column
+                )));
+            }
             if row.cell(&r.of).is_none() {
                 return Err(ExperimentError::Invalid(format!(
                     "ratio `{}`: `{}` is not a result column; expected one of {}",
@@ -353,6 +455,28 @@ fn keeps(plot: &PlotSpec, row: &ResultRow) -> bool {
         .all(|(k, v)| row.column(k).as_deref() == Some(v.as_str()))
 }
 
+/// Every column a plot names in `series` and `filter` (and `x`, `y` when
+/// it plots result rows) is a result column: a misspelled one is an error
+/// naming it and the columns, not a plot with no matching row.
+fn check_plot_columns(plot: &PlotSpec, rows: &[ResultRow]) -> Result<(), ExperimentError> {
+    let Some(row) = rows.first() else {
+        return Ok(());
+    };
+    let mut named: Vec<(&str, &str)> = plot.series.split(',').map(|c| ("series", c.trim())).collect();
+    named.extend(plot.filter.keys().map(|k| ("filter", k.as_str())));
+    if !plot.per_round {
+        named.extend([("x", plot.x.as_str()), ("y", plot.y.as_str())]);
+    }
+    match named.iter().find(|(_, c)| row.cell(c).is_none()) {
+        Some((what, c)) => Err(ExperimentError::Invalid(format!(
+            "plot `{}`: {what} column `{c}` is not a result column; expected one of {}",
+            plot.file,
+            row.names().collect::<Vec<_>>().join(", ")
+        ))),
+        None => Ok(()),
+    }
+}
+
 /// One line per job from its `metrics.csv` (`dirs[i]` is row `i`'s run
 /// directory).
 fn per_round_svg(
@@ -368,12 +492,14 @@ fn per_round_svg(
             continue;
         }
         let path = dir.join("metrics.csv");
-        let mut rdr = csv::Reader::from_path(&path).map_err(|e| {
-            bad(format!(
-                "{}: {e} (per_round plots need kind = \"train\")",
-                path.display()
-            ))
-        })?;
+        let text = crate::input_file::read_text(&path, crate::input_file::MAX_INPUT_BYTES)
+            .map_err(|e| {
+                bad(format!(
+                    "{}: {e} (per_round plots need kind = \"train\")",
+                    path.display()
+                ))
+            })?;
+        let mut rdr = csv::Reader::from_reader(text.as_bytes());
         let header = rdr.headers().map_err(|e| bad(e.to_string()))?.clone();
         let col = |c: &str| {
             header

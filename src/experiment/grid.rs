@@ -45,12 +45,7 @@ impl Job {
     /// File-name-safe 64-bit FNV-1a hash of [`Job::key`], as 16 hex digits
     /// (stable across platforms and Rust versions, unlike `DefaultHasher`).
     pub fn id(&self) -> String {
-        let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-        for b in self.key().bytes() {
-            h ^= u64::from(b);
-            h = h.wrapping_mul(0x0000_0100_0000_01b3);
-        }
-        format!("{h:016x}")
+        format!("{:016x}", super::store::fnv1a64(self.key().as_bytes()))
     }
 }
 

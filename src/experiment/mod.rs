@@ -33,7 +33,7 @@ pub use jobs::run_job;
 pub use row::{Cell, ResultRow};
 pub use run::{run_jobs, RunOptions, RunSummary};
 pub use spec::{ExperimentKind, ExperimentSpec, Grid, PlotSpec};
-pub use store::{import_jobs, job_path};
+pub use store::{check_source, claim, fingerprint_path, import_jobs, job_path};
 pub use validate::validate_grid;
 
 /// Why an experiment could not run.

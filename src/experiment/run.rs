@@ -91,7 +91,10 @@ pub fn run_jobs(
     }
     // Every grid point is checked (and every underlay loaded) before any job runs.
     let underlays = validate_grid(spec, jobs, &opts.base_dir)?;
+    // `opts.out` holds this experiment's results, or none yet.
+    let changed = store::claim(spec, &opts.out)?;
     let mut notes = load_notes(&underlays);
+    notes.extend(changed);
     notes.extend(unreadable);
     let bar = Progress::new(
         &format!("run {}", spec.name),

@@ -62,6 +62,12 @@
 //! row's, [`RatioSpec`]); `aggregate = "seed"` summarises rows that differ
 //! only in that axis (`summary.csv`, [`crate::experiment::aggregate`]).
 //!
+//! No name is ignored and nothing is ambiguous: an unknown key is a TOML
+//! error, a value listed twice on an axis, a `[[ratio]]` column named like
+//! an axis, a result column or another ratio, and a plot file outside the
+//! output directory or over another output are errors
+//! ([`ExperimentSpec::parse`]).
+//!
 //! Underlays are paths relative to the experiment file, built-in names, or
 //! `shared:REL` for `$FEDTOPO_SHARED/underlays/REL` (without the variable:
 //! the first `shared/underlays` beside the experiment file's folder or one
@@ -97,6 +103,16 @@ pub enum ExperimentKind {
 }
 
 impl ExperimentKind {
+    /// The kind as written in an experiment file (`compare`, ...).
+    pub fn name(self) -> &'static str {
+        match self {
+            ExperimentKind::Compare => "compare",
+            ExperimentKind::Simulate => "simulate",
+            ExperimentKind::Train => "train",
+            ExperimentKind::Program => "program",
+        }
+    }
+
     /// The result column compared with published values and shown first in
     /// `results.md` unless the file names one.
     pub fn default_metric(self) -> &'static str {
@@ -150,7 +166,9 @@ pub struct ExperimentSpec {
     /// What each grid point runs.
     pub kind: ExperimentKind,
     /// CSV with published values to compare against (relative to the file):
-    /// join columns named like grid axes, and a `published_ms` column.
+    /// join columns named like grid axes (at least one), and a
+    /// `published_ms` or `published` column; no other column, and one row
+    /// per combination of join values.
     #[serde(default)]
     pub published: Option<String>,
     /// The result column compared with `published_ms` (default per kind:
@@ -200,6 +218,11 @@ pub struct ExperimentSpec {
     /// every shown column's mean, minimum, maximum and count.
     #[serde(default)]
     pub aggregate: Option<String>,
+    /// The 64-bit FNV-1a hash of the file's text (not a TOML key): the
+    /// fingerprint that marks an output directory as this experiment's
+    /// (`OUT/jobs/experiment.fingerprint`).
+    #[serde(skip)]
+    pub file_fnv1a64: u64,
 }
 
 /// A result column `column = of / of(baseline)`: each row's `of` divided by
@@ -494,7 +517,9 @@ fn default_center() -> Vec<String> {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct PlotSpec {
-    /// Output SVG file name (in the output directory).
+    /// Output SVG file: a relative path inside the output directory
+    /// (no `..`, not absolute), not a results file, not under `jobs/`, not
+    /// another plot's ([`output_path_parts`], checked when the file is read).
     pub file: String,
     /// Column for the x axis (must be numeric: `access`, `local_steps`, ...).
     pub x: String,
@@ -585,6 +610,7 @@ impl ExperimentSpec {
         })?;
         let mut spec = spec;
         spec.grid.kind = Some(spec.kind);
+        spec.file_fnv1a64 = super::store::fnv1a64(text.as_bytes());
         spec.validate(source)?;
         Ok(spec)
     }
@@ -647,7 +673,20 @@ impl ExperimentSpec {
                     "{source}: grid axis `{name}` is empty; give at least one value"
                 )));
             }
+            if let Some((i, v)) = values
+                .iter()
+                .enumerate()
+                .find(|(i, v)| values[..*i].contains(v))
+            {
+                return Err(ExperimentError::Invalid(format!(
+                    "{source}: grid axis `{name}` lists `{v}` twice (values {} and {}); \
+                     give every value once (a repeated value repeats its rows)",
+                    values.iter().position(|x| x == v).map_or(0, |p| p + 1),
+                    i + 1
+                )));
+            }
         }
+        self.validate_outputs(source)?;
         if let Some(over) = &self.aggregate {
             if !axes.iter().any(|(a, _)| a == over) {
                 let names: Vec<&str> = axes.iter().map(|(a, _)| *a).collect();
@@ -657,7 +696,22 @@ impl ExperimentSpec {
                 )));
             }
         }
-        for r in &self.ratios {
+        for (k, r) in self.ratios.iter().enumerate() {
+            let clash = if axes.iter().any(|(a, _)| *a == r.column) {
+                Some("a grid axis")
+            } else if self.ratios[..k].iter().any(|o| o.column == r.column) {
+                Some("another ratio's column")
+            } else if RESERVED_COLUMNS.contains(&r.column.as_str()) {
+                Some("a column of results.csv")
+            } else {
+                None
+            };
+            if let Some(what) = clash {
+                return Err(ExperimentError::Invalid(format!(
+                    "{source}: ratio column `{}` is already {what}; give it another name",
+                    r.column
+                )));
+            }
             if r.baseline.is_empty() {
                 return Err(ExperimentError::Invalid(format!(
                     "{source}: ratio `{}` has an empty baseline; name at least one axis, e.g. baseline = {{ overlay = \"ring\" }}",
@@ -681,6 +735,73 @@ impl ExperimentSpec {
                     )));
                 }
             }
+        }
+        Ok(())
+    }
+}
+
+/// Columns `results.csv` adds beside the result columns (a ratio may not
+/// take their names).
+const RESERVED_COLUMNS: [&str; 3] = ["published_ms", "published", "relative_error"];
+
+/// The files an experiment writes in its output directory besides its
+/// plots (and `jobs/`, the run store).
+pub const RESULT_FILES: [&str; 3] = ["results.csv", "results.md", "summary.csv"];
+
+/// `file` as a path inside the output directory: relative, without `..`,
+/// `.` only as a no-op; the normal components, or why not.
+pub fn output_path_parts(file: &str) -> Result<Vec<String>, String> {
+    use std::path::Component;
+    let path = Path::new(file);
+    let mut parts = Vec::new();
+    for c in path.components() {
+        match c {
+            Component::Normal(p) => parts.push(p.to_string_lossy().into_owned()),
+            Component::CurDir => {}
+            Component::ParentDir => {
+                return Err("contains `..`: outputs stay inside the output directory".into())
+            }
+            Component::RootDir | Component::Prefix(_) => {
+                return Err(
+                    "is an absolute path: outputs are written inside the output directory (--out)"
+                        .into(),
+                )
+            }
+        }
+    }
+    if parts.is_empty() {
+        return Err("names no file".into());
+    }
+    Ok(parts)
+}
+
+impl ExperimentSpec {
+    /// Every file the experiment writes stays inside its output directory:
+    /// a plot's `file` is a relative path without `..`, is not a results
+    /// file, the run store (`jobs/`) or another plot's file (compared
+    /// ignoring ASCII case, as on case-insensitive file systems).
+    fn validate_outputs(&self, source: &str) -> Result<(), ExperimentError> {
+        let mut taken: Vec<(String, String)> = RESULT_FILES
+            .iter()
+            .map(|f| (f.to_string(), format!("the results file {f}")))
+            .collect();
+        for plot in &self.plots {
+            let bad = |why: String| {
+                ExperimentError::Invalid(format!("{source}: plot file `{}` {why}", plot.file))
+            };
+            let parts = output_path_parts(&plot.file).map_err(bad)?;
+            if parts[0].eq_ignore_ascii_case("jobs") {
+                return Err(bad(
+                    "is in jobs/, where the job results are stored; choose another path".into(),
+                ));
+            }
+            let key = parts.join("/").to_ascii_lowercase();
+            if let Some((_, what)) = taken.iter().find(|(k, _)| *k == key) {
+                return Err(bad(format!(
+                    "would overwrite {what}; give every output its own file"
+                )));
+            }
+            taken.push((key, format!("plot `{}`", plot.file)));
         }
         Ok(())
     }

@@ -175,11 +175,15 @@ fn check_network_knobs(jobs: &[Job], base_dir: &Path, problems: &mut Problems) {
     }
     for axis in ["access_csv", "silos_csv", "links_csv"] {
         for value in distinct(jobs, axis) {
-            if !value.trim().is_empty() && !base_dir.join(value).is_file() {
-                problems.add(format!(
+            let path = base_dir.join(value);
+            match crate::input_file::is_regular_file(&path) {
+                _ if value.trim().is_empty() => {}
+                Ok(true) => {}
+                Ok(false) => problems.add(format!(
                     "{axis} `{value}`: expected a CSV file, found none at {}",
-                    base_dir.join(value).display()
-                ));
+                    path.display()
+                )),
+                Err(e) => problems.add(format!("{axis} `{value}`: {}: {e}", path.display())),
             }
         }
     }

@@ -26,6 +26,16 @@
 //! to every other ([`never_hear_from`]), as a static overlay must be
 //! strongly connected to have a cycle time.
 //!
+//! No name is ignored: a JSON file's top-level keys are those above
+//! (`directed`, `multigraph`, `graph`, `nodes`, `links` or `edges`, or
+//! `rounds`, `periodic`, `timing`, `nodes`, plus `name`); another key (`"Directed"`)
+//! is an error naming the accepted ones, and so are both `links` and
+//! `edges` (ambiguous). Node, link and graph attributes are free (networkx
+//! writes any), except one that differs from a key read only in case
+//! (`"Weight"`, GML `Directed 1`). A CSV header is `[round,]src,dst[,weight]`
+//! exactly (any other or repeated column is an error), and a third column
+//! is read as weights only under a header naming it `weight`.
+//!
 //! Nodes are matched to silos by name: a node's `label` (GML; its `id` when
 //! it has none), its `id` then its `label` (JSON), against the silo labels (unique, as exported) and then the underlay's
 //! router labels and GML ids ([`Underlay::find_router`]). Every silo must
@@ -513,6 +523,9 @@ fn read_gml(text: &str, at: At<'_>) -> Result<Raw, FileOverlayError> {
                 let GmlValue::List(fields) = &e.value else {
                     return Err(syntax(pos(e), "`node` must be a list `[ id .. ]`"));
                 };
+                for f in fields {
+                    gml_case_miss(&f.key, &["id", "label"], f, at)?;
+                }
                 let id = fields
                     .iter()
                     .find(|f| f.key == "id")
@@ -539,6 +552,9 @@ fn read_gml(text: &str, at: At<'_>) -> Result<Raw, FileOverlayError> {
                         "`edge` must be a list `[ source .. target .. ]`",
                     ));
                 };
+                for f in fields {
+                    gml_case_miss(&f.key, &["source", "target", "weight"], f, at)?;
+                }
                 let end = |k: &str| {
                     let f = fields
                         .iter()
@@ -562,10 +578,28 @@ fn read_gml(text: &str, at: At<'_>) -> Result<Raw, FileOverlayError> {
                     line: Some(e.key_pos.line),
                 });
             }
-            _ => {}
+            // Other graph attributes (networkx writes any, e.g. `name`)
+            // are descriptive, unless they differ from a key read only
+            // in case.
+            other => gml_case_miss(other, &GML_GRAPH_KEYS, e, at)?,
         }
     }
     Ok(raw)
+}
+
+/// The keys of a GML overlay's `graph` that fedtopo reads.
+const GML_GRAPH_KEYS: [&str; 5] = ["directed", "multigraph", "center", "node", "edge"];
+
+/// An error when GML key `key` (of entry `e`) equals one of `reads` but for
+/// its case (`Directed 1`, `Weight 0.5`): it would be ignored.
+fn gml_case_miss(key: &str, reads: &[&str], e: &GmlEntry, at: At<'_>) -> Result<(), FileOverlayError> {
+    match reads.iter().find(|r| r.eq_ignore_ascii_case(key) && **r != key) {
+        Some(want) => Err(syntax(
+            at(Some(e.key_pos.line), Some(e.key_pos.col)),
+            format!("key `{key}` is not read; the key is `{want}` (GML keys are case-sensitive)"),
+        )),
+        None => Ok(()),
+    }
 }
 
 fn json_key(v: &serde_json::Value) -> Option<String> {
@@ -589,6 +623,7 @@ fn read_json(text: &str, at: At<'_>) -> Result<Raw, FileOverlayError> {
     let obj = v
         .as_object()
         .ok_or_else(|| syntax(here.clone(), "expected a JSON object"))?;
+    check_json_keys(obj, &here)?;
     let flag = |k: &str| -> Result<Option<bool>, FileOverlayError> {
         match obj.get(k) {
             None | Some(Value::Null) => Ok(None),
@@ -605,6 +640,7 @@ fn read_json(text: &str, at: At<'_>) -> Result<Raw, FileOverlayError> {
         center: None,
     };
     if let Some(g) = obj.get("graph").and_then(Value::as_object) {
+        check_attribute_case(g, &["center"], "graph", &here)?;
         raw.center = g.get("center").and_then(json_key);
     }
     if let Some(nodes) = obj.get("nodes") {
@@ -612,6 +648,9 @@ fn read_json(text: &str, at: At<'_>) -> Result<Raw, FileOverlayError> {
             .as_array()
             .ok_or_else(|| syntax(here.clone(), "`nodes` must be an array"))?;
         for (i, n) in nodes.iter().enumerate() {
+            if let Value::Object(o) = n {
+                check_attribute_case(o, &["id", "label"], &format!("nodes[{i}]"), &here)?;
+            }
             let (key, label) = match n {
                 Value::Object(o) => (
                     o.get("id").and_then(json_key).ok_or_else(|| {
@@ -645,6 +684,9 @@ fn read_json(text: &str, at: At<'_>) -> Result<Raw, FileOverlayError> {
                 format!("{what}: expected {{\"source\": .., \"target\": ..}} or [src, dst]"),
             )
         };
+        if let Value::Object(o) = a {
+            check_attribute_case(o, &["source", "target", "weight"], what, &here)?;
+        }
         let (src, dst, weight) = match a {
             Value::Object(o) => (
                 o.get("source").and_then(json_key).ok_or_else(bad)?,
@@ -754,6 +796,9 @@ fn read_csv(text: &str, at: At<'_>) -> Result<Raw, FileOverlayError> {
         sampled: false,
         center: None,
     };
+    // True when a header names a `weight` column: a third column is read
+    // as consensus weights only then.
+    let mut weighted = false;
     let mut reader = csv::ReaderBuilder::new()
         .has_headers(false)
         .flexible(true)
@@ -794,12 +839,10 @@ fn read_csv(text: &str, at: At<'_>) -> Result<Raw, FileOverlayError> {
             |i: usize, names: &[&str]| lower.get(i).is_some_and(|c| names.contains(&c.as_str()));
         if !header_seen && !content_seen {
             header_seen = true;
-            if is(0, &["round"]) && is(1, &["src", "source"]) && is(2, &["dst", "target"]) {
-                per_round = true;
-                content_seen = true;
-                continue;
-            }
-            if is(0, &["src", "source"]) && is(1, &["dst", "target"]) {
+            if is(0, &["round", "src", "source"]) {
+                per_round = is(0, &["round"]);
+                weighted = csv_header_has_weight(&cells, per_round)
+                    .map_err(|m| syntax(at(line, None), m))?;
                 content_seen = true;
                 continue;
             }
@@ -827,6 +870,15 @@ fn read_csv(text: &str, at: At<'_>) -> Result<Raw, FileOverlayError> {
         } else {
             None
         };
+        if cells.len() == 3 + off && !weighted {
+            return Err(syntax(
+                at(line, None),
+                format!(
+                    "a third column is read as consensus weights only under a header \
+                     naming it: `{expected}`"
+                ),
+            ));
+        }
         let weight = match cells.get(2 + off) {
             Some(w) if !w.is_empty() => Some(
                 w.parse::<f64>()
@@ -954,6 +1006,124 @@ fn round_ranges(rounds: &[u64]) -> String {
         .collect();
     let word = if rounds.len() == 1 { "round" } else { "rounds" };
     format!("{word} {}", shorten(&text))
+}
+
+/// Checks the header of a CSV overlay (`cells`, the header's cells):
+/// `[round,]src,dst[,weight]`, `source`/`target` for `src`/`dst`, in this
+/// order, each once. Returns whether it names a `weight` column.
+fn csv_header_has_weight(cells: &[&str], per_round: bool) -> Result<bool, String> {
+    let record = csv::StringRecord::from(cells.to_vec());
+    crate::csv_file::Columns::unique(&record)?;
+    let mut expected: Vec<&[&str]> = Vec::new();
+    if per_round {
+        expected.push(&["round"]);
+    }
+    expected.extend([&["src", "source"][..], &["dst", "target"], &["weight"]]);
+    let form = if per_round {
+        "round,src,dst[,weight] (or source,target)"
+    } else {
+        "src,dst[,weight] (or source,target)"
+    };
+    if cells.len() > expected.len() {
+        return Err(format!(
+            "unknown column `{}` (column {}); a header is {form}",
+            cells[expected.len()],
+            expected.len() + 1
+        ));
+    }
+    if cells.len() + 1 < expected.len() {
+        return Err(format!(
+            "the header has {} column(s); expected {form}",
+            cells.len()
+        ));
+    }
+    for (i, (cell, names)) in cells.iter().zip(&expected).enumerate() {
+        if !names.iter().any(|n| cell.eq_ignore_ascii_case(n)) {
+            return Err(format!(
+                "unknown column `{cell}` (column {}); expected {} there: a header is {form}",
+                i + 1,
+                crate::csv_file::one_of(names)
+            ));
+        }
+    }
+    Ok(cells.len() == expected.len())
+}
+
+/// The keys a node-link or per-round JSON overlay file may have at its top
+/// level: a misspelled one (`"Directed"`) is an error, never ignored.
+const JSON_KEYS: [&str; 10] = [
+    "directed",
+    "multigraph",
+    "graph",
+    "nodes",
+    "links",
+    "edges",
+    "rounds",
+    "periodic",
+    "timing",
+    "name",
+];
+
+/// Refuses top-level keys outside [`JSON_KEYS`], and, in the free-form
+/// attributes of a node, link or `graph` (networkx writes any attribute
+/// there), a key that differs from one fedtopo reads (`reads`) only in
+/// case (`"Weight"`): it would be ignored.
+fn check_json_keys(
+    obj: &serde_json::Map<String, serde_json::Value>,
+    here: &FileLocation,
+) -> Result<(), FileOverlayError> {
+    if let Some(bad) = obj.keys().find(|k| !JSON_KEYS.contains(&k.as_str())) {
+        return Err(syntax(
+            here.clone(),
+            format!(
+                "unknown key `{bad}`; expected {} (node-link JSON, or a per-round schedule \
+                 with `rounds`)",
+                crate::csv_file::one_of(&JSON_KEYS)
+            ),
+        ));
+    }
+    if obj.contains_key("links") && obj.contains_key("edges") {
+        return Err(syntax(
+            here.clone(),
+            "both `links` and `edges`: which one holds the arcs is ambiguous; give one",
+        ));
+    }
+    if obj.contains_key("rounds") {
+        if let Some(bad) = ["links", "edges", "multigraph", "graph"]
+            .iter()
+            .find(|k| obj.contains_key(**k))
+        {
+            return Err(syntax(
+                here.clone(),
+                format!(
+                    "`rounds` (a per-round schedule) and `{bad}` (node-link JSON): give one form"
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// An error when `attrs` has a key equal to one of `reads` but for its
+/// case (`what` names the object in the message).
+fn check_attribute_case(
+    attrs: &serde_json::Map<String, serde_json::Value>,
+    reads: &[&str],
+    what: &str,
+    here: &FileLocation,
+) -> Result<(), FileOverlayError> {
+    for key in attrs.keys() {
+        if let Some(want) = reads
+            .iter()
+            .find(|r| r.eq_ignore_ascii_case(key) && **r != key.as_str())
+        {
+            return Err(syntax(
+                here.clone(),
+                format!("{what}: key `{key}` is not read; the key is `{want}` (lower case)"),
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// Matches the raw file's names to silos and builds the overlay.

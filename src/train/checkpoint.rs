@@ -62,7 +62,8 @@ fn load_state(dir: &Path) -> Result<Option<RunState>, TrainError> {
     if !p.exists() {
         return Ok(None);
     }
-    let text = std::fs::read_to_string(&p).map_err(|e| ck_err(&p, e))?;
+    let text = crate::input_file::read_text(&p, crate::input_file::MAX_INPUT_BYTES)
+        .map_err(|e| ck_err(&p, e))?;
     serde_json::from_str(&text)
         .map(Some)
         .map_err(|e| ck_err(&p, e))

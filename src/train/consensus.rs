@@ -141,7 +141,8 @@ impl ConsensusMatrix {
             path: path.display().to_string(),
             message,
         };
-        let text = std::fs::read_to_string(path).map_err(|e| err(e.to_string()))?;
+        let text = crate::input_file::read_text(path, crate::input_file::MAX_INPUT_BYTES)
+            .map_err(|e| err(e.to_string()))?;
         let mut rows = Vec::new();
         for (lineno, line) in text.lines().enumerate() {
             let line = line.split('#').next().unwrap_or("").trim();

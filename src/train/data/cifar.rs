@@ -50,7 +50,7 @@ fn empty() -> Dataset {
 }
 
 fn read_into(path: &Path, out: &mut Dataset) -> Result<(), DataError> {
-    let bytes = std::fs::read(path).map_err(|source| DataError::Io {
+    let bytes = crate::input_file::read_bytes(path, crate::input_file::MAX_INPUT_BYTES).map_err(|source| DataError::Io {
         path: path.display().to_string(),
         source,
     })?;
