@@ -20,6 +20,8 @@ mod tornado;
 mod train;
 mod underlay;
 
+use std::io::IsTerminal;
+
 use anyhow::Result;
 
 use clap::{Parser, Subcommand};
@@ -29,6 +31,12 @@ pub use error_text::error_text;
 #[derive(Debug, Parser)]
 #[command(name = "fedtopo", version, about, long_about = None, after_help = examples::FEDTOPO)]
 struct Cli {
+    /// Print tables at their full width. By default a table printed to a
+    /// terminal fits its width (`COLUMNS`, else the terminal's, else 100):
+    /// long headers wrap and long text (a critical circuit) is cut with
+    /// `…`. Off a terminal (a file, a pipe) tables are always full width.
+    #[arg(long, global = true)]
+    wide: bool,
     #[command(subcommand)]
     command: Command,
 }
@@ -87,9 +95,32 @@ enum Command {
     Tornado(tornado::TornadoCommand),
 }
 
-/// Parses the command line and runs the command.
+/// Columns of the terminal on stdout (`None`: not a terminal or unknown).
+fn stdout_columns() -> Option<usize> {
+    console::Term::stdout()
+        .size_checked()
+        .map(|(_, cols)| usize::from(cols))
+}
+
+/// Parses the command line and runs the command, with tables fitted to
+/// the terminal ([`fedtopo::report::table::terminal_table_width`]) and a
+/// progress reporter on stderr ([`fedtopo::progress`]).
 pub fn run() -> Result<()> {
     let cli = Cli::parse();
+    let width = fedtopo::report::table::terminal_table_width(
+        cli.wide,
+        std::io::stdout().is_terminal(),
+        std::env::var("COLUMNS").ok().as_deref(),
+        stdout_columns(),
+    );
+    fedtopo::report::table::set_terminal_width(width);
+    let stderr_columns = console::Term::stderr()
+        .size_checked()
+        .map(|(_, cols)| usize::from(cols));
+    let _progress = fedtopo::progress::Reporter::install(
+        fedtopo::progress::ReporterConfig::for_stderr(stderr_columns),
+        Box::new(std::io::stderr()),
+    );
     match cli.command {
         Command::Compare(a) => compare::run(a),
         Command::Mixing(a) => mixing::run(a),

@@ -276,7 +276,13 @@ pub fn design_candidates(
             overlay,
         });
     };
+    let task = crate::progress::Task::start(
+        "design",
+        "candidates",
+        (options.kinds.len() + if options.augmented { 2 } else { 0 }) as u64,
+    );
     for &kind in &options.kinds {
+        task.message(&kind.to_string());
         let e = EvaluatedOverlay::build(kind, underlay, model, build)?;
         let timing = e.cycle_time(model)?;
         let t = timing
@@ -314,9 +320,11 @@ pub fn design_candidates(
                 }
             }
         }
+        task.inc(1);
     }
     if options.augmented {
         for base in ["ring-opt", "delta-mbst"] {
+            task.message(&format!("{base}+aug"));
             let kind: OverlayKind = base
                 .parse()
                 .map_err(|e| DesignError::Options(format!("{base}: {e:?}")))?;
@@ -346,6 +354,7 @@ pub fn design_candidates(
                     weights: None,
                 },
             );
+            task.inc(1);
         }
     }
     out.sort_by(|a, b| {

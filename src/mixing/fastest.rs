@@ -173,8 +173,18 @@ pub fn fastest_mixing(
     let mut best = (metropolis_slem, start.clone());
     let mut w = start;
     let mut iterations = 0;
+    let task = crate::progress::Task::start(
+        "fastest-mixing weights",
+        "iterations",
+        options.iterations as u64,
+    );
+    if task.is_shown() {
+        task.message(&format!("{n} silos"));
+        task.hint("fewer subgradient iterations (--iterations) shorten it");
+    }
     for k in 1..=options.iterations {
         iterations = k;
+        task.set(k as u64 - 1);
         let (value, g) = extreme(n, &e, &w);
         if value < best.0 {
             best = (value, w.clone());

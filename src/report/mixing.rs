@@ -97,7 +97,9 @@ pub fn mixing_rows(
         )));
     }
     let mut rows = Vec::new();
+    let task = crate::progress::Task::start("mixing", "overlays", kinds.len() as u64);
     for &kind in kinds {
+        task.message(&kind.to_string());
         let e = EvaluatedOverlay::build(kind, underlay, model, build)?;
         let t = e.cycle_time(model)?;
         let figures = mixing_figures(&e, options.rounds, options.gamma)?;
@@ -125,6 +127,7 @@ pub fn mixing_rows(
             },
         }
         rows.push(row);
+        task.inc(1);
     }
     Ok(rows)
 }

@@ -4,8 +4,71 @@
 //! Cells are strings: every caller chooses its own number formatting, the
 //! table only lays them out. CSV goes through the `csv` crate, so a cell
 //! holding a comma, a quote or a line break is quoted.
+//!
+//! Terminal tables fit a width when one is set ([`set_terminal_width`]; the
+//! CLI sets the terminal's when stdout is a terminal, see
+//! [`terminal_table_width`]): long headers wrap at spaces, the columns
+//! marked with [`Table::shrink`] (a critical circuit, silo names) are cut
+//! with `…`, and only when that is not enough do cells wrap. Off a terminal
+//! (a file, a pipe) or with `--wide` tables keep their full width.
 
-use comfy_table::{presets::UTF8_BORDERS_ONLY, CellAlignment};
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use comfy_table::{
+    presets::UTF8_BORDERS_ONLY, CellAlignment, ColumnConstraint, ContentArrangement, Width,
+};
+
+/// Width limit of terminal tables, 0: none.
+static TERMINAL_WIDTH: AtomicUsize = AtomicUsize::new(0);
+
+/// Sets the width (columns) every [`Table::to_terminal`] fits; `None`: full
+/// width (the default). Set once by the CLI at start-up.
+pub fn set_terminal_width(width: Option<usize>) {
+    TERMINAL_WIDTH.store(width.unwrap_or(0), Ordering::Relaxed);
+}
+
+/// The width set by [`set_terminal_width`].
+pub fn terminal_width() -> Option<usize> {
+    match TERMINAL_WIDTH.load(Ordering::Relaxed) {
+        0 => None,
+        w => Some(w),
+    }
+}
+
+/// Width a terminal table is given when the terminal's is unknown.
+pub const DEFAULT_TERMINAL_WIDTH: usize = 100;
+
+/// Narrowest width a table is fitted to (a smaller `COLUMNS` is ignored).
+pub const MIN_TERMINAL_WIDTH: usize = 40;
+
+/// The width terminal tables should fit, `None` for their full width:
+/// full width with `--wide` (`wide`) or when stdout is not a terminal (a
+/// file or a pipe keeps every character, as a user redirecting output
+/// expects); on a terminal, `COLUMNS` when it holds a width of at least
+/// [`MIN_TERMINAL_WIDTH`], else the terminal's width, else
+/// [`DEFAULT_TERMINAL_WIDTH`].
+pub fn terminal_table_width(
+    wide: bool,
+    stdout_is_terminal: bool,
+    columns_env: Option<&str>,
+    terminal_columns: Option<usize>,
+) -> Option<usize> {
+    if wide || !stdout_is_terminal {
+        return None;
+    }
+    let env = columns_env
+        .and_then(|c| c.trim().parse::<usize>().ok())
+        .filter(|&c| c >= MIN_TERMINAL_WIDTH);
+    Some(
+        env.or(terminal_columns.filter(|&c| c >= MIN_TERMINAL_WIDTH))
+            .unwrap_or(DEFAULT_TERMINAL_WIDTH),
+    )
+}
+
+/// Display width of the widest line of `text` (characters).
+pub fn text_width(text: &str) -> usize {
+    text.lines().map(|l| l.chars().count()).max().unwrap_or(0)
+}
 
 /// A header and rows of formatted cells (every row as long as the header).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -13,6 +76,7 @@ pub struct Table {
     header: Vec<String>,
     rows: Vec<Vec<String>>,
     right: Vec<usize>,
+    shrink: Vec<usize>,
 }
 
 impl Table {
@@ -26,6 +90,7 @@ impl Table {
             header: header.into_iter().map(Into::into).collect(),
             rows: Vec::new(),
             right: Vec::new(),
+            shrink: Vec::new(),
         }
     }
 
@@ -57,6 +122,13 @@ impl Table {
         self
     }
 
+    /// Lets these columns (0-based) be cut with `…` when the table must fit
+    /// a terminal narrower than it (long text such as a critical circuit).
+    pub fn shrink(&mut self, columns: impl IntoIterator<Item = usize>) -> &mut Table {
+        self.shrink.extend(columns);
+        self
+    }
+
     /// Column names.
     pub fn header(&self) -> &[String] {
         &self.header
@@ -67,20 +139,84 @@ impl Table {
         &self.rows
     }
 
-    /// Terminal table (UTF-8 borders only, no line wrapping).
+    /// Terminal table (UTF-8 borders only), fitted to the width set by
+    /// [`set_terminal_width`] (full width when none is set).
     pub fn to_terminal(&self) -> String {
-        let mut t = comfy_table::Table::new();
-        t.load_style(UTF8_BORDERS_ONLY);
-        t.set_header(self.header.clone());
-        for r in &self.rows {
-            t.add_row(r.clone());
+        self.to_terminal_within(terminal_width())
+    }
+
+    /// Terminal table within `width` columns (`None`: full width, no line
+    /// wrapping). A table wider than `width` first gets its
+    /// [`Table::shrink`] columns cut with `…` (never narrower than their
+    /// header); if still too wide, its headers wrap at spaces (every column
+    /// keeps its widest cell); if still too wide, every cell may wrap
+    /// (nothing is lost then).
+    pub fn to_terminal_within(&self, width: Option<usize>) -> String {
+        let full = self.comfy(Layout::Full).to_string();
+        let Some(width) = width else { return full };
+        let full_width = text_width(&full);
+        if full_width <= width {
+            return full;
         }
-        for &col in &self.right {
-            if let Some(c) = t.column_mut(col) {
-                c.set_cell_alignment(CellAlignment::Right);
+        let cut = self.cut_to(full_width - width);
+        let text = cut.comfy(Layout::Full).to_string();
+        if text_width(&text) <= width {
+            return text;
+        }
+        let w = u16::try_from(width).unwrap_or(u16::MAX);
+        for keep_cells in [true, false] {
+            let text = cut
+                .comfy(Layout::Fit {
+                    width: w,
+                    keep_cells,
+                })
+                .to_string();
+            if text_width(&text) <= width || !keep_cells {
+                return text;
             }
         }
-        t.to_string()
+        unreachable!("the loop returns on its last pass")
+    }
+
+    /// This table with its shrinkable columns' cells cut (`…`) so that the
+    /// table is `excess` characters narrower, each column no narrower than
+    /// its header (or as narrow as that allows).
+    fn cut_to(&self, excess: usize) -> Table {
+        let chars = |s: &String| s.chars().count();
+        let mut widths: Vec<(usize, usize, usize)> = self
+            .shrink
+            .iter()
+            .copied()
+            .filter(|&c| c < self.header.len())
+            .map(|c| {
+                let widest = self.rows.iter().map(|r| chars(&r[c])).max().unwrap_or(0);
+                (c, widest, chars(&self.header[c]).max(2))
+            })
+            .collect();
+        let mut left = excess;
+        while left > 0 {
+            // Narrow the widest column that can still lose a character.
+            let Some(w) = widths
+                .iter_mut()
+                .filter(|(_, w, min)| w > min)
+                .max_by_key(|(_, w, _)| *w)
+            else {
+                break;
+            };
+            w.1 -= 1;
+            left -= 1;
+        }
+        let mut t = self.clone();
+        for &(c, w, _) in &widths {
+            for r in &mut t.rows {
+                if chars(&r[c]) > w {
+                    let mut cell: String = r[c].chars().take(w.saturating_sub(1)).collect();
+                    cell.push('…');
+                    r[c] = cell;
+                }
+            }
+        }
+        t
     }
 
     /// Markdown table: `| a | b |`, a `|---|---|` rule, one line per row,
@@ -109,6 +245,50 @@ impl Table {
         let bytes = w.into_inner().expect("in-memory CSV");
         String::from_utf8(bytes).expect("UTF-8 cells give UTF-8 CSV")
     }
+
+    fn comfy(&self, layout: Layout) -> comfy_table::Table {
+        let mut t = comfy_table::Table::new();
+        t.load_style(UTF8_BORDERS_ONLY);
+        t.set_header(self.header.clone());
+        for r in &self.rows {
+            t.add_row(r.clone());
+        }
+        for &col in &self.right {
+            if let Some(c) = t.column_mut(col) {
+                c.set_cell_alignment(CellAlignment::Right);
+            }
+        }
+        if let Layout::Fit { width, keep_cells } = layout {
+            t.set_content_arrangement(ContentArrangement::Dynamic);
+            t.set_width(width);
+            if keep_cells {
+                // Every column keeps its widest cell; headers may wrap.
+                for col in 0..self.header.len() {
+                    let widest = self
+                        .rows
+                        .iter()
+                        .map(|r| r[col].chars().count())
+                        .max()
+                        .unwrap_or(0);
+                    let widest = u16::try_from(widest).unwrap_or(u16::MAX);
+                    if let Some(c) = t.column_mut(col) {
+                        c.set_constraint(ColumnConstraint::LowerBoundary(Width::Fixed(widest)));
+                    }
+                }
+            }
+        }
+        t
+    }
+}
+
+/// How [`Table::comfy`] lays a table out.
+#[derive(Clone, Copy)]
+enum Layout {
+    /// Every column as wide as its widest cell, no wrapping.
+    Full,
+    /// Within `width` columns; `keep_cells`: every column at least as wide
+    /// as its widest cell (only headers wrap), else any cell may wrap.
+    Fit { width: u16, keep_cells: bool },
 }
 
 impl Table {
@@ -204,6 +384,104 @@ mod tests {
         let mut right = sample();
         right.align_right([1]);
         assert_eq!(right.to_terminal(), c.to_string());
+    }
+
+    /// A compare-like table, 143 columns at full width.
+    fn wide() -> Table {
+        let mut t = Table::new([
+            "overlay",
+            "arcs",
+            "max deg",
+            "cycle time (ms)",
+            "rounds/s",
+            "speed-up vs STAR",
+            "critical circuit",
+        ]);
+        t.row([
+            "ring",
+            "22",
+            "1",
+            "79.9",
+            "12.521",
+            "3.32x",
+            "Miami -> Jacksonville -> Atlanta -> ... (22 silos) -> Ashburn",
+        ]);
+        t.row([
+            "star",
+            "42",
+            "21",
+            "265.5",
+            "3.766",
+            "1.00x",
+            "Minneapolis -> Palo Alto -> Minneapolis",
+        ]);
+        t.align_right(1..6).shrink([6]);
+        t
+    }
+
+    #[test]
+    fn tables_fit_100_columns_by_cutting_the_shrinkable_column() {
+        let t = wide();
+        let full = t.to_terminal_within(None);
+        assert!(text_width(&full) > 100, "{full}");
+        assert_eq!(full, t.comfy(Layout::Full).to_string());
+        let fitted = t.to_terminal_within(Some(100));
+        assert!(fitted.lines().all(|l| l.chars().count() <= 100), "{fitted}");
+        // Numbers are whole; the circuit is cut, marked with `…`.
+        for cell in ["79.9", "12.521", "3.32x", "265.5", "Miami -> Jacksonvill…"] {
+            assert!(fitted.contains(cell), "{cell} lost:\n{fitted}");
+        }
+        assert!(fitted.contains('…'), "{fitted}");
+        assert_eq!(
+            fitted.lines().count(),
+            full.lines().count(),
+            "one line per row: {fitted}"
+        );
+        // A wide enough terminal gets the full table.
+        assert_eq!(t.to_terminal_within(Some(200)), full);
+    }
+
+    #[test]
+    fn tables_without_a_shrinkable_column_wrap_headers_then_cells() {
+        let mut t = Table::new((0..9).map(|i| format!("a long header number {i}")));
+        t.row((0..9).map(|i| format!("{}", 1000.5 * i as f64)));
+        let fitted = t.to_terminal_within(Some(100));
+        assert!(fitted.lines().all(|l| l.chars().count() <= 100), "{fitted}");
+        for i in 0..9 {
+            assert!(
+                fitted.contains(&format!("{}", 1000.5 * i as f64)),
+                "{fitted}"
+            );
+        }
+        assert!(!fitted.contains('…'), "nothing is cut: {fitted}");
+        // Too narrow even for the cells: they wrap, nothing is lost.
+        let narrow = wide().to_terminal_within(Some(40));
+        assert!(narrow.lines().all(|l| l.chars().count() <= 40), "{narrow}");
+    }
+
+    #[test]
+    fn the_width_follows_the_terminal_unless_wide_or_redirected() {
+        assert_eq!(terminal_table_width(true, true, None, Some(80)), None);
+        assert_eq!(
+            terminal_table_width(false, false, Some("80"), Some(80)),
+            None
+        );
+        assert_eq!(
+            terminal_table_width(false, true, None, Some(120)),
+            Some(120)
+        );
+        assert_eq!(
+            terminal_table_width(false, true, Some("90"), Some(120)),
+            Some(90)
+        );
+        assert_eq!(
+            terminal_table_width(false, true, Some("x"), None),
+            Some(100)
+        );
+        assert_eq!(
+            terminal_table_width(false, true, Some("5"), Some(3)),
+            Some(100)
+        );
     }
 
     #[test]
