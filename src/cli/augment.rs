@@ -84,7 +84,7 @@ fn table(points: &[AugmentPoint], labels: &[String]) -> Table {
             },
         ]);
     }
-    t.align_right([0, 3, 4, 5, 6]);
+    t.align_right([0, 3, 4, 5, 6]).shrink([2]);
     t
 }
 

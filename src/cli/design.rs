@@ -140,7 +140,8 @@ fn table(c: &[Candidate]) -> Table {
         vec![0, 3, 4, 5, 6, 7, 8, 9, 10, 11]
     } else {
         vec![0, 3, 4, 5, 6, 7, 8, 9]
-    });
+    })
+    .shrink([2]);
     t
 }
 

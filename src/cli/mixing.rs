@@ -77,7 +77,7 @@ fn table(rows: &[MixingRow]) -> Table {
             opt(r.fastest_effective_neighbours, 2),
         ]);
     }
-    t.align_right([1, 3, 4, 5, 6, 8]);
+    t.align_right([1, 3, 4, 5, 6, 8]).shrink([2]);
     t
 }
 

@@ -188,7 +188,7 @@ pub fn augment(
     let mut augmented = base.clone();
     let mut phase: u8 = 1;
     let mut phase2_steps = 0;
-    let task = crate::progress::Task::start("augment", "arcs added", 0);
+    let task = crate::progress::Task::start("augment", "steps", 0);
     loop {
         if phase == 2 && phase2_steps >= options.front_steps {
             break;

@@ -146,68 +146,115 @@ impl Table {
     }
 
     /// Terminal table within `width` columns (`None`: full width, no line
-    /// wrapping). A table wider than `width` first gets its
-    /// [`Table::shrink`] columns cut with `…` (never narrower than their
-    /// header); if still too wide, its headers wrap at spaces (every column
-    /// keeps its widest cell); if still too wide, every cell may wrap
-    /// (nothing is lost then).
+    /// wrapping). A table wider than `width` is narrowed in this order
+    /// until it fits: its [`Table::shrink`] columns are cut with `…` down
+    /// to their header's width; headers wrap at spaces (every column keeps
+    /// its widest cell); shrinkable columns are cut further, down to their
+    /// header's longest word; header words break. If that is still too
+    /// wide, every cell may wrap (nothing is lost then).
     pub fn to_terminal_within(&self, width: Option<usize>) -> String {
-        let full = self.comfy(Layout::Full).to_string();
+        let full = self.comfy(None).to_string();
         let Some(width) = width else { return full };
         let full_width = text_width(&full);
         if full_width <= width {
             return full;
         }
-        let cut = self.cut_to(full_width - width);
-        let text = cut.comfy(Layout::Full).to_string();
-        if text_width(&text) <= width {
-            return text;
-        }
-        let w = u16::try_from(width).unwrap_or(u16::MAX);
-        for keep_cells in [true, false] {
-            let text = cut
-                .comfy(Layout::Fit {
-                    width: w,
-                    keep_cells,
-                })
-                .to_string();
-            if text_width(&text) <= width || !keep_cells {
-                return text;
+        let natural = self.natural_widths();
+        // Borders, padding and separators: what is not cell content.
+        let overhead = full_width.saturating_sub(natural.iter().sum::<usize>());
+        match self.plan(&natural, width.saturating_sub(overhead)) {
+            Some(widths) => {
+                let cut = self.cut(&widths);
+                let mut text = cut.comfy(Some((width, Some(&widths)))).to_string();
+                if cut != *self {
+                    text.push_str(&format!(
+                        "\n(`…`: text cut to fit {width} columns; --wide prints it whole)"
+                    ));
+                }
+                text
             }
+            None => self.comfy(Some((width, None))).to_string(),
         }
-        unreachable!("the loop returns on its last pass")
     }
 
-    /// This table with its shrinkable columns' cells cut (`…`) so that the
-    /// table is `excess` characters narrower, each column no narrower than
-    /// its header (or as narrow as that allows).
-    fn cut_to(&self, excess: usize) -> Table {
-        let chars = |s: &String| s.chars().count();
-        let mut widths: Vec<(usize, usize, usize)> = self
-            .shrink
-            .iter()
-            .copied()
-            .filter(|&c| c < self.header.len())
+    /// Content width of each column at full width: its widest cell or header.
+    fn natural_widths(&self) -> Vec<usize> {
+        (0..self.header.len())
             .map(|c| {
-                let widest = self.rows.iter().map(|r| chars(&r[c])).max().unwrap_or(0);
-                (c, widest, chars(&self.header[c]).max(2))
+                self.rows
+                    .iter()
+                    .map(|r| chars(&r[c]))
+                    .chain(std::iter::once(chars(&self.header[c])))
+                    .max()
+                    .unwrap_or(0)
             })
-            .collect();
-        let mut left = excess;
-        while left > 0 {
-            // Narrow the widest column that can still lose a character.
-            let Some(w) = widths
-                .iter_mut()
-                .filter(|(_, w, min)| w > min)
-                .max_by_key(|(_, w, _)| *w)
-            else {
-                break;
-            };
-            w.1 -= 1;
-            left -= 1;
+            .collect()
+    }
+
+    /// Column widths summing to at most `budget` characters (see
+    /// [`Self::to_terminal_within`] for the order); `None` when even the
+    /// narrowest plan is wider.
+    fn plan(&self, natural: &[usize], budget: usize) -> Option<Vec<usize>> {
+        let word = |c: usize| {
+            self.header[c]
+                .split_whitespace()
+                .map(|w| w.chars().count())
+                .max()
+                .unwrap_or(0)
+        };
+        let cells = |c: usize| self.rows.iter().map(|r| chars(&r[c])).max().unwrap_or(0);
+        let shrink = |c: usize| self.shrink.contains(&c);
+        let mut w = natural.to_vec();
+        // Each stage lowers columns towards a floor, widest first, one
+        // character at a time, until the table fits.
+        let stages: [&dyn Fn(usize) -> usize; 4] = [
+            &|c| {
+                if shrink(c) {
+                    chars(&self.header[c]).max(2)
+                } else {
+                    natural[c]
+                }
+            },
+            &|c| {
+                if shrink(c) {
+                    chars(&self.header[c]).max(2)
+                } else {
+                    cells(c).max(word(c))
+                }
+            },
+            &|c| {
+                if shrink(c) {
+                    word(c).max(2)
+                } else {
+                    cells(c).max(word(c))
+                }
+            },
+            // Last: header words break too (cells never do).
+            &|c| if shrink(c) { 2 } else { cells(c).max(2) },
+        ];
+        for floor in stages {
+            while w.iter().sum::<usize>() > budget {
+                let Some(c) = (0..w.len())
+                    .filter(|&c| w[c] > floor(c))
+                    .max_by_key(|&c| (w[c], std::cmp::Reverse(c)))
+                else {
+                    break;
+                };
+                w[c] -= 1;
+            }
+            if w.iter().sum::<usize>() <= budget {
+                return Some(w);
+            }
         }
+        None
+    }
+
+    /// This table with the cells of its shrinkable columns cut (`…`) to
+    /// `widths`.
+    fn cut(&self, widths: &[usize]) -> Table {
         let mut t = self.clone();
-        for &(c, w, _) in &widths {
+        for &c in &self.shrink {
+            let Some(&w) = widths.get(c) else { continue };
             for r in &mut t.rows {
                 if chars(&r[c]) > w {
                     let mut cell: String = r[c].chars().take(w.saturating_sub(1)).collect();
@@ -246,7 +293,10 @@ impl Table {
         String::from_utf8(bytes).expect("UTF-8 cells give UTF-8 CSV")
     }
 
-    fn comfy(&self, layout: Layout) -> comfy_table::Table {
+    /// The comfy-table of this table: full width (`fit` `None`), or
+    /// within `fit.0` columns, each column `fit.1` wide (headers wrap) or,
+    /// without widths, any cell wrapping.
+    fn comfy(&self, fit: Option<(usize, Option<&[usize]>)>) -> comfy_table::Table {
         let mut t = comfy_table::Table::new();
         t.load_style(UTF8_BORDERS_ONLY);
         t.set_header(self.header.clone());
@@ -258,22 +308,15 @@ impl Table {
                 c.set_cell_alignment(CellAlignment::Right);
             }
         }
-        if let Layout::Fit { width, keep_cells } = layout {
+        if let Some((width, widths)) = fit {
             t.set_content_arrangement(ContentArrangement::Dynamic);
-            t.set_width(width);
-            if keep_cells {
-                // Every column keeps its widest cell; headers may wrap.
-                for col in 0..self.header.len() {
-                    let widest = self
-                        .rows
-                        .iter()
-                        .map(|r| r[col].chars().count())
-                        .max()
-                        .unwrap_or(0);
-                    let widest = u16::try_from(widest).unwrap_or(u16::MAX);
-                    if let Some(c) = t.column_mut(col) {
-                        c.set_constraint(ColumnConstraint::LowerBoundary(Width::Fixed(widest)));
-                    }
+            t.set_width(u16::try_from(width).unwrap_or(u16::MAX));
+            for (c, &w) in widths.unwrap_or(&[]).iter().enumerate() {
+                if let Some(col) = t.column_mut(c) {
+                    // comfy-table's absolute width includes the padding.
+                    let w = u16::try_from(w).unwrap_or(u16::MAX);
+                    let w = w.saturating_add(col.padding_width());
+                    col.set_constraint(ColumnConstraint::Absolute(Width::Fixed(w)));
                 }
             }
         }
@@ -281,14 +324,9 @@ impl Table {
     }
 }
 
-/// How [`Table::comfy`] lays a table out.
-#[derive(Clone, Copy)]
-enum Layout {
-    /// Every column as wide as its widest cell, no wrapping.
-    Full,
-    /// Within `width` columns; `keep_cells`: every column at least as wide
-    /// as its widest cell (only headers wrap), else any cell may wrap.
-    Fit { width: u16, keep_cells: bool },
+/// Display width of a cell (characters).
+fn chars(s: &str) -> usize {
+    s.chars().count()
 }
 
 impl Table {
@@ -424,7 +462,7 @@ mod tests {
         let t = wide();
         let full = t.to_terminal_within(None);
         assert!(text_width(&full) > 100, "{full}");
-        assert_eq!(full, t.comfy(Layout::Full).to_string());
+        assert_eq!(full, t.comfy(None).to_string());
         let fitted = t.to_terminal_within(Some(100));
         assert!(fitted.lines().all(|l| l.chars().count() <= 100), "{fitted}");
         // Numbers are whole; the circuit is cut, marked with `…`.
@@ -434,9 +472,10 @@ mod tests {
         assert!(fitted.contains('…'), "{fitted}");
         assert_eq!(
             fitted.lines().count(),
-            full.lines().count(),
-            "one line per row: {fitted}"
+            full.lines().count() + 1,
+            "one line per row, and one saying that text was cut: {fitted}"
         );
+        assert!(fitted.ends_with("(`…`: text cut to fit 100 columns; --wide prints it whole)"));
         // A wide enough terminal gets the full table.
         assert_eq!(t.to_terminal_within(Some(200)), full);
     }
