@@ -99,6 +99,14 @@ pub fn run(a: MixingArgs) -> Result<()> {
     };
     let rows = mixing_rows(&underlay, &model, &kinds, &build, &options)
         .map_err(|e| anyhow::anyhow!("{e}"))?;
+    let skipped = rows
+        .iter()
+        .any(|r| r.fastest_note.as_deref() == Some(fedtopo::report::mixing::SKIPPED_LARGE));
+    if skipped {
+        if let Some(note) = fedtopo::mixing::fastest_work_note(model.silo_count(), a.iterations) {
+            eprintln!("note: {note}");
+        }
+    }
     match a.format {
         OutputFormat::Table => {
             println!("{} ({} silos)", underlay.name, model.silo_count());

@@ -31,6 +31,14 @@ use crate::mixing::{effective_neighbours, spectral_gap};
 use crate::timing::{cycle_time, TimingError};
 use crate::train::consensus::local_degree;
 
+/// Most silos the commands augment (`augment`, `design`'s `+aug`
+/// candidates) unless forced: every step times each missing arc (a
+/// max-plus cycle time and an `n x n` eigendecomposition each, about `n²`
+/// of them), so the work grows as `n^5`. At 200 silos a step took about
+/// 18 s on a loaded 2-core machine (`fedtopo augment aws-gaia --silos 200
+/// --front-steps 0`: 11 steps in 200 s); at 2000 silos it would take days.
+pub const MAX_AUGMENT_SILOS: usize = 200;
+
 /// Settings of [`augment`].
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct AugmentOptions {

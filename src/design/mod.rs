@@ -12,4 +12,6 @@ pub mod augment;
 pub mod figures;
 pub mod search;
 
-pub use augment::{augment, AugmentError, AugmentOptions, AugmentPoint, Augmentation};
+pub use augment::{
+    augment, AugmentError, AugmentOptions, AugmentPoint, Augmentation, MAX_AUGMENT_SILOS,
+};

@@ -24,15 +24,25 @@ pub struct Snapshot {
     pub message: String,
     /// Time since the task started.
     pub elapsed: Duration,
+    /// Time since the last step finished (or the task started): how long
+    /// the current step has been running.
+    pub in_step: Duration,
 }
 
 impl Snapshot {
     /// Remaining time at the rate so far, weighted by work: `elapsed x
-    /// (work left) / (work done)`; `None` before any work is done.
+    /// (work left) / (work done)`; `None` before any work is done, and
+    /// `None` once the current step has run longer than that: the steps
+    /// are then clearly not alike (an overlay that takes minutes after
+    /// ones that took milliseconds) and no honest figure is known.
     pub fn eta(&self) -> Option<Duration> {
         eta(self.elapsed, self.work_done, self.work_total)
+            .filter(|&e| e.is_zero() || self.in_step <= e)
     }
 }
+
+/// How long a step must run before the line says so (`(ring for 41.0 s)`).
+pub const SHOW_STEP_AFTER: Duration = Duration::from_secs(5);
 
 /// `elapsed x (total - done) / done`: the remaining time when the work
 /// left goes at the rate of the work done; `None` when nothing is done
@@ -78,10 +88,12 @@ fn eta_part(s: &Snapshot) -> String {
 }
 
 fn message_part(s: &Snapshot) -> String {
-    if s.message.is_empty() {
-        String::new()
-    } else {
-        format!(" ({})", s.message)
+    let long = s.in_step >= SHOW_STEP_AFTER && s.total > 0 && s.done < s.total;
+    match (s.message.is_empty(), long) {
+        (true, false) => String::new(),
+        (false, false) => format!(" ({})", s.message),
+        (true, true) => format!(" (this one for {})", human(s.in_step)),
+        (false, true) => format!(" ({} for {})", s.message, human(s.in_step)),
     }
 }
 
@@ -200,6 +212,7 @@ mod tests {
             work_total: total as f64,
             message: String::new(),
             elapsed: Duration::from_secs(secs),
+            in_step: Duration::ZERO,
         }
     }
 
@@ -222,6 +235,28 @@ mod tests {
         assert_eq!(s.eta(), Some(Duration::from_secs(90)));
         assert_eq!(eta(Duration::from_secs(5), f64::NAN, 3.0), None);
         assert_eq!(eta(Duration::from_secs(5), 4.0, 3.0), Some(Duration::ZERO));
+    }
+
+    /// `compare` on 2000 silos: star and mst in 0.1 s, then the ring for
+    /// minutes. The rate of the first steps says nothing about the ring:
+    /// once the step outlasts the eta, the line says `eta ?` and how long
+    /// the step has run.
+    #[test]
+    fn a_step_outlasting_the_eta_makes_it_unknown() {
+        let mut s = snap(3, 5, 41);
+        s.label = "compare".into();
+        s.unit = "overlays".into();
+        s.message = "ring".into();
+        s.in_step = Duration::from_secs(40);
+        assert_eq!(s.eta(), None);
+        assert_eq!(
+            root_line(&s),
+            "compare: 3/5 overlays done (ring for 40.0 s), 41.0 s elapsed, eta ?"
+        );
+        assert_eq!(estimate_line(&s, None), None);
+        s.in_step = Duration::from_secs(2);
+        assert!(s.eta().is_some());
+        assert!(root_line(&s).ends_with("eta 27.3 s"), "{}", root_line(&s));
     }
 
     #[test]

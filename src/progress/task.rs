@@ -40,6 +40,8 @@ struct Counters {
     estimated: bool,
     /// A status line showing this task was printed.
     shown: bool,
+    /// When `done` last changed (the current step's start).
+    step_start: Option<Instant>,
 }
 
 /// Where lines go: the installed reporter's side.
@@ -99,6 +101,7 @@ impl TaskState {
                 work_total,
                 message: c.message.clone(),
                 elapsed: self.start.elapsed(),
+                in_step: c.step_start.unwrap_or(self.start).elapsed(),
             },
             c.hint.clone(),
         )
@@ -147,12 +150,26 @@ impl Task {
 
     /// `n` more steps done.
     pub fn inc(&self, n: u64) {
-        self.update(|c| c.done += n, true);
+        self.update(
+            |c| {
+                c.done += n;
+                c.step_start = Some(Instant::now());
+            },
+            true,
+        );
     }
 
     /// `done` steps done.
     pub fn set(&self, done: u64) {
-        self.update(|c| c.done = done, true);
+        self.update(
+            |c| {
+                if c.done != done {
+                    c.step_start = Some(Instant::now());
+                }
+                c.done = done;
+            },
+            true,
+        );
     }
 
     /// The total number of steps, when known only later.
@@ -179,6 +196,7 @@ impl Task {
             |c| {
                 c.done += 1;
                 c.work_done += work;
+                c.step_start = Some(Instant::now());
             },
             true,
         );
