@@ -81,6 +81,7 @@ pub mod network;
 pub mod overlay;
 pub mod placement;
 pub mod program;
+pub mod progress;
 pub mod replay;
 pub mod report;
 pub mod reproduce;

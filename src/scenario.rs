@@ -150,6 +150,15 @@ pub enum PlacementSpec {
 }
 
 impl PlacementSpec {
+    /// Silos this placement puts on an underlay of `routers` routers.
+    pub fn silo_count(&self, routers: usize) -> usize {
+        match *self {
+            PlacementSpec::OnePerRouter => routers,
+            PlacementSpec::PerRouter(k) => k.saturating_mul(routers),
+            PlacementSpec::Spread { silos, .. } => silos,
+        }
+    }
+
     /// The placement on `underlay`.
     pub fn place(&self, underlay: &Underlay) -> Result<SiloPlacement, PlacementError> {
         let routers = underlay.node_count();
@@ -327,6 +336,23 @@ impl NetworkSpec {
             silos_csv: silos_csv.given.then(|| PathBuf::from(silos_csv.text)),
             placement,
         })
+    }
+
+    /// Warnings about knob values that parse but are likely mistakes, as
+    /// `(key, warning)`: a bandwidth (`access`, `core_capacity`) written as
+    /// a bare number below 1 kbit/s ([`crate::units::bare_bandwidth_warning`]).
+    /// Callers print them naming the knob their own way (`--access`,
+    /// `access =`, `access=`).
+    pub fn knob_warnings<'a>(
+        value: impl Fn(&str) -> Option<&'a str>,
+    ) -> Vec<(&'static str, String)> {
+        ["access", "core_capacity"]
+            .into_iter()
+            .filter_map(|key| {
+                let text = value(key)?;
+                crate::units::bare_bandwidth_warning(text).map(|w| (key, w))
+            })
+            .collect()
     }
 
     /// The same spec with the model size `bits` (bit) known only after the

@@ -162,6 +162,26 @@ pub fn parse_bits(text: &str) -> Result<Bits, UnitError> {
     Ok(v)
 }
 
+/// Bandwidths below this (bit/s) written as a bare number get a warning
+/// ([`bare_bandwidth_warning`]).
+pub const BARE_BANDWIDTH_WARN_BELOW: BitsPerSec = 1e3;
+
+/// A warning for a bandwidth written as a bare number (no unit) below
+/// [`BARE_BANDWIDTH_WARN_BELOW`]: `10` is 10 bit/s, a round of days, and
+/// almost always meant `10G`. `None` for anything else (a unit given, a
+/// larger number, text that is not a bandwidth).
+pub fn bare_bandwidth_warning(text: &str) -> Option<String> {
+    let t = text.trim();
+    let v: f64 = t.parse().ok()?;
+    if !(v.is_finite() && v < BARE_BANDWIDTH_WARN_BELOW) {
+        return None;
+    }
+    Some(format!(
+        "`{t}` is {t} bit/s (a bare number is bit/s); did you mean {t}G ({t} Gbit/s) or {t}M? \
+         Write the unit, e.g. {t}bps, to keep {t} bit/s without this warning"
+    ))
+}
+
 /// Formats a bandwidth for humans: `10 Gbit/s`, `100 Mbit/s`.
 pub fn format_bandwidth(v: BitsPerSec) -> String {
     if v.is_infinite() {
@@ -197,6 +217,16 @@ mod tests {
             "", "G", "10X", "10MB/s", "-1G", "0", "ten", "1e-300", "0.5", "nan",
         ] {
             assert!(parse_bandwidth(bad).is_err(), "{bad} should fail");
+        }
+    }
+
+    #[test]
+    fn a_bare_bandwidth_below_1_kbit_warns() {
+        let w = bare_bandwidth_warning("10").unwrap();
+        assert!(w.contains("did you mean 10G"), "{w}");
+        assert!(bare_bandwidth_warning(" 999.5 ").is_some());
+        for quiet in ["1000", "10G", "10bps", "10 bit/s", "inf", "1e9", "fast", ""] {
+            assert_eq!(bare_bandwidth_warning(quiet), None, "{quiet}");
         }
     }
 

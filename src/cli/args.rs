@@ -9,6 +9,7 @@ use clap::{Args, ValueEnum};
 use fedtopo::connectivity::PathModel;
 use fedtopo::delay::DelayModel;
 use fedtopo::overlay::build::{BuildOptions, CenterPolicy};
+use fedtopo::overlay::failures::FailureSpec;
 use fedtopo::placement::SiloPlacement;
 use fedtopo::scenario::{load_underlay, NetworkSpec};
 use fedtopo::underlay::matrix::{MatrixGaps, MatrixValues};
@@ -137,6 +138,29 @@ fn parse_matrix_gaps(text: &str) -> Result<MatrixGaps, String> {
     text.parse()
 }
 
+/// Parses `--default-core-capacity`, warning about a bare number below
+/// 1 kbit/s ([`fedtopo::units::bare_bandwidth_warning`]).
+fn default_core_capacity(text: &str) -> Result<f64, fedtopo::units::UnitError> {
+    let v = parse_bandwidth(text)?;
+    if let Some(w) = fedtopo::units::bare_bandwidth_warning(text) {
+        eprintln!("warning: --default-core-capacity {w}");
+    }
+    Ok(v)
+}
+
+/// Parses `--failures` ([`FailureSpec::parse_optional`]), warning on stderr
+/// about the deprecated `node:P` / `link:P` spellings.
+pub fn failures(text: &str) -> Result<Option<FailureSpec>> {
+    let f = FailureSpec::parse_optional(text).map_err(|e| match e {
+        fedtopo::overlay::failures::FailureError::Parse(_) => anyhow::anyhow!("--{e}"),
+        _ => anyhow::anyhow!("--failures `{text}`: {e}"),
+    })?;
+    if let Some(w) = f.as_ref().and_then(FailureSpec::legacy_warning) {
+        eprintln!("warning: --failures {w}");
+    }
+    Ok(f)
+}
+
 /// Parses a MATCHA communication budget (`--budget`): a number in
 /// `[MIN_BUDGET, 1]` (the solver's time grows as 1/budget).
 pub fn parse_budget(text: &str) -> Result<f64, String> {
@@ -216,7 +240,7 @@ pub struct UnderlayArgs {
     #[arg(long)]
     pub largest_component: bool,
     /// Capacity of core links that give none (`capacity` or `LinkSpeedRaw`).
-    #[arg(long, default_value = "1G", value_parser = parse_bandwidth)]
+    #[arg(long, default_value = "1G", value_parser = default_core_capacity)]
     pub default_core_capacity: f64,
 }
 
@@ -304,7 +328,7 @@ impl NetworkArgs {
         let csv = path(&self.access_csv);
         let silos_csv = path(&self.silos_csv);
         let links_csv = path(&self.links_csv);
-        NetworkSpec::from_knobs(|key| match key {
+        let knob = |key: &str| match key {
             "workload" => Some(self.workload.as_str()),
             "local_steps" => Some(steps.as_str()),
             "model_bits" => self.model_bits.as_deref(),
@@ -319,8 +343,11 @@ impl NetworkArgs {
             "silos" => silos.as_deref(),
             "placement_seed" => seed.as_deref(),
             _ => None,
-        })
-        .map_err(|e| {
+        };
+        for (key, warning) in NetworkSpec::knob_warnings(knob) {
+            eprintln!("warning: --{} {warning}", key.replace('_', "-"));
+        }
+        NetworkSpec::from_knobs(knob).map_err(|e| {
             anyhow::anyhow!(
                 "--{} `{}`: expected {}",
                 e.key.replace('_', "-"),

@@ -47,6 +47,10 @@ pub struct AugmentArgs {
     /// the augmented overlay (augmented.gml, augmented.json).
     #[arg(long)]
     out: Option<PathBuf>,
+    /// Augment more than 200 silos anyway (each step times every missing
+    /// arc: the work grows as silos^5, hours to days).
+    #[arg(long)]
+    force: bool,
 }
 
 fn table(points: &[AugmentPoint], labels: &[String]) -> Table {
@@ -85,7 +89,7 @@ fn table(points: &[AugmentPoint], labels: &[String]) -> Table {
             },
         ]);
     }
-    t.align_right([0, 3, 4, 5, 6]);
+    t.align_right([0, 3, 4, 5, 6]).shrink([2]);
     t
 }
 
@@ -146,6 +150,16 @@ pub fn run(a: AugmentArgs) -> Result<()> {
     let Setup {
         underlay, model, ..
     } = setup;
+    let n = model.silo_count();
+    if n > fedtopo::design::MAX_AUGMENT_SILOS && !a.force {
+        bail!(
+            "augment: {n} silos: every step times each of the about {} missing arcs (a max-plus \
+             cycle time and a {n}x{n} eigendecomposition each), far beyond the bound of {} silos \
+             (about 18 s a step there); give --force to run it anyway",
+            n * (n - 1),
+            fedtopo::design::MAX_AUGMENT_SILOS
+        );
+    }
     let kind: OverlayKind = a
         .from
         .parse()

@@ -30,6 +30,15 @@ pub enum ExportFormat {
 }
 
 impl ExportFormat {
+    /// The format's name in messages (`GML`, `DOT`, `JSON`).
+    pub fn name(self) -> &'static str {
+        match self {
+            ExportFormat::Gml => "GML",
+            ExportFormat::Dot => "DOT",
+            ExportFormat::Json => "JSON",
+        }
+    }
+
     fn extension(self) -> &'static str {
         match self {
             ExportFormat::Gml => "gml",

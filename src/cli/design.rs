@@ -13,6 +13,7 @@ use fedtopo::design::search::{
     design_search, repredict, Candidate, CandidateOverlay, DesignOptions, RoundsPredictor,
 };
 use fedtopo::evaluate::EvaluatedOverlay;
+use fedtopo::mixing::FastestOptions;
 use fedtopo::overlay::build::{parse_overlay_list, BuildOptions};
 use fedtopo::overlay::export::{silo_positions, ExportedOverlay};
 use fedtopo::report::table::{serde_csv, Table};
@@ -149,7 +150,8 @@ fn table(c: &[Candidate]) -> Table {
         vec![0, 3, 4, 5, 6, 7, 8, 9, 10, 11]
     } else {
         vec![0, 3, 4, 5, 6, 7, 8, 9]
-    });
+    })
+    .shrink([2]);
     t
 }
 
@@ -522,10 +524,26 @@ pub fn run(a: DesignArgs) -> Result<()> {
     let Setup {
         underlay, model, ..
     } = setup;
+    // Bounded work: fastest-mixing weights and arc augmentation grow as
+    // n^3 per iteration / n^2 eigendecompositions per added arc.
+    let n = model.silo_count();
+    let fastest_note = fedtopo::mixing::fastest_work_note(n, FastestOptions::default().iterations);
+    if let (false, Some(note)) = (a.no_fastest, &fastest_note) {
+        eprintln!("note: design: {note} (the [fastest] candidates are left out)");
+    }
+    let augment_fits = n <= fedtopo::design::MAX_AUGMENT_SILOS;
+    if !a.no_augmented && !augment_fits {
+        eprintln!(
+            "note: design: the arc-augmented candidates (ring-opt+aug, delta-mbst+aug) are left out: \
+             augmenting times every missing arc at each step, beyond {} silos hours of work \
+             ({n} silos here)",
+            fedtopo::design::MAX_AUGMENT_SILOS
+        );
+    }
     let options = DesignOptions {
         kinds,
-        fastest_weights: !a.no_fastest,
-        augmented: !a.no_augmented,
+        fastest_weights: !a.no_fastest && fastest_note.is_none(),
+        augmented: !a.no_augmented && augment_fits,
         gamma: a.gamma,
         skip_unbuildable: a.overlays == DEFAULT_OVERLAYS,
         ..DesignOptions::default()

@@ -78,7 +78,7 @@ fn table(rows: &[MixingRow]) -> Table {
             opt(r.fastest_effective_neighbours, 2),
         ]);
     }
-    t.align_right([1, 3, 4, 5, 6, 8]);
+    t.align_right([1, 3, 4, 5, 6, 8]).shrink([2]);
     t
 }
 
@@ -100,6 +100,14 @@ pub fn run(a: MixingArgs) -> Result<()> {
     };
     let rows = mixing_rows(&underlay, &model, &kinds, &build, &options)
         .map_err(|e| anyhow::anyhow!("{e}"))?;
+    let skipped = rows
+        .iter()
+        .any(|r| r.fastest_note.as_deref() == Some(fedtopo::report::mixing::SKIPPED_LARGE));
+    if skipped {
+        if let Some(note) = fedtopo::mixing::fastest_work_note(model.silo_count(), a.iterations) {
+            eprintln!("note: {note}");
+        }
+    }
     match a.format {
         OutputFormat::Table => {
             outln!("{} ({} silos)", underlay.name, model.silo_count());

@@ -22,6 +22,8 @@ mod tornado;
 mod train;
 mod underlay;
 
+use std::io::IsTerminal;
+
 use anyhow::Result;
 
 use clap::{Parser, Subcommand};
@@ -32,6 +34,12 @@ pub use output::{StdoutError, BROKEN_PIPE_EXIT};
 #[derive(Debug, Parser)]
 #[command(name = "fedtopo", version, about, long_about = None, after_help = examples::FEDTOPO)]
 struct Cli {
+    /// Print tables at their full width. By default a table printed to a
+    /// terminal fits its width (`COLUMNS`, else the terminal's, else 100):
+    /// long headers wrap and long text (a critical circuit) is cut with
+    /// `…`. Off a terminal (a file, a pipe) tables are always full width.
+    #[arg(long, global = true)]
+    wide: bool,
     #[command(subcommand)]
     command: Command,
 }
@@ -113,7 +121,16 @@ fn command() -> clap::Command {
     accept_negative_numbers(<Cli as clap::CommandFactory>::command())
 }
 
-/// Parses the command line and runs the command.
+/// Columns of the terminal on stdout (`None`: not a terminal or unknown).
+fn stdout_columns() -> Option<usize> {
+    console::Term::stdout()
+        .size_checked()
+        .map(|(_, cols)| usize::from(cols))
+}
+
+/// Parses the command line and runs the command, with tables fitted to
+/// the terminal ([`fedtopo::report::table::terminal_table_width`]) and a
+/// progress reporter on stderr ([`fedtopo::progress`]).
 pub fn run() -> Result<()> {
     let cli = match command()
         .try_get_matches()
@@ -123,7 +140,6 @@ pub fn run() -> Result<()> {
         // `--help` and `--version` go to stdout: through `output::print`,
         // so that a failed write is an error there too.
         Err(e) if !e.use_stderr() => {
-            use std::io::IsTerminal;
             let text = e.render();
             return Ok(output::print(&if std::io::stdout().is_terminal() {
                 text.ansi().to_string()
@@ -133,6 +149,20 @@ pub fn run() -> Result<()> {
         }
         Err(e) => e.exit(),
     };
+    let width = fedtopo::report::table::terminal_table_width(
+        cli.wide,
+        std::io::stdout().is_terminal(),
+        std::env::var("COLUMNS").ok().as_deref(),
+        stdout_columns(),
+    );
+    fedtopo::report::table::set_terminal_width(width);
+    let stderr_columns = console::Term::stderr()
+        .size_checked()
+        .map(|(_, cols)| usize::from(cols));
+    let _progress = fedtopo::progress::Reporter::install(
+        fedtopo::progress::ReporterConfig::for_stderr(stderr_columns),
+        Box::new(std::io::stderr()),
+    );
     match cli.command {
         Command::Compare(a) => compare::run(a),
         Command::Mixing(a) => mixing::run(a),

@@ -1,7 +1,8 @@
 //! `fedtopo overlay`: build one overlay and write it out.
 
 use super::output::out;
-use std::path::PathBuf;
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context, Result};
 use clap::Args;
@@ -38,7 +39,9 @@ pub struct OverlayArgs {
     /// Output format.
     #[arg(long, value_enum, default_value_t = ExportFormat::Gml)]
     format: ExportFormat,
-    /// Output file (default: standard output).
+    /// Output file (default: standard output; `-`: standard output even
+    /// when it is a terminal and the text is longer than a screenful, which
+    /// is otherwise refused).
     #[arg(long, short = 'o')]
     output: Option<PathBuf>,
     /// Seed of random overlays (er, ba, regular, chung-lu).
@@ -66,17 +69,63 @@ struct MatchaDesignDump<'a> {
     design: &'a fedtopo::overlay::matcha::MatchaDesign,
 }
 
-/// Writes `text` to `output` or standard output.
-fn emit(output: &Option<PathBuf>, text: &str) -> Result<()> {
-    match output {
-        Some(path) => {
-            std::fs::write(path, text).with_context(|| format!("writing {}", path.display()))
-        }
-        None => {
-            out!("{text}");
-            Ok(())
-        }
+/// Rows of a terminal whose size is unknown (and of `LINES` unset).
+const DEFAULT_SCREEN_ROWS: usize = 24;
+
+/// Whether `lines` lines of output would go to a terminal screen of
+/// `screen_rows` rows without the user asking: refused when stdout is a
+/// terminal, no `-o` was given (`-o -` asks for stdout explicitly) and the
+/// text is longer than a screenful (`overlay matcha` is megabytes of JSON).
+fn refuse_on_terminal(
+    output: Option<&Path>,
+    stdout_is_terminal: bool,
+    lines: usize,
+    screen_rows: usize,
+) -> bool {
+    output.is_none() && stdout_is_terminal && lines > screen_rows
+}
+
+/// Rows of the terminal on stdout: `LINES` when it holds a number >= 5,
+/// else the terminal's, else [`DEFAULT_SCREEN_ROWS`].
+fn screen_rows() -> usize {
+    let env = std::env::var("LINES")
+        .ok()
+        .and_then(|l| l.trim().parse::<usize>().ok());
+    let term = console::Term::stdout()
+        .size_checked()
+        .map(|(rows, _)| usize::from(rows));
+    env.filter(|&r| r >= 5)
+        .or(term.filter(|&r| r >= 5))
+        .unwrap_or(DEFAULT_SCREEN_ROWS)
+}
+
+/// Writes `text` (`what`: `GML`, `JSON`) to `output` or standard output
+/// (`None` or `-`); refuses more than a screenful to a terminal unless the
+/// output is `-`. Returns the file written, if any.
+fn emit(output: &Option<PathBuf>, what: &str, text: &str) -> Result<Option<PathBuf>> {
+    let stdout = output.as_deref().is_none_or(|p| p == Path::new("-"));
+    if !stdout {
+        let path = output.clone().unwrap_or_default();
+        std::fs::write(&path, text).with_context(|| format!("writing {}", path.display()))?;
+        return Ok(Some(path));
     }
+    let lines = text.lines().count();
+    let rows = screen_rows();
+    if refuse_on_terminal(
+        output.as_deref(),
+        std::io::stdout().is_terminal(),
+        lines,
+        rows,
+    ) {
+        bail!(
+            "not printing {lines} lines ({} bytes) of {what} to the terminal, more than its {rows} \
+             rows: write it to a file with `-o FILE`, pipe it (`| less`), or print it anyway \
+             with `-o -`",
+            text.len()
+        );
+    }
+    out!("{text}");
+    Ok(None)
 }
 
 /// `fedtopo overlay dcliques... --nodes N`: the abstract topology.
@@ -94,7 +143,7 @@ fn run_abstract(a: &OverlayArgs, n: usize) -> Result<()> {
     let c = edge_counts(&t);
     let labels: Vec<String> = (0..n).map(|i| i.to_string()).collect();
     let e = ExportedOverlay::new(&t.overlay(), &labels, None, None);
-    emit(&a.output, &a.format.render(&e))?;
+    emit(&a.output, a.format.name(), &a.format.render(&e))?;
     eprintln!(
         "{}: {} nodes, {} cliques, {} edges ({} intra), {:.2} edges/node, messages/node/round: \
          {:.2} (paper's count), {:.2} (real flow)",
@@ -141,30 +190,52 @@ pub fn run(a: OverlayArgs) -> Result<()> {
         let json = serde_json::to_string(&dump).context("--matcha-design: encoding")?;
         std::fs::write(path, json + "\n").with_context(|| format!("writing {}", path.display()))?;
     }
-    let text = if overlay.is_schedule() {
+    let (what, text) = if overlay.is_schedule() {
         let e = overlay.export_schedule(&labels)?;
         if let Some(note) = e.connectivity_note() {
             eprintln!("warning: {note}");
         }
-        e.to_json()
+        ("JSON", e.to_json())
     } else {
         let e = overlay
             .export(&labels, Some(&model), Some(t.cycle_time_ms))?
             .with_positions(silo_positions(&underlay, placement));
-        a.format.render(&e)
+        (a.format.name(), a.format.render(&e))
     };
-    match &a.output {
-        Some(path) => {
-            std::fs::write(path, text).with_context(|| format!("writing {}", path.display()))?;
-            eprintln!(
-                "{}: {} arcs, cycle time {:.1} ms, written to {}",
-                a.kind,
-                overlay.degree_stats().arcs,
-                t.cycle_time_ms,
-                path.display()
-            );
-        }
-        None => out!("{text}"),
+    if let Some(path) = emit(&a.output, what, &text)? {
+        eprintln!(
+            "{}: {} arcs, cycle time {:.1} ms, written to {}",
+            a.kind,
+            overlay.degree_stats().arcs,
+            t.cycle_time_ms,
+            path.display()
+        );
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn more_than_a_screenful_to_a_terminal_is_refused_unless_asked() {
+        // `overlay matcha` on a terminal: 5.6 MB of JSON, refused.
+        assert!(refuse_on_terminal(None, true, 200_000, 50));
+        assert!(
+            !refuse_on_terminal(None, true, 50, 50),
+            "a screenful is fine"
+        );
+        assert!(
+            !refuse_on_terminal(None, false, 200_000, 50),
+            "a pipe or file"
+        );
+        let dash = PathBuf::from("-");
+        assert!(
+            !refuse_on_terminal(Some(&dash), true, 200_000, 50),
+            "-o - asks for it"
+        );
+        let file = PathBuf::from("ring.gml");
+        assert!(!refuse_on_terminal(Some(&file), true, 200_000, 50));
+    }
 }

@@ -9,7 +9,6 @@ use clap::Args;
 use fedtopo::evaluate::EvaluatedOverlay;
 use fedtopo::network::NetworkKind;
 use fedtopo::overlay::build::{parse_overlay_list, BuildOptions};
-use fedtopo::overlay::failures::FailureSpec;
 use fedtopo::replay::{ReplayOptions, Straggler, TraceWindow};
 use fedtopo::report::gantt::gantt_svg;
 use fedtopo::report::network::{append_columns, NetworkDescription};
@@ -55,8 +54,11 @@ pub struct SimulateArgs {
     /// Random compute times: `none` or `lognormal:SIGMA`.
     #[arg(long, default_value = "none")]
     straggler: String,
-    /// Random failures: `none`, `node:P` or `link:P` (each node / directed
-    /// link active in a round with probability P, seeded by --seed).
+    /// Random failures, drawn from --seed: `none`, `node-down:Q` or
+    /// `link-down:Q` (each node / directed link down in a round with
+    /// probability Q, the failure probability, in [0, 1)), or `node-up:P` /
+    /// `link-up:P` (up with probability P = 1 - Q). The older `node:P` /
+    /// `link:P` mean `node-up:P` (deprecated, with a warning).
     #[arg(long, default_value = "none")]
     failures: String,
     /// Output format of the summary: table, csv or json.
@@ -93,7 +95,7 @@ pub fn run(a: SimulateArgs) -> Result<()> {
         .map_err(|e| anyhow::anyhow!("--rounds {}: {e}", a.rounds))?;
     let straggler = parse_straggler(&a.straggler)?;
     let kinds = parse_overlay_list(&a.overlays)?;
-    let failures = FailureSpec::parse_optional(&a.failures)?;
+    let failures = super::args::failures(&a.failures)?;
     let setup = Setup::load(&a.underlay, &a.network, &a.placement)?;
     let Setup {
         underlay,

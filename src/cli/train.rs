@@ -9,7 +9,6 @@ use clap::Args;
 
 use fedtopo::network::NetworkKind;
 use fedtopo::overlay::build::{parse_overlay_list, BuildOptions};
-use fedtopo::overlay::failures::FailureSpec;
 use fedtopo::overlay::matcha::MatchaOptions;
 use fedtopo::report::train_curves::plot_runs;
 use fedtopo::silos::DataSizes;
@@ -124,8 +123,11 @@ pub struct TrainArgs {
     /// `sqrt-n`, `pi` (g = 1/||pi|| of the DecAvg walk; Badie-Modiri et al.).
     #[arg(long, default_value = "coordinated")]
     init_gain: String,
-    /// Random failures: `none`, `node:P` or `link:P` (each node / directed
-    /// link active in a round with probability P, seeded by --seed).
+    /// Random failures, drawn from --seed: `none`, `node-down:Q` or
+    /// `link-down:Q` (each node / directed link down in a round with
+    /// probability Q, the failure probability, in [0, 1)), or `node-up:P` /
+    /// `link-up:P` (up with probability P = 1 - Q). The older `node:P` /
+    /// `link:P` mean `node-up:P` (deprecated, with a warning).
     #[arg(long, default_value = "none")]
     failures: String,
     #[command(flatten)]
@@ -278,7 +280,7 @@ pub fn run_train(a: TrainArgs) -> Result<()> {
                 format!("--init-gain `{g}`: expected coordinated, none, sqrt-n or pi")
             })?),
         },
-        failures: FailureSpec::parse_optional(&a.failures)?,
+        failures: super::args::failures(&a.failures)?,
     };
     for kind in kinds {
         let dir = a.out.join(super::args::file_safe(&kind.to_string()));

@@ -31,6 +31,14 @@ use crate::mixing::{effective_neighbours, spectral_gap, SpectrumError};
 use crate::timing::{cycle_time, TimingError};
 use crate::train::consensus::local_degree;
 
+/// Most silos the commands augment (`augment`, `design`'s `+aug`
+/// candidates) unless forced: every step times each missing arc (a
+/// max-plus cycle time and an `n x n` eigendecomposition each, about `n²`
+/// of them), so the work grows as `n^5`. At 200 silos a step took about
+/// 18 s on a loaded 2-core machine (`fedtopo augment aws-gaia --silos 200
+/// --front-steps 0`: 11 steps in 200 s); at 2000 silos it would take days.
+pub const MAX_AUGMENT_SILOS: usize = 200;
+
 /// Settings of [`augment`].
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct AugmentOptions {
@@ -117,6 +125,18 @@ fn measure(o: &Overlay, model: &DelayModel, gamma: f64) -> Result<(f64, f64, f64
     ))
 }
 
+/// Candidate arcs (edges when `undirected`) missing from an overlay of `n`
+/// silos and `arcs` arcs: what one step of [`augment`] times.
+fn candidate_count(n: usize, arcs: usize, undirected: bool) -> u64 {
+    let all = (n * n.saturating_sub(1)) as u64;
+    let missing = all.saturating_sub(arcs as u64);
+    if undirected {
+        missing / 2
+    } else {
+        missing
+    }
+}
+
 /// `base` plus the candidate `(a, b)` (and `(b, a)` when undirected).
 fn with_candidate(base: &Overlay, a: usize, b: usize, undirected: bool) -> Overlay {
     let mut arcs = base.arcs().to_vec();
@@ -179,6 +199,7 @@ pub fn augment(
     let mut augmented = base.clone();
     let mut phase: u8 = 1;
     let mut phase2_steps = 0;
+    let task = crate::progress::Task::start("augment", "steps", 0);
     loop {
         if phase == 2 && phase2_steps >= options.front_steps {
             break;
@@ -186,11 +207,21 @@ pub fn augment(
         let present: std::collections::BTreeSet<(usize, usize)> =
             current.arcs().iter().copied().collect();
         let mut best: Option<Candidate> = None;
+        let candidates = candidate_count(n, present.len(), undirected);
+        let tried = crate::progress::Task::start("candidates", "timed", candidates);
+        if tried.is_shown() {
+            task.message(&format!("phase {phase}, {n} silos"));
+            tried.hint(
+                "each candidate costs a max-plus cycle time and an eigendecomposition; \
+                 a smaller --tolerance or --front-steps ends sooner",
+            );
+        }
         for a in 0..n {
             for b in 0..n {
                 if a == b || present.contains(&(a, b)) || (undirected && a > b) {
                     continue;
                 }
+                tried.inc(1);
                 let o = with_candidate(&current, a, b, undirected);
                 let t = cycle_time(&o, model)?.cycle_time_ms;
                 if phase == 1 && t > limit {
@@ -247,6 +278,7 @@ pub fn augment(
         } else {
             phase2_steps += 1;
         }
+        task.inc(1);
         current = o;
         t_cur = t;
         g_cur = g;

@@ -13,4 +13,6 @@ pub mod calibration;
 pub mod figures;
 pub mod search;
 
-pub use augment::{augment, AugmentError, AugmentOptions, AugmentPoint, Augmentation};
+pub use augment::{
+    augment, AugmentError, AugmentOptions, AugmentPoint, Augmentation, MAX_AUGMENT_SILOS,
+};

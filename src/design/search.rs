@@ -333,8 +333,14 @@ pub fn design_search(
             overlay,
         });
     };
+    let task = crate::progress::Task::start(
+        "design",
+        "candidates",
+        (options.kinds.len() + if options.augmented { 2 } else { 0 }) as u64,
+    );
     let mut skipped = Vec::new();
     for &kind in &options.kinds {
+        task.message(&kind.to_string());
         let e = match EvaluatedOverlay::build(kind, underlay, model, build) {
             Ok(e) => e,
             Err(e @ EvalError::Build(_)) if options.skip_unbuildable => {
@@ -342,6 +348,7 @@ pub fn design_search(
                     kind: kind.to_string(),
                     reason: e.to_string(),
                 });
+                task.inc(1);
                 continue;
             }
             Err(e @ EvalError::Build(_)) => {
@@ -390,9 +397,11 @@ pub fn design_search(
                 }
             }
         }
+        task.inc(1);
     }
     if options.augmented {
         for base in ["ring-opt", "delta-mbst"] {
+            task.message(&format!("{base}+aug"));
             let kind: OverlayKind = base
                 .parse()
                 .map_err(|e| DesignError::Options(format!("{base}: {e:?}")))?;
@@ -423,6 +432,7 @@ pub fn design_search(
                     weights: None,
                 },
             );
+            task.inc(1);
         }
     }
     if out.is_empty() && !skipped.is_empty() {

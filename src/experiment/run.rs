@@ -95,14 +95,22 @@ pub fn run_jobs(
     let changed = store::claim(spec, &opts.out)?;
     let mut notes = load_notes(&underlays);
     notes.extend(changed);
+    notes.extend(knob_warnings(jobs));
     notes.extend(unreadable);
     let bar = Progress::new(
         &format!("run {}", spec.name),
         "jobs",
         todo.len() as u64,
         opts.progress,
-        "{prefix} [{bar:40}] {pos}/{len} jobs, {elapsed} (eta {eta})",
+        "",
     );
+    // Jobs differ in cost (a 10-silo underlay next to a 90-silo one): the
+    // eta weighs each by its expected cost, not by one job each.
+    let weights: Vec<f64> = todo
+        .iter()
+        .map(|j| job_weight(j, underlays.get(j.get("underlay"))))
+        .collect();
+    bar.set_work_total(weights.iter().sum());
     let failed = AtomicBool::new(false);
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(opts.threads.unwrap_or(0))
@@ -110,7 +118,8 @@ pub fn run_jobs(
         .map_err(|e| ExperimentError::Invalid(format!("cannot start worker threads: {e}")))?;
     let results: Vec<Result<(), ExperimentError>> = pool.install(|| {
         todo.par_iter()
-            .map(|job| {
+            .zip(&weights)
+            .map(|(job, &weight)| {
                 if failed.load(Ordering::Relaxed) {
                     return Ok(());
                 }
@@ -124,7 +133,7 @@ pub fn run_jobs(
                 if r.is_err() {
                     failed.store(true, Ordering::Relaxed);
                 }
-                bar.inc(1);
+                bar.inc_work(weight);
                 r
             })
             .collect()
@@ -138,6 +147,39 @@ pub fn run_jobs(
         stale,
         notes,
     })
+}
+
+/// The expected cost of `job`, the progress eta's weight: silos² (routes,
+/// cycle times and overlay builds grow at least as the silo pairs) times
+/// the job's `rounds` when it replays or trains rounds. A rough model: it
+/// only has to rank a 90-silo job above a 10-silo one.
+fn job_weight(job: &Job, underlay: Option<&Underlay>) -> f64 {
+    let routers = underlay.map_or(1, Underlay::node_count);
+    let silos = crate::scenario::NetworkSpec::from_knobs(|k| Some(job.get(k)))
+        .map_or(routers, |s| s.placement.silo_count(routers));
+    let rounds: f64 = job.get("rounds").trim().parse().unwrap_or(1.0);
+    (silos as f64).powi(2) * rounds.max(1.0)
+}
+
+/// Grid values that parse but are likely mistakes (a bandwidth written as
+/// a bare number below 1 kbit/s, legacy `failures` spellings), each once.
+fn knob_warnings(jobs: &[Job]) -> Vec<String> {
+    let mut out = std::collections::BTreeSet::new();
+    for job in jobs {
+        for (key, w) in
+            crate::scenario::NetworkSpec::knob_warnings(|k| job.has(k).then(|| job.get(k)))
+        {
+            out.insert(format!("{key} = {w}"));
+        }
+        if let Ok(Some(f)) =
+            crate::overlay::failures::FailureSpec::parse_optional(job.get("failures"))
+        {
+            if let Some(w) = f.legacy_warning() {
+                out.insert(format!("failures = {w}"));
+            }
+        }
+    }
+    out.into_iter().collect()
 }
 
 /// What loading the underlays dropped or approximated, one line each.

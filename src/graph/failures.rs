@@ -1,6 +1,14 @@
 //! Random failures (\[BadieModiri24\] Fig. 2): in every round each node,
 //! or each directed link, is active independently with probability `p`.
 //!
+//! Written `node-down:Q` / `link-down:Q` (`Q`: the probability that a node
+//! or link is down in a round, the failure probability, in `[0, 1)`) or
+//! `node-up:P` / `link-up:P` (`P = 1 - Q`, the probability it is up, in
+//! `(0, 1]`). The older `node:P` / `link:P` keep working with their old
+//! meaning, `P` the probability of being *up*, and a warning
+//! ([`FailureSpec::legacy_warning`]): most readers take `node:0.1` for 10 %
+//! failures.
+//!
 //! [`Failures`] wraps any [`OverlaySchedule`]; round `k` keeps the arcs whose
 //! endpoints are both active (node failures) or that are themselves active
 //! (link failures). An inactive node still trains locally, it only neither
@@ -30,24 +38,53 @@ pub enum FailureKind {
     Link,
 }
 
-/// A failure model: `node:P` or `link:P`.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+/// A failure model: `node-down:Q`, `node-up:P`, `link-down:Q`,
+/// `link-up:P` (or the legacy `node:P`, `link:P`, `P` up).
+#[derive(Debug, Clone, Copy, Serialize)]
 pub struct FailureSpec {
     /// Nodes or links.
     pub kind: FailureKind,
-    /// Probability of being active in a round, in `(0, 1]`.
+    /// Probability of being active (up) in a round, in `(0, 1]`.
     pub p: f64,
+    /// How the text gave it (written back the same way).
+    #[serde(skip)]
+    pub spelling: Spelling,
+}
+
+/// How a [`FailureSpec`] was written.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub enum Spelling {
+    /// `node-up:P`: the probability of being up.
+    #[default]
+    Up,
+    /// `node-down:Q`: the probability of being down, `Q = 1 - p`, as given.
+    Down(f64),
+    /// `node:P` (deprecated): `P` the probability of being up.
+    Legacy,
+}
+
+/// Equal when they fail the same way (the spelling does not count).
+impl PartialEq for FailureSpec {
+    fn eq(&self, other: &Self) -> bool {
+        self.kind == other.kind && self.p == other.p
+    }
 }
 
 /// Bad failure specification or base schedule.
 #[derive(Debug, Clone, PartialEq, Error)]
 pub enum FailureError {
     /// Text does not parse.
-    #[error("failures `{0}`: expected none, node:P or link:P with P in (0, 1]")]
+    #[error(
+        "failures `{0}`: expected none, node-down:Q or link-down:Q (Q: the probability that a \
+         node / link is down in a round, in [0, 1)), or node-up:P or link-up:P (P = 1 - Q, in (0, 1])"
+    )]
     Parse(String),
     /// Probability out of range.
     #[error("failure activity probability p = {0} must be in (0, 1]")]
     Probability(f64),
+    /// Failure probability out of range.
+    #[error("failure probability q = {0} must be in [0, 1) (node-down:Q, link-down:Q)")]
+    DownProbability(f64),
     /// Failures apply to gossip overlays only.
     #[error("failures need a decentralised (gossip) overlay; `{0}` is server-client")]
     NotGossip(String),
@@ -62,6 +99,36 @@ impl FailureSpec {
         }
         t.parse().map(Some)
     }
+
+    /// Probability that a node / link is down in a round, `1 - p`.
+    pub fn down_probability(&self) -> f64 {
+        match self.spelling {
+            Spelling::Down(q) => q,
+            _ => 1.0 - self.p,
+        }
+    }
+
+    /// For the deprecated `node:P` / `link:P`: what it means and how to
+    /// write it unambiguously; `None` for the explicit spellings.
+    pub fn legacy_warning(&self) -> Option<String> {
+        if self.spelling != Spelling::Legacy {
+            return None;
+        }
+        let k = self.kind_name();
+        Some(format!(
+            "`{k}:{p}` reads {p} as the probability that a {k} is UP in a round (not the failure \
+             probability); write `{k}-up:{p}` for this meaning, or `{k}-down:Q` with Q the \
+             probability of failure (`{k}:P` is deprecated)",
+            p = self.p
+        ))
+    }
+
+    fn kind_name(&self) -> &'static str {
+        match self.kind {
+            FailureKind::Node => "node",
+            FailureKind::Link => "link",
+        }
+    }
 }
 
 impl FromStr for FailureSpec {
@@ -71,30 +138,48 @@ impl FromStr for FailureSpec {
         let (k, p) = t
             .split_once(':')
             .ok_or_else(|| FailureError::Parse(text.into()))?;
-        let kind = match k.trim() {
+        let (what, direction) = match k.trim().split_once('-') {
+            Some((what, dir)) => (what, Some(dir)),
+            None => (k.trim(), None),
+        };
+        let kind = match what {
             "node" | "nodes" => FailureKind::Node,
             "link" | "links" | "edge" => FailureKind::Link,
             _ => return Err(FailureError::Parse(text.into())),
         };
-        let p = p
+        let value = p
             .trim()
             .trim_start_matches("p=")
+            .trim_start_matches("q=")
             .parse::<f64>()
             .map_err(|_| FailureError::Parse(text.into()))?;
+        let (p, spelling) = match direction {
+            None => (value, Spelling::Legacy),
+            Some("up") => (value, Spelling::Up),
+            Some("down") => {
+                if !(0.0..1.0).contains(&value) {
+                    return Err(FailureError::DownProbability(value));
+                }
+                (1.0 - value, Spelling::Down(value))
+            }
+            Some(_) => return Err(FailureError::Parse(text.into())),
+        };
         if !(p > 0.0 && p <= 1.0) {
             return Err(FailureError::Probability(p));
         }
-        Ok(FailureSpec { kind, p })
+        Ok(FailureSpec { kind, p, spelling })
     }
 }
 
+/// As written: `node-down:Q`, `node-up:P` or the legacy `node:P`.
 impl fmt::Display for FailureSpec {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let k = match self.kind {
-            FailureKind::Node => "node",
-            FailureKind::Link => "link",
-        };
-        write!(f, "{k}:{}", self.p)
+        let k = self.kind_name();
+        match self.spelling {
+            Spelling::Up => write!(f, "{k}-up:{}", self.p),
+            Spelling::Down(q) => write!(f, "{k}-down:{q}"),
+            Spelling::Legacy => write!(f, "{k}:{}", self.p),
+        }
     }
 }
 
@@ -202,13 +287,59 @@ mod tests {
         assert_eq!(s.to_string(), "node:0.5");
         assert_eq!("link:p=0.25".parse::<FailureSpec>().unwrap().p, 0.25);
         assert_eq!(FailureSpec::parse_optional("none").unwrap(), None);
-        for bad in ["node", "node:x", "disk:0.5", "link:0", "link:1.5"] {
+        for bad in [
+            "node",
+            "node:x",
+            "disk:0.5",
+            "link:0",
+            "link:1.5",
+            "node-sideways:0.5",
+        ] {
             let e = bad.parse::<FailureSpec>().unwrap_err().to_string();
             assert!(e.contains("(0, 1]"), "{bad}: {e}");
+        }
+        for bad in ["node-down:1", "link-down:-0.1", "node-down:nan"] {
+            let e = bad.parse::<FailureSpec>().unwrap_err().to_string();
+            assert!(e.contains("[0, 1)"), "{bad}: {e}");
         }
         let star = crate::overlay::star::star(4, 0);
         let e = Failures::new(star, s, 0).unwrap_err();
         assert!(matches!(e, FailureError::NotGossip(_)));
+    }
+
+    /// `node-down:Q` is the failure probability; `node-up:P` and the
+    /// legacy `node:P` the probability of being up: `node-down:0.1`,
+    /// `node-up:0.9` and `node:0.9` fail the same nodes in every round, and
+    /// each is written back as given.
+    #[test]
+    fn down_and_up_spellings_agree_and_the_legacy_one_warns() {
+        let down: FailureSpec = "node-down:0.1".parse().unwrap();
+        let up: FailureSpec = "node-up:0.9".parse().unwrap();
+        let legacy: FailureSpec = "node:0.9".parse().unwrap();
+        assert_eq!((down.p, up.p, legacy.p), (0.9, 0.9, 0.9));
+        assert_eq!(down.down_probability(), 0.1);
+        assert_eq!(down, up);
+        let rounds = |s: FailureSpec| {
+            let f = Failures::new(complete(12), s, 5).unwrap();
+            (0..30)
+                .map(|k| f.round(k).arcs().to_vec())
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(rounds(down), rounds(up));
+        assert_eq!(rounds(legacy), rounds(up));
+        assert_eq!(down.to_string(), "node-down:0.1");
+        assert_eq!(up.to_string(), "node-up:0.9");
+        assert_eq!(legacy.to_string(), "node:0.9");
+        assert_eq!(down.legacy_warning(), None);
+        assert_eq!(up.legacy_warning(), None);
+        let w = legacy.legacy_warning().unwrap();
+        assert!(
+            w.contains("UP") && w.contains("node-up:0.9") && w.contains("node-down:Q"),
+            "{w}"
+        );
+        let link: FailureSpec = "link-down:0.25".parse().unwrap();
+        assert_eq!((link.kind, link.p), (FailureKind::Link, 0.75));
+        assert!("node-down:0".parse::<FailureSpec>().unwrap().p == 1.0);
     }
 
     #[test]

@@ -25,6 +25,36 @@ use nalgebra::DMatrix;
 
 use super::spectrum::{symmetric_eigen, SpectrumError};
 
+/// Largest work `iterations x n³` the commands run fastest-mixing weights
+/// for unless asked with fewer iterations: the default 2000 iterations up
+/// to 300 silos. Each iteration is a dense `n x n` symmetric
+/// eigendecomposition; 2000 of them at 300 silos took 2.7 min on a loaded
+/// 2-core machine (`fedtopo mixing aws-gaia --silos 300 --overlays mst
+/// --iterations 41`: 3.1 s for 40 iterations), at 2000 silos they would
+/// take hours.
+pub const MAX_FASTEST_WORK: f64 = 2000.0 * 300.0 * 300.0 * 300.0;
+
+/// Why fastest-mixing weights of `iterations` iterations on `n` silos are
+/// beyond [`MAX_FASTEST_WORK`], naming the iterations that would fit;
+/// `None` when they are within it.
+pub fn fastest_work_note(n: usize, iterations: usize) -> Option<String> {
+    let cube = (n as f64).powi(3);
+    if iterations as f64 * cube <= MAX_FASTEST_WORK {
+        return None;
+    }
+    let fits = (MAX_FASTEST_WORK / cube).floor();
+    Some(format!(
+        "fastest-mixing weights skipped: {iterations} subgradient iterations on {n} silos, each a \
+         {n}x{n} eigendecomposition, are beyond the bound of 2000 iterations at 300 silos \
+         (minutes there, hours here); {} run within it",
+        if fits >= 1.0 {
+            format!("--iterations {fits} or fewer")
+        } else {
+            "no iteration count".to_string()
+        }
+    ))
+}
+
 /// Settings of [`fastest_mixing`].
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct FastestOptions {
@@ -179,8 +209,18 @@ pub fn fastest_mixing(
     let mut best = (metropolis_slem, start.clone());
     let mut w = start;
     let mut iterations = 0;
+    let task = crate::progress::Task::start(
+        "fastest-mixing weights",
+        "iterations",
+        options.iterations as u64,
+    );
+    if task.is_shown() {
+        task.message(&format!("{n} silos"));
+        task.hint("fewer subgradient iterations (--iterations) shorten it");
+    }
     for k in 1..=options.iterations {
         iterations = k;
+        task.set(k as u64 - 1);
         let (value, g) = extreme(n, &e, &w)?;
         if value < best.0 {
             best = (value, w.clone());

@@ -20,7 +20,10 @@ pub mod fastest;
 pub mod measures;
 pub mod spectrum;
 
-pub use fastest::{fastest_mixing, undirected_edges, FastestMixing, FastestOptions, MixingError};
+pub use fastest::{
+    fastest_mixing, fastest_work_note, undirected_edges, FastestMixing, FastestOptions,
+    MixingError, MAX_FASTEST_WORK,
+};
 pub use measures::{
     effective_neighbours, effective_neighbours_periodic, exact_consensus_round, slem,
     slem_per_round, spectral_gap,

@@ -121,9 +121,12 @@ pub fn compare_overlays(
         center: center.map_or(options.center.clone(), CenterPolicy::Silo),
         ..options.clone()
     };
+    let task = crate::progress::Task::start("compare", "overlays", kinds.len() as u64);
     for &kind in kinds {
+        task.message(&kind.to_string());
         let overlay = EvaluatedOverlay::build(kind, underlay, model, &resolved)?;
         let t = overlay.cycle_time(model)?;
+        task.inc(1);
         let degrees = overlay.degree_stats();
         let schedule = match (&t.schedule, overlay.mixing()) {
             (Some(s), mixing) => Some(ScheduleStats {
@@ -153,6 +156,7 @@ pub fn compare_overlays(
         });
         overlays.push(overlay);
     }
+    task.finish();
     let star = rows
         .iter()
         .find(|r| r.overlay == "star")

@@ -75,7 +75,7 @@ pub fn render_table(c: &Comparison) -> String {
             },
         ]);
     }
-    t.align_right(1..6);
+    t.align_right(1..6).shrink([6]);
     let baseline = match (&c.star_center, c.star_center_policy.as_deref()) {
         (Some(centre), Some(policy)) => format!(
             "speed-up vs STAR centred at {centre} ({})\n",

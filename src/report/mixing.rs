@@ -12,6 +12,11 @@ use crate::overlay::build::{BuildOptions, OverlayKind};
 use crate::train::consensus::ConsensusError;
 use crate::underlay::Underlay;
 
+/// The `fastest_note` of a row whose fastest-mixing weights were beyond
+/// [`crate::mixing::MAX_FASTEST_WORK`] ([`crate::mixing::fastest_work_note`]
+/// says why).
+pub const SKIPPED_LARGE: &str = "skipped: too large";
+
 /// Settings of [`mixing_rows`].
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct MixingOptions {
@@ -100,7 +105,9 @@ pub fn mixing_rows(
         )));
     }
     let mut rows = Vec::new();
+    let task = crate::progress::Task::start("mixing", "overlays", kinds.len() as u64);
     for &kind in kinds {
+        task.message(&kind.to_string());
         let e = EvaluatedOverlay::build(kind, underlay, model, build)?;
         let t = e.cycle_time(model)?;
         let figures = mixing_figures(&e, options.rounds, options.gamma)?;
@@ -117,8 +124,13 @@ pub fn mixing_rows(
             fastest_note: None,
             mixing_note: figures.no_mixing_reason(),
         };
+        let too_large =
+            crate::mixing::fastest_work_note(model.silo_count(), options.fastest.iterations);
         match e.overlay() {
             None => row.fastest_note = Some("time-varying overlay".into()),
+            Some(o) if too_large.is_some() && o.is_undirected() => {
+                row.fastest_note = Some(SKIPPED_LARGE.into());
+            }
             Some(o) => match fastest_figures(o, &options.fastest, options.gamma)? {
                 None => row.fastest_note = Some("directed overlay".into()),
                 Some((f, eff)) => {
@@ -129,6 +141,7 @@ pub fn mixing_rows(
             },
         }
         rows.push(row);
+        task.inc(1);
     }
     Ok(rows)
 }
