@@ -85,6 +85,29 @@ where
     }
 }
 
+/// [`whole`] for a network knob (`--local-steps`, `--silos`, ...): the
+/// error says what the knob accepts, in the words of
+/// [`fedtopo::scenario::NETWORK_KNOBS`] (as experiment files do).
+fn knob_whole<T>(
+    key: &'static str,
+    lo: u64,
+    hi: u64,
+) -> impl Fn(&str) -> Result<T, String> + Clone + Send + Sync + 'static
+where
+    T: TryFrom<u64> + Clone + Send + Sync + 'static,
+{
+    let expected = fedtopo::scenario::NETWORK_KNOBS
+        .iter()
+        .find(|k| k.0 == key)
+        .map_or("a whole number", |k| k.2);
+    move |text: &str| match text.trim().parse::<u64>() {
+        Ok(v) if (lo..=hi).contains(&v) => {
+            T::try_from(v).map_err(|_| format!("expected {expected}, found `{text}`"))
+        }
+        _ => Err(format!("expected {expected}, found `{text}`")),
+    }
+}
+
 /// The parser of a real-number option: finite, `> lo` (`>= lo` when
 /// `lo_closed`), and `< hi` (`<= hi` when `hi_closed`; no upper bound for
 /// an infinite `hi`); the error gives the range, clap names the option.
@@ -286,7 +309,7 @@ pub struct NetworkArgs {
     #[arg(long)]
     pub compute_ms: Option<String>,
     /// Local steps per round s.
-    #[arg(long, short = 's', default_value_t = 1, value_parser = whole::<u32>(1, u32::MAX as u64))]
+    #[arg(long, short = 's', default_value_t = 1, value_parser = knob_whole::<u32>("local_steps", 1, u32::MAX as u64))]
     pub local_steps: u32,
     /// Access link capacity of every silo, both directions (`10G`, `100Mbps`, `inf`).
     #[arg(long, default_value = "10G")]
@@ -392,14 +415,14 @@ pub struct PlacementArgs {
     /// Silos attached to every router (default 1: silo i on router i).
     /// Silos on one router talk over their access links only (no core
     /// link, zero latency).
-    #[arg(long, conflicts_with = "silos", value_parser = whole::<usize>(1, 10_000))]
+    #[arg(long, conflicts_with = "silos", value_parser = knob_whole::<usize>("silos_per_router", 1, 10_000))]
     pub silos_per_router: Option<usize>,
     /// Total number of silos, spread as evenly as possible over the routers,
     /// the remainder on routers drawn with --placement-seed.
-    #[arg(long, value_parser = whole::<usize>(1, 10_000))]
+    #[arg(long, value_parser = knob_whole::<usize>("silos", 1, 10_000))]
     pub silos: Option<usize>,
     /// Seed of the random part of --silos.
-    #[arg(long, default_value_t = 0, value_parser = whole::<u64>(0, u64::MAX))]
+    #[arg(long, default_value_t = 0, value_parser = knob_whole::<u64>("placement_seed", 0, u64::MAX))]
     pub placement_seed: u64,
 }
 

@@ -170,10 +170,11 @@ pub fn is_permutation(n: usize, w: &[f64]) -> bool {
     for i in 0..n {
         let mut one = None;
         for j in 0..n {
-            match w[i * n + j] {
-                v if v == 0.0 => {}
-                v if v == 1.0 && one.is_none() => one = Some(j),
-                _ => return false,
+            let v = w[i * n + j];
+            if v == 1.0 && one.is_none() {
+                one = Some(j);
+            } else if v != 0.0 {
+                return false;
             }
         }
         match one {

@@ -12,7 +12,10 @@
 //!   [{"id": ..}], "links": [{"source": .., "target": .., "weight": ..}]}`
 //!   (or `"edges"`, newer networkx); `directed` defaults to false.
 //! * **per-round JSON** (a time-varying schedule): `{"rounds": [[[src, dst],
-//!   ...], ...], "periodic": true}`, arcs directed, replayed periodically.
+//!   ...], ...], "periodic": true}`, arcs directed, replayed periodically;
+//!   `"timing": "sampled"` (CSV: a first line `# timing: sampled`) marks a
+//!   sample of a random schedule (MATCHA's export), timed as MATCHA is
+//!   ([`crate::graph::PeriodicSchedule::is_sampled`]).
 //! * **CSV** `src,dst[,weight]`: one arc per line, directed unless the file
 //!   starts with the line `# undirected` (then one edge per line, both
 //!   directions). An optional header names the columns (`src,dst[,weight]`
