@@ -142,6 +142,7 @@ fn replay_slope(s: &dyn OverlaySchedule, m: &DelayModel, rounds: u64, kind: Netw
         rounds,
         straggler: Straggler::None,
         seed: 0,
+        ..ReplayOptions::default()
     };
     let r = replay(s, m, net.as_mut(), &opts).unwrap();
     let half = (rounds / 2) as usize;

@@ -586,7 +586,7 @@ pub fn run(a: DesignArgs) -> Result<()> {
             outln!("{}", table(&candidates));
             for c in &candidates {
                 if let Some(note) = &c.note {
-                    eoutln!("note: {}: {note}", c.name);
+                    eprintln!("note: {}: {note}", c.name);
                 }
             }
             if candidates

@@ -161,6 +161,7 @@ pub fn time_multigraph(
             rounds,
             straggler: Straggler::None,
             seed: 0,
+            ..ReplayOptions::default()
         };
         Ok(Some(
             replay(s, model, net.as_mut(), &options)?.mean_round_ms(),
