@@ -223,13 +223,28 @@ mod tests {
         // No column is ignored: `up` next to `capacity` is ambiguous, a
         // misspelled or repeated column is named.
         for (text, needle) in [
-            ("silo,up,capacity\nTokyo,1G,2G\n", "`capacity` (both directions) or `up` and `down`"),
-            ("silo,up,dwn\nTokyo,1G,2G\n", "unknown column `dwn` (column 3); expected `silo`, `up`, `down` or `capacity`"),
-            ("silo,capacity,capacity\nTokyo,1G,2G\n", "`capacity` is named twice"),
-            ("silo,up\nTokyo,1G\n", "expected columns `up` and `down`, or `capacity`"),
+            (
+                "silo,up,capacity\nTokyo,1G,2G\n",
+                "`capacity` (both directions) or `up` and `down`",
+            ),
+            (
+                "silo,up,dwn\nTokyo,1G,2G\n",
+                "unknown column `dwn` (column 3); expected `silo`, `up`, `down` or `capacity`",
+            ),
+            (
+                "silo,capacity,capacity\nTokyo,1G,2G\n",
+                "`capacity` is named twice",
+            ),
+            (
+                "silo,up\nTokyo,1G\n",
+                "expected columns `up` and `down`, or `capacity`",
+            ),
         ] {
             let e = a.apply_csv_str(text, "x.csv", &u).unwrap_err().to_string();
-            assert!(e.starts_with("x.csv:1:") && e.contains(needle), "{text:?}: {e}");
+            assert!(
+                e.starts_with("x.csv:1:") && e.contains(needle),
+                "{text:?}: {e}"
+            );
         }
         let e = a
             .apply_csv_str("silo,up,down\nTokyo,1G,1G\n5,2G,2G\n", "x.csv", &u)

@@ -108,7 +108,10 @@ impl Columns {
     /// # Errors
     /// A message for line 1: an empty or repeated column name.
     pub fn unique(header: &csv::StringRecord) -> Result<Columns, String> {
-        let names: Vec<String> = header.iter().map(|h| h.trim().to_ascii_lowercase()).collect();
+        let names: Vec<String> = header
+            .iter()
+            .map(|h| h.trim().to_ascii_lowercase())
+            .collect();
         for (i, name) in names.iter().enumerate() {
             if name.is_empty() {
                 return Err(format!(
@@ -190,8 +193,11 @@ mod tests {
         let c = Columns::accepted(&h("Silo,UP,down"), &["silo", "up", "down"]).unwrap();
         assert_eq!((c.position("silo"), c.position("Down")), (Some(0), Some(2)));
         assert!(!c.has("capacity"));
-        let e = Columns::accepted(&h("silo,up,capacity,dwn"), &["silo", "up", "down", "capacity"])
-            .unwrap_err();
+        let e = Columns::accepted(
+            &h("silo,up,capacity,dwn"),
+            &["silo", "up", "down", "capacity"],
+        )
+        .unwrap_err();
         assert_eq!(
             e,
             "unknown column `dwn` (column 4); expected `silo`, `up`, `down` or `capacity`"

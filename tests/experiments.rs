@@ -230,7 +230,11 @@ fn resume_skips_finished_jobs() {
     let at = stored.find("\"cycle_time_ms\",").expect("a cycle time");
     let digit = at + stored[at..].find(|c: char| c.is_ascii_digit()).unwrap();
     let mut edited = stored.clone().into_bytes();
-    edited[digit] = if edited[digit] == b'9' { b'1' } else { edited[digit] + 1 };
+    edited[digit] = if edited[digit] == b'9' {
+        b'1'
+    } else {
+        edited[digit] + 1
+    };
     std::fs::write(&job, &edited).unwrap();
     let o = fedtopo(&["run", s]);
     ok(&o);
@@ -247,7 +251,10 @@ fn resume_skips_finished_jobs() {
     let o = fedtopo(&["run", s]);
     ok(&o);
     let err = String::from_utf8_lossy(&o.stderr).to_string();
-    assert!(err.contains("not UTF-8") && err.contains("recomputed"), "{err}");
+    assert!(
+        err.contains("not UTF-8") && err.contains("recomputed"),
+        "{err}"
+    );
     assert_eq!(std::fs::read_to_string(&job).unwrap(), stored);
     // Truncated: the same.
     std::fs::write(&job, &stored.as_bytes()[..stored.len() / 2]).unwrap();
@@ -264,10 +271,7 @@ fn resume_skips_finished_jobs() {
 fn another_experiment_into_the_same_out_is_refused() {
     let base = tmp("two-experiments");
     let first = base.join("first.toml");
-    let small = SPEC.replace(
-        "access = [\"100M\", \"1G\", \"10G\"]",
-        "access = [\"1G\"]",
-    );
+    let small = SPEC.replace("access = [\"100M\", \"1G\", \"10G\"]", "access = [\"1G\"]");
     std::fs::write(&first, &small).unwrap();
     let out = tmp("two-experiments-out");
     let o = out.to_str().unwrap();
@@ -289,13 +293,19 @@ fn another_experiment_into_the_same_out_is_refused() {
     assert_eq!(r.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&r.stderr).contains("holds the results of experiment"));
     // The same experiment, edited (one more access value): resumes.
-    std::fs::write(&first, SPEC.replace("[\"100M\", \"1G\", \"10G\"]", "[\"1G\", \"10G\"]"))
-        .unwrap();
+    std::fs::write(
+        &first,
+        SPEC.replace("[\"100M\", \"1G\", \"10G\"]", "[\"1G\", \"10G\"]"),
+    )
+    .unwrap();
     let r = fedtopo(&["run", first.to_str().unwrap(), "--out", o]);
     ok(&r);
     let err = String::from_utf8_lossy(&r.stderr).to_string();
     assert!(err.contains("the experiment file changed"), "{err}");
-    assert!(err.contains("80 job(s) selected, 40 computed, 40 already done"), "{err}");
+    assert!(
+        err.contains("80 job(s) selected, 40 computed, 40 already done"),
+        "{err}"
+    );
 }
 
 #[test]

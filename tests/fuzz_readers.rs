@@ -158,7 +158,10 @@ fn seed_overlay_gml() -> String {
 
 fn seed_access_csv() -> String {
     let l = labels();
-    format!("silo,up,down\n{},100M,1G\n# c\n3,1G,inf\n{},10G,2.5G\n", l[5], l[7])
+    format!(
+        "silo,up,down\n{},100M,1G\n# c\n3,1G,inf\n{},10G,2.5G\n",
+        l[5], l[7]
+    )
 }
 
 fn seed_silos_csv() -> String {
@@ -173,7 +176,10 @@ fn seed_links_csv() -> String {
     let u = gaia();
     let mut s = String::from("a,b,latency_ms,capacity\n");
     for l in u.links.iter().take(3) {
-        s += &format!("{},{},6.2,40G\n", u.routers[l.a].label, u.routers[l.b].label);
+        s += &format!(
+            "{},{},6.2,40G\n",
+            u.routers[l.a].label, u.routers[l.b].label
+        );
     }
     s
 }
@@ -234,12 +240,48 @@ enum Edit {
 fn token(words: &'static [&'static str]) -> impl Strategy<Value = String> {
     prop_oneof![
         prop::sample::select(words).prop_map(str::to_string),
-        prop::sample::select(&[
-            ",", "\n", "\"", "[", "]", "{", "}", ":", "#", " ", "\r\n", "\u{feff}", "é", "\0",
-            "NaN", "nan", "inf", "-inf", "-1", "0", "-0", "1e308", "1e-308", "1e999",
-            "18446744073709551616", "9223372036854775807", "4294967296", "1e12", "0.5",
-            "10G", "1e-300bps", "true", "null", "[]", "{}", "..", "/", "/etc/passwd",
-        ][..])
+        prop::sample::select(
+            &[
+                ",",
+                "\n",
+                "\"",
+                "[",
+                "]",
+                "{",
+                "}",
+                ":",
+                "#",
+                " ",
+                "\r\n",
+                "\u{feff}",
+                "é",
+                "\0",
+                "NaN",
+                "nan",
+                "inf",
+                "-inf",
+                "-1",
+                "0",
+                "-0",
+                "1e308",
+                "1e-308",
+                "1e999",
+                "18446744073709551616",
+                "9223372036854775807",
+                "4294967296",
+                "1e12",
+                "0.5",
+                "10G",
+                "1e-300bps",
+                "true",
+                "null",
+                "[]",
+                "{}",
+                "..",
+                "/",
+                "/etc/passwd",
+            ][..]
+        )
         .prop_map(str::to_string),
         any::<f64>().prop_map(|v| format!("{v:e}")),
         any::<i64>().prop_map(|v| v.to_string()),
@@ -454,27 +496,105 @@ fn read_experiment(text: String) {
 }
 
 const CSV_WORDS: &[&str] = &[
-    "silo", "up", "down", "capacity", "compute_ms", "data", "a", "b", "latency_ms", "src",
-    "dst", "source", "target", "weight", "round", "# undirected", "# directed", "Tokyo",
-    "Seoul", "Virginia", "Oregon", "Tokyo#1", "1", "3", "UP", "Silo",
+    "silo",
+    "up",
+    "down",
+    "capacity",
+    "compute_ms",
+    "data",
+    "a",
+    "b",
+    "latency_ms",
+    "src",
+    "dst",
+    "source",
+    "target",
+    "weight",
+    "round",
+    "# undirected",
+    "# directed",
+    "Tokyo",
+    "Seoul",
+    "Virginia",
+    "Oregon",
+    "Tokyo#1",
+    "1",
+    "3",
+    "UP",
+    "Silo",
 ];
 const JSON_WORDS: &[&str] = &[
-    "\"directed\"", "\"Directed\"", "\"links\"", "\"edges\"", "\"nodes\"", "\"rounds\"",
-    "\"periodic\"", "\"graph\"", "\"center\"", "\"weight\"", "\"Weight\"", "\"source\"",
-    "\"target\"", "\"id\"", "\"label\"", "\"Tokyo\"", ": true", ": false", ": null", ", ",
-    "[[", "]]", "{\"id\": 1}",
+    "\"directed\"",
+    "\"Directed\"",
+    "\"links\"",
+    "\"edges\"",
+    "\"nodes\"",
+    "\"rounds\"",
+    "\"periodic\"",
+    "\"graph\"",
+    "\"center\"",
+    "\"weight\"",
+    "\"Weight\"",
+    "\"source\"",
+    "\"target\"",
+    "\"id\"",
+    "\"label\"",
+    "\"Tokyo\"",
+    ": true",
+    ": false",
+    ": null",
+    ", ",
+    "[[",
+    "]]",
+    "{\"id\": 1}",
 ];
 const GML_WORDS: &[&str] = &[
-    "graph [", "node [", "edge [", "]", "directed 1", "directed 0", "Directed 1", "id",
-    "label", "source", "target", "weight", "Weight", "center 0", "multigraph 1",
-    "\"Tokyo\"", "distance", "LinkSpeedRaw", "Latitude", "Longitude", "&#34;", "&amp;",
+    "graph [",
+    "node [",
+    "edge [",
+    "]",
+    "directed 1",
+    "directed 0",
+    "Directed 1",
+    "id",
+    "label",
+    "source",
+    "target",
+    "weight",
+    "Weight",
+    "center 0",
+    "multigraph 1",
+    "\"Tokyo\"",
+    "distance",
+    "LinkSpeedRaw",
+    "Latitude",
+    "Longitude",
+    "&#34;",
+    "&amp;",
 ];
 const TOML_WORDS: &[&str] = &[
-    "[grid]", "[[plot]]", "[[ratio]]", "kind = \"compare\"", "kind = \"train\"",
-    "overlay = [\"ring\", \"ring\"]", "file = \"../x.svg\"", "file = \"/tmp/x.svg\"",
-    "file = \"results.csv\"", "column = \"overlay\"", "seed = [0, 0]", "network",
-    "underlay", "= [", "]", "\"", "'''", "= { }", "aggregate = \"nope\"",
-    "default_length_km = nan", "rounds = [-1]", "local_steps = [0]",
+    "[grid]",
+    "[[plot]]",
+    "[[ratio]]",
+    "kind = \"compare\"",
+    "kind = \"train\"",
+    "overlay = [\"ring\", \"ring\"]",
+    "file = \"../x.svg\"",
+    "file = \"/tmp/x.svg\"",
+    "file = \"results.csv\"",
+    "column = \"overlay\"",
+    "seed = [0, 0]",
+    "network",
+    "underlay",
+    "= [",
+    "]",
+    "\"",
+    "'''",
+    "= { }",
+    "aggregate = \"nope\"",
+    "default_length_km = nan",
+    "rounds = [-1]",
+    "local_steps = [0]",
 ];
 
 proptest! {
@@ -600,7 +720,13 @@ fn calibrate(file: &Path) -> (i32, String) {
     use std::io::Read;
     use std::process::{Command, Stdio};
     let mut child = Command::new(env!("CARGO_BIN_EXE_fedtopo"))
-        .args(["design", "aws-gaia", "--overlays", "ring,mst", "--calibrate"])
+        .args([
+            "design",
+            "aws-gaia",
+            "--overlays",
+            "ring,mst",
+            "--calibrate",
+        ])
         .arg(file)
         .stdin(Stdio::null())
         .stdout(Stdio::null())

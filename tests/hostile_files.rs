@@ -124,7 +124,10 @@ fn csv_columns_unknown_repeated_or_ambiguous_are_refused() {
         (
             "--access-csv",
             "up-cap.csv",
-            &["up-cap.csv:1:", "`capacity` (both directions) or `up` and `down`, not both"][..],
+            &[
+                "up-cap.csv:1:",
+                "`capacity` (both directions) or `up` and `down`, not both",
+            ][..],
         ),
         (
             "--access-csv",
@@ -138,7 +141,10 @@ fn csv_columns_unknown_repeated_or_ambiguous_are_refused() {
         (
             "--access-csv",
             "twice.csv",
-            &["twice.csv:1:", "`Capacity` is named twice (columns 2 and 3)"],
+            &[
+                "twice.csv:1:",
+                "`Capacity` is named twice (columns 2 and 3)",
+            ],
         ),
         (
             "--silos-csv",
@@ -161,10 +167,7 @@ fn csv_columns_unknown_repeated_or_ambiguous_are_refused() {
 #[test]
 fn overlay_files_refuse_unknown_keys_and_ambiguity() {
     let dir = tmp("overlay");
-    let json = works_in(
-        &dir,
-        &["overlay", "ring", "aws-gaia", "--format", "json"],
-    );
+    let json = works_in(&dir, &["overlay", "ring", "aws-gaia", "--format", "json"]);
     let doc: serde_json::Value = serde_json::from_str(&json).unwrap();
     let write = |name: &str, v: &serde_json::Value| {
         std::fs::write(dir.join(name), serde_json::to_string(v).unwrap()).unwrap();
@@ -179,7 +182,11 @@ fn overlay_files_refuse_unknown_keys_and_ambiguity() {
     refused_in(
         &dir,
         &["compare", "aws-gaia", "--overlays", &f],
-        &["directed.json", "unknown key `Directed`", "`directed`, `multigraph`"],
+        &[
+            "directed.json",
+            "unknown key `Directed`",
+            "`directed`, `multigraph`",
+        ],
     );
     let mut d = doc.clone();
     d["edges"] = d["links"].clone();
@@ -195,7 +202,11 @@ fn overlay_files_refuse_unknown_keys_and_ambiguity() {
     refused_in(
         &dir,
         &["compare", "aws-gaia", "--overlays", &f],
-        &["weight.json", "links[0]: key `Weight` is not read", "`weight`"],
+        &[
+            "weight.json",
+            "links[0]: key `Weight` is not read",
+            "`weight`",
+        ],
     );
     // CSV: a third column is weights only under a `weight` header.
     let labels: Vec<String> = doc["nodes"]
@@ -216,7 +227,10 @@ fn overlay_files_refuse_unknown_keys_and_ambiguity() {
         (
             "bare.csv",
             "",
-            &["bare.csv:1", "third column is read as consensus weights only under a header"],
+            &[
+                "bare.csv:1",
+                "third column is read as consensus weights only under a header",
+            ],
         ),
         (
             "dup.csv",
@@ -256,7 +270,10 @@ fn experiment_names_are_checked() {
                 "`published_ms`, `published`, `underlay`, `overlay`",
             ][..],
         ),
-        ("twice", &["twice.csv:3:", "the same overlay = `ring` as line 2"]),
+        (
+            "twice",
+            &["twice.csv:3:", "the same overlay = `ring` as line 2"],
+        ),
         ("both", &["both.csv:1:", "ambiguous"]),
         ("none", &["none.csv:1:", "no column to join on"]),
     ] {
@@ -269,11 +286,19 @@ fn experiment_names_are_checked() {
     let f = experiment(&dir, "good", grid, "published = \"good.csv\"");
     works_in(&dir, &["run", &f, "--out", "good-out"]);
     let results = std::fs::read_to_string(dir.join("good-out/results.csv")).unwrap();
-    assert!(results.lines().next().unwrap().ends_with("published_ms,relative_error"));
+    assert!(results
+        .lines()
+        .next()
+        .unwrap()
+        .ends_with("published_ms,relative_error"));
     // [[ratio]] columns may not take an axis', another ratio's or a
     // result column's name.
     for (name, column, expect) in [
-        ("ratio-axis", "overlay", "ratio column `overlay` is already a grid axis"),
+        (
+            "ratio-axis",
+            "overlay",
+            "ratio column `overlay` is already a grid axis",
+        ),
         (
             "ratio-result",
             "cycle_time_ms",
@@ -284,17 +309,32 @@ fn experiment_names_are_checked() {
             "[[ratio]]\ncolumn = \"{column}\"\nof = \"cycle_time_ms\"\nbaseline = {{ overlay = \"ring\" }}"
         );
         let f = experiment(&dir, name, &format!("{grid}\n{ratio}"), "");
-        refused_in(&dir, &["run", &f, "--out", &format!("{name}-out")], &[expect]);
+        refused_in(
+            &dir,
+            &["run", &f, "--out", &format!("{name}-out")],
+            &[expect],
+        );
     }
-    let ratio = "[[ratio]]\ncolumn = \"x\"\nof = \"cycle_time_ms\"\nbaseline = { overlay = \"ring\" }";
-    let f = experiment(&dir, "ratio-twice", &format!("{grid}\n{ratio}\n{ratio}"), "");
+    let ratio =
+        "[[ratio]]\ncolumn = \"x\"\nof = \"cycle_time_ms\"\nbaseline = { overlay = \"ring\" }";
+    let f = experiment(
+        &dir,
+        "ratio-twice",
+        &format!("{grid}\n{ratio}\n{ratio}"),
+        "",
+    );
     refused_in(
         &dir,
         &["run", &f],
         &["ratio column `x` is already another ratio's column"],
     );
     // A value listed twice on an axis.
-    let f = experiment(&dir, "dup-axis", "overlay = [\"ring\", \"star\", \"ring\"]", "");
+    let f = experiment(
+        &dir,
+        "dup-axis",
+        "overlay = [\"ring\", \"star\", \"ring\"]",
+        "",
+    );
     refused_in(
         &dir,
         &["run", &f],
@@ -318,8 +358,16 @@ fn plot_files_stay_inside_out_and_spare_the_results() {
         ("absolute", abs.as_str(), "is an absolute path"),
         ("parent", "../outside.svg", "contains `..`"),
         ("sneaky", "a/../../outside.svg", "contains `..`"),
-        ("results", "results.csv", "would overwrite the results file results.csv"),
-        ("results-case", "./Results.MD", "would overwrite the results file results.md"),
+        (
+            "results",
+            "results.csv",
+            "would overwrite the results file results.csv",
+        ),
+        (
+            "results-case",
+            "./Results.MD",
+            "would overwrite the results file results.md",
+        ),
         ("store", "jobs/x.svg", "is in jobs/"),
     ] {
         let f = experiment(&dir, name, &plot(file), "");
@@ -366,8 +414,12 @@ fn stdout_write_errors_are_reported() {
     let dir = tmp("stdout");
     // A full disk: an error line, exit 2 (was a panic, exit 101).
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_fedtopo"));
-    cmd.args(["compare", "aws-gaia"])
-        .stdout(std::fs::OpenOptions::new().write(true).open("/dev/full").unwrap());
+    cmd.args(["compare", "aws-gaia"]).stdout(
+        std::fs::OpenOptions::new()
+            .write(true)
+            .open("/dev/full")
+            .unwrap(),
+    );
     let (code, _, err) = finish(cmd, "fedtopo compare aws-gaia > /dev/full");
     assert_eq!(code, 2, "{err}");
     assert!(
@@ -412,8 +464,12 @@ fn stdout_write_errors_are_reported() {
         &["mixing", "aws-gaia", "--overlays", "ring"],
     ] {
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_fedtopo"));
-        cmd.args(args)
-            .stdout(std::fs::OpenOptions::new().write(true).open("/dev/full").unwrap());
+        cmd.args(args).stdout(
+            std::fs::OpenOptions::new()
+                .write(true)
+                .open("/dev/full")
+                .unwrap(),
+        );
         let (code, _, err) = finish(cmd, &format!("fedtopo {} > /dev/full", args.join(" ")));
         assert_eq!(code, 2, "{args:?}: {err}");
         assert!(err.contains("cannot write to stdout"), "{args:?}: {err}");
@@ -427,7 +483,10 @@ fn stdout_write_errors_are_reported() {
 #[cfg(unix)]
 fn fifo(dir: &Path, name: &str) -> PathBuf {
     let p = dir.join(name);
-    let ok = Command::new("mkfifo").arg(&p).status().expect("mkfifo runs");
+    let ok = Command::new("mkfifo")
+        .arg(&p)
+        .status()
+        .expect("mkfifo runs");
     assert!(ok.success(), "mkfifo {}", p.display());
     p
 }
@@ -480,7 +539,7 @@ fn fifos_are_refused_at_once_wherever_an_input_is_read() {
         .expect("a job file");
     std::fs::remove_file(&job).unwrap();
     let name = job.file_name().unwrap().to_string_lossy().into_owned();
-    fifo(&job.parent().unwrap().to_path_buf(), &name);
+    fifo(job.parent().unwrap(), &name);
     refused_in(&dir, &["run", &f, "--out", "store-out"], &[&name, expect]);
     refused_in(
         &dir,

@@ -7,8 +7,7 @@ use anyhow::{Context, Result};
 use clap::Args;
 
 use fedtopo::experiment::{
-    assemble, check_source, claim, expand, import_jobs, run_jobs, ExperimentSpec, RunOptions,
-    Shard,
+    assemble, check_source, claim, expand, import_jobs, run_jobs, ExperimentSpec, RunOptions, Shard,
 };
 
 /// Options of `fedtopo run`.
@@ -98,8 +97,11 @@ pub fn run(a: RunArgs) -> Result<()> {
     );
     out!(
         "{}",
-        fedtopo::input_file::read_text(&out.join("results.md"), fedtopo::input_file::MAX_INPUT_BYTES)
-            .with_context(|| format!("reading {}", out.join("results.md").display()))?
+        fedtopo::input_file::read_text(
+            &out.join("results.md"),
+            fedtopo::input_file::MAX_INPUT_BYTES
+        )
+        .with_context(|| format!("reading {}", out.join("results.md").display()))?
     );
     Ok(())
 }

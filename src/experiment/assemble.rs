@@ -60,22 +60,21 @@ fn read_published(path: &Path, axes: &[&str]) -> Result<Published, ExperimentErr
         .filter(|(_, h)| VALUES.iter().any(|v| h.eq_ignore_ascii_case(v)))
         .map(|(i, _)| i)
         .collect();
-    let value_col = match values_at[..] {
-        [one] => one,
-        [] => {
-            return Err(bad(
-                header_line,
-                "expected a `published_ms` or `published` column".into(),
-            ))
-        }
-        _ => {
-            return Err(bad(
+    let value_col =
+        match values_at[..] {
+            [one] => one,
+            [] => {
+                return Err(bad(
+                    header_line,
+                    "expected a `published_ms` or `published` column".into(),
+                ))
+            }
+            _ => return Err(bad(
                 header_line,
                 "both `published_ms` and `published`: which is the value is ambiguous; give one"
                     .into(),
-            ))
-        }
-    };
+            )),
+        };
     // Join columns by the axis names as the grid spells them.
     let join: Vec<(usize, String)> = header
         .iter()
@@ -462,7 +461,11 @@ fn check_plot_columns(plot: &PlotSpec, rows: &[ResultRow]) -> Result<(), Experim
     let Some(row) = rows.first() else {
         return Ok(());
     };
-    let mut named: Vec<(&str, &str)> = plot.series.split(',').map(|c| ("series", c.trim())).collect();
+    let mut named: Vec<(&str, &str)> = plot
+        .series
+        .split(',')
+        .map(|c| ("series", c.trim()))
+        .collect();
     named.extend(plot.filter.keys().map(|k| ("filter", k.as_str())));
     if !plot.per_round {
         named.extend([("x", plot.x.as_str()), ("y", plot.y.as_str())]);

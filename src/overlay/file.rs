@@ -504,8 +504,16 @@ const GML_GRAPH_KEYS: [&str; 5] = ["directed", "multigraph", "center", "node", "
 
 /// An error when GML key `key` (of entry `e`) equals one of `reads` but for
 /// its case (`Directed 1`, `Weight 0.5`): it would be ignored.
-fn gml_case_miss(key: &str, reads: &[&str], e: &GmlEntry, at: At<'_>) -> Result<(), FileOverlayError> {
-    match reads.iter().find(|r| r.eq_ignore_ascii_case(key) && **r != key) {
+fn gml_case_miss(
+    key: &str,
+    reads: &[&str],
+    e: &GmlEntry,
+    at: At<'_>,
+) -> Result<(), FileOverlayError> {
+    match reads
+        .iter()
+        .find(|r| r.eq_ignore_ascii_case(key) && **r != key)
+    {
         Some(want) => Err(syntax(
             at(Some(e.key_pos.line), Some(e.key_pos.col)),
             format!("key `{key}` is not read; the key is `{want}` (GML keys are case-sensitive)"),

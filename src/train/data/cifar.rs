@@ -50,10 +50,12 @@ fn empty() -> Dataset {
 }
 
 fn read_into(path: &Path, out: &mut Dataset) -> Result<(), DataError> {
-    let bytes = crate::input_file::read_bytes(path, crate::input_file::MAX_INPUT_BYTES).map_err(|source| DataError::Io {
-        path: path.display().to_string(),
-        source,
-    })?;
+    let bytes = crate::input_file::read_bytes(path, crate::input_file::MAX_INPUT_BYTES).map_err(
+        |source| DataError::Io {
+            path: path.display().to_string(),
+            source,
+        },
+    )?;
     parse_batch(&bytes, &path.display().to_string(), out)
 }
 

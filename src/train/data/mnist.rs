@@ -10,9 +10,11 @@ use std::path::Path;
 use super::{DataError, Dataset};
 
 fn read(path: &Path) -> Result<Vec<u8>, DataError> {
-    crate::input_file::read_bytes(path, crate::input_file::MAX_INPUT_BYTES).map_err(|source| DataError::Io {
-        path: path.display().to_string(),
-        source,
+    crate::input_file::read_bytes(path, crate::input_file::MAX_INPUT_BYTES).map_err(|source| {
+        DataError::Io {
+            path: path.display().to_string(),
+            source,
+        }
     })
 }
 
