@@ -45,7 +45,7 @@ impl Job {
     /// File-name-safe 64-bit FNV-1a hash of [`Job::key`], as 16 hex digits
     /// (stable across platforms and Rust versions, unlike `DefaultHasher`).
     pub fn id(&self) -> String {
-        format!("{:016x}", super::store::fnv1a64(self.key().as_bytes()))
+        format!("{:016x}", super::hash::fnv1a64(self.key().as_bytes()))
     }
 }
 

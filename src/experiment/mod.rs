@@ -16,6 +16,7 @@
 pub mod aggregate;
 pub mod assemble;
 pub mod grid;
+mod hash;
 mod jobs;
 mod point;
 mod program_job;
