@@ -168,32 +168,37 @@ fn exact_rate_equals_recurrence_and_event_replay() {
                     let s = g.schedule("mg", weak);
                     let exact = periodic_rate(&s, &m, period).unwrap();
                     assert!(exact.is_finite() && exact > 0.0);
-                    // Whole periods of the recurrence and of the event replay
-                    // on the max-plus network: the same slope, up to the
-                    // bounded offset of a critical class of cyclicity > 1 (or
-                    // a slow transient) over the window (as in
-                    // tests/families.rs).
-                    let rounds = 400 * period.max(3);
-                    let slope_over = |w: u64| {
-                        let t1 = maxplus_rate(&s, &m, w).unwrap() * w as f64;
-                        let t2 = maxplus_rate(&s, &m, 2 * w).unwrap() * 2.0 * w as f64;
-                        (t2 - t1) / w as f64
+                    // The event replay on the max-plus network is the
+                    // recurrence, round for round ...
+                    let periods = 2000 / period.max(1) + 200;
+                    let k_end = periods * period;
+                    let mut net = NetworkKind::Maxplus.build(&m);
+                    let opts = ReplayOptions {
+                        rounds: k_end,
+                        straggler: Straggler::None,
+                        seed: 0,
                     };
-                    let slope = slope_over(rounds);
+                    let r = replay(&s, &m, net.as_mut(), &opts).unwrap();
+                    let end = |k: u64| r.round_end(k as usize);
+                    let t_end = maxplus_rate(&s, &m, k_end).unwrap() * k_end as f64;
                     assert!(
-                        (slope - exact).abs() <= 1e-4 * exact,
-                        "{name} {workload} {b} {weak:?}: recurrence {slope} vs {exact}"
+                        (t_end - end(k_end)).abs() <= 1e-9 * t_end,
+                        "{name} {workload} {b} {weak:?}: recurrence {t_end} vs replay {}",
+                        end(k_end)
                     );
-                    // ... and the gap closes as the window grows.
-                    let longer = slope_over(4 * rounds);
+                    // ... and in its periodic regime it grows by exactly
+                    // `c` periods of the exact rate every `c` periods (`c`
+                    // the cyclicity of the critical class, found here).
+                    let per_period = exact * period as f64;
+                    let c = (1..=100u64).find(|&c| {
+                        let grown = end(k_end) - end(k_end - c * period);
+                        (grown - c as f64 * per_period).abs() <= 1e-7 * c as f64 * per_period
+                    });
                     assert!(
-                        (longer - exact).abs() <= ((slope - exact).abs() / 2.0).max(1e-9 * exact),
-                        "{name} {workload} {b} {weak:?}: {slope} then {longer} vs {exact}"
-                    );
-                    let replayed = replay_slope(&s, &m, 2 * rounds, NetworkKind::Maxplus);
-                    assert!(
-                        (replayed - exact).abs() <= 1e-4 * exact,
-                        "{name} {workload} {b} {weak:?}: replay {replayed} vs {exact}"
+                        c.is_some(),
+                        "{name} {workload} {b} {weak:?}: no periodic regime at rate {exact} \
+                         (last period grew {})",
+                        end(k_end) - end(k_end - period)
                     );
                     rates.push(exact);
                 }
