@@ -6,7 +6,7 @@ use anyhow::{Context, Result};
 use clap::Args;
 
 use fedtopo::experiment::{
-    assemble, expand, import_jobs, run_jobs, ExperimentSpec, RunOptions, Shard,
+    assemble, check_grid_size, expand, import_jobs, run_jobs, ExperimentSpec, RunOptions, Shard,
 };
 
 /// Options of `fedtopo run`.
@@ -30,6 +30,11 @@ pub struct RunArgs {
     /// Recompute jobs that already have a stored result.
     #[arg(long)]
     force: bool,
+    /// Run a grid of more than 100,000 points (refused by default: every
+    /// point is held in memory, about 1 KB each, and checked before any job
+    /// runs).
+    #[arg(long)]
+    allow_large_grid: bool,
 }
 
 /// Options of `fedtopo merge`.
@@ -43,6 +48,9 @@ pub struct MergeArgs {
     /// Where to write the merged results (default: the experiment file's directory).
     #[arg(long)]
     out: Option<PathBuf>,
+    /// Merge a grid of more than 100,000 points (see `run --allow-large-grid`).
+    #[arg(long)]
+    allow_large_grid: bool,
 }
 
 fn spec_dir(path: &Path) -> PathBuf {
@@ -56,6 +64,8 @@ pub fn run(a: RunArgs) -> Result<()> {
     let spec = ExperimentSpec::load(&a.experiment)?;
     let dir = spec_dir(&a.experiment);
     let out = a.out.unwrap_or_else(|| dir.clone());
+    check_grid_size(&spec.grid, a.allow_large_grid)
+        .map_err(|e| anyhow::anyhow!("{}: {e}", a.experiment.display()))?;
     let jobs = expand(&spec.grid);
     let opts = RunOptions {
         out: out.clone(),
@@ -107,6 +117,8 @@ pub fn merge(a: MergeArgs) -> Result<()> {
     let spec = ExperimentSpec::load(&a.experiment)?;
     let dir = spec_dir(&a.experiment);
     let out = a.out.unwrap_or_else(|| dir.clone());
+    check_grid_size(&spec.grid, a.allow_large_grid)
+        .map_err(|e| anyhow::anyhow!("{}: {e}", a.experiment.display()))?;
     let jobs = expand(&spec.grid);
     for from in &a.from {
         let n = import_jobs(&jobs, from, &out)?;
