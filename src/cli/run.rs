@@ -7,7 +7,8 @@ use anyhow::{Context, Result};
 use clap::Args;
 
 use fedtopo::experiment::{
-    assemble, check_source, claim, expand, import_jobs, run_jobs, ExperimentSpec, RunOptions, Shard,
+    assemble, check_grid_size, check_source, claim, expand, import_jobs, run_jobs, ExperimentSpec,
+    RunOptions, Shard,
 };
 
 /// Options of `fedtopo run`.
@@ -31,6 +32,11 @@ pub struct RunArgs {
     /// Recompute jobs that already have a stored result.
     #[arg(long)]
     force: bool,
+    /// Run a grid of more than 100,000 points (refused by default: every
+    /// point is held in memory, about 1 KB each, and checked before any job
+    /// runs).
+    #[arg(long)]
+    allow_large_grid: bool,
 }
 
 /// Options of `fedtopo merge`.
@@ -44,6 +50,9 @@ pub struct MergeArgs {
     /// Where to write the merged results (default: the experiment file's directory).
     #[arg(long)]
     out: Option<PathBuf>,
+    /// Merge a grid of more than 100,000 points (see `run --allow-large-grid`).
+    #[arg(long)]
+    allow_large_grid: bool,
 }
 
 fn spec_dir(path: &Path) -> PathBuf {
@@ -57,6 +66,8 @@ pub fn run(a: RunArgs) -> Result<()> {
     let spec = ExperimentSpec::load(&a.experiment)?;
     let dir = spec_dir(&a.experiment);
     let out = a.out.unwrap_or_else(|| dir.clone());
+    check_grid_size(&spec.grid, a.allow_large_grid)
+        .map_err(|e| anyhow::anyhow!("{}: {e}", a.experiment.display()))?;
     let jobs = expand(&spec.grid);
     let opts = RunOptions {
         out: out.clone(),
@@ -111,6 +122,8 @@ pub fn merge(a: MergeArgs) -> Result<()> {
     let spec = ExperimentSpec::load(&a.experiment)?;
     let dir = spec_dir(&a.experiment);
     let out = a.out.unwrap_or_else(|| dir.clone());
+    check_grid_size(&spec.grid, a.allow_large_grid)
+        .map_err(|e| anyhow::anyhow!("{}: {e}", a.experiment.display()))?;
     let jobs = expand(&spec.grid);
     for from in &a.from {
         check_source(&spec, from)?;
