@@ -13,6 +13,7 @@ mod mixing;
 #[cfg(not(feature = "train"))]
 mod no_train;
 mod overlay;
+mod report_page;
 mod reproduce;
 mod run;
 mod simulate;

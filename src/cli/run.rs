@@ -30,6 +30,11 @@ pub struct RunArgs {
     /// Recompute jobs that already have a stored result.
     #[arg(long)]
     force: bool,
+    /// Also write DIR/report.html: one self-contained page (no network
+    /// needed to view it) with the results tables and every plot of the
+    /// experiment (not with --shard: merge the shards first).
+    #[arg(long, value_name = "DIR", conflicts_with = "shard")]
+    report: Option<PathBuf>,
 }
 
 /// Options of `fedtopo merge`.
@@ -94,12 +99,38 @@ pub fn run(a: RunArgs) -> Result<()> {
         rows.len(),
         out.join("results.csv").display()
     );
-    print!(
-        "{}",
-        std::fs::read_to_string(out.join("results.md"))
-            .with_context(|| format!("reading {}", out.join("results.md").display()))?
-    );
+    let md = std::fs::read_to_string(out.join("results.md"))
+        .with_context(|| format!("reading {}", out.join("results.md").display()))?;
+    print!("{md}");
+    if let Some(report) = &a.report {
+        write_report(report, &spec, &out, &md)?;
+    }
     Ok(())
+}
+
+/// `--report DIR`: the assembled results (results.md, summary) and every
+/// plot as one self-contained HTML page.
+fn write_report(dir: &Path, spec: &ExperimentSpec, out: &Path, md: &str) -> Result<()> {
+    let mut page = super::report_page::page(&format!("fedtopo run: {}", spec.name));
+    if !spec.description.trim().is_empty() {
+        page.meta(spec.description.trim());
+    }
+    page.section("Results").markdown(md).note(&format!(
+        "Every column: {} (and results.md, summary.csv when aggregated).",
+        out.join("results.csv").display()
+    ));
+    if !spec.plots.is_empty() {
+        let s = page.section("Plots");
+        for p in &spec.plots {
+            let path = out.join(&p.file);
+            s.subheading(&p.file);
+            match std::fs::read_to_string(&path) {
+                Ok(svg) => s.figure(&svg, p.title.as_deref().unwrap_or("")),
+                Err(e) => s.error(&format!("{}: {e}", path.display())),
+            };
+        }
+    }
+    super::report_page::write(&page, dir)
 }
 
 /// Runs `fedtopo merge`.
