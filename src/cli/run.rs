@@ -111,10 +111,8 @@ pub fn run(a: RunArgs) -> Result<()> {
 /// `--report DIR`: the assembled results (results.md, summary) and every
 /// plot as one self-contained HTML page.
 fn write_report(dir: &Path, spec: &ExperimentSpec, out: &Path, md: &str) -> Result<()> {
+    // results.md opens with the experiment's description.
     let mut page = super::report_page::page(&format!("fedtopo run: {}", spec.name));
-    if !spec.description.trim().is_empty() {
-        page.meta(spec.description.trim());
-    }
     page.section("Results").markdown(md).note(&format!(
         "Every column: {} (and results.md, summary.csv when aggregated).",
         out.join("results.csv").display()
