@@ -37,6 +37,11 @@ pub struct RunArgs {
     /// runs).
     #[arg(long)]
     allow_large_grid: bool,
+    /// Also write DIR/report.html: one self-contained page (no network
+    /// needed to view it) with the results tables and every plot of the
+    /// experiment (not with --shard: merge the shards first).
+    #[arg(long, value_name = "DIR", conflicts_with = "shard")]
+    report: Option<PathBuf>,
 }
 
 /// Options of `fedtopo merge`.
@@ -106,15 +111,39 @@ pub fn run(a: RunArgs) -> Result<()> {
         rows.len(),
         out.join("results.csv").display()
     );
-    out!(
-        "{}",
-        fedtopo::input_file::read_text(
-            &out.join("results.md"),
-            fedtopo::input_file::MAX_INPUT_BYTES
-        )
-        .with_context(|| format!("reading {}", out.join("results.md").display()))?
-    );
+    let md = fedtopo::input_file::read_text(
+        &out.join("results.md"),
+        fedtopo::input_file::MAX_INPUT_BYTES,
+    )
+    .with_context(|| format!("reading {}", out.join("results.md").display()))?;
+    out!("{md}");
+    if let Some(report) = &a.report {
+        write_report(report, &spec, &out, &md)?;
+    }
     Ok(())
+}
+
+/// `--report DIR`: the assembled results (results.md, summary) and every
+/// plot as one self-contained HTML page.
+fn write_report(dir: &Path, spec: &ExperimentSpec, out: &Path, md: &str) -> Result<()> {
+    // results.md opens with the experiment's description.
+    let mut page = super::report_page::page(&format!("fedtopo run: {}", spec.name));
+    page.section("Results").markdown(md).note(&format!(
+        "Every column: {} (and results.md, summary.csv when aggregated).",
+        out.join("results.csv").display()
+    ));
+    if !spec.plots.is_empty() {
+        let s = page.section("Plots");
+        for p in &spec.plots {
+            let path = out.join(&p.file);
+            s.subheading(&p.file);
+            match std::fs::read_to_string(&path) {
+                Ok(svg) => s.figure(&svg, p.title.as_deref().unwrap_or("")),
+                Err(e) => s.error(&format!("{}: {e}", path.display())),
+            };
+        }
+    }
+    super::report_page::write(&page, dir)
 }
 
 /// Runs `fedtopo merge`.
