@@ -539,7 +539,7 @@ fn fifos_are_refused_at_once_wherever_an_input_is_read() {
         .expect("a job file");
     std::fs::remove_file(&job).unwrap();
     let name = job.file_name().unwrap().to_string_lossy().into_owned();
-    fifo(&job.parent().unwrap().to_path_buf(), &name);
+    fifo(job.parent().unwrap(), &name);
     refused_in(&dir, &["run", &f, "--out", "store-out"], &[&name, expect]);
     refused_in(
         &dir,

@@ -385,6 +385,134 @@ fn simulate_writes_round_timelines() {
     std::fs::remove_dir_all(&dir).ok();
 }
 
+/// Every inline `<svg ...>...</svg>` of an HTML page, parsed as XML.
+fn inline_svgs(page: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut rest = page;
+    while let Some(i) = rest.find("<svg") {
+        let end = rest[i..].find("</svg>").expect("every <svg> is closed") + i + 6;
+        let svg = &rest[i..end];
+        roxmltree::Document::parse(svg).expect("an inline SVG is well-formed XML");
+        out.push(svg.to_string());
+        rest = &rest[end..];
+    }
+    out
+}
+
+/// A page that needs nothing from outside: no script, no external
+/// resource, no URL but the SVG namespace.
+fn assert_self_contained(page: &str) {
+    assert!(page.starts_with("<!DOCTYPE html>"));
+    let stripped = page.replace("http://www.w3.org/2000/svg", "");
+    for bad in [
+        "<script",
+        " src=",
+        "http://",
+        "https://",
+        "url(",
+        "@import",
+        "<link rel=\"stylesheet",
+    ] {
+        assert!(!stripped.contains(bad), "the page contains `{bad}`");
+    }
+}
+
+fn class_count(svgs: &[String], class: &str) -> usize {
+    svgs.iter()
+        .filter(|s| s[..s.find('>').unwrap()].contains(&format!("class=\"{class}\"")))
+        .count()
+}
+
+/// `--report DIR` writes one self-contained report.html per command, with
+/// what the command has: tables, maps (one per overlay), round timelines,
+/// curves.
+#[test]
+fn reports_are_self_contained_pages() {
+    let dir = scratch("reports");
+    let d = |n: &str| dir.join(n).to_str().unwrap().to_string();
+    run_ok(&[
+        "compare",
+        "--overlays",
+        "star,ring-opt,matcha",
+        "--report",
+        &d("compare"),
+    ]);
+    let page = read(&dir.join("compare/report.html"));
+    assert_self_contained(&page);
+    let svgs = inline_svgs(&page);
+    assert_eq!(class_count(&svgs, "fedtopo-map"), 3, "a map per overlay");
+    // The first map is the STAR one: its markers at the projection.
+    check_map(&svgs[0], "aws-north-america", 1000.0);
+    for o in [
+        "star",
+        "ring-opt",
+        "matcha",
+        "cycle time (ms)",
+        "critical circuit",
+    ] {
+        assert!(page.contains(&format!(">{o}<")), "{o}");
+    }
+
+    run_ok(&[
+        "simulate",
+        "--overlays",
+        "star,ring",
+        "--rounds",
+        "8",
+        "--report",
+        &d("simulate"),
+    ]);
+    let page = read(&dir.join("simulate/report.html"));
+    assert_self_contained(&page);
+    let svgs = inline_svgs(&page);
+    assert_eq!(
+        class_count(&svgs, "fedtopo-gantt"),
+        2,
+        "a timeline per overlay"
+    );
+    assert_eq!(class_count(&svgs, "fedtopo-map"), 2, "a map per overlay");
+    assert!(page.contains("rounds completed"), "the curves");
+
+    run_ok(&[
+        "design",
+        "--overlays",
+        "mst,ring-opt,exp-1peer",
+        "--report",
+        &d("design"),
+    ]);
+    let page = read(&dir.join("design/report.html"));
+    assert_self_contained(&page);
+    let svgs = inline_svgs(&page);
+    assert_eq!(class_count(&svgs, "fedtopo-map"), 1, "the winner's map");
+    assert!(page.contains("mixing time (rounds)"), "the trade-off plot");
+
+    // An experiment on a built-in underlay: its table and its plot.
+    let exp = dir.join("exp");
+    std::fs::create_dir_all(&exp).unwrap();
+    std::fs::write(
+        exp.join("experiment.toml"),
+        "name = \"tiny\"\ndescription = \"two overlays, two access capacities\"\nkind = \"compare\"\n\
+         [grid]\nunderlay = [\"aws-north-america\"]\noverlay = [\"ring\", \"mst\"]\naccess = [\"1G\", \"10G\"]\n\
+         [[plot]]\nfile = \"tiny.svg\"\nx = \"access\"\ny = \"cycle_time_ms\"\nseries = \"overlay\"\nlog_x = true\n",
+    )
+    .unwrap();
+    run_ok(&[
+        "run",
+        exp.join("experiment.toml").to_str().unwrap(),
+        "--out",
+        &d("exp-out"),
+        "--report",
+        &d("run"),
+    ]);
+    let page = read(&dir.join("run/report.html"));
+    assert_self_contained(&page);
+    let svgs = inline_svgs(&page);
+    assert_eq!(svgs.len(), 1, "the experiment's plot");
+    assert!(page.contains("<p>two overlays, two access capacities</p>"));
+    assert!(page.contains("<th>cycle_time_ms</th>"));
+    std::fs::remove_dir_all(&dir).ok();
+}
+
 /// Reads a file the test made.
 fn read(p: &Path) -> String {
     std::fs::read_to_string(p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))

@@ -7,11 +7,15 @@ use anyhow::{Context, Result};
 use clap::{Args, ValueEnum};
 
 use fedtopo::evaluate::EvalError;
+use fedtopo::evaluate::EvaluatedOverlay;
 use fedtopo::overlay::build::{parse_overlay_list, BuildOptions};
 use fedtopo::overlay::export::{silo_positions, ExportedOverlay};
 use fedtopo::overlay::matcha::MatchaOptions;
 use fedtopo::report::network::NetworkDescription;
-use fedtopo::report::{compare_overlays, render_csv, render_json, render_table, OutputFormat};
+use fedtopo::report::table::Table;
+use fedtopo::report::{
+    compare_overlays, render_csv, render_json, render_table, Comparison, OutputFormat,
+};
 
 use super::args::{
     center_policy_at, file_safe, CenterArgs, NetworkArgs, PlacementArgs, Setup, UnderlayArgs,
@@ -96,6 +100,11 @@ pub struct CompareArgs {
     matcha_rounds: u64,
     #[command(flatten)]
     dcliques: super::dcliques::DCliquesArgs,
+    /// Also write DIR/report.html: one self-contained page (no network
+    /// needed to view it) with the table, a map of every overlay and the
+    /// network.
+    #[arg(long, value_name = "DIR")]
+    report: Option<PathBuf>,
 }
 
 /// Runs `fedtopo compare`.
@@ -127,6 +136,9 @@ pub fn run(a: CompareArgs) -> Result<()> {
         OutputFormat::Json => render_json(&cmp),
     };
     out!("{text}");
+    if let Some(dir) = &a.report {
+        write_report(dir, &cmp, &underlay, &model)?;
+    }
     if let Some(dir) = &a.export_dir {
         std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
         let placement = model.connectivity.placement();
@@ -160,4 +172,63 @@ pub fn run(a: CompareArgs) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// `--report DIR`: the comparison as a self-contained HTML page.
+fn write_report(
+    dir: &std::path::Path,
+    cmp: &Comparison,
+    underlay: &fedtopo::underlay::Underlay,
+    model: &fedtopo::delay::DelayModel,
+) -> Result<()> {
+    let mut page = super::report_page::page(&format!(
+        "fedtopo compare: {} ({} silos)",
+        cmp.underlay, cmp.silos
+    ));
+    let mut t = Table::new([
+        "overlay",
+        "arcs",
+        "max deg",
+        "cycle time (ms)",
+        "rounds/s",
+        "speed-up vs STAR",
+        "critical circuit",
+    ]);
+    for r in &cmp.rows {
+        let circuit = match &r.schedule {
+            Some(s) => format!(
+                "schedule over {} rounds: max-plus rate {:.1} ms, round estimate {:.1} ms",
+                s.rounds, s.maxplus_ms, s.mean_round_ms
+            ),
+            None => r.critical_circuit.join(" -> "),
+        };
+        t.row([
+            r.overlay.clone(),
+            r.arcs.to_string(),
+            r.max_degree.to_string(),
+            format!("{:.1}", r.cycle_time_ms),
+            format!("{:.3}", r.rounds_per_s),
+            r.speedup_vs_star.map_or("-".into(), |s| format!("{s:.2}x")),
+            circuit,
+        ]);
+    }
+    let s = page.section("Cycle times");
+    s.table(&t);
+    if let Some(c) = &cmp.star_center {
+        s.note(&format!(
+            "speed-up vs STAR centred at {c} (--center {})",
+            cmp.star_center_policy.as_deref().unwrap_or("")
+        ));
+    }
+    for r in &cmp.rows {
+        if let Some(x) = &r.approximation {
+            s.note(&format!("{}: {x}", r.overlay));
+        }
+    }
+    let overlays: Vec<&EvaluatedOverlay> = cmp.overlays.iter().collect();
+    super::report_page::maps(page.section("Maps"), underlay, model, &overlays);
+    if let Some(n) = &cmp.network {
+        super::report_page::network_section(&mut page, underlay, model, n);
+    }
+    super::report_page::write(&page, dir)
 }

@@ -101,6 +101,11 @@ pub struct DesignArgs {
     /// Rounds of each probe run of --verify.
     #[arg(long, default_value_t = 50, value_parser = super::args::whole::<u64>(1, fedtopo::replay::MAX_ROUNDS))]
     probe_rounds: u64,
+    /// Also write DIR/report.html: one self-contained page (no network
+    /// needed to view it) with the candidate table, cycle time against
+    /// mixing time, the predicted winner's map and the network.
+    #[arg(long, value_name = "DIR")]
+    report: Option<PathBuf>,
     /// Options of the `fedtopo train` runs of --verify.
     #[arg(last = true, value_name = "TRAIN_OPTIONS")]
     train_options: Vec<String>,
@@ -515,6 +520,111 @@ fn write_static(dir: &std::path::Path, stem: &str, x: &ExportedOverlay) -> Resul
     Ok(gml)
 }
 
+/// `--report DIR`: the candidates, the trade-off picture and the
+/// predicted winner's map as a self-contained HTML page.
+fn write_report(
+    dir: &std::path::Path,
+    candidates: &[Candidate],
+    predictor: &RoundsPredictor,
+    underlay: &Underlay,
+    model: &DelayModel,
+    spec: &fedtopo::scenario::NetworkSpec,
+    build: &BuildOptions,
+) -> Result<()> {
+    use fedtopo::report::map::{draw_map, overlay_map, MapLayer, MapOptions};
+    use fedtopo::report::plot::{line_plot, Axes, Series};
+    let mut page = super::report_page::page(&format!(
+        "fedtopo design: {} ({} silos)",
+        underlay.name,
+        model.silo_count()
+    ));
+    let s = page.section("Candidates");
+    s.paragraph(&format!(
+        "{} candidates ranked by predicted time to the target = cycle time x predicted rounds ({}: rounds = {:.2} + {:.3} x mixing time).",
+        candidates.len(),
+        predictor.source,
+        predictor.a,
+        predictor.b
+    ));
+    s.table(&table(candidates));
+    // Cycle time against mixing time, one point per candidate.
+    let series: Vec<Series> = candidates
+        .iter()
+        .filter(|c| c.mixing_time.is_finite() && c.mixing_time > 0.0)
+        .map(|c| Series {
+            name: c.name.clone(),
+            points: vec![(c.mixing_time, c.cycle_time_ms)],
+        })
+        .collect();
+    let left_out = candidates.len() - series.len();
+    let (lo, hi) = series.iter().fold((f64::INFINITY, 0.0f64), |a, s| {
+        (a.0.min(s.points[0].0), a.1.max(s.points[0].0))
+    });
+    let axes = Axes {
+        x_label: "mixing time (rounds)".into(),
+        y_label: "cycle time (ms)".into(),
+        log_x: hi > 20.0 * lo,
+        ..Axes::default()
+    };
+    let s = page.section("Cycle time against mixing time");
+    if series.is_empty() {
+        s.error("no candidate has a finite mixing time");
+    } else {
+        match line_plot(
+            "cycle time against mixing time, one point per candidate",
+            &axes,
+            &series,
+        ) {
+            Ok(svg) => s.figure(
+                &svg,
+                "lower left is better: predicted time = cycle time x (a + b x mixing time)",
+            ),
+            Err(e) => s.error(&format!("no plot: {e}")),
+        };
+    }
+    if left_out > 0 {
+        s.note(&format!(
+            "{left_out} candidate(s) with an infinite mixing time (no consensus) are not drawn."
+        ));
+    }
+    if let Some(w) = candidates.first() {
+        let s = page.section("Map of the predicted winner");
+        s.subheading(&w.name);
+        let opts = MapOptions::default();
+        let svg = match &w.overlay {
+            CandidateOverlay::Kind(kind) => EvaluatedOverlay::build(*kind, underlay, model, build)
+                .map_err(|e| e.to_string())
+                .and_then(|e| {
+                    let t = e.cycle_time(model).map_err(|e| e.to_string())?;
+                    overlay_map(underlay, model, &e, Some(&t), &opts).map_err(|e| e.to_string())
+                }),
+            CandidateOverlay::Static { overlay, .. } => {
+                let circuit = fedtopo::timing::cycle_time(overlay, model)
+                    .map(|t| t.critical_circuit)
+                    .unwrap_or_default();
+                draw_map(
+                    underlay,
+                    model,
+                    MapLayer::Overlay {
+                        overlay,
+                        critical_circuit: &circuit,
+                        cycle_time_ms: Some(w.cycle_time_ms),
+                    },
+                    &opts,
+                )
+                .map_err(|e| e.to_string())
+            }
+        };
+        match svg {
+            Ok(svg) => s.figure(&svg, "arcs coloured by eq. (3) delay (ms); a static overlay's critical circuit highlighted, a schedule's arcs as wide as the share of rounds they are active in"),
+            Err(e) => s.error(&format!("no map: {e}")),
+        };
+    }
+    let network = fedtopo::report::network::NetworkDescription::new(underlay, spec, model)?;
+    super::report_page::network_section(&mut page, underlay, model, &network);
+    super::report_page::write(&page, dir)
+}
+
 /// Runs `fedtopo design`.
 pub fn run(a: DesignArgs) -> Result<()> {
     let kinds = parse_overlay_list(&a.overlays)?;
@@ -522,7 +632,9 @@ pub fn run(a: DesignArgs) -> Result<()> {
     let setup = Setup::load(&a.underlay, &a.network, &a.placement)?;
     let build = setup.build_options(&a.center, a.seed)?;
     let Setup {
-        underlay, model, ..
+        underlay,
+        model,
+        spec,
     } = setup;
     // Bounded work: fastest-mixing weights and arc augmentation grow as
     // n^3 per iteration / n^2 eigendecompositions per added arc.
@@ -660,6 +772,17 @@ pub fn run(a: DesignArgs) -> Result<()> {
                 "candidates": candidates,
             }))
         ),
+    }
+    if let Some(dir) = &a.report {
+        write_report(
+            dir,
+            &candidates,
+            &predictor,
+            &underlay,
+            &model,
+            &spec,
+            &build,
+        )?;
     }
     if let Some(dir) = &a.out {
         std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;

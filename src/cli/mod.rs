@@ -14,6 +14,7 @@ mod mixing;
 mod no_train;
 mod output;
 mod overlay;
+mod report_page;
 mod reproduce;
 mod run;
 mod simulate;

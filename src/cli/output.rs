@@ -61,8 +61,7 @@ extern "C" fn record_stdout_at_start() {
 /// The write or the flush failed, or stdout was closed at start (EBADF).
 pub fn print(text: &str) -> Result<(), StdoutError> {
     if STDOUT_CLOSED_AT_START.load(Ordering::Relaxed) {
-        return Err(StdoutError(std::io::Error::new(
-            std::io::ErrorKind::Other,
+        return Err(StdoutError(std::io::Error::other(
             "Bad file descriptor: stdout was closed when fedtopo started",
         )));
     }

@@ -7,7 +7,8 @@ use anyhow::{Context, Result};
 use clap::Args;
 
 use fedtopo::experiment::{
-    assemble, check_source, claim, expand, import_jobs, run_jobs, ExperimentSpec, RunOptions, Shard,
+    assemble, check_grid_size, check_source, claim, expand, import_jobs, run_jobs, ExperimentSpec,
+    RunOptions, Shard,
 };
 
 /// Options of `fedtopo run`.
@@ -31,6 +32,16 @@ pub struct RunArgs {
     /// Recompute jobs that already have a stored result.
     #[arg(long)]
     force: bool,
+    /// Run a grid of more than 100,000 points (refused by default: every
+    /// point is held in memory, about 1 KB each, and checked before any job
+    /// runs).
+    #[arg(long)]
+    allow_large_grid: bool,
+    /// Also write DIR/report.html: one self-contained page (no network
+    /// needed to view it) with the results tables and every plot of the
+    /// experiment (not with --shard: merge the shards first).
+    #[arg(long, value_name = "DIR", conflicts_with = "shard")]
+    report: Option<PathBuf>,
 }
 
 /// Options of `fedtopo merge`.
@@ -44,6 +55,9 @@ pub struct MergeArgs {
     /// Where to write the merged results (default: the experiment file's directory).
     #[arg(long)]
     out: Option<PathBuf>,
+    /// Merge a grid of more than 100,000 points (see `run --allow-large-grid`).
+    #[arg(long)]
+    allow_large_grid: bool,
 }
 
 fn spec_dir(path: &Path) -> PathBuf {
@@ -57,6 +71,8 @@ pub fn run(a: RunArgs) -> Result<()> {
     let spec = ExperimentSpec::load(&a.experiment)?;
     let dir = spec_dir(&a.experiment);
     let out = a.out.unwrap_or_else(|| dir.clone());
+    check_grid_size(&spec.grid, a.allow_large_grid)
+        .map_err(|e| anyhow::anyhow!("{}: {e}", a.experiment.display()))?;
     let jobs = expand(&spec.grid);
     let opts = RunOptions {
         out: out.clone(),
@@ -95,15 +111,39 @@ pub fn run(a: RunArgs) -> Result<()> {
         rows.len(),
         out.join("results.csv").display()
     );
-    out!(
-        "{}",
-        fedtopo::input_file::read_text(
-            &out.join("results.md"),
-            fedtopo::input_file::MAX_INPUT_BYTES
-        )
-        .with_context(|| format!("reading {}", out.join("results.md").display()))?
-    );
+    let md = fedtopo::input_file::read_text(
+        &out.join("results.md"),
+        fedtopo::input_file::MAX_INPUT_BYTES,
+    )
+    .with_context(|| format!("reading {}", out.join("results.md").display()))?;
+    out!("{md}");
+    if let Some(report) = &a.report {
+        write_report(report, &spec, &out, &md)?;
+    }
     Ok(())
+}
+
+/// `--report DIR`: the assembled results (results.md, summary) and every
+/// plot as one self-contained HTML page.
+fn write_report(dir: &Path, spec: &ExperimentSpec, out: &Path, md: &str) -> Result<()> {
+    // results.md opens with the experiment's description.
+    let mut page = super::report_page::page(&format!("fedtopo run: {}", spec.name));
+    page.section("Results").markdown(md).note(&format!(
+        "Every column: {} (and results.md, summary.csv when aggregated).",
+        out.join("results.csv").display()
+    ));
+    if !spec.plots.is_empty() {
+        let s = page.section("Plots");
+        for p in &spec.plots {
+            let path = out.join(&p.file);
+            s.subheading(&p.file);
+            match std::fs::read_to_string(&path) {
+                Ok(svg) => s.figure(&svg, p.title.as_deref().unwrap_or("")),
+                Err(e) => s.error(&format!("{}: {e}", path.display())),
+            };
+        }
+    }
+    super::report_page::write(&page, dir)
 }
 
 /// Runs `fedtopo merge`.
@@ -111,6 +151,8 @@ pub fn merge(a: MergeArgs) -> Result<()> {
     let spec = ExperimentSpec::load(&a.experiment)?;
     let dir = spec_dir(&a.experiment);
     let out = a.out.unwrap_or_else(|| dir.clone());
+    check_grid_size(&spec.grid, a.allow_large_grid)
+        .map_err(|e| anyhow::anyhow!("{}: {e}", a.experiment.display()))?;
     let jobs = expand(&spec.grid);
     for from in &a.from {
         check_source(&spec, from)?;

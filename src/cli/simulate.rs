@@ -16,7 +16,7 @@ use fedtopo::report::replay::{
     link_usage_labelled, links_csv, replay_summary, replay_summary_table, rounds_csv, starts_csv,
     timeline_svg,
 };
-use fedtopo::report::table::serde_csv;
+use fedtopo::report::table::{serde_csv, Table};
 use fedtopo::report::{render_json, OutputFormat};
 
 use super::args::{
@@ -79,10 +79,45 @@ pub struct SimulateArgs {
     timeline_from: u64,
     #[command(flatten)]
     dcliques: super::dcliques::DCliquesArgs,
+    /// Also write DIR/report.html: one self-contained page (no network
+    /// needed to view it) with the summary table, the rounds-completed
+    /// curves, every overlay's round timeline and map, and the network.
+    #[arg(long, value_name = "DIR")]
+    report: Option<PathBuf>,
 }
 
 fn parse_straggler(s: &str) -> Result<Straggler> {
     s.parse().map_err(|e: String| anyhow::anyhow!("--{e}"))
+}
+
+/// The summary rows as a table for the report page.
+fn replay_summary_table_rows(rows: &[fedtopo::report::replay::ReplaySummaryRow]) -> Table {
+    let mut t = Table::new([
+        "overlay",
+        "network",
+        "rounds",
+        "mean round (ms)",
+        "steady (ms)",
+        "p95 (ms)",
+        "max-plus cycle time (ms)",
+        "ratio",
+        "makespan (ms)",
+    ]);
+    for r in rows {
+        t.row([
+            r.overlay.clone(),
+            r.network.clone(),
+            r.rounds.to_string(),
+            format!("{:.1}", r.mean_round_ms),
+            format!("{:.1}", r.steady_round_ms),
+            format!("{:.1}", r.p95_round_ms),
+            r.cycle_time_ms.map_or("-".into(), |t| format!("{t:.1}")),
+            r.steady_over_cycle_time
+                .map_or("-".into(), |x| format!("{x:.3}")),
+            format!("{:.1}", r.makespan_ms),
+        ]);
+    }
+    t
 }
 
 /// Runs `fedtopo simulate`.
@@ -114,7 +149,8 @@ pub fn run(a: SimulateArgs) -> Result<()> {
         dcliques: a.dcliques.build()?,
         ..BuildOptions::default()
     };
-    if a.out.is_some() && a.timeline_from >= a.rounds {
+    let pictures = a.out.is_some() || a.report.is_some();
+    if pictures && a.timeline_from >= a.rounds {
         bail!(
             "--timeline-from {}: the replay has rounds 0 to {} (--rounds {})",
             a.timeline_from,
@@ -122,7 +158,7 @@ pub fn run(a: SimulateArgs) -> Result<()> {
             a.rounds
         );
     }
-    let trace = if a.out.is_some() {
+    let trace = if pictures {
         TraceWindow {
             first: a.timeline_from,
             count: a.timeline_rounds.min(a.rounds - a.timeline_from),
@@ -146,6 +182,7 @@ pub fn run(a: SimulateArgs) -> Result<()> {
     );
     let mut results = Vec::new();
     let mut taus = Vec::new();
+    let mut overlays = Vec::new();
     for kind in kinds {
         bar.set_message(&kind.to_string());
         let mut net = a.network_model.build(&model);
@@ -163,6 +200,9 @@ pub fn run(a: SimulateArgs) -> Result<()> {
             }
         };
         results.push(overlay.replay(&model, net.as_mut(), &ropts, failures, &mut tick)?);
+        if a.report.is_some() {
+            overlays.push(overlay);
+        }
     }
     bar.finish();
     let rows = replay_summary(&results, &taus);
@@ -182,6 +222,43 @@ pub fn run(a: SimulateArgs) -> Result<()> {
                 "network": network,
             }))
         ),
+    }
+    if let Some(dir) = &a.report {
+        let title = format!("{} — {} network", underlay.name, a.network_model);
+        let mut page = super::report_page::page(&format!(
+            "fedtopo simulate: {} ({} silos, {} rounds, {} network)",
+            underlay.name,
+            model.silo_count(),
+            a.rounds,
+            a.network_model
+        ));
+        page.section("Rounds")
+            .table(&replay_summary_table_rows(&rows))
+            .note("ratio: steady-state round time over the max-plus cycle time ([Marfoq20] eq. 3); schedules have none.");
+        let curves = page.section("Rounds completed");
+        match timeline_svg(&results, &title) {
+            Ok(svg) => curves.figure(
+                &svg,
+                "rounds completed against wall-clock time, one line per overlay",
+            ),
+            Err(e) => curves.error(&format!("no plot: {e}")),
+        };
+        let timelines = page.section("Round timelines");
+        for r in &results {
+            timelines.subheading(&r.overlay);
+            let t = format!("{}: round timeline of {}", underlay.name, r.overlay);
+            match gantt_svg(r, &labels, &t) {
+                Ok(svg) => timelines.figure(
+                    &svg,
+                    "per silo: computing, sending, waiting; red: the critical path",
+                ),
+                Err(e) => timelines.error(&format!("no round timeline: {e}")),
+            };
+        }
+        let refs: Vec<&EvaluatedOverlay> = overlays.iter().collect();
+        super::report_page::maps(page.section("Maps"), &underlay, &model, &refs);
+        super::report_page::network_section(&mut page, &underlay, &model, &network);
+        super::report_page::write(&page, dir)?;
     }
     if let Some(dir) = &a.out {
         std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;

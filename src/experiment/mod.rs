@@ -16,6 +16,7 @@
 pub mod aggregate;
 pub mod assemble;
 pub mod grid;
+mod hash;
 mod jobs;
 mod point;
 mod program_job;
@@ -28,7 +29,7 @@ pub mod validate;
 use thiserror::Error;
 
 pub use assemble::assemble;
-pub use grid::{expand, Job, Shard};
+pub use grid::{check_grid_size, expand, grid_size, Job, Shard, MAX_GRID_JOBS};
 pub use jobs::run_job;
 pub use row::{Cell, ResultRow};
 pub use run::{run_jobs, RunOptions, RunSummary};

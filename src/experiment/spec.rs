@@ -610,7 +610,7 @@ impl ExperimentSpec {
         })?;
         let mut spec = spec;
         spec.grid.kind = Some(spec.kind);
-        spec.file_fnv1a64 = super::store::fnv1a64(text.as_bytes());
+        spec.file_fnv1a64 = super::hash::fnv1a64(text.as_bytes());
         spec.validate(source)?;
         Ok(spec)
     }

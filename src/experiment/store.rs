@@ -22,6 +22,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 
 use super::grid::Job;
+use super::hash::fnv1a64;
 use super::row::ResultRow;
 use super::spec::{ExperimentKind, ExperimentSpec};
 use super::ExperimentError;
@@ -29,17 +30,6 @@ use super::ExperimentError;
 /// Fingerprint of this build's source (`src/**` and `Cargo.lock`, by
 /// `build.rs`).
 pub const SOURCE_HASH: &str = env!("FEDTOPO_SOURCE_HASH");
-
-/// The 64-bit FNV-1a hash of `bytes` (stable across platforms and Rust
-/// versions, unlike `DefaultHasher`).
-pub(crate) fn fnv1a64(bytes: &[u8]) -> u64 {
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for &b in bytes {
-        h ^= u64::from(b);
-        h = h.wrapping_mul(0x0000_0100_0000_01b3);
-    }
-    h
-}
 
 /// What is stored for a job.
 #[derive(Debug, Clone, PartialEq)]

@@ -116,7 +116,14 @@ pub fn validate_grid(
             problems.add(format!("overlay `{name}`: {e}"));
         }
     }
-    check_network_knobs(jobs, base_dir, &mut problems);
+    // Two passes over the points (knobs, centres): a long grid shows its
+    // progress.
+    let task = crate::progress::Task::start(
+        &format!("check {}", spec.name),
+        "points",
+        2 * jobs.len() as u64,
+    );
+    check_network_knobs(jobs, base_dir, &mut problems, &task);
     for value in distinct(jobs, "center_access") {
         if value != "same" {
             if let Err(e) = parse_bandwidth(value) {
@@ -126,13 +133,17 @@ pub fn validate_grid(
             }
         }
     }
-    for job in jobs {
+    for (i, job) in jobs.iter().enumerate() {
+        if i % 4096 == 0 {
+            task.set((jobs.len() + i) as u64);
+        }
         if let Some(u) = underlays.get(job.get("underlay")) {
             if let Err(e) = CenterPolicy::parse(job.get("center"), u) {
                 problems.add(format!("underlay `{}`: {e}", job.get("underlay")));
             }
         }
     }
+    task.finish();
     check_kind_axes(jobs, &mut problems);
     if problems.0.is_empty() {
         Ok(underlays)
@@ -147,20 +158,26 @@ pub fn validate_grid(
 /// The distinct values of `axis` over `jobs`, in grid order (none when the
 /// grid lacks the axis).
 fn distinct<'j>(jobs: &'j [Job], axis: &str) -> Vec<&'j str> {
-    let mut seen: Vec<&str> = Vec::new();
+    let mut seen = std::collections::HashSet::new();
+    let mut out: Vec<&str> = Vec::new();
     for job in jobs.iter().filter(|j| j.has(axis)) {
         let v = job.get(axis);
-        if !seen.contains(&v) {
-            seen.push(v);
+        if seen.insert(v) {
+            out.push(v);
         }
     }
-    seen
+    out
 }
 
 /// Every network knob value alone, then every job's combination (for
 /// constraints between knobs); `access_csv`, `silos_csv` and `links_csv`
 /// files must exist.
-fn check_network_knobs(jobs: &[Job], base_dir: &Path, problems: &mut Problems) {
+fn check_network_knobs(
+    jobs: &[Job],
+    base_dir: &Path,
+    problems: &mut Problems,
+    task: &crate::progress::Task,
+) {
     for (key, _, _) in NETWORK_KNOBS {
         for value in distinct(jobs, key) {
             if let Err(e) = NetworkSpec::from_knobs(|k| (k == key).then_some(value)) {
@@ -168,7 +185,10 @@ fn check_network_knobs(jobs: &[Job], base_dir: &Path, problems: &mut Problems) {
             }
         }
     }
-    for job in jobs {
+    for (i, job) in jobs.iter().enumerate() {
+        if i % 4096 == 0 {
+            task.set(i as u64);
+        }
         if let Err(e) = NetworkSpec::from_knobs(|key| Some(job.get(key))) {
             problems.add(e.to_string());
         }

@@ -6,6 +6,7 @@ mod compare;
 pub mod dcliques;
 mod format;
 pub mod gantt;
+pub mod html;
 pub mod init_gain;
 pub mod map;
 pub mod matcha;

@@ -109,10 +109,10 @@ pub fn published_estimate(
             };
         }
         let lambda = max_cycle_mean(base, &weight)?;
-        for a in 0..arcs.len() {
+        for (a, r) in ran.iter_mut().enumerate() {
             if !strong(a, k) {
-                ran[a] = if k > 0 && !strong(a, k - 1) {
-                    ran[a] + lambda
+                *r = if k > 0 && !strong(a, k - 1) {
+                    *r + lambda
                 } else {
                     lambda
                 };
