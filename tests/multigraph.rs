@@ -178,6 +178,7 @@ fn exact_rate_equals_recurrence_and_event_replay() {
                         rounds: k_end,
                         straggler: Straggler::None,
                         seed: 0,
+                        ..ReplayOptions::default()
                     };
                     let r = replay(&s, &m, net.as_mut(), &opts).unwrap();
                     let end = |k: u64| r.round_end(k as usize);
