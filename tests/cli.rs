@@ -335,11 +335,11 @@ fn silo_placement_options() {
     for (bad, msg) in [
         (
             vec!["compare", "--silos-per-router", "0"],
-            "'--silos-per-router <SILOS_PER_ROUTER>': expected a whole number in 1..=",
+            "'--silos-per-router <SILOS_PER_ROUTER>': expected a whole number",
         ),
         (
             vec!["compare", "--silos", "0"],
-            "'--silos <SILOS>': expected a whole number in 1..=",
+            "'--silos <SILOS>': expected a whole number",
         ),
         (
             vec!["compare", "--silos", "4", "--silos-per-router", "2"],

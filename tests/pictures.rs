@@ -130,7 +130,8 @@ fn check_map(svg: &str, underlay: &str, width: f64) {
     }
     // Independent: least squares over all markers.
     let k = fit.len() as f64;
-    let mean = |f: &dyn Fn(&(f64, f64, f64, f64)) -> f64| fit.iter().map(f).sum::<f64>() / k;
+    type Point = (f64, f64, f64, f64);
+    let mean = |f: &dyn Fn(&Point) -> f64| fit.iter().map(f).sum::<f64>() / k;
     let (mx, my, mcx, mcy) = (
         mean(&|p| p.0),
         mean(&|p| p.1),

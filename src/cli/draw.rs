@@ -35,13 +35,13 @@ pub struct DrawArgs {
     #[arg(long, short = 'o')]
     output: Option<PathBuf>,
     /// Width of the picture in pixels (its height follows the map).
-    #[arg(long, default_value_t = 1000.0)]
+    #[arg(long, default_value_t = 1000.0, value_parser = super::args::real(500.0, true, 20_000.0, true))]
     width: f64,
     /// MATCHA communication budget Cb, in [0.001, 1].
     #[arg(long, default_value_t = 0.5, value_parser = super::args::parse_budget)]
     budget: f64,
     /// Seed of MATCHA's activations and random overlays.
-    #[arg(long, default_value_t = 0)]
+    #[arg(long, default_value_t = 0, value_parser = super::args::whole::<u64>(0, u64::MAX))]
     seed: u64,
     /// Rounds of MATCHA drawn (their union) and sampled for its cycle time.
     #[arg(long, default_value_t = 1000, value_parser = super::args::matcha_rounds())]

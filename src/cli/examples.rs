@@ -16,9 +16,8 @@ Examples:
 pub const COMPARE: &str = "\
 Examples:
   fedtopo compare                                   # aws-north-america, five overlays
-  fedtopo compare aws-gaia --overlays all --access 1G --format csv
-  fedtopo compare aws-gaia --overlays ring,matcha --center fastest --export-dir /tmp/fedtopo-overlays
-  fedtopo compare --report /tmp/fedtopo-report      # report.html: table, maps";
+  fedtopo compare aws-gaia --overlays all --access 1G --format csv --report /tmp/fedtopo-report   # + report.html
+  fedtopo compare aws-gaia --overlays ring,matcha --center fastest --export-dir /tmp/fedtopo-overlays";
 
 /// `fedtopo draw`.
 pub const DRAW: &str = "\
@@ -132,7 +131,6 @@ pub const SIMULATE: &str = "\
 Examples:
   fedtopo simulate --overlays ring,star --rounds 50
   fedtopo simulate aws-gaia --overlays ring,matcha --network flow --rounds 20 --format csv
-  fedtopo simulate aws-gaia --overlays ring --straggler lognormal:0.5 --failures node:0.9 --out /tmp/fedtopo-sim
   fedtopo simulate --overlays star,ring-opt --rounds 20 --report /tmp/fedtopo-sim-report   # timelines, maps";
 
 /// `fedtopo tornado`.

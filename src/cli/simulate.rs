@@ -72,10 +72,10 @@ pub struct SimulateArgs {
     out: Option<PathBuf>,
     /// Rounds shown in the round timelines (gantt-OVERLAY.svg), from
     /// --timeline-from on.
-    #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u64).range(1..=100))]
+    #[arg(long, default_value_t = 4, value_parser = super::args::whole::<u64>(1, 100))]
     timeline_rounds: u64,
     /// First round shown in the round timelines (0: from the start).
-    #[arg(long, default_value_t = 0)]
+    #[arg(long, default_value_t = 0, value_parser = super::args::whole::<u64>(0, 1_000_000))]
     timeline_from: u64,
     #[command(flatten)]
     dcliques: super::dcliques::DCliquesArgs,

@@ -11,9 +11,10 @@
 //! data-lon cx cy>`; every arc one `<path class="arc" data-src data-dst
 //! data-delay-ms>`; the root `<svg>` carries the projection and the pixel
 //! frame (`data-lat0`, `data-lon0`, `data-scale`, `data-x0`, `data-y0`), so
-//! that a silo at `(lat, lon)` sits at `cx = x0 + scale * wrap(lon - lon0)
-//! * cos(lat0)`, `cy = y0 - scale * lat` (silos sharing a router are set
-//! around it on a small circle, said in the notes).
+//! that a silo at `(lat, lon)` sits at
+//! `cx = x0 + scale * wrap(lon - lon0) * cos(lat0)`, `cy = y0 - scale * lat`
+//! (silos sharing a router are set around it on a small circle, said in the
+//! notes).
 
 use std::collections::BTreeMap;
 

@@ -419,7 +419,7 @@ fn number_labels(values: &[f64]) -> Vec<String> {
             .collect();
         let exact = values.iter().zip(&l).all(|(v, s)| {
             s.parse::<f64>()
-                .map_or(false, |p| (p - v).abs() <= v.abs() * 1e-9)
+                .is_ok_and(|p| (p - v).abs() <= v.abs() * 1e-9)
         });
         if all_distinct(&l) && exact {
             return l;
