@@ -50,12 +50,6 @@ pub struct DrawArgs {
 
 /// Runs `fedtopo draw`.
 pub fn run(a: DrawArgs) -> Result<()> {
-    if !(a.width.is_finite() && (500.0..=20_000.0).contains(&a.width)) {
-        bail!(
-            "--width {}: expected a width in pixels from 500 to 20000",
-            a.width
-        );
-    }
     if a.output.is_none() && std::io::stdout().is_terminal() {
         bail!("an SVG picture is not for the terminal: give -o FILE.svg (or redirect standard output)");
     }
