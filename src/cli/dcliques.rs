@@ -83,31 +83,31 @@ pub struct ConvergenceArgs {
     )]
     topologies: String,
     /// Nodes.
-    #[arg(long, default_value_t = 100)]
+    #[arg(long, default_value_t = 100, value_parser = super::args::whole::<usize>(2, 100_000))]
     nodes: usize,
     /// Rounds (at most 1000000).
     #[arg(long, default_value_t = 300, value_parser = super::args::round_count())]
     rounds: u64,
     /// Evaluate every this many rounds.
-    #[arg(long, default_value_t = 10)]
+    #[arg(long, default_value_t = 10, value_parser = super::args::whole::<u64>(1, u64::MAX))]
     eval_every: u64,
     /// Learning rate.
-    #[arg(long, default_value_t = 0.1)]
+    #[arg(long, default_value_t = 0.1, value_parser = super::args::real(0.0, false, f64::INFINITY, false))]
     lr: f64,
     /// SGD momentum (0 = none).
-    #[arg(long, default_value_t = 0.0)]
+    #[arg(long, default_value_t = 0.0, value_parser = super::args::real(0.0, true, 1.0, false))]
     momentum: f64,
     /// Mini-batch per node and step.
-    #[arg(long, default_value_t = 16)]
+    #[arg(long, default_value_t = 16, value_parser = super::args::whole::<usize>(1, 1 << 20))]
     batch_size: usize,
     /// Input dimension of the Gaussian mixture.
-    #[arg(long, default_value_t = 20)]
+    #[arg(long, default_value_t = 20, value_parser = super::args::whole::<usize>(1, 1 << 16))]
     dim: usize,
     /// Spread of the class means (larger = easier).
-    #[arg(long, default_value_t = 0.5)]
+    #[arg(long, default_value_t = 0.5, value_parser = super::args::real(0.0, false, f64::INFINITY, false))]
     spread: f64,
     /// Seed.
-    #[arg(long, default_value_t = 0)]
+    #[arg(long, default_value_t = 0, value_parser = super::args::whole::<u64>(0, u64::MAX))]
     seed: u64,
     /// Partition: shards:2 or one-class.
     #[arg(long, default_value = "shards:2")]

@@ -61,16 +61,16 @@ pub struct TrainArgs {
     #[arg(long, default_value = "sgd")]
     optimizer: String,
     /// SGD momentum.
-    #[arg(long, default_value_t = 0.0)]
+    #[arg(long, default_value_t = 0.0, value_parser = super::args::real(0.0, true, 1.0, false))]
     momentum: f64,
     /// Learning rate.
-    #[arg(long, default_value_t = 0.05)]
+    #[arg(long, default_value_t = 0.05, value_parser = super::args::real(0.0, false, f64::INFINITY, false))]
     lr: f64,
     /// Learning-rate schedule: constant or inv-sqrt (lr / sqrt(round + 1)).
     #[arg(long, default_value = "constant")]
     lr_schedule: String,
     /// Mini-batch size per silo and local step.
-    #[arg(long, default_value_t = 32)]
+    #[arg(long, default_value_t = 32, value_parser = super::args::whole::<usize>(1, 1 << 20))]
     batch_size: usize,
     /// Consensus rule: auto, local-degree, mh, half, average, fedavg, decavg,
     /// matcha:ALPHA, fastest, file:PATH. Data sizes weight `decavg` and
@@ -81,32 +81,32 @@ pub struct TrainArgs {
     #[arg(long, default_value = "auto")]
     consensus: String,
     /// Communication rounds.
-    #[arg(long, default_value_t = 200)]
+    #[arg(long, default_value_t = 200, value_parser = super::args::round_count())]
     rounds: u64,
     /// Evaluate every this many rounds.
-    #[arg(long, default_value_t = 5)]
+    #[arg(long, default_value_t = 5, value_parser = super::args::whole::<u64>(1, u64::MAX))]
     eval_every: u64,
     /// Evaluate on at most this many training and test examples.
-    #[arg(long, default_value_t = 4000)]
+    #[arg(long, default_value_t = 4000, value_parser = super::args::whole::<usize>(1, usize::MAX as u64))]
     eval_samples: usize,
     /// Target mean test accuracy for the time-to-target summary (without
     /// --target-acc or --target-loss the summary has no target columns).
-    #[arg(long)]
+    #[arg(long, value_parser = super::args::real(0.0, true, 1.0, true))]
     target_acc: Option<f64>,
     /// Target mean training loss (instead of accuracy).
-    #[arg(long)]
+    #[arg(long, value_parser = super::args::real(0.0, true, f64::INFINITY, false))]
     target_loss: Option<f64>,
     /// Use the trained model's real size (32 bit per parameter) as M for timing.
     #[arg(long)]
     real_model_size: bool,
     /// Seed of data, initialisation and batches.
-    #[arg(long, default_value_t = 0)]
+    #[arg(long, default_value_t = 0, value_parser = super::args::whole::<u64>(0, u64::MAX))]
     seed: u64,
     /// Output directory (one sub-directory per overlay, summary.csv, curves.svg).
     #[arg(long, default_value = "out/train")]
     out: PathBuf,
-    /// Checkpoint every this many rounds.
-    #[arg(long, default_value_t = 20)]
+    /// Checkpoint every this many rounds (0: only at the end).
+    #[arg(long, default_value_t = 20, value_parser = super::args::whole::<u64>(0, u64::MAX))]
     checkpoint_every: u64,
     /// Ignore existing checkpoints in --out and start over.
     #[arg(long)]
