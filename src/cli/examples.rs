@@ -123,7 +123,7 @@ pub const SIMULATE: &str = "\
 Examples:
   fedtopo simulate --overlays ring,star --rounds 50
   fedtopo simulate aws-gaia --overlays ring,matcha --network flow --rounds 20 --format csv
-  fedtopo simulate aws-gaia --overlays ring --straggler lognormal:0.5 --failures node:0.9 --out /tmp/fedtopo-sim";
+  fedtopo simulate aws-gaia --overlays ring --straggler lognormal:0.5 --failures node-down:0.1 --out /tmp/fedtopo-sim";
 
 /// `fedtopo tornado`.
 pub const TORNADO: &str = "\
