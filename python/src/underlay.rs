@@ -83,11 +83,8 @@ impl Underlay {
         default_core_capacity: &str,
     ) -> PyResult<Self> {
         if let Some(km) = default_length_km {
-            if !(km.is_finite() && km >= 0.0) {
-                return Err(PyValueError::new_err(format!(
-                    "default_length_km `{km}`: expected a finite length >= 0 in km"
-                )));
-            }
+            fedtopo::underlay::check_default_length_km(km)
+                .map_err(|m| PyValueError::new_err(format!("default_length_km: {m}")))?;
         }
         let default_capacity_bps = parse_bandwidth(default_core_capacity).map_err(|_| {
             PyValueError::new_err(format!(

@@ -59,12 +59,11 @@ impl From<IsolatedPolicy> for IsolatedRouters {
 
 /// Parses `--default-length-km`: a finite length >= 0 in km.
 fn parse_length_km(text: &str) -> Result<f64, String> {
-    match text.trim().parse::<f64>() {
-        Ok(v) if v.is_finite() && v >= 0.0 => Ok(v),
-        _ => Err(format!(
-            "expected a finite length >= 0 in km, found `{text}`"
-        )),
-    }
+    let v = text
+        .trim()
+        .parse::<f64>()
+        .map_err(|_| format!("expected a finite length >= 0 in km, found `{text}`"))?;
+    fedtopo::underlay::check_default_length_km(v)
 }
 
 /// Parses `--default-core-capacity`, warning about a bare number below
