@@ -228,3 +228,40 @@ fn grids_above_100000_points_are_refused_unless_allowed() {
     assert!(o.status.success(), "{}", stderr(&o));
     std::fs::remove_dir_all(&dir).ok();
 }
+
+#[test]
+fn experiment_files_get_the_same_warnings() {
+    let dir = std::env::temp_dir().join(format!("fedtopo-warn-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let toml = dir.join("experiment.toml");
+    std::fs::write(
+        &toml,
+        "name = \"w\"\nkind = \"simulate\"\n[grid]\nunderlay = [\"aws-gaia\"]\noverlay = [\"ring\"]\n\
+         access = [\"10\", \"10G\"]\nrounds = [5]\nfailures = [\"node:0.9\", \"node-down:0.1\"]\n",
+    )
+    .unwrap();
+    let out = dir.join("out");
+    let o = fedtopo(&[
+        "run",
+        toml.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    let err = stderr(&o);
+    assert!(o.status.success(), "{err}");
+    assert!(err.contains("note: access = `10` is 10 bit/s"), "{err}");
+    assert!(!err.contains("`10G`"), "{err}");
+    assert!(
+        err.contains("note: failures = `node:0.9` reads 0.9"),
+        "{err}"
+    );
+    assert!(!err.contains("`node-down:0.1` reads"), "{err}");
+    // The explicit spellings mean what they say: node:0.9 (up) and
+    // node-down:0.1 give the same times.
+    let csv = std::fs::read_to_string(out.join("results.csv")).unwrap();
+    let rows: Vec<&str> = csv.lines().filter(|l| l.contains(",10G,")).collect();
+    assert_eq!(rows.len(), 2, "{csv}");
+    let strip = |l: &str| l.replace("node:0.9", "F").replace("node-down:0.1", "F");
+    assert_eq!(strip(rows[0]), strip(rows[1]), "{csv}");
+    std::fs::remove_dir_all(&dir).ok();
+}
