@@ -54,6 +54,9 @@ pub enum EvalError {
     /// A failure model that does not apply.
     #[error(transparent)]
     Failures(#[from] FailureError),
+    /// A build option out of its range (the message names it).
+    #[error("{0}")]
+    Options(String),
     /// An option the overlay's shape does not support.
     #[error("{overlay}: {what} not supported for Clique Averaging replays")]
     Unsupported {
@@ -213,6 +216,8 @@ impl EvaluatedOverlay {
         model: &DelayModel,
         options: &BuildOptions,
     ) -> Result<Self, EvalError> {
+        crate::overlay::matcha::check_matcha_rounds(options.matcha.rounds)
+            .map_err(|e| EvalError::Options(format!("matcha rounds: {e}")))?;
         let mut weights = None;
         let mut round_weights = None;
         let shape = match build(kind, underlay, model, options)? {

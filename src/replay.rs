@@ -152,6 +152,15 @@ pub enum ReplayError {
     /// Bad straggler parameter.
     #[error("straggler sigma must be a finite number > 0, got {0}")]
     BadSigma(f64),
+    /// A round whose start times were forgotten (an endless stepper keeps
+    /// only the rounds not yet asked for).
+    #[error("round {round}: its start times were forgotten (rounds before {first} are not kept)")]
+    Forgotten {
+        /// The round asked for.
+        round: u64,
+        /// The first round still kept.
+        first: u64,
+    },
     /// The replay stopped before every silo reached round `K`.
     #[error(
         "deadlock: silo {silo} is stuck in round {round} (a silo in round {round} waits for a \

@@ -223,7 +223,7 @@ fn matcha_rounds_and_replay_rounds_are_bounded() {
             "--matcha-rounds",
             "1000000000",
         ],
-        &["--matcha-rounds", "1..=1000000"],
+        &["--matcha-rounds", "1 to 1000000"],
     );
     refused(
         &["simulate", "--rounds", "100000000"],

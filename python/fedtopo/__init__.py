@@ -14,7 +14,10 @@ Thin bindings over the fedtopo Rust library (the single implementation):
 ``.to_pandas()``).
 
 Errors from the library are raised as :class:`ValueError` with the Rust
-message (a bad GML file names ``file:line:col``).
+message (a bad GML file names ``file:line:col``); every argument has the
+CLI's bounds and messages, an out-of-range integer a ValueError naming the
+argument. A :class:`Clock` belongs to the thread that created it (another
+thread gets :class:`RuntimeError`) and keeps constant memory.
 """
 
 from __future__ import annotations

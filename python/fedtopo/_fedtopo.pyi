@@ -64,10 +64,13 @@ class Network:
         silos: _Knob = None,
         placement_seed: _Knob = None,
     ) -> Network:
-        """Knobs as the CLI options (``access="10G"``,
-        ``core_capacity="1G"`` or ``None`` for the file's values,
-        ``workload="inaturalist"``, ``model_bits="42.88Mbit"``,
-        ``compute_ms=25.4``, ...). Raises ValueError naming the knob."""
+        """Knobs as the CLI options (``access="10G"``: bit/s with an SI
+        unit, a bare number below 1000 warns; ``core_capacity="1G"`` or
+        ``None`` for the file's values; ``workload="inaturalist"``;
+        ``model_bits="42.88Mbit"``; ``compute_ms=25.4``; ``local_steps``,
+        ``silos``, ``silos_per_router``: ints >= 1; ...). Raises
+        ValueError naming the knob; ``help(fedtopo.Network)`` lists every
+        format."""
     @property
     def underlay(self) -> Underlay: ...
     @property
@@ -83,7 +86,11 @@ class Network:
         matcha_rounds: int = 1000,
     ) -> Overlay:
         """Builds an overlay: a kind (``star``, ``mst``, ``delta-mbst``,
-        ``ring``, ``ring-opt``, ``matcha``, ...) or ``file:PATH``."""
+        ``ring``, ``ring-opt``, ``matcha``, ...) or ``file:PATH``.
+        ``center``: ``fastest``, ``load``, ``first`` or a silo label;
+        ``seed``: 0 to 2**64-1; ``budget``: in [0.001, 1];
+        ``matcha_rounds``: 1 to 1000000 (the CLI's bounds and messages;
+        ValueError naming the argument)."""
     def compare(
         self,
         kinds: str | Sequence[str] | None = None,
@@ -122,7 +129,8 @@ class Overlay:
     @property
     def arcs(self) -> list[tuple[int, int]]:
         """Arcs ``(src, dst)`` as silo indices (round 0's for schedules)."""
-    def arcs_at(self, round: int) -> list[tuple[int, int]]: ...
+    def arcs_at(self, round: int) -> list[tuple[int, int]]:
+        """Arcs of round ``round`` (an int >= 0)."""
     def __len__(self) -> int: ...
     def cycle_time_ms(self) -> float:
         """Exact max-plus cycle time, ms per round (MATCHA: the paper's
@@ -132,13 +140,19 @@ class Overlay:
     def consensus_matrix(
         self, rule: str = "auto", round: int = 0
     ) -> npt.NDArray[np.float64]:
-        """Row-stochastic consensus matrix of round ``round``."""
+        """Row-stochastic consensus matrix of round ``round`` under
+        ``rule`` (``auto``, ``local-degree``, ``mh``, ``half``,
+        ``average``, ``fedavg``, ``matcha:ALPHA`` with ALPHA in (0, 1],
+        ``decavg``, ``fastest``, ``file:PATH``)."""
     def to_networkx(self, round: int = 0) -> Any:
-        """A ``networkx.DiGraph`` (nodes: silo labels, arcs: ``delay_ms``)."""
+        """A ``networkx.DiGraph`` (nodes: silo labels with ``index``,
+        ``latitude``, ``longitude``; arcs: ``delay_ms``)."""
 
 @final
 class Clock:
-    """Simulated wall-clock time of training rounds."""
+    """Simulated wall-clock time of training rounds. Constant memory
+    however many rounds; belongs to the thread that created it (another
+    thread gets RuntimeError)."""
 
     def __new__(
         cls,
@@ -150,14 +164,18 @@ class Clock:
         failures: str | None = None,
     ) -> Clock:
         """``network_model``: ``maxplus``, ``paper`` or ``flow``;
-        ``stragglers``: ``None`` or ``"lognormal:SIGMA"``; ``failures``:
-        ``None``, ``"node:P"`` or ``"link:P"`` (gossip overlays); random
-        draws from ``seed`` -- as ``fedtopo simulate --network --straggler
-        --failures --seed``."""
+        ``stragglers``: ``None`` or ``"lognormal:SIGMA"`` (SIGMA in (0,
+        10]); ``failures``: ``None``, ``"node-down:Q"`` / ``"link-down:Q"``
+        (Q: probability of failure per round, in [0, 1)) or ``"node-up:P"``
+        / ``"link-up:P"`` (P = 1 - Q; the older ``"node:P"`` means
+        ``node-up:P``, FutureWarning; gossip overlays); random draws from
+        ``seed`` (0 to 2**64-1) -- as ``fedtopo simulate --network
+        --straggler --failures --seed``."""
     def step(self) -> npt.NDArray[np.float64]:
         """Times the next round; per-silo finish times, ms since start."""
     def advance(self, rounds: int) -> npt.NDArray[np.float64]:
-        """Times ``rounds`` rounds; the last round's finish times."""
+        """Times ``rounds`` rounds (1 to 1000000 per call; Ctrl-C
+        interrupts); the last round's finish times."""
     @property
     def round(self) -> int:
         """Rounds timed so far."""

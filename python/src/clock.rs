@@ -4,7 +4,9 @@
 use std::borrow::Cow;
 use std::sync::Arc;
 
-use pyo3::exceptions::PyValueError;
+use std::thread::ThreadId;
+
+use pyo3::exceptions::{PyFutureWarning, PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyByteArray;
 use self_cell::self_cell;
@@ -20,7 +22,7 @@ use fedtopo::units::Ms;
 
 use crate::network::Network;
 use crate::overlay::Overlay;
-use crate::value_error;
+use crate::{seed_arg, value_error};
 
 /// An evaluated overlay's rounds as an owned schedule (what
 /// [`Failures`] wraps).
@@ -56,23 +58,19 @@ self_cell!(
     }
 );
 
-/// Simulated wall-clock time of training rounds: `step()` times the next
-/// round of the overlay on the network and returns when each silo finished
-/// it (ms since the start). The round stepper of the Rust trainer and of
-/// `fedtopo simulate` (event engine over the `maxplus`, `paper` or `flow`
-/// network model; Clique Averaging: the two-phase max-plus recurrence).
+/// The clock's state: it borrows the overlay's rounds and the network,
+/// which are not `Send`, so it stays on the thread that made it
+/// (`unsendable`); [`Clock`] checks the thread before touching it.
 #[pyclass(module = "fedtopo._fedtopo", unsendable)]
-pub struct Clock {
+pub struct ClockState {
     cell: ClockCell,
     round: u64,
     now_ms: Ms,
     /// `numpy.frombuffer` (float64 by default).
     frombuffer: Py<PyAny>,
-    name: String,
-    network: NetworkKind,
 }
 
-impl Clock {
+impl ClockState {
     /// Times the next round `k = self.round` on its overlay and advances
     /// `round` and `now_ms`; returns `t(k+1)`, ms since the start.
     fn next_round(&mut self) -> PyResult<Vec<f64>> {
@@ -88,17 +86,71 @@ impl Clock {
         self.now_ms = t.iter().copied().fold(self.now_ms, f64::max);
         Ok(t)
     }
+
+    /// `t` as a writable float64 NumPy array (over a copy, a bytearray:
+    /// ~1 us, a third of `numpy.asarray(list)`).
+    fn array<'py>(&self, py: Python<'py>, t: &[f64]) -> PyResult<Bound<'py, PyAny>> {
+        let bytes: Vec<u8> = t.iter().flat_map(|x| x.to_ne_bytes()).collect();
+        self.frombuffer
+            .bind(py)
+            .call1((PyByteArray::new(py, &bytes),))
+    }
+}
+
+/// Rounds timed between two checks for Ctrl-C (and GIL releases) in
+/// `advance`.
+const SIGNAL_EVERY: u64 = 1024;
+
+/// Simulated wall-clock time of training rounds: `step()` times the next
+/// round of the overlay on the network and returns when each silo finished
+/// it (ms since the start). The round stepper of the Rust trainer and of
+/// `fedtopo simulate` (event engine over the `maxplus`, `paper` or `flow`
+/// network model; Clique Averaging: the two-phase max-plus recurrence).
+///
+/// Arguments: `net` (a `Network`), `overlay` (built by `net.overlay(...)`),
+/// `network_model` (text: `"maxplus"`, `"paper"` or `"flow"`, as `fedtopo
+/// simulate --network`), `stragglers` (`None`, `"none"` or
+/// `"lognormal:SIGMA"`, SIGMA a number in (0, 10]: random compute times,
+/// as `--straggler`), `seed` (an int from 0 to 2**64-1: every random draw),
+/// `failures` (`None`, `"none"`, `"node-down:Q"` / `"link-down:Q"`: each
+/// node / directed link down in a round with probability Q in [0, 1), or
+/// `"node-up:P"` / `"link-up:P"` with P = 1 - Q in (0, 1]; the older
+/// `"node:P"` / `"link:P"` mean `node-up:P` and raise a FutureWarning;
+/// [BadieModiri24] Fig. 2, as `--failures`; gossip overlays only).
+///
+/// Memory stays constant however many rounds are timed (no per-round
+/// history is kept: keep the arrays `step()` returns if you need them). A
+/// clock belongs to the thread that created it: using it from another
+/// thread raises RuntimeError (create one clock per thread).
+#[pyclass(module = "fedtopo._fedtopo", frozen)]
+pub struct Clock {
+    owner: ThreadId,
+    state: Py<ClockState>,
+    name: String,
+    network: NetworkKind,
+}
+
+impl Clock {
+    /// The state, on the thread that created the clock; RuntimeError from
+    /// any other thread (PyO3 would panic).
+    fn state<'py>(&self, py: Python<'py>) -> PyResult<PyRefMut<'py, ClockState>> {
+        let here = std::thread::current().id();
+        if here != self.owner {
+            return Err(PyRuntimeError::new_err(format!(
+                "this Clock ({:?}) was created in another thread ({:?}) and is used from {:?}: \
+                 a clock holds one running simulation and stays in its thread; create one \
+                 Clock per thread",
+                self.name, self.owner, here
+            )));
+        }
+        Ok(self.state.bind(py).try_borrow_mut()?)
+    }
 }
 
 #[pymethods]
 impl Clock {
-    /// A clock for `overlay` on `net`, every silo at time 0 ms.
-    /// `stragglers`: `None`/`"none"` or `"lognormal:SIGMA"` (random compute
-    /// times, as `fedtopo simulate --straggler`); `failures`:
-    /// `None`/`"none"`, `"node:P"` or `"link:P"` (each node / directed link
-    /// active with probability P in each round, [BadieModiri24] Fig. 2, as
-    /// `fedtopo simulate --failures`; gossip overlays only). Both are drawn
-    /// from `seed` (`--seed`).
+    /// A clock for `overlay` on `net`, every silo at time 0 ms (arguments:
+    /// see the class docstring).
     #[new]
     #[pyo3(signature = (net, overlay, network_model = "maxplus", stragglers = None, seed = 0, failures = None))]
     fn new(
@@ -107,7 +159,7 @@ impl Clock {
         overlay: &Overlay,
         network_model: &str,
         stragglers: Option<&str>,
-        seed: u64,
+        #[pyo3(from_py_with = seed_arg)] seed: u64,
         failures: Option<&str>,
     ) -> PyResult<Self> {
         if !Arc::ptr_eq(&net.model, &overlay.model) {
@@ -122,6 +174,10 @@ impl Clock {
             .map_err(PyValueError::new_err)?;
         let failures =
             FailureSpec::parse_optional(failures.unwrap_or("none")).map_err(|e| value_error(&e))?;
+        if let Some(w) = failures.as_ref().and_then(FailureSpec::legacy_warning) {
+            let future = py.get_type::<PyFutureWarning>();
+            crate::warn(py, future.as_any(), &format!("failures={w}"))?;
+        }
         if overlay.inner.gradient_groups().is_some() {
             let what = match (straggler != Straggler::None, failures.is_some()) {
                 (true, _) => Some("stragglers are"),
@@ -160,11 +216,15 @@ impl Clock {
             }
         })?;
         let frombuffer = py.import("numpy")?.getattr("frombuffer")?.unbind();
-        Ok(Clock {
+        let state = ClockState {
             cell,
             round: 0,
             now_ms: 0.0,
             frombuffer,
+        };
+        Ok(Clock {
+            owner: std::thread::current().id(),
+            state: Py::new(py, state)?,
             name: overlay.inner.name(),
             network,
         })
@@ -172,46 +232,66 @@ impl Clock {
 
     /// Times the next round `k = clock.round` and returns `t(k+1)`, the
     /// time (ms since the start) at which each silo finished it, as a NumPy
-    /// array (one entry per silo, in `net.silos` order).
-    fn step<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        let t = self.next_round()?;
-        // A writable float64 array over a copy of the times (a bytearray):
-        // ~1 µs, a third of `numpy.asarray(list)`.
-        let bytes: Vec<u8> = t.iter().flat_map(|x| x.to_ne_bytes()).collect();
-        self.frombuffer
-            .bind(py)
-            .call1((PyByteArray::new(py, &bytes),))
+    /// float64 array (one entry per silo, in `net.silos` order).
+    fn step<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let mut s = self.state(py)?;
+        let t = s.next_round()?;
+        s.array(py, &t)
     }
 
-    /// Times `rounds` rounds and returns the time (ms) each silo finished
-    /// the last one (as `step()`), without building the arrays between.
-    fn advance<'py>(&mut self, py: Python<'py>, rounds: u64) -> PyResult<Bound<'py, PyAny>> {
-        if rounds == 0 {
-            return Err(PyValueError::new_err("advance: rounds must be at least 1"));
+    /// Times `rounds` rounds (an int from 1 to 1000000, the CLI's `--rounds`
+    /// bound; call again for more) and returns the time (ms) each silo
+    /// finished the last one (as `step()`), without building the arrays
+    /// between. Ctrl-C interrupts it (KeyboardInterrupt; the rounds timed so
+    /// far stay timed), and other Python threads run meanwhile (the GIL is
+    /// released every 1024 rounds).
+    fn advance<'py>(
+        &self,
+        py: Python<'py>,
+        #[pyo3(from_py_with = advance_rounds_arg)] rounds: u64,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let mut s = self.state(py)?;
+        for i in 1..rounds {
+            s.next_round()?;
+            if i % SIGNAL_EVERY == 0 {
+                // Let other Python threads run, then honour Ctrl-C.
+                py.detach(|| {});
+                py.check_signals()?;
+            }
         }
-        for _ in 1..rounds {
-            self.next_round()?;
-        }
-        self.step(py)
+        let t = s.next_round()?;
+        s.array(py, &t)
     }
 
     /// Rounds timed so far (the next `step()` times this round).
     #[getter]
-    fn round(&self) -> u64 {
-        self.round
+    fn round(&self, py: Python<'_>) -> PyResult<u64> {
+        Ok(self.state(py)?.round)
     }
 
     /// Simulated wall-clock time, ms: the latest time any silo finished a
     /// round timed so far (0 before the first step).
     #[getter]
-    fn now_ms(&self) -> f64 {
-        self.now_ms
+    fn now_ms(&self, py: Python<'_>) -> PyResult<f64> {
+        Ok(self.state(py)?.now_ms)
     }
 
-    fn __repr__(&self) -> String {
-        format!(
-            "Clock({:?}, network={}, round={}, now_ms={})",
-            self.name, self.network, self.round, self.now_ms
-        )
+    fn __repr__(&self, py: Python<'_>) -> String {
+        match self.state(py) {
+            Ok(s) => format!(
+                "Clock({:?}, network={}, round={}, now_ms={})",
+                self.name, self.network, s.round, s.now_ms
+            ),
+            Err(_) => format!(
+                "Clock({:?}, network={}, other thread)",
+                self.name, self.network
+            ),
+        }
     }
+}
+
+/// `rounds=` of `advance`: 1 to [`fedtopo::replay::MAX_ROUNDS`], the
+/// CLI's bound on rounds per replay (`simulate --rounds`).
+fn advance_rounds_arg(obj: &Bound<'_, PyAny>) -> PyResult<u64> {
+    crate::whole(obj, "rounds", 1, fedtopo::replay::MAX_ROUNDS)
 }

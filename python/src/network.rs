@@ -13,6 +13,7 @@ use fedtopo::overlay::build::{parse_overlay_list, BuildOptions, CenterPolicy, Ov
 use fedtopo::overlay::dcliques::labels::MNIST_TRAIN_COUNTS;
 use fedtopo::overlay::dcliques::placement::{DCliquesBuild, LabelSource};
 use fedtopo::overlay::dcliques::DCliquesOptions;
+use fedtopo::overlay::export::silo_positions;
 use fedtopo::overlay::matcha::MatchaOptions;
 use fedtopo::report::network::NetworkDescription;
 use fedtopo::report::{compare_overlays, render_json};
@@ -21,12 +22,39 @@ use fedtopo::underlay::Underlay as RsUnderlay;
 
 use crate::overlay::Overlay;
 use crate::underlay::Underlay;
-use crate::value_error;
+use crate::{budget_arg, matcha_rounds_arg, seed_arg, value_error};
 
 /// A network: an underlay, silos placed on its routers, their access links
 /// and a workload (model size, compute time per local step), as the delay
 /// model every timing uses. Built with `NetworkSpec::from_knobs`, the parser
 /// of the CLI options and experiment-file axes.
+///
+/// `Network(underlay, access=None, ...)` builds the network of `underlay`
+/// (an `Underlay`, a GML path or a
+/// built-in name). Every knob takes the CLI's text or a number; `None`
+/// keeps the default. Formats (the CLI option in brackets):
+///
+/// * `access`: bandwidth of every silo's access link, both ways, bit/s
+///   with an optional SI unit: `"10G"`, `"100Mbps"`, `"1e9"`, `"inf"`
+///   (default `"10G"`; a bare number is bit/s and one below 1000 warns,
+///   UserWarning) [`--access`];
+/// * `core_capacity`: every core link's capacity, same format, or
+///   `"file"` (default: the underlay file's) [`--core-capacity`];
+/// * `workload`: `"shakespeare"`, `"femnist"`, `"sent140"` or
+///   `"inaturalist"` (default) [`--workload`];
+/// * `model_bits`: model size, bits or bytes: `44961717`, `"42.88Mbit"`,
+///   `"5MB"` [`--model-bits`];
+/// * `compute_ms`: time of one local step, ms, a number >= 0
+///   [`--compute-ms`];
+/// * `local_steps`: local steps per round, an int >= 1 [`-s`];
+/// * `silos_csv`, `links_csv`, `access_csv`: paths of the per-silo,
+///   per-link and per-silo access CSV files [`--silos-csv`, ...];
+/// * `connectivity`: `"paper"` (capacity / hops, default) or
+///   `"bottleneck"` [`--connectivity`];
+/// * `silos_per_router`, `silos`: an int >= 1 (not both)
+///   [`--silos-per-router`, `--silos`]; `placement_seed`: an int >= 0.
+///
+/// Raises ValueError naming the knob.
 #[pyclass(module = "fedtopo._fedtopo", frozen)]
 pub struct Network {
     pub(crate) underlay: Arc<RsUnderlay>,
@@ -65,6 +93,8 @@ fn default_dcliques() -> DCliquesBuild {
 
 impl Network {
     /// The build options of `compare` / `simulate` with these values.
+    /// `budget` and `matcha_rounds` arrive checked (`budget_arg`,
+    /// `matcha_rounds_arg`: the CLI's bounds and messages).
     fn build_options(
         &self,
         center: &str,
@@ -81,14 +111,6 @@ impl Network {
                     "center `{center}`: no silo is placed at that router"
                 ))
             })?;
-        if !(budget > 0.0 && budget <= 1.0) {
-            return Err(PyValueError::new_err(format!(
-                "budget `{budget}`: expected a MATCHA communication budget in (0, 1]"
-            )));
-        }
-        if matcha_rounds == 0 {
-            return Err(PyValueError::new_err("matcha_rounds must be at least 1"));
-        }
         Ok(BuildOptions {
             center,
             matcha: MatchaOptions {
@@ -134,9 +156,7 @@ fn kinds_of(kinds: &Bound<'_, PyAny>) -> PyResult<Vec<OverlayKind>> {
 
 #[pymethods]
 impl Network {
-    /// Builds the network of `underlay` (an `Underlay`, a path or a built-in
-    /// name). Every knob takes the CLI's text (`"10G"`, `"42.88Mbit"`) or a
-    /// number; `None` keeps the default.
+    /// Builds the network (arguments: see the class docstring).
     #[new]
     #[pyo3(signature = (
         underlay,
@@ -194,13 +214,18 @@ impl Network {
             ("silos", knob_text(silos)?),
             ("placement_seed", knob_text(placement_seed)?),
         ];
-        let spec = NetworkSpec::from_knobs(|key| {
+        let knob = |key: &str| {
             knobs
                 .iter()
                 .find(|(k, _)| *k == key)
                 .and_then(|(_, v)| v.as_deref())
-        })
-        .map_err(|e| value_error(&e))?;
+        };
+        let spec = NetworkSpec::from_knobs(knob).map_err(|e| value_error(&e))?;
+        // `access=10` is 10 bit/s: a warning, as the CLI's.
+        let user_warning = py.get_type::<pyo3::exceptions::PyUserWarning>();
+        for (key, w) in NetworkSpec::knob_warnings(knob) {
+            crate::warn(py, user_warning.as_any(), &format!("{key}={w}"))?;
+        }
         // Placement and all-pairs routes: long on large underlays.
         let model = py
             .detach(|| spec.build(&underlay))
@@ -242,20 +267,32 @@ impl Network {
         )
     }
 
-    /// Builds one overlay: a kind (`star`, `mst`, `delta-mbst`, `ring`,
-    /// `ring-opt`, `matcha`, ...) or `file:PATH` (GML, node-link JSON, CSV
-    /// or a per-round file). `center`, `seed`, `budget` and
-    /// `matcha_rounds` as the CLI's `--center`, `--seed`, `--budget` and
-    /// `--matcha-rounds`.
+    /// Builds one overlay. Arguments (the CLI option in brackets):
+    ///
+    /// * `kind`: text, an overlay kind (`"star"`, `"mst"`, `"delta-mbst"`,
+    ///   `"ring"`, `"ring-opt"`, `"matcha"`, `"complete"`, `"regular:k=4"`,
+    ///   ... as `fedtopo overlay --help`) or `"file:PATH"` (GML, node-link
+    ///   JSON, CSV or a per-round file);
+    /// * `center`: STAR's centre, `"fastest"` (default), `"load"`,
+    ///   `"first"` or a silo label / GML id [`--center`];
+    /// * `seed`: an int from 0 to 2**64-1, MATCHA's activations and random
+    ///   overlays [`--seed`];
+    /// * `budget`: MATCHA's communication budget, a number in [0.001, 1]
+    ///   [`--budget`];
+    /// * `matcha_rounds`: rounds sampled for MATCHA's cycle time, an int
+    ///   from 1 to 1000000 [`--matcha-rounds`].
+    ///
+    /// Raises ValueError (TypeError for a non-integer int argument) naming
+    /// the argument.
     #[pyo3(signature = (kind, center = "fastest", seed = 0, budget = 0.5, matcha_rounds = 1000))]
     fn overlay(
         &self,
         py: Python<'_>,
         kind: &str,
         center: &str,
-        seed: u64,
-        budget: f64,
-        matcha_rounds: u64,
+        #[pyo3(from_py_with = seed_arg)] seed: u64,
+        #[pyo3(from_py_with = budget_arg)] budget: f64,
+        #[pyo3(from_py_with = matcha_rounds_arg)] matcha_rounds: u64,
     ) -> PyResult<Overlay> {
         let k: OverlayKind = kind.parse().map_err(|e| value_error(&e))?;
         let options = self.build_options(center, seed, budget, matcha_rounds)?;
@@ -266,6 +303,10 @@ impl Network {
             inner: Arc::new(e),
             model: self.model.clone(),
             labels: self.labels.clone(),
+            positions: Arc::new(silo_positions(
+                &self.underlay,
+                self.model.connectivity.placement(),
+            )),
         })
     }
 
@@ -274,16 +315,17 @@ impl Network {
     /// (`overlay`, `arcs`, `max_degree`, `cycle_time_ms`, `rounds_per_s`,
     /// `speedup_vs_star`, `critical_circuit`, and `schedule` for
     /// schedules). `kinds`: a list of names or a comma-separated text
-    /// (`"all"` too).
+    /// (`"all"` too; default `"star,mst,delta-mbst,ring,ring-opt"`);
+    /// `center`, `seed`, `budget`, `matcha_rounds` as in `overlay()`.
     #[pyo3(signature = (kinds = None, center = "fastest", seed = 0, budget = 0.5, matcha_rounds = 1000))]
     fn compare<'py>(
         &self,
         py: Python<'py>,
         kinds: Option<&Bound<'py, PyAny>>,
         center: &str,
-        seed: u64,
-        budget: f64,
-        matcha_rounds: u64,
+        #[pyo3(from_py_with = seed_arg)] seed: u64,
+        #[pyo3(from_py_with = budget_arg)] budget: f64,
+        #[pyo3(from_py_with = matcha_rounds_arg)] matcha_rounds: u64,
     ) -> PyResult<Bound<'py, PyAny>> {
         let text = self.comparison_json(py, kinds, center, seed, budget, matcha_rounds)?;
         let rows = crate::from_json(py, &text)?.get_item("rows")?;
@@ -293,16 +335,17 @@ impl Network {
     }
 
     /// The whole `fedtopo compare --format json` document as a dict
-    /// (`underlay`, `silos`, `rows`, `star_center`, `network`).
+    /// (`underlay`, `silos`, `rows`, `star_center`, `network`); arguments
+    /// as `compare()`.
     #[pyo3(signature = (kinds = None, center = "fastest", seed = 0, budget = 0.5, matcha_rounds = 1000))]
     fn comparison<'py>(
         &self,
         py: Python<'py>,
         kinds: Option<&Bound<'py, PyAny>>,
         center: &str,
-        seed: u64,
-        budget: f64,
-        matcha_rounds: u64,
+        #[pyo3(from_py_with = seed_arg)] seed: u64,
+        #[pyo3(from_py_with = budget_arg)] budget: f64,
+        #[pyo3(from_py_with = matcha_rounds_arg)] matcha_rounds: u64,
     ) -> PyResult<Bound<'py, PyAny>> {
         let text = self.comparison_json(py, kinds, center, seed, budget, matcha_rounds)?;
         crate::from_json(py, &text)

@@ -10,7 +10,7 @@ use fedtopo::delay::DelayModel;
 use fedtopo::evaluate::EvaluatedOverlay;
 use fedtopo::train::consensus::ConsensusRule;
 
-use crate::value_error;
+use crate::{round_arg, value_error};
 
 /// An overlay built on a network: its arcs, exact cycle time, critical
 /// circuit and consensus matrices. Schedules (MATCHA, per-round files,
@@ -21,6 +21,8 @@ pub struct Overlay {
     pub(crate) inner: Arc<EvaluatedOverlay>,
     pub(crate) model: Arc<DelayModel>,
     pub(crate) labels: Arc<Vec<String>>,
+    /// `(latitude, longitude)` of every silo in degrees, when known.
+    pub(crate) positions: Arc<Vec<Option<(f64, f64)>>>,
 }
 
 impl Overlay {
@@ -55,8 +57,9 @@ impl Overlay {
         self.arcs_of(0)
     }
 
-    /// Arcs `(src, dst)` of round `round`.
-    fn arcs_at(&self, round: u64) -> Vec<(usize, usize)> {
+    /// Arcs `(src, dst)` of round `round` (an int >= 0; schedules repeat
+    /// their period or sampled rounds).
+    fn arcs_at(&self, #[pyo3(from_py_with = round_arg)] round: u64) -> Vec<(usize, usize)> {
         self.arcs_of(round)
     }
 
@@ -96,17 +99,21 @@ impl Overlay {
             .collect())
     }
 
-    /// The consensus matrix of round `round` under `rule` (`auto`,
-    /// `local-degree`, `mh`, `half`, `average`, `fedavg`, `matcha:ALPHA`,
-    /// `decavg`, `fastest`, `file:PATH`; the trainer's `--consensus`), as
-    /// a NumPy array `A` with `A[i, j]` the weight silo `i` gives silo
-    /// `j`'s model (rows sum to 1, [Marfoq20] eq. 2).
+    /// The consensus matrix of round `round` under `rule`, as a NumPy
+    /// array `A` (n x n float64) with `A[i, j]` the weight silo `i` gives
+    /// silo `j`'s model (rows sum to 1, [Marfoq20] eq. 2).
+    ///
+    /// `rule` (text, the trainer's `--consensus`): `auto` (what training
+    /// uses), `local-degree`, `mh`, `half`, `average`, `fedavg`,
+    /// `matcha:ALPHA` (`W = I - ALPHA L`, ALPHA a number in (0, 1]),
+    /// `decavg`, `fastest`, `file:PATH` (a CSV matrix). `round`: an int
+    /// >= 0. Raises ValueError for an unknown rule or a bad ALPHA.
     #[pyo3(signature = (rule = "auto", round = 0))]
     fn consensus_matrix<'py>(
         &self,
         py: Python<'py>,
         rule: &str,
-        round: u64,
+        #[pyo3(from_py_with = round_arg)] round: u64,
     ) -> PyResult<Bound<'py, PyAny>> {
         let mut r = ConsensusRule::parse(rule)
             .and_then(|r| r.for_overlay(&self.inner))
@@ -132,11 +139,18 @@ impl Overlay {
         np.call_method1("asarray", (PyList::new(py, rows)?,))
     }
 
-    /// The overlay of round `round` as a `networkx.DiGraph`: nodes are silo
-    /// labels (attribute `index`), arcs carry `delay_ms`, the [Marfoq20]
-    /// eq. (3) delay of the arc. Needs networkx.
+    /// The overlay of round `round` (an int >= 0) as a `networkx.DiGraph`:
+    /// nodes are silo labels with attributes `index` (the silo's index)
+    /// and, when the underlay gives the silo's router a position,
+    /// `latitude` and `longitude` (degrees, WGS-84; as in `fedtopo
+    /// overlay --format json`); arcs carry `delay_ms`, the [Marfoq20]
+    /// eq. (3) delay of the arc in ms. Needs networkx.
     #[pyo3(signature = (round = 0))]
-    fn to_networkx<'py>(&self, py: Python<'py>, round: u64) -> PyResult<Bound<'py, PyAny>> {
+    fn to_networkx<'py>(
+        &self,
+        py: Python<'py>,
+        #[pyo3(from_py_with = round_arg)] round: u64,
+    ) -> PyResult<Bound<'py, PyAny>> {
         let nx = py.import("networkx").map_err(|_| {
             PyImportError::new_err("Overlay.to_networkx needs networkx: pip install networkx")
         })?;
@@ -145,6 +159,10 @@ impl Overlay {
         for (i, label) in self.labels.iter().enumerate() {
             let kw = PyDict::new(py);
             kw.set_item("index", i)?;
+            if let Some(Some((lat, lon))) = self.positions.get(i) {
+                kw.set_item("latitude", lat)?;
+                kw.set_item("longitude", lon)?;
+            }
             g.call_method("add_node", (label,), Some(&kw))?;
         }
         let o = self.inner.schedule().round(round);

@@ -46,9 +46,24 @@ fn isolated_policy(text: &str) -> PyResult<IsolatedRouters> {
 #[pymethods]
 impl Underlay {
     /// Loads a GML file or a built-in underlay with the CLI's loading
-    /// policies (`--missing-coordinates`, `--default-length-km`,
-    /// `--isolated-routers`, `--largest-component`,
-    /// `--default-core-capacity`).
+    /// policies. Arguments (the CLI option in brackets):
+    ///
+    /// * `path_or_builtin`: a GML path (str or os.PathLike) or a built-in
+    ///   name (`"aws-north-america"`, the default, or `"aws-gaia"`);
+    /// * `missing_coordinates`: routers without Latitude/Longitude whose
+    ///   links have no `distance`: `"estimate"` (default), `"refuse"` or
+    ///   `"drop"` [`--missing-coordinates`];
+    /// * `largest_component`: a bool, keep the largest connected component
+    ///   of a disconnected underlay (default: refuse it)
+    ///   [`--largest-component`];
+    /// * `isolated_routers`: `"drop"` (default) or `"keep"`
+    ///   [`--isolated-routers`];
+    /// * `default_length_km`: a number >= 0, km, for links without any
+    ///   length [`--default-length-km`];
+    /// * `default_core_capacity`: a bandwidth such as `"1G"` for links
+    ///   without a capacity [`--default-core-capacity`].
+    ///
+    /// Raises ValueError (`file:line:col: ...` for a bad GML file).
     #[staticmethod]
     #[pyo3(signature = (
         path_or_builtin = None,
@@ -68,11 +83,8 @@ impl Underlay {
         default_core_capacity: &str,
     ) -> PyResult<Self> {
         if let Some(km) = default_length_km {
-            if !(km.is_finite() && km >= 0.0) {
-                return Err(PyValueError::new_err(format!(
-                    "default_length_km `{km}`: expected a finite length >= 0 in km"
-                )));
-            }
+            fedtopo::underlay::check_default_length_km(km)
+                .map_err(|m| PyValueError::new_err(format!("default_length_km: {m}")))?;
         }
         let default_capacity_bps = parse_bandwidth(default_core_capacity).map_err(|_| {
             PyValueError::new_err(format!(

@@ -86,7 +86,7 @@ def test_clock_schedule_runs():
 
 
 @pytest.mark.parametrize("network", ["maxplus", "flow"])
-@pytest.mark.parametrize("failures", ["node:0.7", "link:0.6"])
+@pytest.mark.parametrize("failures", ["node-down:0.3", "link-up:0.6"])
 def test_clock_with_failures_equals_simulate(cli, tmp_path, network, failures):
     # A silo cut off by failures runs rounds ahead of the others; simulate
     # stops each silo after its last round, which changes the contention
@@ -113,11 +113,13 @@ def test_clock_with_failures_equals_simulate(cli, tmp_path, network, failures):
 def test_clock_failures_refused_where_simulate_refuses():
     net = fedtopo.Network("aws-north-america")
     with pytest.raises(ValueError, match="server-client"):
-        fedtopo.Clock(net, net.overlay("star"), failures="node:0.5")
-    for bad in ["node", "node:0", "disk:0.5", "link:1.5"]:
-        with pytest.raises(ValueError, match=r"\(0, 1\]"):
+        fedtopo.Clock(net, net.overlay("star"), failures="node-down:0.5")
+    for bad in ["node", "node-up:0", "disk:0.5", "link-up:1.5", "node-down:1", "node-down:-0.1"]:
+        with pytest.raises(ValueError, match=r"\(0, 1\]|\[0, 1\)"):
             fedtopo.Clock(net, net.overlay("ring"), failures=bad)
-    # "none" and p = 1 are no failures: the plain clock's times.
+    # "none", P = 1 up and Q = 0 down are no failures: the plain clock's times.
     a = fedtopo.Clock(net, net.overlay("ring"), failures="none").advance(5)
-    b = fedtopo.Clock(net, net.overlay("ring"), failures="node:1").advance(5)
+    b = fedtopo.Clock(net, net.overlay("ring"), failures="node-up:1").advance(5)
+    c = fedtopo.Clock(net, net.overlay("ring"), failures="node-down:0").advance(5)
     np.testing.assert_array_equal(a, b)
+    np.testing.assert_array_equal(a, c)

@@ -40,3 +40,24 @@ def test_graph_built_in_networkx(tmp_path):
     o = net.overlay(f"file:{path}")
     assert len(o.arcs) == 2 * len(net)
     assert o.cycle_time_ms() > 0
+
+
+def test_to_networkx_keeps_coordinates(cli):
+    # Issue 26 item 4: the silos' positions, as `fedtopo overlay --format json`.
+    doc = cli("overlay", "mst", "--format", "json")
+    positions = {n["id"]: (n["latitude"], n["longitude"]) for n in doc["nodes"]}
+    net = fedtopo.Network("aws-north-america")
+    g = net.overlay("mst").to_networkx()
+    assert len(positions) == g.number_of_nodes() == 22
+    for node, data in g.nodes(data=True):
+        assert (data["latitude"], data["longitude"]) == positions[node], node
+
+
+def test_coordinates_survive_a_gml_round_trip(tmp_path):
+    net = fedtopo.Network("aws-north-america")
+    g = net.overlay("ring").to_networkx()
+    path = tmp_path / "ring.gml"
+    nx.write_gml(g, path)
+    back = nx.read_gml(path)
+    for node, data in g.nodes(data=True):
+        assert back.nodes[node]["latitude"] == data["latitude"]

@@ -145,12 +145,11 @@ pub fn real(
 
 /// Parses `--default-length-km`: a finite length >= 0 in km.
 fn parse_length_km(text: &str) -> Result<f64, String> {
-    match text.trim().parse::<f64>() {
-        Ok(v) if v.is_finite() && v >= 0.0 => Ok(v),
-        _ => Err(format!(
-            "expected a finite length >= 0 in km, found `{text}`"
-        )),
-    }
+    let v = text
+        .trim()
+        .parse::<f64>()
+        .map_err(|_| format!("expected a finite length >= 0 in km, found `{text}`"))?;
+    fedtopo::underlay::check_default_length_km(v)
 }
 
 fn parse_matrix_values(text: &str) -> Result<MatrixValues, String> {
@@ -187,18 +186,26 @@ pub fn failures(text: &str) -> Result<Option<FailureSpec>> {
 /// Parses a MATCHA communication budget (`--budget`): a number in
 /// `[MIN_BUDGET, 1]` (the solver's time grows as 1/budget).
 pub fn parse_budget(text: &str) -> Result<f64, String> {
-    match text.trim().parse::<f64>() {
-        Ok(b) if fedtopo::overlay::matcha::budget_ok(b) => Ok(b),
-        _ => Err(format!(
-            "expected a communication budget in [{}, 1], found `{text}` (below {0} the MATCHA solver's time grows as 1/budget)",
+    let b = text.trim().parse::<f64>().map_err(|_| {
+        format!(
+            "expected a communication budget in [{}, 1], found `{text}`",
             fedtopo::overlay::matcha::MIN_BUDGET
-        )),
-    }
+        )
+    })?;
+    fedtopo::overlay::matcha::check_budget(b)
 }
 
-/// The parser of `--matcha-rounds`: 1 to [`fedtopo::overlay::matcha::MAX_MATCHA_ROUNDS`].
-pub fn matcha_rounds() -> impl Fn(&str) -> Result<u64, String> + Clone + Send + Sync + 'static {
-    whole(1, fedtopo::overlay::matcha::MAX_MATCHA_ROUNDS)
+/// Parses `--matcha-rounds`: 1 to [`fedtopo::overlay::matcha::MAX_MATCHA_ROUNDS`]
+/// ([`fedtopo::overlay::matcha::check_matcha_rounds`], the check Python's
+/// `matcha_rounds=` gets too).
+pub fn matcha_rounds(text: &str) -> Result<u64, String> {
+    let r = text.trim().parse::<u64>().map_err(|_| {
+        format!(
+            "expected a whole number of rounds from 1 to {}, found `{text}`",
+            fedtopo::overlay::matcha::MAX_MATCHA_ROUNDS
+        )
+    })?;
+    fedtopo::overlay::matcha::check_matcha_rounds(r)
 }
 
 /// The parser of a round or step count (`mixing --rounds`, `tornado

@@ -96,7 +96,7 @@ pub struct CompareArgs {
     #[arg(long, default_value_t = 0, value_parser = super::args::whole::<u64>(0, u64::MAX))]
     seed: u64,
     /// Rounds sampled for MATCHA's cycle time (1 to 1000000).
-    #[arg(long, default_value_t = 1000, value_parser = super::args::matcha_rounds())]
+    #[arg(long, default_value_t = 1000, value_parser = super::args::matcha_rounds)]
     matcha_rounds: u64,
     #[command(flatten)]
     dcliques: super::dcliques::DCliquesArgs,

@@ -44,7 +44,7 @@ pub struct DrawArgs {
     #[arg(long, default_value_t = 0, value_parser = super::args::whole::<u64>(0, u64::MAX))]
     seed: u64,
     /// Rounds of MATCHA drawn (their union) and sampled for its cycle time.
-    #[arg(long, default_value_t = 1000, value_parser = super::args::matcha_rounds())]
+    #[arg(long, default_value_t = 1000, value_parser = super::args::matcha_rounds)]
     matcha_rounds: u64,
 }
 

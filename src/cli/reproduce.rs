@@ -83,7 +83,7 @@ pub struct MatchaTablesArgs {
     #[arg(long, default_value_t = 10, value_parser = super::args::whole::<u64>(1, u64::MAX))]
     seeds: u64,
     /// Rounds sampled per estimate (1 to 1000000).
-    #[arg(long, default_value_t = 1000, value_parser = super::args::matcha_rounds())]
+    #[arg(long, default_value_t = 1000, value_parser = super::args::matcha_rounds)]
     matcha_rounds: u64,
 }
 

@@ -103,12 +103,23 @@ pub fn mixing_figures(
         }
     }
     let refs: Vec<&[f64]> = matrices.iter().map(Vec::as_slice).collect();
+    // Dense n x n spectra: long at thousands of silos, shown step by step.
+    let task = crate::progress::Task::start("mixing figures", "measures", 3);
+    task.message(&format!("SLEM of {n}x{n}"));
+    let slem = slem_per_round(n, &refs).map_err(MixingError::from)?;
+    task.inc(1);
+    task.message("exact consensus");
+    let exact_round = exact_consensus_round(n, &refs);
+    task.inc(1);
+    task.message("effective neighbours");
+    let effective_neighbours = effective_neighbours_periodic(n, &refs, gamma);
+    task.inc(1);
     Ok(MixingFigures {
         rule: label,
         rounds,
-        slem: slem_per_round(n, &refs).map_err(MixingError::from)?,
-        exact_round: exact_consensus_round(n, &refs),
-        effective_neighbours: effective_neighbours_periodic(n, &refs, gamma),
+        slem,
+        exact_round,
+        effective_neighbours,
         matrices,
     })
 }

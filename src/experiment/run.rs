@@ -223,3 +223,38 @@ fn load_notes(underlays: &BTreeMap<String, Underlay>) -> Vec<String> {
     }
     notes
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::experiment::expand;
+    use crate::scenario::load_underlay;
+    use crate::underlay::LoadOptions;
+
+    /// The eta weighs a job by silos² x rounds: on a 11-router underlay a
+    /// job of 4 silos per router (44 silos) is 16 times one of 11 silos,
+    /// and 100 rounds 100 times 1.
+    #[test]
+    fn jobs_weigh_by_silos_squared_and_rounds() {
+        let spec = ExperimentSpec::parse(
+            "name='w'\nkind='simulate'\n[grid]\nunderlay=['aws-gaia']\noverlay=['ring']\n\
+             silos_per_router=[1, 4]\nrounds=[1, 100]\n",
+            "w.toml",
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        let u = load_underlay(Some("aws-gaia"), &LoadOptions::default())
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(u.node_count(), 11);
+        let jobs = expand(&spec.grid);
+        let weight = |per_router: &str, rounds: &str| {
+            let j = jobs
+                .iter()
+                .find(|j| j.get("silos_per_router") == per_router && j.get("rounds") == rounds)
+                .unwrap_or_else(|| panic!("no job {per_router} {rounds}"));
+            job_weight(j, Some(&u))
+        };
+        assert_eq!(weight("1", "1"), 121.0);
+        assert_eq!(weight("4", "1"), 16.0 * 121.0);
+        assert_eq!(weight("4", "100"), 1600.0 * 121.0);
+    }
+}

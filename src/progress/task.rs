@@ -142,10 +142,17 @@ impl Task {
 
     fn update(&self, f: impl FnOnce(&mut Counters), report: bool) {
         let Some(s) = &self.state else { return };
-        f(&mut lock(&s.counters));
         if report {
-            every_update();
+            // Every-update mode: the step and its line under one lock, so
+            // that steps counted at once on two threads get a line each.
+            let mut r = registry();
+            if r.sink.as_ref().is_some_and(|s| s.cadence.every.is_zero()) {
+                f(&mut lock(&s.counters));
+                r.report(true);
+                return;
+            }
         }
+        f(&mut lock(&s.counters));
     }
 
     /// `n` more steps done.
@@ -309,13 +316,5 @@ impl Registry {
         }
         sink.status(&line::status_line(&stack));
         sink.last = Some(now);
-    }
-}
-
-/// In every-update mode (interval 0), a line now.
-fn every_update() {
-    let mut r = registry();
-    if r.sink.as_ref().is_some_and(|s| s.cadence.every.is_zero()) {
-        r.report(true);
     }
 }

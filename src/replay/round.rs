@@ -46,8 +46,12 @@ pub(crate) struct RoundProtocol<'a> {
     compute_done: Vec<bool>,
     /// `received[i][r]`: models of round `round[i] + r` received by silo `i`.
     received: Vec<VecDeque<usize>>,
-    /// `starts[k][i] = t_i(k)`, ms (NaN until silo `i` starts round `k`).
+    /// `starts[k - first][i] = t_i(k)`, ms (NaN until silo `i` starts
+    /// round `k`).
     pub(crate) starts: Vec<Vec<Ms>>,
+    /// Rounds `0..first` were forgotten ([`Self::forget_starts_before`]):
+    /// `starts` and `reached` begin at round `first`.
+    pub(crate) first: u64,
     /// Transfers started.
     pub(crate) transfers: u64,
     /// Transfers started per ordered silo pair.
@@ -55,7 +59,7 @@ pub(crate) struct RoundProtocol<'a> {
     star_center: Option<usize>,
     /// The schedule's largest arc lag ([`OverlaySchedule::arc_lag`]).
     max_lag: u64,
-    /// Silos that reached each round.
+    /// Silos that reached each round (from round `first`).
     pub(crate) reached: Vec<u32>,
     on_round: Option<&'a mut dyn FnMut(u64)>,
     /// Events of the traced rounds, when asked for.
@@ -120,6 +124,7 @@ impl<'a> RoundProtocol<'a> {
             compute_done: vec![false; n],
             received: vec![VecDeque::new(); n],
             starts: Vec::new(),
+            first: 0,
             transfers: 0,
             arc_transfers: HashMap::new(),
             star_center,
@@ -145,7 +150,40 @@ impl<'a> RoundProtocol<'a> {
 
     /// True when every silo has started round `k`.
     pub(crate) fn all_reached(&self, k: u64) -> bool {
-        self.reached.get(k as usize).copied().unwrap_or(0) as usize == self.round.len()
+        // Only rounds every silo reached are ever forgotten.
+        let Some(i) = k.checked_sub(self.first) else {
+            return true;
+        };
+        self.reached.get(i as usize).copied().unwrap_or(0) as usize == self.round.len()
+    }
+
+    /// Rounds `k` whose start times are complete (every silo started
+    /// them), counting the forgotten ones.
+    pub(crate) fn rounds_started(&self) -> u64 {
+        let n = self.round.len() as u32;
+        self.first + self.reached.iter().take_while(|&&r| r == n).count() as u64
+    }
+
+    /// `t(k)` when round `k` is complete and not forgotten.
+    pub(crate) fn starts_of(&self, k: u64) -> Option<&[Ms]> {
+        if k >= self.rounds_started() {
+            return None;
+        }
+        let i = k.checked_sub(self.first)?;
+        self.starts.get(i as usize).map(Vec::as_slice)
+    }
+
+    /// Forgets the start times of the complete rounds before `k`, so that
+    /// an endless replay (a round clock) keeps a bounded memory however
+    /// many rounds it runs.
+    pub(crate) fn forget_starts_before(&mut self, k: u64) {
+        let upto = k.min(self.rounds_started());
+        let drop = upto.saturating_sub(self.first) as usize;
+        if drop > 0 {
+            self.starts.drain(..drop);
+            self.reached.drain(..drop);
+            self.first += drop as u64;
+        }
     }
 
     /// Forgets the per-round overlays of rounds every silo has left.
@@ -199,13 +237,16 @@ impl<'a> RoundProtocol<'a> {
     /// Silo `i` starts round `k` at `now`.
     fn start_round(&mut self, i: usize, k: u64, now: Ms, link: &mut Link<'_, ComputeDone>) {
         self.round[i] = k;
-        if self.starts.len() <= k as usize {
+        // Silos never go back and only rounds every silo has started are
+        // forgotten: `k >= first` here.
+        let at = (k - self.first) as usize;
+        if self.starts.len() <= at {
             self.starts.push(vec![f64::NAN; self.round.len()]);
             self.reached.push(0);
         }
-        self.starts[k as usize][i] = now;
-        self.reached[k as usize] += 1;
-        if self.reached[k as usize] as usize == self.round.len() {
+        self.starts[at][i] = now;
+        self.reached[at] += 1;
+        if self.reached[at] as usize == self.round.len() {
             if let Some(f) = self.on_round.as_mut() {
                 f(k);
             }

@@ -89,9 +89,7 @@ impl<'a> RoundStepper<'a> {
     /// Number of rounds `k` whose start times `t(k)` are complete (every
     /// silo has started them).
     pub fn rounds_started(&self) -> u64 {
-        let p = self.harness.protocol();
-        let n = p.round.len() as u32;
-        p.reached.iter().take_while(|&&r| r == n).count() as u64
+        self.harness.protocol().rounds_started()
     }
 
     /// Handles events until every silo has started round `k`, then returns
@@ -100,13 +98,24 @@ impl<'a> RoundStepper<'a> {
     /// # Errors
     /// [`ReplayError::Deadlock`] when the event queue runs dry first (a
     /// round's overlay is not strongly connected enough to let every silo
-    /// through).
+    /// through); [`ReplayError::Forgotten`] for a round dropped by
+    /// [`Self::forget_before`].
     pub fn advance_to(&mut self, k: u64) -> Result<&[Ms], ReplayError> {
         self.harness.run_until(|p| p.all_reached(k))?;
         // Rounds every silo has left are never looked at again.
         let p = self.harness.protocol_mut();
         p.forget_past_rounds();
-        Ok(&p.starts[k as usize])
+        let first = p.first;
+        p.starts_of(k)
+            .ok_or(ReplayError::Forgotten { round: k, first })
+    }
+
+    /// Forgets the start times of rounds before `k` (those complete), so
+    /// that a stepper run for ever (a training clock) keeps a bounded
+    /// memory: without it every round's `t(k)` is kept (8 bytes per silo
+    /// and round). Asking for a forgotten round afterwards is an error.
+    pub fn forget_before(&mut self, k: u64) {
+        self.harness.protocol_mut().forget_starts_before(k);
     }
 
     /// Runs to the end (a stepper with a last round) and returns the whole
@@ -138,7 +147,13 @@ impl<'a> RoundStepper<'a> {
 
     /// `t(k)` if every silo has already started round `k`.
     pub fn starts(&self, k: u64) -> Option<&[Ms]> {
-        (k < self.rounds_started()).then(|| self.harness.protocol().starts[k as usize].as_slice())
+        self.harness.protocol().starts_of(k)
+    }
+
+    /// Rounds whose start times are kept in memory (see
+    /// [`Self::forget_before`]).
+    pub fn rounds_kept(&self) -> usize {
+        self.harness.protocol().starts.len()
     }
 
     /// Events handled so far.
@@ -162,7 +177,7 @@ mod tests {
     use super::*;
     use crate::network::NetworkKind;
     use crate::overlay::build::{build_overlay, build_schedule, BuildOptions, OverlayKind};
-    use crate::replay::{replay, ReplayOptions};
+    use crate::replay::{replay, ReplayError, ReplayOptions};
     use crate::scenario::{load_underlay, NetworkSpec};
     use crate::underlay::LoadOptions;
 
@@ -215,6 +230,33 @@ mod tests {
                 assert_eq!(st.events(), ev);
             }
         }
+    }
+
+    /// Forgetting old rounds keeps the memory bounded and changes no time.
+    #[test]
+    fn forgetting_old_rounds_keeps_memory_bounded() {
+        let u = load_underlay(Some("aws-north-america"), &LoadOptions::default()).unwrap();
+        let m = NetworkSpec::default().delay_model(&u);
+        let o = build_overlay(OverlayKind::Ring, &u, &m, &BuildOptions::default()).unwrap();
+        let mut keep =
+            RoundStepper::new(&o, &m, NetworkKind::Flow.build(&m), Straggler::None, 0).unwrap();
+        let mut forget =
+            RoundStepper::new(&o, &m, NetworkKind::Flow.build(&m), Straggler::None, 0).unwrap();
+        for k in 0..2000 {
+            let a = keep.advance_to(k).unwrap().to_vec();
+            assert_eq!(forget.advance_to(k).unwrap(), a.as_slice(), "round {k}");
+            forget.forget_before(k);
+        }
+        assert!(keep.rounds_kept() >= 2000, "{}", keep.rounds_kept());
+        assert!(forget.rounds_kept() <= 3, "{}", forget.rounds_kept());
+        assert_eq!(
+            forget.advance_to(5),
+            Err(ReplayError::Forgotten {
+                round: 5,
+                first: 1999
+            })
+        );
+        assert!(forget.starts(5).is_none() && forget.starts(1999).is_some());
     }
 
     #[test]

@@ -311,6 +311,17 @@ impl ConsensusRule {
                     path: text.into(),
                     message: format!("`{a}` is not a number (expected matcha:ALPHA)"),
                 })?;
+                // W = I - alpha L: NaN or infinite weights would spread
+                // through every model; alpha > 1 overshoots past swapping.
+                if !(alpha > 0.0 && alpha <= 1.0) {
+                    return Err(ConsensusError::File {
+                        path: text.into(),
+                        message: format!(
+                            "alpha `{a}` out of range: expected matcha:ALPHA with ALPHA a number \
+                             in (0, 1] (W = I - ALPHA L)"
+                        ),
+                    });
+                }
                 ConsensusRule::Matcha { alpha }
             }
             s if s.starts_with("file:") => {
@@ -687,6 +698,16 @@ mod tests {
             ConsensusRule::parse("matcha:0.2").unwrap(),
             ConsensusRule::Matcha { alpha: 0.2 }
         );
+        for bad in [
+            "matcha:nan",
+            "matcha:inf",
+            "matcha:0",
+            "matcha:-0.1",
+            "matcha:1.5",
+        ] {
+            let e = ConsensusRule::parse(bad).unwrap_err().to_string();
+            assert!(e.contains("(0, 1]"), "{bad}: {e}");
+        }
     }
 
     #[test]

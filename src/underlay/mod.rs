@@ -228,6 +228,19 @@ pub struct LoadOptions {
     pub bandwidth_matrix: Option<PathBuf>,
 }
 
+/// Checks a default link length (`--default-length-km`, Python's
+/// `default_length_km=`): a finite number of km >= 0.
+///
+/// # Errors
+/// The message every front end shows.
+pub fn check_default_length_km(km: f64) -> Result<f64, String> {
+    if km.is_finite() && km >= 0.0 {
+        Ok(km)
+    } else {
+        Err(format!("expected a finite length >= 0 in km, found `{km}`"))
+    }
+}
+
 impl Default for LoadOptions {
     fn default() -> Self {
         LoadOptions {

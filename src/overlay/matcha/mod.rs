@@ -135,6 +135,45 @@ pub fn budget_ok(budget: f64) -> bool {
     (MIN_BUDGET..=1.0).contains(&budget)
 }
 
+/// Checks a communication budget: what [`budget_ok`] accepts, else the
+/// message every front end shows (`--budget`, Python's `budget=`).
+///
+/// # Errors
+/// The message, naming the accepted range.
+pub fn check_budget(budget: f64) -> Result<f64, String> {
+    if budget_ok(budget) {
+        Ok(budget)
+    } else {
+        Err(format!(
+            "expected a communication budget in [{MIN_BUDGET}, 1], found `{budget}` (below \
+             {MIN_BUDGET} the MATCHA solver's time grows as 1/budget)"
+        ))
+    }
+}
+
+/// Checks a number of rounds sampled by MATCHA's cycle-time estimates
+/// (`--matcha-rounds`, Python's `matcha_rounds=`): 1 to
+/// [`MAX_MATCHA_ROUNDS`].
+///
+/// # Errors
+/// The message every front end shows, naming the accepted range.
+pub fn check_matcha_rounds(rounds: u64) -> Result<u64, String> {
+    if (1..=MAX_MATCHA_ROUNDS).contains(&rounds) {
+        Ok(rounds)
+    } else {
+        Err(matcha_rounds_error(&rounds))
+    }
+}
+
+/// The message of [`check_matcha_rounds`] for `found` (any number, e.g. a
+/// negative one a front end read).
+pub fn matcha_rounds_error(found: &dyn std::fmt::Display) -> String {
+    format!(
+        "expected 1 to {MAX_MATCHA_ROUNDS} rounds sampled for MATCHA's cycle time, found \
+         `{found}` (every sampled round is kept in memory)"
+    )
+}
+
 /// Options of MATCHA.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct MatchaOptions {

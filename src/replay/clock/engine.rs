@@ -93,6 +93,9 @@ impl RoundClock for EngineClock<'_> {
             )));
         }
         let t = self.stepper.advance_to(k + 1)?.to_vec();
+        // Rounds are asked for in order: the ones before are never needed
+        // again, and a clock runs for ever in constant memory.
+        self.stepper.forget_before(k + 1);
         self.next += 1;
         Ok(t)
     }
