@@ -18,7 +18,10 @@ mod simulate;
 mod tornado;
 #[cfg(feature = "train")]
 mod train;
+mod training;
 mod underlay;
+#[cfg(feature = "train")]
+mod verify;
 
 use anyhow::Result;
 

@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use super::report::{render_csv, write_atomic, RoundRecord};
+use super::report::{render_csv, write_atomic, RoundRecord, Target};
 use super::trainer::{TrainError, Trainer};
 use crate::overlay::OverlaySchedule;
 use crate::replay::clock::RoundClock;
@@ -48,6 +48,9 @@ pub struct RunOptions {
     pub dir: Option<PathBuf>,
     /// Stop after this many rounds of this invocation (tests of resuming).
     pub stop_after: Option<u64>,
+    /// Stop at the first evaluation that meets this target (`design
+    /// --verify`: the rounds after it would not change the time to it).
+    pub stop_at: Option<Target>,
 }
 
 fn ck_err(path: &Path, e: impl std::fmt::Display) -> TrainError {
@@ -169,8 +172,11 @@ pub fn run(
         wall = t.iter().copied().fold(wall, f64::max);
         last = Some(a);
         let r = trainer.round();
+        let mut met = false;
         if r.is_multiple_of(eval_every) || r == opts.rounds {
-            records.push(trainer.evaluate(wall));
+            let record = trainer.evaluate(wall);
+            met = opts.stop_at.is_some_and(|t| t.reached(&record));
+            records.push(record);
         }
         done_here += 1;
         progress(r, &records);
@@ -179,6 +185,9 @@ pub fn run(
             if r == opts.rounds || (every > 0 && r.is_multiple_of(every)) {
                 save(dir, trainer, &state(trainer, fingerprint, &records, opts))?;
             }
+        }
+        if met {
+            break;
         }
     }
     if let Some(dir) = &opts.dir {

@@ -262,8 +262,8 @@ mod tests {
         // Standardised with the training pixels' own mean and deviation.
         let scaled: Vec<f64> = px.iter().map(|&p| p as f64 / 255.0).collect();
         let mean = scaled.iter().sum::<f64>() / scaled.len() as f64;
-        let sd = (scaled.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / scaled.len() as f64)
-            .sqrt();
+        let sd =
+            (scaled.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / scaled.len() as f64).sqrt();
         assert!((tr.features[1] as f64 - (7.0 / 255.0 - mean) / sd).abs() < 1e-5);
         let m: f64 = tr.features.iter().map(|&x| x as f64).sum::<f64>() / tr.features.len() as f64;
         assert!(m.abs() < 1e-5, "{m}");
@@ -300,10 +300,16 @@ mod tests {
             let labels = encode_idx(&[n], &lb);
             std::fs::write(plain.join(format!("{pre}-images-idx3-ubyte")), &images).unwrap();
             std::fs::write(plain.join(format!("{pre}-labels-idx1-ubyte")), &labels).unwrap();
-            std::fs::write(packed.join(format!("{pre}-images-idx3-ubyte.gz")), gz(&images))
-                .unwrap();
-            std::fs::write(packed.join(format!("{pre}-labels-idx1-ubyte.gz")), gz(&labels))
-                .unwrap();
+            std::fs::write(
+                packed.join(format!("{pre}-images-idx3-ubyte.gz")),
+                gz(&images),
+            )
+            .unwrap();
+            std::fs::write(
+                packed.join(format!("{pre}-labels-idx1-ubyte.gz")),
+                gz(&labels),
+            )
+            .unwrap();
         }
         assert_eq!(load(&plain).unwrap(), load(&packed).unwrap());
         std::fs::write(packed.join("t10k-labels-idx1-ubyte.gz"), b"not gzip").unwrap();
