@@ -554,11 +554,10 @@ impl EvaluatedOverlay {
     }
 
     /// The rounds of a schedule ready to write in the per-round format
-    /// (MATCHA: the sampled rounds with their weights `I - alpha L(k)`; a
-    /// periodic schedule: one period, with its weights when it has its
-    /// own), with silo `labels`. Read back with `--overlays file:PATH`,
-    /// the file replays these rounds periodically and mixes with the same
-    /// weights (MATCHA's draws repeat after the sampled rounds).
+    /// (MATCHA: the sampled rounds; a periodic schedule: one period), with
+    /// silo `labels`, and the weights of a family that brings its own
+    /// (MATCHA's `I - alpha L(k)` are a training rule: see
+    /// `design::export::schedule_with_weights`).
     ///
     /// # Errors
     /// [`EvalError::NotStatic`]'s counterpart: static overlays have no
@@ -575,22 +574,9 @@ impl EvaluatedOverlay {
             &self.name(),
             self.schedule_rounds(),
         );
-        Ok(match (&self.round_weights, &self.shape) {
-            (Some(w), _) => e.with_weights(w.clone()),
-            // MATCHA's own consensus `W(k) = I - alpha L(k)` of every
-            // written round ([Wang19]): the file trains as MATCHA does.
-            (None, Shape::Matcha(s)) => e.with_weights(
-                (0..self.schedule_rounds())
-                    .map(|k| {
-                        let n = s.design().silos;
-                        s.mixing_matrix(k)
-                            .chunks(n.max(1))
-                            .map(<[f64]>::to_vec)
-                            .collect()
-                    })
-                    .collect(),
-            ),
-            (None, _) => e,
+        Ok(match &self.round_weights {
+            Some(w) => e.with_weights(w.clone()),
+            None => e,
         })
     }
 }

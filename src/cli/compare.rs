@@ -122,12 +122,16 @@ pub fn run(a: CompareArgs) -> Result<()> {
         for (overlay, row) in cmp.overlays.iter().zip(&cmp.rows) {
             let stem = file_safe(&row.overlay);
             let (path, text) = if overlay.is_schedule() {
-                let e = overlay.export_schedule(&labels)?;
+                let e = fedtopo::design::export::schedule_with_weights(overlay, &labels)?;
                 (dir.join(format!("{stem}.rounds.json")), e.to_json())
             } else {
-                let e = overlay
-                    .export(&labels, Some(&model), Some(row.cycle_time_ms))?
-                    .with_positions(positions.clone());
+                let e = fedtopo::design::export::overlay_with_weights(
+                    overlay,
+                    &labels,
+                    &model,
+                    Some(row.cycle_time_ms),
+                )?
+                .with_positions(positions.clone());
                 (
                     dir.join(format!("{stem}.{}", a.export_format.extension())),
                     a.export_format.render(&e),

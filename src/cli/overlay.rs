@@ -139,11 +139,15 @@ pub fn run(a: OverlayArgs) -> Result<()> {
         std::fs::write(path, json + "\n").with_context(|| format!("writing {}", path.display()))?;
     }
     let text = if overlay.is_schedule() {
-        overlay.export_schedule(&labels)?.to_json()
+        fedtopo::design::export::schedule_with_weights(&overlay, &labels)?.to_json()
     } else {
-        let e = overlay
-            .export(&labels, Some(&model), Some(t.cycle_time_ms))?
-            .with_positions(silo_positions(&underlay, placement));
+        let e = fedtopo::design::export::overlay_with_weights(
+            &overlay,
+            &labels,
+            &model,
+            Some(t.cycle_time_ms),
+        )?
+        .with_positions(silo_positions(&underlay, placement));
         a.format.render(&e)
     };
     match &a.output {

@@ -3,7 +3,7 @@
 //! overlays as GML (trained from) and node-link JSON, with their weights
 //! when they carry their own (fastest-mixing, a family's matrix);
 //! schedules as per-round JSON with every round's weights (MATCHA's
-//! `I - alpha L(k)`, a family's matrices).
+//! `I - alpha L(k)`, a family's matrices: [`schedule_with_weights`]).
 //!
 //! A D-Cliques candidate with Clique Averaging (`+ca`) is written as the
 //! overlay its models travel on: the file has no gradient phase, so it is
@@ -17,7 +17,8 @@ use super::search::{Candidate, CandidateOverlay};
 use crate::delay::DelayModel;
 use crate::evaluate::{EvalError, EvaluatedOverlay};
 use crate::overlay::build::BuildOptions;
-use crate::overlay::export::{silo_positions, ExportedOverlay};
+use crate::overlay::export::{silo_positions, ExportedOverlay, ExportedSchedule};
+use crate::train::consensus::{ConsensusError, ConsensusRule};
 use crate::underlay::Underlay;
 
 /// Why a candidate could not be written.
@@ -34,6 +35,9 @@ pub enum ExportError {
         /// The cause.
         source: std::io::Error,
     },
+    /// A round's consensus matrix could not be built.
+    #[error(transparent)]
+    Consensus(#[from] ConsensusError),
     /// A Clique Averaging candidate has no file form.
     #[error(
         "{candidate}: Clique Averaging exchanges gradients inside cliques every step, which an \
@@ -43,6 +47,59 @@ pub enum ExportError {
         /// The candidate.
         candidate: String,
     },
+}
+
+/// The rounds of schedule `e` ready to write, with the consensus matrix
+/// of every written round that training uses under `--consensus auto`
+/// (MATCHA's `I - alpha L(k)` on round `k`'s overlay, \[Wang19\]; a
+/// family's own matrices): read back with `--overlays file:PATH`, the file
+/// trains as the schedule does, round by round (MATCHA's draws repeat
+/// after the written rounds).
+///
+/// # Errors
+/// `e` is not a schedule; a round's matrix cannot be built.
+pub fn schedule_with_weights(
+    e: &EvaluatedOverlay,
+    labels: &[String],
+) -> Result<ExportedSchedule, ExportError> {
+    let x = e.export_schedule(labels)?;
+    if x.weights.is_some() {
+        return Ok(x);
+    }
+    let rule = ConsensusRule::Auto.for_overlay(e)?;
+    if rule == ConsensusRule::Auto {
+        // No weights of its own: `auto` picks them per round from the
+        // round's overlay, as it will when the file is read back.
+        return Ok(x);
+    }
+    let n = e.silo_count();
+    let schedule = e.schedule();
+    let weights = (0..x.rounds.len() as u64)
+        .map(|k| {
+            let m = rule.matrix_at(&schedule.round(k), k)?;
+            Ok(m.as_slice().chunks(n.max(1)).map(<[f64]>::to_vec).collect())
+        })
+        .collect::<Result<Vec<Vec<Vec<f64>>>, ConsensusError>>()?;
+    Ok(x.with_weights(weights))
+}
+
+/// Static overlay `e` ready to write, with the consensus weights it brings
+/// (a family's matrix, a file's weights; `None`: `auto` picks them from
+/// the overlay when the file is read back).
+///
+/// # Errors
+/// `e` is a schedule.
+pub fn overlay_with_weights(
+    e: &EvaluatedOverlay,
+    labels: &[String],
+    model: &DelayModel,
+    cycle_time_ms: Option<f64>,
+) -> Result<ExportedOverlay, ExportError> {
+    let x = e.export(labels, Some(model), cycle_time_ms)?;
+    Ok(match e.consensus_weights() {
+        Some(w) => x.with_weights(&w.concat()),
+        None => x,
+    })
 }
 
 fn write(path: &Path, text: &str) -> Result<(), ExportError> {
@@ -85,14 +142,10 @@ pub fn export_candidate(
             }
             if e.is_schedule() {
                 let path = dir.join(format!("{stem}.rounds.json"));
-                write(&path, &e.export_schedule(&labels)?.to_json())?;
+                write(&path, &schedule_with_weights(&e, &labels)?.to_json())?;
                 return Ok(path);
             }
-            let x = e.export(&labels, Some(model), Some(candidate.cycle_time_ms))?;
-            match e.consensus_weights() {
-                Some(w) => x.with_weights(&w.concat()),
-                None => x,
-            }
+            overlay_with_weights(&e, &labels, model, Some(candidate.cycle_time_ms))?
         }
         CandidateOverlay::Static { overlay, weights } => {
             let x =

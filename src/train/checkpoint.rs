@@ -146,6 +146,10 @@ pub fn run(
     if records.is_empty() {
         records.push(trainer.evaluate(0.0));
     }
+    // The initial models may meet the target already (0 rounds to it).
+    let met_before = opts
+        .stop_at
+        .is_some_and(|t| records.last().is_some_and(|r| t.reached(r)));
     let start_round = trainer.round();
     let mut done_here = 0;
     // Consensus matrices depend on the round's overlay only (unless the
@@ -153,7 +157,7 @@ pub fn run(
     // round's) is computed once.
     let per_round = trainer.config().consensus.depends_on_round();
     let mut last: Option<(crate::overlay::Overlay, super::consensus::ConsensusMatrix)> = None;
-    while trainer.round() < opts.rounds {
+    while trainer.round() < opts.rounds && !met_before {
         if opts.stop_after.is_some_and(|s| done_here >= s) {
             break;
         }
