@@ -370,7 +370,12 @@ pub fn run(a: DesignArgs) -> Result<()> {
         calibration_notes(&c);
         calibration = Some(c);
     }
-    let eval_every = a.training.eval_every.unwrap_or(1);
+    // The evaluation step of the measured runs, for ties: every round under
+    // --verify; `train`'s default for a --calibrate summary.
+    let eval_every = a
+        .training
+        .eval_every
+        .unwrap_or(if a.verify { 1 } else { 5 });
     #[cfg_attr(not(feature = "train"), allow(unused_mut))]
     let mut verification: Option<VerifyReport> = None;
     #[cfg(feature = "train")]

@@ -58,7 +58,8 @@ pub struct TrainingArgs {
     pub rounds: u64,
     /// Evaluate every this many rounds (default: 5 for `train`, 1 for
     /// `design --verify`, whose ranking must not hide a lead inside an
-    /// evaluation step).
+    /// evaluation step; `design --calibrate`: the step of the summary's
+    /// runs, default 5, for reporting ties).
     #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
     pub eval_every: Option<u64>,
     /// Evaluate on at most this many training and test examples.
