@@ -52,7 +52,7 @@ enum Command {
     /// Search overlay families for the least predicted wall-clock time to a
     /// target on this network (cycle time x predicted rounds).
     #[command(after_help = examples::DESIGN)]
-    Design(design::DesignArgs),
+    Design(Box<design::DesignArgs>),
     /// Build one overlay and write it out (GML, DOT or JSON).
     #[command(after_help = examples::OVERLAY)]
     Overlay(overlay::OverlayArgs),
@@ -97,7 +97,7 @@ pub fn run() -> Result<()> {
         Command::Compare(a) => compare::run(a),
         Command::Mixing(a) => mixing::run(a),
         Command::Augment(a) => augment::run(a),
-        Command::Design(a) => design::run(a),
+        Command::Design(a) => design::run(*a),
         Command::Overlay(a) => overlay::run(a),
         Command::Underlay(c) => underlay::run(c),
         Command::Run(a) => run::run(a),

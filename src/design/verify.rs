@@ -541,8 +541,25 @@ fn phase_dir(phase: Phase) -> &'static str {
 
 /// `DIR/summary.csv` of the runs of one phase (the `fedtopo train` format,
 /// readable by `design --calibrate`).
+/// Speed-ups are against STAR when it ran, else the first run, as `train`'s.
 fn write_summary(dir: &Path, rows: &[SummaryRow], target: Target) -> Result<(), VerifyError> {
     std::fs::create_dir_all(dir).map_err(io(dir))?;
+    let base = rows
+        .iter()
+        .find(|r| r.overlay == "star")
+        .or(rows.first())
+        .and_then(|r| r.time_to_target_ms);
+    let rows: Vec<SummaryRow> = rows
+        .iter()
+        .map(|r| SummaryRow {
+            speedup: match (base, r.time_to_target_ms) {
+                (Some(b), Some(t)) if t > 0.0 => Some(b / t),
+                _ => None,
+            },
+            ..r.clone()
+        })
+        .collect();
+    let rows = rows.as_slice();
     let path = dir.join("summary.csv");
     write_atomic(&path, render_summary_csv(rows, Some(target)).as_bytes()).map_err(io(&path))
 }
