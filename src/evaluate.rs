@@ -593,7 +593,9 @@ impl EvaluatedOverlay {
 
     /// The rounds of a schedule ready to write in the per-round format
     /// (MATCHA: the sampled rounds; a periodic schedule: one period), with
-    /// silo `labels`.
+    /// silo `labels`, and the weights of a family that brings its own
+    /// (MATCHA's `I - alpha L(k)` are a training rule: see
+    /// `design::export::schedule_with_weights`).
     ///
     /// # Errors
     /// [`EvalError::NotStatic`]'s counterpart: static overlays have no

@@ -729,6 +729,27 @@ fn design_exports_candidates_and_calibrates() {
     let cands = v["candidates"].as_array().unwrap();
     let aug_row = cands.iter().find(|c| c["name"] == "ring-opt+aug").unwrap();
     assert!(aug_row["measured_rounds"].as_f64().is_some());
+    // A run that did not reach the target is a lower bound, shown as such,
+    // never a time.
+    let censored = format!(
+        "overlay,rounds,rounds_to_target,time_to_target_ms\nstar,100,20,{}\nmst,100,60,{}\nring-opt,100,,\n",
+        20.0 * num(row("star"), "cycle_time_ms"),
+        60.0 * num(row("mst"), "cycle_time_ms")
+    );
+    std::fs::write(&sum_path, censored).unwrap();
+    let o = fedtopo(&[
+        "design",
+        "aws-gaia",
+        "--overlays",
+        "star,mst,ring-opt",
+        "--calibrate",
+        sum_path.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(text.contains("not reached in 100"), "{text}");
+    assert!(text.contains("used as lower bounds"), "{text}");
+    assert!(text.contains("measured winner: star"), "{text}");
     // A summary without the needed columns is a clear error.
     std::fs::write(&sum_path, "a,b\n1,2\n").unwrap();
     let o = fedtopo(&[

@@ -173,6 +173,7 @@ fn short_training_run_decreases_loss_and_times_rounds() {
         checkpoint_every: 0,
         dir: None,
         stop_after: None,
+        stop_at: None,
     };
     let recs = run(&mut t, &overlay, &mut clock, &opts, "x", |_, _| {}).unwrap();
     assert_eq!(
@@ -220,6 +221,7 @@ fn determinism_and_checkpoint_resume() {
             checkpoint_every: 3,
             dir: Some(base.join(dir)),
             stop_after: stop,
+            stop_at: None,
         };
         run(&mut t, &overlay, &mut clock, &opts, "fp", |_, _| {}).unwrap()
     };
@@ -244,6 +246,7 @@ fn determinism_and_checkpoint_resume() {
         checkpoint_every: 3,
         dir: Some(base.join("a")),
         stop_after: None,
+        stop_at: None,
     };
     let mut rounds_run = Vec::new();
     let afresh = run(&mut t, &overlay, &mut clock, &opts, "other", |r, _| {

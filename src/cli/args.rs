@@ -387,6 +387,40 @@ impl NetworkArgs {
         })
     }
 
+    /// These options as command-line flags, those that differ from the
+    /// defaults only (`--access 100M`), to print a command that runs on the
+    /// same network.
+    pub fn as_flags(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        let mut flag = |name: &str, value: &str, default: Option<&str>| {
+            if default != Some(value) {
+                out.push(format!("--{name}"));
+                out.push(value.to_string());
+            }
+        };
+        flag("workload", &self.workload, Some("inaturalist"));
+        if let Some(m) = &self.model_bits {
+            flag("model-bits", m, None);
+        }
+        if let Some(c) = &self.compute_ms {
+            flag("compute-ms", c, None);
+        }
+        flag("local-steps", &self.local_steps.to_string(), Some("1"));
+        flag("access", &self.access, Some("10G"));
+        for (name, path) in [
+            ("access-csv", &self.access_csv),
+            ("links-csv", &self.links_csv),
+            ("silos-csv", &self.silos_csv),
+        ] {
+            if let Some(p) = path {
+                flag(name, &p.display().to_string(), None);
+            }
+        }
+        flag("core-capacity", &self.core_capacity, Some("file"));
+        flag("connectivity", &self.connectivity, Some("paper"));
+        out
+    }
+
     /// The delay model of `underlay` under these options, one silo per router.
     pub fn delay_model(&self, underlay: &Underlay) -> Result<DelayModel> {
         Ok(self.spec(None)?.build(underlay)?)

@@ -148,8 +148,10 @@ pub fn run(a: CompareArgs) -> Result<()> {
         for (overlay, row) in cmp.overlays.iter().zip(&cmp.rows) {
             let stem = file_safe(&row.overlay);
             let (path, text) = if overlay.is_schedule() {
-                let e = match overlay.export_schedule(&labels) {
-                    Err(e @ EvalError::LaggedRounds { .. }) => {
+                let e = match fedtopo::design::export::schedule_with_weights(overlay, &labels) {
+                    Err(fedtopo::design::export::ExportError::Eval(
+                        e @ EvalError::LaggedRounds { .. },
+                    )) => {
                         eprintln!("note: not exported: {e}");
                         continue;
                     }
@@ -160,9 +162,13 @@ pub fn run(a: CompareArgs) -> Result<()> {
                 }
                 (dir.join(format!("{stem}.rounds.json")), e.to_json())
             } else {
-                let e = overlay
-                    .export(&labels, Some(&model), Some(row.cycle_time_ms))?
-                    .with_positions(positions.clone());
+                let e = fedtopo::design::export::overlay_with_weights(
+                    overlay,
+                    &labels,
+                    &model,
+                    Some(row.cycle_time_ms),
+                )?
+                .with_positions(positions.clone());
                 (
                     dir.join(format!("{stem}.{}", a.export_format.extension())),
                     a.export_format.render(&e),

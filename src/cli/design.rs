@@ -1,27 +1,32 @@
 //! `fedtopo design`: search overlay families for the least predicted
-//! wall-clock time to a target on this network, and export the winner.
+//! wall-clock time to a target on this network, export the candidates,
+//! calibrate on measured runs and verify by training. The work is the
+//! library's ([`fedtopo::design`]); this file parses and prints.
 
 use super::output::{out, outln};
 use std::path::PathBuf;
 
-use anyhow::{Context, Result};
+use anyhow::{bail, Context, Result};
 use clap::Args;
 
 use fedtopo::delay::DelayModel;
-use fedtopo::design::calibration::{first_duplicate, measured_value};
+use fedtopo::design::calibrate::{
+    calibrate, measured_winner, read_summary, Calibration, MeasuredWinner,
+};
+use fedtopo::design::export::export_all;
 use fedtopo::design::search::{
-    design_search, repredict, Candidate, CandidateOverlay, DesignOptions, RoundsPredictor,
+    design_search, Candidate, CandidateOverlay, DesignOptions, RoundsPredictor,
 };
 use fedtopo::evaluate::EvaluatedOverlay;
 use fedtopo::mixing::FastestOptions;
 use fedtopo::overlay::build::{parse_overlay_list, BuildOptions};
-use fedtopo::overlay::export::{silo_positions, ExportedOverlay};
 use fedtopo::report::table::{serde_csv, Table};
 use fedtopo::report::{render_json, OutputFormat};
 use fedtopo::underlay::Underlay;
 
-use super::args::{file_safe, CenterArgs, NetworkArgs, PlacementArgs, Setup, UnderlayArgs};
+use super::args::{CenterArgs, NetworkArgs, PlacementArgs, Setup, UnderlayArgs};
 use super::choice::choice;
+use super::training::TrainingArgs;
 
 /// The candidate kinds searched by default; a default kind that cannot be
 /// built on the network (e.g. `regular:k=4` on 2 or 3 silos) is skipped
@@ -62,9 +67,15 @@ pub struct DesignArgs {
     /// Decay gamma of the effective number of neighbours ([Vogels22]).
     #[arg(long, default_value_t = 0.95, value_parser = super::args::real(0.0, true, 1.0, false))]
     gamma: f64,
-    /// Seed of MATCHA's and random overlays' draws.
+    /// Seed of MATCHA's and random overlays' draws (and, with --verify, of
+    /// the data, initialisation and batches).
     #[arg(long, default_value_t = 0, value_parser = super::args::whole::<u64>(0, u64::MAX))]
     seed: u64,
+    /// MATCHA communication budget Cb, in [0.001, 1].
+    #[arg(long, default_value_t = 0.5, value_parser = super::args::parse_budget)]
+    budget: f64,
+    #[command(flatten)]
+    dcliques: super::dcliques::DCliquesArgs,
     /// Output format of the candidate table.
     #[arg(long, value_parser = choice(OutputFormat::ALL, OutputFormat::name), default_value_t = OutputFormat::Table)]
     format: OutputFormat,
@@ -75,29 +86,33 @@ pub struct DesignArgs {
     /// verifies the top candidates.
     #[arg(long)]
     out: Option<PathBuf>,
-    /// Candidates verified by the printed `fedtopo train` command.
-    #[arg(long, default_value_t = 4, value_parser = super::args::whole::<usize>(0, usize::MAX as u64))]
-    top: usize,
+    /// Candidates verified (--verify) or named in the printed `fedtopo
+    /// train` command.
+    #[arg(long, default_value_t = 4, value_parser = super::args::whole::<u64>(1, u64::MAX))]
+    top: u64,
     /// Calibrate the rounds predictor on measured runs: a `summary.csv` of
-    /// `fedtopo train` (its `rounds_to_target`); rows are matched to
+    /// `fedtopo train` (its `rounds_to_target`; a run that did not reach
+    /// the target is a lower bound at its `rounds`); rows are matched to
     /// candidates by overlay name or by the file stem of `file:` overlays
-    /// written by `--out`. Fits predicted rounds = a + b x mixing time by
-    /// least squares (its RMS relative error is printed), re-ranks, and
-    /// reports the measured winner.
+    /// written by `--out`. Fits predicted rounds = a + b x mixing time,
+    /// prints its RMS relative error, re-ranks, and reports the measured
+    /// winner.
     #[arg(long, value_name = "SUMMARY_CSV")]
     calibrate: Option<PathBuf>,
-    /// Calibrate and verify by training (feature `train`, needs --out):
-    /// short runs (--probe-rounds) of --probes candidates spread over the
-    /// mixing times fit the predictor, then the --top candidates of the new
-    /// ranking are trained in full and the measured winner is reported.
-    /// The training options (dataset, model, target, rounds, and the same
-    /// network options as here) follow `--`: `fedtopo design --out d
-    /// --verify -- --dataset synthetic --target-acc 0.8 --rounds 200`.
+    /// Calibrate and verify by training (feature `train`, needs --out and a
+    /// target): short runs (--probe-rounds) of --probes candidates spread
+    /// over the mixing times fit the predictor, then the --top candidates
+    /// of the new ranking are trained (--rounds) and the measured winner is
+    /// reported. Every run is timed on this command's network (--access,
+    /// --core-capacity, --silos-csv, ...) and trains from the exported file
+    /// of its candidate; accuracy is evaluated every round unless
+    /// --eval-every says otherwise. The training options are `train`'s
+    /// (--dataset, --model, --target-acc, --rounds, ...).
     #[arg(long, requires = "out")]
     verify: bool,
     /// Probe overlays of --verify.
-    #[arg(long, default_value_t = 3, value_parser = super::args::whole::<usize>(0, usize::MAX as u64))]
-    probes: usize,
+    #[arg(long, default_value_t = 3, value_parser = super::args::whole::<u64>(1, 10_000))]
+    probes: u64,
     /// Rounds of each probe run of --verify.
     #[arg(long, default_value_t = 50, value_parser = super::args::whole::<u64>(1, fedtopo::replay::MAX_ROUNDS))]
     probe_rounds: u64,
@@ -106,13 +121,18 @@ pub struct DesignArgs {
     /// mixing time, the predicted winner's map and the network.
     #[arg(long, value_name = "DIR")]
     report: Option<PathBuf>,
-    /// Options of the `fedtopo train` runs of --verify.
-    #[arg(last = true, value_name = "TRAIN_OPTIONS")]
-    train_options: Vec<String>,
+    #[command(flatten)]
+    training: TrainingArgs,
+    /// Options after `--` (no longer taken: the training options are given
+    /// with the others).
+    #[arg(last = true, hide = true)]
+    after_dashes: Vec<String>,
 }
 
 fn table(c: &[Candidate]) -> Table {
-    let measured = c.iter().any(|x| x.measured_rounds.is_some());
+    let measured = c
+        .iter()
+        .any(|x| x.measured_rounds.is_some() || x.rounds_tried.is_some());
     let mut header = vec![
         "rank",
         "overlay",
@@ -132,7 +152,7 @@ fn table(c: &[Candidate]) -> Table {
     for (i, x) in c.iter().enumerate() {
         let mut row = vec![
             (i + 1).to_string(),
-            x.name.clone(),
+            x.display_name(),
             x.weights.clone(),
             x.arcs.to_string(),
             format!("{:.1}", x.cycle_time_ms),
@@ -143,7 +163,11 @@ fn table(c: &[Candidate]) -> Table {
             format!("{:.2}", x.predicted_time_ms / 1e3),
         ];
         if measured {
-            row.push(x.measured_rounds.map_or("-".into(), |r| format!("{r:.0}")));
+            row.push(match (x.measured_rounds, x.rounds_tried) {
+                (Some(r), _) => format!("{r:.0}"),
+                (None, Some(n)) => format!("not reached in {n}"),
+                (None, None) => "-".into(),
+            });
             row.push(
                 x.measured_time_ms
                     .map_or("-".into(), |t| format!("{:.2}", t / 1e3)),
@@ -160,365 +184,150 @@ fn table(c: &[Candidate]) -> Table {
     t
 }
 
-/// The file stem of a candidate's exported overlay.
-fn candidate_stem(name: &str) -> String {
-    file_safe(&name.replace([' ', '[', ']'], "_"))
-        .trim_end_matches('_')
-        .to_string()
-}
-
-/// One measured run of a `fedtopo train` summary.
-struct Measured {
-    overlay: String,
-    rounds_to_target: Option<f64>,
-    time_to_target_ms: Option<f64>,
-    /// Mean round duration of the run, ms (when the summary has it).
-    #[cfg_attr(not(feature = "train"), allow(dead_code))]
-    ms_per_round: Option<f64>,
-}
-
-/// Reads the `overlay`, `rounds_to_target` and `time_to_target_ms`
-/// columns of a `fedtopo train` summary.csv.
-fn read_summary(path: &std::path::Path) -> Result<Vec<Measured>> {
-    let text = fedtopo::input_file::read_text(path, fedtopo::input_file::MAX_INPUT_BYTES)
-        .with_context(|| format!("--calibrate {}", path.display()))?;
-    let mut r = csv::Reader::from_reader(text.as_bytes());
-    let h = r
-        .headers()
-        .with_context(|| format!("--calibrate {}: reading the header", path.display()))?
-        .clone();
-    // A summary's other columns are not read, but a column named twice is
-    // ambiguous.
-    fedtopo::csv_file::Columns::unique(&h)
-        .map_err(|m| anyhow::anyhow!("--calibrate {}:1: {m}", path.display()))?;
-    let col = |name: &str| {
-        h.iter().position(|c| c == name).ok_or_else(|| {
-            anyhow::anyhow!(
-                "--calibrate {}: expected a `fedtopo train` summary.csv with column `{name}` \
-                 (a summary has the time-to-target columns only when train ran with \
-                 --target-acc or --target-loss)",
-                path.display()
-            )
-        })
-    };
-    let (o, rt, tt) = (
-        col("overlay")?,
-        col("rounds_to_target")?,
-        col("time_to_target_ms")?,
-    );
-    let per_round = h.iter().position(|c| c == "ms_per_round");
-    let mut out = Vec::new();
-    let mut lines = Vec::new();
-    for (k, rec) in r.records().enumerate() {
-        let rec = rec.with_context(|| format!("--calibrate {}:{}", path.display(), k + 2))?;
-        let line = rec.position().map_or(k as u64 + 2, |p| p.line());
-        let num = |i: usize| -> Result<Option<f64>> {
-            measured_value(rec.get(i).unwrap_or("")).map_err(|e| {
-                anyhow::anyhow!(
-                    "--calibrate {}:{line}:{}: column `{}`: {e}",
-                    path.display(),
-                    i + 1,
-                    &h[i]
-                )
-            })
-        };
-        lines.push(line);
-        out.push(Measured {
-            overlay: rec.get(o).unwrap_or("").to_string(),
-            rounds_to_target: num(rt)?,
-            time_to_target_ms: num(tt)?,
-            ms_per_round: match per_round {
-                Some(i) => num(i)?,
-                None => None,
-            },
-        });
-    }
-    if let Some((name, first, second)) =
-        first_duplicate(out.iter().map(|m| m.overlay.as_str()).zip(lines))
-    {
-        anyhow::bail!(
-            "--calibrate {}:{second}:{}: overlay `{name}` is measured twice (lines {first} and \
-             {second}): give one row per overlay",
-            path.display(),
-            o + 1
-        );
-    }
-    Ok(out)
-}
-
-/// The candidate a measured overlay name designates: the same name, or a
-/// `file:` path whose stem is the candidate's exported stem.
-fn matches(candidate: &Candidate, overlay: &str) -> bool {
-    if candidate.name == overlay {
-        return true;
-    }
-    let Some(path) = overlay.strip_prefix("file:") else {
-        return false;
-    };
-    let file = std::path::Path::new(path)
-        .file_name()
-        .and_then(|f| f.to_str())
-        .unwrap_or("");
-    let stem = file
-        .strip_suffix(".rounds.json")
-        .or_else(|| file.strip_suffix(".gml"))
-        .or_else(|| file.strip_suffix(".json"))
-        .unwrap_or(file);
-    stem == candidate_stem(&candidate.name)
-}
-
-/// Matches measured runs to candidates (filling their measured rounds and
-/// time), fits the predictor to them and re-ranks; keeps the proxy when no
-/// matched run reached the target.
-fn calibrate(candidates: &mut [Candidate], predictor: &mut RoundsPredictor, measured: &[Measured]) {
-    let mut probes = Vec::new();
-    let mut unmatched = Vec::new();
-    for m in measured {
-        match candidates.iter_mut().find(|c| matches(c, &m.overlay)) {
-            Some(c) => {
-                c.measured_rounds = m.rounds_to_target;
-                c.measured_time_ms = m.time_to_target_ms;
-                if let Some(r) = m.rounds_to_target {
-                    probes.push((c.mixing_time, r));
-                }
-            }
-            None => unmatched.push(m.overlay.clone()),
-        }
-    }
-    if !unmatched.is_empty() {
+/// What calibration used, for stderr: unmatched and unused runs.
+fn calibration_notes(c: &Calibration) {
+    if !c.unmatched.is_empty() {
         eprintln!(
             "note: calibration: {} run(s) match no candidate, not used: {}",
-            unmatched.len(),
-            unmatched.join(", ")
+            c.unmatched.len(),
+            c.unmatched.join(", ")
         );
     }
-    match RoundsPredictor::fit(&probes) {
-        Some(p) => {
-            *predictor = p;
-            repredict(candidates, predictor);
-        }
-        None => {
-            eprintln!("note: calibration: no matched run reached the target; the proxy is kept")
-        }
+    if !c.unused.is_empty() {
+        eprintln!(
+            "note: calibration: {} run(s) give neither rounds to the target nor a bound \
+             (no `rounds` column, or a candidate that does not mix), not used: {}",
+            c.unused.len(),
+            c.unused.join(", ")
+        );
+    }
+    if let Some(why) = &c.kept {
+        eprintln!("note: calibration: {why}; the predictor is kept");
     }
 }
 
-/// Candidates for probe runs: `k` spread evenly over the finite mixing times.
-#[cfg(feature = "train")]
-fn probe_indices(candidates: &[Candidate], k: usize) -> Vec<usize> {
-    let mut finite: Vec<usize> = (0..candidates.len())
-        .filter(|&i| candidates[i].mixing_time.is_finite())
-        .collect();
-    finite.sort_by(|&x, &y| {
-        candidates[x]
-            .mixing_time
-            .total_cmp(&candidates[y].mixing_time)
-    });
-    if finite.len() <= k {
-        return finite;
-    }
-    let mut out: Vec<usize> = (0..k)
-        .map(|j| finite[j * (finite.len() - 1) / (k - 1).max(1)])
-        .collect();
-    out.dedup();
-    out
+/// ` (file PATH)` when the candidate was exported.
+fn file_note(c: &Candidate) -> String {
+    c.file
+        .as_ref()
+        .map_or(String::new(), |f| format!("; file {f}"))
 }
 
-/// `args` without `name VALUE` / `name=VALUE`.
-#[cfg(feature = "train")]
-fn without_option(args: &[String], name: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    let mut skip = false;
-    for x in args {
-        if skip {
-            skip = false;
-        } else if x == name {
-            skip = true;
-        } else if !x.starts_with(&format!("{name}=")) {
-            out.push(x.clone());
-        }
+/// The lines after the table: winners, predictor, errors.
+fn summary_lines(
+    candidates: &[Candidate],
+    predictor: &RoundsPredictor,
+    calibration: Option<&Calibration>,
+    winner: Option<&MeasuredWinner>,
+    eval_every: u64,
+    #[cfg_attr(not(feature = "train"), allow(unused_variables))] verification: Option<
+        &VerifyReport,
+    >,
+) -> Result<()> {
+    if candidates
+        .first()
+        .is_some_and(|w| !w.predicted_time_ms.is_finite())
+    {
+        outln!("no predicted winner: no candidate mixes (see the notes)");
+    } else if let Some(w) = candidates.first() {
+        outln!(
+            "predicted winner: {} (weights: {}), {:.1} ms per round x {:.1} rounds = {:.2} s{}",
+            w.display_name(),
+            w.weights,
+            w.cycle_time_ms,
+            w.predicted_rounds,
+            w.predicted_time_ms / 1e3,
+            file_note(w)
+        );
     }
-    out
-}
-
-/// `--verify`: probe runs, fit, full runs of the top candidates.
-#[cfg(feature = "train")]
-fn verify(
-    a: &DesignArgs,
-    dir: &std::path::Path,
-    candidates: &mut [Candidate],
-    predictor: &mut RoundsPredictor,
-    underlay: &Underlay,
-    model: &DelayModel,
-    build: &BuildOptions,
-) -> Result<Vec<String>> {
-    let overlays = dir.join("overlays");
-    std::fs::create_dir_all(&overlays)
-        .with_context(|| format!("creating {}", overlays.display()))?;
-    let train = |files: &[PathBuf], rounds: Option<u64>, out: PathBuf| -> Result<Vec<Measured>> {
-        let mut argv: Vec<String> = vec!["fedtopo".into(), "train".into()];
-        if let Some(u) = &a.underlay.underlay {
-            argv.push(u.clone());
-        }
-        let list: Vec<String> = files
-            .iter()
-            .map(|p| format!("file:{}", p.display()))
-            .collect();
-        argv.extend(["--overlays".into(), list.join(",")]);
-        for reserved in ["--overlays", "--out", "--fresh"] {
-            if a.train_options
-                .iter()
-                .any(|o| o == reserved || o.starts_with(&format!("{reserved}=")))
-            {
-                anyhow::bail!("--verify: give no {reserved} after `--`: design sets it");
-            }
-        }
-        let has = |opt: &str| {
-            a.train_options
-                .iter()
-                .any(|o| o == opt || o.starts_with(&format!("{opt}=")))
-        };
-        if !has("--target-acc") && !has("--target-loss") {
-            anyhow::bail!(
-                "--verify: give --target-acc ACC or --target-loss LOSS after `--`: \
-                 the design search ranks overlays by their time to that target"
+    if let Some(err) = predictor.rms_relative_error {
+        outln!(
+            "predictor: rounds = {:.2} + {:.3} x mixing time ({}), RMS relative error {:.1} % over the runs that reached the target",
+            predictor.a,
+            predictor.b,
+            predictor.source,
+            100.0 * err
+        );
+    }
+    if let Some(c) = calibration {
+        if c.censored > 0 {
+            outln!(
+                "calibration: {} run(s) reached the target, {} did not within their rounds \
+                 (used as lower bounds; {} predicted below its bound)",
+                c.reached,
+                c.censored,
+                c.below_bound
             );
         }
-        match rounds {
-            // Probe runs: their own round count replaces the user's.
-            Some(r) => {
-                argv.extend(without_option(&a.train_options, "--rounds"));
-                argv.extend(["--rounds".into(), r.to_string()]);
-            }
-            None => argv.extend(a.train_options.iter().cloned()),
-        }
-        argv.extend([
-            "--out".into(),
-            out.display().to_string(),
-            "--fresh".into(),
-            "--summary-to-stderr".into(),
-        ]);
-        let cli = <super::Cli as clap::Parser>::try_parse_from(&argv)
-            .map_err(|e| anyhow::anyhow!("--verify: the train options after `--`: {e}"))?;
-        match cli.command {
-            super::Command::Train(t) => super::train::run_train(*t)?,
-            _ => anyhow::bail!("--verify: expected a train command"),
-        }
-        read_summary(&out.join("summary.csv"))
-    };
-    let probe_ids = probe_indices(candidates, a.probes.max(1));
-    let mut files = Vec::new();
-    for &i in &probe_ids {
-        files.push(export_candidate(
-            &overlays,
-            &candidates[i],
-            underlay,
-            model,
-            build,
-        )?);
     }
-    eprintln!(
-        "verify: {} probe run(s) of {} rounds",
-        files.len(),
-        a.probe_rounds
-    );
-    let measured = train(&files, Some(a.probe_rounds), dir.join("probes"))?;
-    calibrate(candidates, predictor, &measured);
-    let top: Vec<usize> = (0..candidates.len().min(a.top.max(1))).collect();
-    let mut files = Vec::new();
-    for &i in &top {
-        files.push(export_candidate(
-            &overlays,
-            &candidates[i],
-            underlay,
-            model,
-            build,
-        )?);
+    #[cfg(feature = "train")]
+    if let Some(v) = verification {
+        if let Some((err, k)) = v.out_of_sample {
+            outln!(
+                "verification: predicted vs measured rounds of the {k} verified candidate(s) that were not probes and reached the target: RMS relative error {:.1} % (out of sample)",
+                100.0 * err
+            );
+        }
     }
-    eprintln!("verify: full runs of the top {}", files.len());
-    let names: Vec<String> = top.iter().map(|&i| candidates[i].name.clone()).collect();
-    let measured = train(&files, None, dir.join("verify"))?;
-    for m in &measured {
-        if let Some(c) = candidates.iter_mut().find(|c| matches(c, &m.overlay)) {
-            c.measured_rounds = m.rounds_to_target;
-            c.measured_time_ms = m.time_to_target_ms;
-            if let Some(ms) = m.ms_per_round {
-                let rel = (ms - c.cycle_time_ms).abs() / c.cycle_time_ms.max(1e-9);
-                if rel > 0.05 && !c.weights.contains("matcha") {
-                    eprintln!(
-                        "note: {}: the training run's {:.1} ms per round differs from the designed {:.1} ms: are the network options after `--` the same as design's?",
-                        c.name, ms, c.cycle_time_ms
-                    );
-                }
+    let tried: Vec<&Candidate> = candidates
+        .iter()
+        .filter(|c| c.measured_rounds.is_some() || c.rounds_tried.is_some())
+        .collect();
+    match winner {
+        Some(w) => {
+            let c = &candidates[w.index];
+            outln!(
+                "measured winner: {} (weights: {}), {:.2} s to the target ({} rounds){}",
+                c.display_name(),
+                c.weights,
+                c.measured_time_ms.unwrap_or(f64::NAN) / 1e3,
+                c.measured_rounds.map_or("?".into(), |r| format!("{r:.0}")),
+                file_note(c)
+            );
+            if !w.ties.is_empty() {
+                let ties: Vec<String> = w
+                    .ties
+                    .iter()
+                    .map(|&k| {
+                        let t = &candidates[k];
+                        format!(
+                            "{} ({:.2} s)",
+                            t.display_name(),
+                            t.measured_time_ms.unwrap_or(f64::NAN) / 1e3
+                        )
+                    })
+                    .collect();
+                outln!(
+                    "tied with it within one evaluation step ({eval_every} rounds): {}",
+                    ties.join(", ")
+                );
             }
         }
+        None if !tried.is_empty() => {
+            let rounds: Vec<String> = tried
+                .iter()
+                .map(|c| {
+                    format!(
+                        "{} ({})",
+                        c.display_name(),
+                        c.rounds_tried.map_or("?".into(), |n| n.to_string())
+                    )
+                })
+                .collect();
+            outln!(
+                "measured winner: none: no measured candidate reached the target (rounds tried: {})",
+                rounds.join(", ")
+            );
+        }
+        None => {}
     }
-    Ok(names)
+    Ok(())
 }
 
-/// `--verify` without the `train` feature.
+#[cfg(feature = "train")]
+type VerifyReport = fedtopo::design::verify::Verification;
 #[cfg(not(feature = "train"))]
-fn verify(
-    _a: &DesignArgs,
-    _dir: &std::path::Path,
-    _candidates: &mut [Candidate],
-    _predictor: &mut RoundsPredictor,
-    _underlay: &Underlay,
-    _model: &DelayModel,
-    _build: &BuildOptions,
-) -> Result<Vec<String>> {
-    anyhow::bail!(
-        "--verify trains models: this fedtopo is built without the `train` feature (see README \
-         \"Training on the simulated network\"); calibrate from a train run's summary with \
-         --calibrate instead"
-    )
-}
-
-/// Writes a candidate to `dir`; returns the file to train with.
-fn export_candidate(
-    dir: &std::path::Path,
-    winner: &Candidate,
-    underlay: &Underlay,
-    model: &DelayModel,
-    build: &BuildOptions,
-) -> Result<PathBuf> {
-    let placement = model.connectivity.placement();
-    let labels = placement.labels(underlay);
-    let positions = silo_positions(underlay, placement);
-    let stem = candidate_stem(&winner.name);
-    match &winner.overlay {
-        CandidateOverlay::Kind(kind) => {
-            let e = EvaluatedOverlay::build(*kind, underlay, model, build)?;
-            if e.is_schedule() {
-                let path = dir.join(format!("{stem}.rounds.json"));
-                std::fs::write(&path, e.export_schedule(&labels)?.to_json())
-                    .with_context(|| format!("writing {}", path.display()))?;
-                return Ok(path);
-            }
-            let x = e
-                .export(&labels, Some(model), Some(winner.cycle_time_ms))?
-                .with_positions(positions);
-            write_static(dir, &stem, &x)
-        }
-        CandidateOverlay::Static { overlay, weights } => {
-            let mut x =
-                ExportedOverlay::new(overlay, &labels, Some(model), Some(winner.cycle_time_ms))
-                    .with_positions(positions);
-            if let Some(w) = weights {
-                x = x.with_weights(w);
-            }
-            write_static(dir, &stem, &x)
-        }
-    }
-}
-
-fn write_static(dir: &std::path::Path, stem: &str, x: &ExportedOverlay) -> Result<PathBuf> {
-    let json = dir.join(format!("{stem}.json"));
-    std::fs::write(&json, x.to_json()).with_context(|| format!("writing {}", json.display()))?;
-    let gml = dir.join(format!("{stem}.gml"));
-    std::fs::write(&gml, x.to_gml()).with_context(|| format!("writing {}", gml.display()))?;
-    Ok(gml)
-}
+type VerifyReport = ();
 
 /// `--report DIR`: the candidates, the trade-off picture and the
 /// predicted winner's map as a self-contained HTML page.
@@ -627,15 +436,52 @@ fn write_report(
 
 /// Runs `fedtopo design`.
 pub fn run(a: DesignArgs) -> Result<()> {
+    if !a.after_dashes.is_empty() {
+        bail!(
+            "design takes the training options of --verify directly (e.g. `--verify --dataset \
+             fashion-mnist --target-acc 0.8 --rounds 200`), not after `--`; the network options \
+             (--access, --core-capacity, ...) apply to the training runs too. Found after `--`: {}",
+            a.after_dashes.join(" ")
+        );
+    }
     let kinds = parse_overlay_list(&a.overlays)?;
-    fedtopo::design::calibration::check_base_rounds(a.base_rounds).map_err(anyhow::Error::msg)?;
+    let mut predictor = RoundsPredictor::checked_proxy(a.base_rounds)
+        .map_err(|e| anyhow::anyhow!("--base-rounds: {e}"))?;
     let setup = Setup::load(&a.underlay, &a.network, &a.placement)?;
-    let build = setup.build_options(&a.center, a.seed)?;
+    let mut build = setup.build_options(&a.center, a.seed)?;
+    build.matcha.budget = a.budget;
+    build.dcliques = a.dcliques.build()?;
+    #[cfg_attr(not(feature = "train"), allow(unused_mut))]
     let Setup {
         underlay,
-        model,
         spec,
+        mut model,
     } = setup;
+    // The data comes first under --verify: D-Cliques are designed on its
+    // labels, and --real-model-size times the network with the model.
+    #[cfg(feature = "train")]
+    let prepared = if a.verify {
+        Some(super::verify::prepare(
+            &a.training,
+            a.seed,
+            &underlay,
+            &spec,
+            &mut model,
+            &mut build,
+        )?)
+    } else {
+        None
+    };
+    #[cfg(not(feature = "train"))]
+    {
+        if a.verify {
+            bail!(
+                "--verify trains models: this fedtopo is built without the `train` feature (see \
+                 README \"Training on the simulated network\"); calibrate from a train run's \
+                 summary with --calibrate instead"
+            );
+        }
+    }
     // Bounded work: fastest-mixing weights and arc augmentation grow as
     // n^3 per iteration / n^2 eigendecompositions per added arc.
     let n = model.silo_count();
@@ -660,9 +506,7 @@ pub fn run(a: DesignArgs) -> Result<()> {
         skip_unbuildable: a.overlays == DEFAULT_OVERLAYS,
         ..DesignOptions::default()
     };
-    let mut predictor = RoundsPredictor::proxy(a.base_rounds);
-    let search = design_search(&underlay, &model, &build, &options, &predictor)
-        .map_err(|e| anyhow::anyhow!("{e}"))?;
+    let search = design_search(&underlay, &model, &build, &options, &predictor)?;
     for s in &search.skipped {
         eprintln!(
             "note: default candidate {} skipped: it does not fit this network ({})",
@@ -670,22 +514,68 @@ pub fn run(a: DesignArgs) -> Result<()> {
         );
     }
     let mut candidates = search.candidates;
+    let mut calibration = None;
     if let Some(path) = &a.calibrate {
-        calibrate(&mut candidates, &mut predictor, &read_summary(path)?);
-    }
-    let mut verified_names = Vec::new();
-    if a.verify {
-        let dir = a.out.clone().unwrap_or_default();
-        verified_names = verify(
-            &a,
-            &dir,
+        let runs = read_summary(path).with_context(|| "--calibrate".to_string())?;
+        let c = calibrate(
             &mut candidates,
             &mut predictor,
+            &runs,
+            &path.display().to_string(),
+        )?;
+        calibration_notes(&c);
+        calibration = Some(c);
+    }
+    // The evaluation step of the measured runs, for ties: every round under
+    // --verify; `train`'s default for a --calibrate summary.
+    let eval_every = a
+        .training
+        .eval_every
+        .unwrap_or(if a.verify { 1 } else { 5 });
+    #[cfg_attr(not(feature = "train"), allow(unused_mut))]
+    let mut verification: Option<VerifyReport> = None;
+    #[cfg(feature = "train")]
+    if let (Some(p), Some(dir)) = (&prepared, &a.out) {
+        let v = super::verify::run(
+            p,
+            &a.training,
+            &underlay,
+            &model,
+            &build,
+            &mut candidates,
+            &mut predictor,
+            super::verify::Plan {
+                probes: a.probes as usize,
+                probe_rounds: a.probe_rounds,
+                top: a.top as usize,
+                eval_every,
+                dir: dir.clone(),
+            },
+        )?;
+        calibration_notes(&v.calibration);
+        for n in &v.notes {
+            eprintln!("note: {n}");
+        }
+        calibration = Some(v.calibration.clone());
+        verification = Some(v);
+    }
+    let mut skipped = Vec::new();
+    if let Some(dir) = &a.out {
+        skipped = export_all(
+            &dir.join("overlays"),
+            &mut candidates,
             &underlay,
             &model,
             &build,
         )?;
+        let p = dir.join("candidates.csv");
+        std::fs::write(&p, serde_csv(&candidates)?)
+            .with_context(|| format!("writing {}", p.display()))?;
     }
+    for s in &skipped {
+        eprintln!("note: {s}: Clique Averaging has no overlay file; train it by name");
+    }
+    let winner = measured_winner(&candidates, eval_every);
     match a.format {
         OutputFormat::Table => {
             outln!(
@@ -701,66 +591,14 @@ pub fn run(a: DesignArgs) -> Result<()> {
                     eprintln!("note: {}: {note}", c.name);
                 }
             }
-            if candidates
-                .first()
-                .is_some_and(|w| !w.predicted_time_ms.is_finite())
-            {
-                outln!("no predicted winner: no candidate mixes (see the notes)");
-            } else if let Some(w) = candidates.first() {
-                outln!(
-                    "predicted winner: {} (weights: {}), {:.1} ms per round x {:.1} rounds = {:.2} s",
-                    w.name,
-                    w.weights,
-                    w.cycle_time_ms,
-                    w.predicted_rounds,
-                    w.predicted_time_ms / 1e3
-                );
-            }
-            if let Some(err) = predictor.rms_relative_error {
-                outln!(
-                    "predictor: rounds = {:.2} + {:.3} x mixing time, RMS relative error {:.1} % over the measured runs",
-                    predictor.a,
-                    predictor.b,
-                    100.0 * err
-                );
-            }
-            // Out of sample: predicted against measured rounds of the
-            // verified candidates (not the probes the fit used).
-            let verified: Vec<(f64, f64)> = candidates
-                .iter()
-                .filter(|c| verified_names.contains(&c.name))
-                .filter_map(|c| c.measured_rounds.map(|m| (c.predicted_rounds, m)))
-                .collect();
-            if !verified.is_empty() {
-                let err = (verified
-                    .iter()
-                    .map(|(p, m)| ((p - m) / m.max(1.0)).powi(2))
-                    .sum::<f64>()
-                    / verified.len() as f64)
-                    .sqrt();
-                outln!(
-                    "verification: predicted vs measured rounds of the {} verified candidate(s) that reached the target: RMS relative error {:.1} %",
-                    verified.len(),
-                    100.0 * err
-                );
-            }
-            if let Some(w) = candidates
-                .iter()
-                .filter(|c| c.measured_time_ms.is_some())
-                .min_by(|x, y| {
-                    x.measured_time_ms
-                        .unwrap_or(f64::INFINITY)
-                        .total_cmp(&y.measured_time_ms.unwrap_or(f64::INFINITY))
-                })
-            {
-                outln!(
-                    "measured winner: {} (weights: {}), {:.2} s to the target ({} rounds)",
-                    w.name,
-                    w.weights,
-                    w.measured_time_ms.unwrap_or(f64::NAN) / 1e3,
-                    w.measured_rounds.map_or("?".into(), |r| format!("{r:.0}"))
-                );
-            }
+            summary_lines(
+                &candidates,
+                &predictor,
+                calibration.as_ref(),
+                winner.as_ref(),
+                eval_every,
+                verification.as_ref(),
+            )?;
         }
         OutputFormat::Csv => out!("{}", serde_csv(&candidates)?),
         OutputFormat::Json => out!(
@@ -769,6 +607,10 @@ pub fn run(a: DesignArgs) -> Result<()> {
                 "underlay": underlay.name,
                 "silos": model.silo_count(),
                 "predictor": predictor,
+                "calibration": calibration,
+                "verification": verification,
+                "winner": winner.as_ref().map(|w| &candidates[w.index].name),
+                "ties": winner.as_ref().map(|w| w.ties.iter().map(|&k| candidates[k].name.clone()).collect::<Vec<_>>()),
                 "candidates": candidates,
             }))
         ),
@@ -785,39 +627,38 @@ pub fn run(a: DesignArgs) -> Result<()> {
         )?;
     }
     if let Some(dir) = &a.out {
-        std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
-        let p = dir.join("candidates.csv");
-        std::fs::write(&p, serde_csv(&candidates)?)
-            .with_context(|| format!("writing {}", p.display()))?;
         let overlays = dir.join("overlays");
-        std::fs::create_dir_all(&overlays)
-            .with_context(|| format!("creating {}", overlays.display()))?;
-        let mut files = Vec::new();
-        for c in &candidates {
-            files.push(export_candidate(&overlays, c, &underlay, &model, &build)?);
-        }
-        let top: Vec<String> = files
-            .iter()
-            .take(a.top.max(1))
-            .map(|p| format!("file:{}", p.display()))
-            .collect();
         if a.verify {
             eprintln!(
-                "wrote {}/candidates.csv and {} overlay(s) under {}; training runs under {}/probes and {}/verify",
+                "wrote {}/candidates.csv, {} overlay(s) under {}, training runs under {}/probes and {}/verify, features and outcomes of every run in {}/runs.csv",
                 dir.display(),
-                files.len(),
+                candidates.len() - skipped.len(),
                 overlays.display(),
+                dir.display(),
                 dir.display(),
                 dir.display()
             );
             return Ok(());
         }
+        let top: Vec<String> = candidates
+            .iter()
+            .filter_map(|c| c.file.as_ref())
+            .take(a.top as usize)
+            .map(|p| format!("file:{p}"))
+            .collect();
+        // The same network: the printed command repeats its options.
+        let network: String = a
+            .network
+            .as_flags()
+            .iter()
+            .map(|f| format!(" {f}"))
+            .collect();
         eprintln!(
             "wrote {}/candidates.csv and {} overlay(s) under {}; verify the top {} with:\n  \
-             fedtopo train{} --overlays {} --target-acc ACC --out {}/train\n\
+             fedtopo train{}{network} --overlays {} --target-acc ACC --out {}/train\n\
              then: fedtopo design ... --calibrate {}/train/summary.csv",
             dir.display(),
-            files.len(),
+            candidates.len() - skipped.len(),
             overlays.display(),
             top.len(),
             a.underlay
@@ -828,6 +669,12 @@ pub fn run(a: DesignArgs) -> Result<()> {
             dir.display(),
             dir.display()
         );
+        if a.placement.silos.is_some() || a.placement.silos_per_router.is_some() {
+            eprintln!(
+                "note: `fedtopo train` places one silo per router; train this placement with \
+                 `design --verify` instead"
+            );
+        }
     }
     Ok(())
 }

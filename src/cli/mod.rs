@@ -21,7 +21,10 @@ mod simulate;
 mod tornado;
 #[cfg(feature = "train")]
 mod train;
+mod training;
 mod underlay;
+#[cfg(feature = "train")]
+mod verify;
 
 use std::io::IsTerminal;
 
@@ -61,7 +64,7 @@ enum Command {
     /// Search overlay families for the least predicted wall-clock time to a
     /// target on this network (cycle time x predicted rounds).
     #[command(after_help = examples::DESIGN)]
-    Design(design::DesignArgs),
+    Design(Box<design::DesignArgs>),
     /// Draw the underlay, and an overlay on it, as an SVG map (longitude,
     /// latitude; arcs coloured by delay, the critical circuit highlighted).
     #[command(after_help = examples::DRAW)]
@@ -168,7 +171,7 @@ pub fn run() -> Result<()> {
         Command::Compare(a) => compare::run(a),
         Command::Mixing(a) => mixing::run(a),
         Command::Augment(a) => augment::run(a),
-        Command::Design(a) => design::run(a),
+        Command::Design(a) => design::run(*a),
         Command::Draw(a) => draw::run(a),
         Command::Overlay(a) => overlay::run(a),
         Command::Underlay(c) => underlay::run(c),

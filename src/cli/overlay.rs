@@ -191,15 +191,19 @@ pub fn run(a: OverlayArgs) -> Result<()> {
         std::fs::write(path, json + "\n").with_context(|| format!("writing {}", path.display()))?;
     }
     let (what, text) = if overlay.is_schedule() {
-        let e = overlay.export_schedule(&labels)?;
+        let e = fedtopo::design::export::schedule_with_weights(&overlay, &labels)?;
         if let Some(note) = e.connectivity_note() {
             eprintln!("warning: {note}");
         }
         ("JSON", e.to_json())
     } else {
-        let e = overlay
-            .export(&labels, Some(&model), Some(t.cycle_time_ms))?
-            .with_positions(silo_positions(&underlay, placement));
+        let e = fedtopo::design::export::overlay_with_weights(
+            &overlay,
+            &labels,
+            &model,
+            Some(t.cycle_time_ms),
+        )?
+        .with_positions(silo_positions(&underlay, placement));
         (a.format.name(), a.format.render(&e))
     };
     if let Some(path) = emit(&a.output, what, &text)? {

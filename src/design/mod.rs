@@ -6,12 +6,22 @@
 //!   paper's future work, \[Marfoq20\] Sec. 6), and the Pareto front of
 //!   cycle time against mixing;
 //! * [`search`]: the candidates of `fedtopo design`, ranked by predicted
-//!   wall-clock time to a target (cycle time x predicted rounds).
+//!   wall-clock time to a target (cycle time x predicted rounds);
+//! * [`export`]: candidates written as overlay files that train as
+//!   designed (weights included);
+//! * [`calibrate`]: measured runs (reached or censored) fit the rounds
+//!   predictor; the measured winner and its ties;
+//! * [`verify`] (feature `train`): probe runs, calibration and full runs
+//!   of the top candidates on the designed network.
 
 pub mod augment;
+pub mod calibrate;
 pub mod calibration;
+pub mod export;
 pub mod figures;
 pub mod search;
+#[cfg(feature = "train")]
+pub mod verify;
 
 pub use augment::{
     augment, AugmentError, AugmentOptions, AugmentPoint, Augmentation, MAX_AUGMENT_SILOS,

@@ -133,6 +133,13 @@ pub struct Candidate {
     /// consensus (STAR, Base-(k+1), one-peer exponential on 2^k silos) the
     /// rounds it takes.
     pub mixing_time: f64,
+    /// Rounds after which the product of the consensus matrices is exact
+    /// averaging (finite-time consensus: STAR 1, Base-(k+1), the one-peer
+    /// exponential graph on 2^k silos), when within the rounds examined.
+    pub exact_rounds: Option<usize>,
+    /// True for a schedule that changes every round (MATCHA, one-peer
+    /// exponential, Base-(k+1), EquiTopo's dynamic graphs).
+    pub time_varying: bool,
     /// Predicted rounds to the target.
     pub predicted_rounds: f64,
     /// Predicted wall-clock time to the target, ms.
@@ -145,9 +152,47 @@ pub struct Candidate {
     /// predictions are then infinite): e.g. consensus matrices that are
     /// permutations ([`crate::design::figures::MixingFigures::no_mixing_reason`]).
     pub note: Option<String>,
+    /// Rounds trained by the run that measured it: with no measured rounds,
+    /// the target was **not reached** within them (a censored run: rounds to
+    /// the target > this).
+    pub rounds_tried: Option<u64>,
+    /// Other candidates that are this one (the same rounds, consensus
+    /// weights and cycle time: an augmented overlay that gained no arc, a
+    /// MATCHA variant on the same base graph), merged into it.
+    #[serde(serialize_with = "join_names")]
+    pub same_as: Vec<String>,
+    /// The file it was exported to (`--out`), readable with
+    /// `--overlays file:PATH`.
+    pub file: Option<String>,
     /// How to rebuild it.
     #[serde(skip)]
     pub overlay: CandidateOverlay,
+}
+
+/// Writes merged names as one cell, `a; b`.
+fn join_names<S: serde::Serializer>(names: &[String], s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(&names.join("; "))
+}
+
+impl Candidate {
+    /// The candidate's name and the names merged into it (`ring-opt =
+    /// ring-opt+aug`).
+    pub fn display_name(&self) -> String {
+        std::iter::once(self.name.as_str())
+            .chain(self.same_as.iter().map(String::as_str))
+            .collect::<Vec<_>>()
+            .join(" = ")
+    }
+
+    /// Every name it answers to: its own and the merged ones.
+    pub fn names(&self) -> impl Iterator<Item = &str> {
+        std::iter::once(self.name.as_str()).chain(self.same_as.iter().map(String::as_str))
+    }
+
+    /// True when a run of it was measured and did not reach the target.
+    pub fn not_reached(&self) -> bool {
+        self.measured_rounds.is_none() && self.rounds_tried.is_some()
+    }
 }
 
 /// Predicted rounds to the target, `a + b x mixing time`.
@@ -177,6 +222,19 @@ impl RoundsPredictor {
 }
 
 impl RoundsPredictor {
+    /// [`Self::proxy`] of a checked `base_rounds`: a finite number `>= 0`.
+    ///
+    /// # Errors
+    /// [`DesignError::Options`] naming the value.
+    pub fn checked_proxy(base_rounds: f64) -> Result<RoundsPredictor, DesignError> {
+        if !(base_rounds.is_finite() && base_rounds >= 0.0) {
+            return Err(DesignError::Options(format!(
+                "base rounds {base_rounds}: expected a finite number >= 0"
+            )));
+        }
+        Ok(RoundsPredictor::proxy(base_rounds))
+    }
+
     /// Predicted rounds for mixing time `tau` (at least 1).
     pub fn rounds(&self, tau: f64) -> f64 {
         (self.a + self.b * tau).max(1.0)
@@ -268,8 +326,104 @@ pub fn mixing_time(s: f64) -> f64 {
     }
 }
 
+/// The figures of one candidate before its prediction.
+struct Figures {
+    name: String,
+    weights: String,
+    arcs: usize,
+    cycle_time_ms: f64,
+    slem: f64,
+    exact_rounds: Option<usize>,
+    effective_neighbours: f64,
+    time_varying: bool,
+    note: Option<String>,
+    overlay: CandidateOverlay,
+}
+
+/// What makes two candidates the same: the first round's arcs and
+/// protocol, and the consensus matrices of the rounds examined.
+#[derive(Debug, Clone)]
+struct Signature {
+    protocol: crate::overlay::Protocol,
+    arcs: Vec<(usize, usize)>,
+    matrices: Vec<Vec<f64>>,
+}
+
+impl Signature {
+    fn new(round0: &Overlay, matrices: Vec<Vec<f64>>) -> Signature {
+        let mut arcs = round0.arcs().to_vec();
+        arcs.sort_unstable();
+        Signature {
+            protocol: round0.protocol,
+            arcs,
+            matrices,
+        }
+    }
+
+    /// Same arcs and protocol, every matrix entry within `1e-12`.
+    fn same(&self, other: &Signature) -> bool {
+        self.protocol == other.protocol
+            && self.arcs == other.arcs
+            && self.matrices.len() == other.matrices.len()
+            && self.matrices.iter().zip(&other.matrices).all(|(a, b)| {
+                a.len() == b.len() && a.iter().zip(b).all(|(x, y)| (x - y).abs() <= 1e-12)
+            })
+    }
+}
+
+/// Candidates found so far, duplicates merged into the first of their kind.
+#[derive(Default)]
+struct Found {
+    candidates: Vec<Candidate>,
+    signatures: Vec<Signature>,
+}
+
+impl Found {
+    fn push(&mut self, f: Figures, signature: Signature, predictor: &RoundsPredictor) {
+        let same_time = |c: &Candidate| {
+            (c.cycle_time_ms - f.cycle_time_ms).abs() <= 1e-9 * f.cycle_time_ms.abs().max(1.0)
+        };
+        if let Some(k) = (0..self.candidates.len()).find(|&k| {
+            same_time(&self.candidates[k])
+                && self.candidates[k].time_varying == f.time_varying
+                && self.signatures[k].same(&signature)
+        }) {
+            self.candidates[k].same_as.push(f.name);
+            return;
+        }
+        // Finite-time exact consensus: the rounds it takes, not the
+        // geometric mean's 1.
+        let tau = f.exact_rounds.map_or(mixing_time(f.slem), |r| r as f64);
+        let r = predictor.rounds(tau);
+        self.candidates.push(Candidate {
+            name: f.name,
+            weights: f.weights,
+            arcs: f.arcs,
+            cycle_time_ms: f.cycle_time_ms,
+            spectral_gap: 1.0 - f.slem,
+            effective_neighbours: f.effective_neighbours,
+            mixing_time: tau,
+            exact_rounds: f.exact_rounds,
+            time_varying: f.time_varying,
+            predicted_rounds: r,
+            predicted_time_ms: f.cycle_time_ms * r,
+            measured_rounds: None,
+            measured_time_ms: None,
+            rounds_tried: None,
+            note: f.note,
+            same_as: Vec::new(),
+            file: None,
+            overlay: f.overlay,
+        });
+        self.signatures.push(signature);
+    }
+}
+
 /// Every candidate with its figures, predicted by `predictor`, sorted by
-/// predicted time (ties: name).
+/// predicted time (ties: name). Candidates that are the same overlay with
+/// the same weights (an augmented overlay that gained no arc, MATCHA and
+/// MATCHA+ on a complete underlay) are merged into the first found, the
+/// others' names kept in [`Candidate::same_as`].
 ///
 /// # Errors
 /// A candidate cannot be built, timed or its weights computed; bad options.
@@ -303,36 +457,7 @@ pub fn design_search(
         )));
     }
     let n = model.silo_count();
-    let mut out = Vec::new();
-    let mut push = |name: String,
-                    weights: String,
-                    arcs: usize,
-                    t: f64,
-                    s: f64,
-                    exact: Option<usize>,
-                    eff: f64,
-                    note: Option<String>,
-                    overlay: CandidateOverlay| {
-        // Finite-time exact consensus: the rounds it takes, not the
-        // geometric mean's 1.
-        let tau = exact.map_or(mixing_time(s), |r| r as f64);
-        let r = predictor.rounds(tau);
-        out.push(Candidate {
-            name,
-            weights,
-            arcs,
-            cycle_time_ms: t,
-            spectral_gap: 1.0 - s,
-            effective_neighbours: eff,
-            mixing_time: tau,
-            predicted_rounds: r,
-            predicted_time_ms: t * r,
-            measured_rounds: None,
-            measured_time_ms: None,
-            note,
-            overlay,
-        });
-    };
+    let mut found = Found::default();
     let task = crate::progress::Task::start(
         "design",
         "candidates",
@@ -365,34 +490,45 @@ pub fn design_search(
             .as_ref()
             .map_or(timing.cycle_time_ms, |s| s.maxplus_ms);
         let f = mixing_figures(&e, options.schedule_rounds, options.gamma)?;
-        let arcs = e.schedule().round(0).arcs().len();
-        push(
-            e.name(),
-            f.rule.clone(),
-            arcs,
-            t,
-            f.slem,
-            f.exact_round,
-            f.effective_neighbours,
-            f.no_mixing_reason(),
-            CandidateOverlay::Kind(kind),
+        let round0 = e.schedule().round(0).into_owned();
+        found.push(
+            Figures {
+                name: e.name(),
+                weights: f.rule.clone(),
+                arcs: round0.arcs().len(),
+                cycle_time_ms: t,
+                slem: f.slem,
+                exact_rounds: f.exact_round,
+                effective_neighbours: f.effective_neighbours,
+                time_varying: e.is_schedule(),
+                note: f.no_mixing_reason(),
+                overlay: CandidateOverlay::Kind(kind),
+            },
+            Signature::new(&round0, f.matrices.clone()),
+            predictor,
         );
         if options.fastest_weights && f.rule != "average" {
             if let Some(o) = e.overlay() {
                 if let Some((fm, eff)) = fastest_figures(o, &options.fastest, options.gamma)? {
-                    push(
-                        format!("{} [fastest]", e.name()),
-                        "fastest".into(),
-                        o.arcs().len(),
-                        t,
-                        fm.slem,
-                        None,
-                        eff,
-                        None,
-                        CandidateOverlay::Static {
-                            overlay: o.clone(),
-                            weights: Some(fm.matrix),
+                    let signature = Signature::new(o, vec![fm.matrix.clone()]);
+                    found.push(
+                        Figures {
+                            name: format!("{} [fastest]", e.name()),
+                            weights: "fastest".into(),
+                            arcs: o.arcs().len(),
+                            cycle_time_ms: t,
+                            slem: fm.slem,
+                            exact_rounds: None,
+                            effective_neighbours: eff,
+                            time_varying: false,
+                            note: None,
+                            overlay: CandidateOverlay::Static {
+                                overlay: o.clone(),
+                                weights: Some(fm.matrix),
+                            },
                         },
+                        signature,
+                        predictor,
                     );
                 }
             }
@@ -418,23 +554,30 @@ pub fn design_search(
             let aug = a.augmented;
             let t = cycle_time(&aug, model)?.cycle_time_ms;
             let w = crate::train::consensus::local_degree(&aug);
-            push(
-                aug.name.clone(),
-                "local-degree".into(),
-                aug.arcs().len(),
-                t,
-                slem(n, w.as_slice()).map_err(MixingError::from)?,
-                None,
-                effective_neighbours(n, w.as_slice(), options.gamma),
-                None,
-                CandidateOverlay::Static {
-                    overlay: aug,
-                    weights: None,
+            let signature = Signature::new(&aug, vec![w.as_slice().to_vec()]);
+            found.push(
+                Figures {
+                    name: aug.name.clone(),
+                    weights: "local-degree".into(),
+                    arcs: aug.arcs().len(),
+                    cycle_time_ms: t,
+                    slem: slem(n, w.as_slice()).map_err(MixingError::from)?,
+                    exact_rounds: None,
+                    effective_neighbours: effective_neighbours(n, w.as_slice(), options.gamma),
+                    time_varying: false,
+                    note: None,
+                    overlay: CandidateOverlay::Static {
+                        overlay: aug,
+                        weights: None,
+                    },
                 },
+                signature,
+                predictor,
             );
             task.inc(1);
         }
     }
+    let mut out = found.candidates;
     if out.is_empty() && !skipped.is_empty() {
         return Err(DesignError::Options(format!(
             "no candidate can be built on this network: {}",
@@ -555,5 +698,43 @@ mod tests {
         // Augmented ring-opt: same cycle time, faster mixing.
         assert!(get("ring-opt+aug").cycle_time_ms <= get("ring-opt").cycle_time_ms * (1.0 + 1e-9));
         assert!(get("ring-opt+aug").spectral_gap >= get("ring-opt").spectral_gap);
+    }
+
+    /// Two kinds that build the same overlay with the same weights are one
+    /// candidate with both names (on AWS North America the MST is the
+    /// delta-MBST, and MATCHA+'s underlay is MATCHA's connectivity graph);
+    /// different ones stay apart.
+    #[test]
+    fn identical_candidates_are_merged() {
+        let u = load_underlay(Some("aws-north-america"), &LoadOptions::default())
+            .unwrap_or_else(|e| panic!("{e}"));
+        let model = NetworkSpec::default()
+            .build(&u)
+            .unwrap_or_else(|e| panic!("{e}"));
+        let kinds: Vec<OverlayKind> = ["mst", "delta-mbst", "ring-opt", "ring-opt"]
+            .iter()
+            .map(|k| k.parse().unwrap_or_else(|e| panic!("{e:?}")))
+            .collect();
+        let options = DesignOptions {
+            kinds,
+            fastest_weights: false,
+            augmented: false,
+            ..DesignOptions::default()
+        };
+        let c = design_candidates(
+            &u,
+            &model,
+            &BuildOptions::default(),
+            &options,
+            &RoundsPredictor::proxy(15.0),
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        let names: Vec<String> = c.iter().map(Candidate::display_name).collect();
+        assert_eq!(names.len(), 2, "{names:?}");
+        assert!(names.contains(&"mst = delta-mbst".to_string()), "{names:?}");
+        assert!(
+            names.contains(&"ring-opt = ring-opt".to_string()),
+            "{names:?}"
+        );
     }
 }

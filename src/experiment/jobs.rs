@@ -323,6 +323,7 @@ fn train_job(
         checkpoint_every: 20,
         dir: Some(run_dir.to_path_buf()),
         stop_after: None,
+        stop_at: None,
     };
     let records = session
         .train(p.kind, &opts, |_, _| {})

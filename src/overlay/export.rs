@@ -368,17 +368,40 @@ impl ExportedSchedule {
         ))
     }
 
+    /// Round `k`'s arcs to write: its arcs, and with weights a self-loop
+    /// `i -> i` for every silo whose own weight `A_ii` is negative (MATCHA's
+    /// `I - alpha L(k)` when `alpha x degree > 1`), which a reader would
+    /// otherwise take as `max(0, 1 - sum)`.
+    fn written_arcs(&self, k: usize) -> Vec<(usize, usize)> {
+        let mut arcs = self.rounds[k].clone();
+        if let Some(w) = self
+            .weights
+            .as_ref()
+            .and_then(|w| w.get(k % w.len().max(1)))
+        {
+            arcs.extend(
+                (0..self.silos.len())
+                    .filter(|&i| {
+                        w.get(i)
+                            .and_then(|row| row.get(i))
+                            .is_some_and(|&x| x < 0.0)
+                    })
+                    .map(|i| (i, i)),
+            );
+        }
+        arcs
+    }
+
     /// Per-round JSON: `{"name", "directed": true, "periodic": true,
     /// "nodes": [labels], "rounds": [[[src, dst], ...], ...]}` (labels;
-    /// `[src, dst, weight]` with weights; `"timing": "sampled"` for a
-    /// sample of a random schedule).
+    /// `[src, dst, weight]` with weights, and a self-loop `[i, i, A_ii]`
+    /// for a negative own weight; `"timing": "sampled"` for a sample of a
+    /// random schedule).
     pub fn to_json(&self) -> String {
-        let rounds: Vec<Vec<serde_json::Value>> = self
-            .rounds
-            .iter()
-            .enumerate()
-            .map(|(k, r)| {
-                r.iter()
+        let rounds: Vec<Vec<serde_json::Value>> = (0..self.rounds.len())
+            .map(|k| {
+                self.written_arcs(k)
+                    .iter()
                     .map(|&(a, b)| {
                         let (s, d) = (self.silos[a].as_str(), self.silos[b].as_str());
                         match self.weight(k, a, b) {
@@ -420,8 +443,9 @@ impl ExportedSchedule {
         } else {
             let _ = w.write_record(["round", "src", "dst"]);
         }
-        for (k, r) in self.rounds.iter().enumerate() {
-            if r.is_empty() {
+        for k in 0..self.rounds.len() {
+            let arcs = self.written_arcs(k);
+            if arcs.is_empty() {
                 let round = k.to_string();
                 let _ = if self.weights.is_some() {
                     w.write_record([round.as_str(), "", "", ""])
@@ -429,7 +453,7 @@ impl ExportedSchedule {
                     w.write_record([round.as_str(), "", ""])
                 };
             }
-            for &(a, b) in r {
+            for &(a, b) in &arcs {
                 let round = k.to_string();
                 let _ = match self.weight(k, a, b) {
                     Some(x) => w.write_record([

@@ -45,9 +45,10 @@
 //! appear; names that match nothing are listed in the error.
 //!
 //! A `weight` on an arc `j -> i` is the consensus weight silo `i` gives to
-//! the model of `j` (\[Marfoq20\] eq. 2); a self-loop's weight is `A_ii`,
-//! else `A_ii = max(0, 1 - sum_j A_ij)`; then every row is divided by its
-//! sum, so rows are stochastic ([`FileOverlay::weights`]).
+//! the model of `j` (\[Marfoq20\] eq. 2); a self-loop's weight is `A_ii`
+//! (it may be negative, as MATCHA's `I - alpha L(k)` is when `alpha x
+//! degree > 1`), else `A_ii = max(0, 1 - sum_j A_ij)`; then every row is
+//! divided by its sum, so rows are stochastic ([`FileOverlay::weights`]).
 
 use std::collections::HashMap;
 use std::collections::HashSet;
@@ -1312,10 +1313,13 @@ fn stochastic_rows(
     let mut self_loop = vec![false; n];
     for &(j, i, w, line) in arcs {
         let w = w.unwrap_or(0.0);
-        if !w.is_finite() || w < 0.0 {
+        if !w.is_finite() || (w < 0.0 && i != j) {
             return Err(syntax(
                 at(line, None),
-                format!("consensus weight {w} must be a finite number >= 0"),
+                format!(
+                    "consensus weight {w} must be a finite number >= 0 (only a self-loop's may \
+                     be negative)"
+                ),
             ));
         }
         rows[i][j] = w;
@@ -1329,6 +1333,15 @@ fn stochastic_rows(
             row[i] = (1.0 - off).max(0.0);
         }
         let sum: f64 = row.iter().sum();
+        if sum <= 0.0 && row[i] < 0.0 {
+            return Err(syntax(
+                at(None, None),
+                format!(
+                    "the consensus weights of node {i}'s row sum to {sum} with a negative \
+                     self-loop; a row must sum to a positive number"
+                ),
+            ));
+        }
         if sum <= 0.0 {
             // Only a zero self-loop and zero arcs: keep the silo's model.
             row[i] = 1.0;

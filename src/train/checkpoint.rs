@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use super::report::{render_csv, write_atomic, RoundRecord};
+use super::report::{render_csv, write_atomic, RoundRecord, Target};
 use super::trainer::{TrainError, Trainer};
 use crate::overlay::OverlaySchedule;
 use crate::replay::clock::RoundClock;
@@ -48,6 +48,9 @@ pub struct RunOptions {
     pub dir: Option<PathBuf>,
     /// Stop after this many rounds of this invocation (tests of resuming).
     pub stop_after: Option<u64>,
+    /// Stop at the first evaluation that meets this target (`design
+    /// --verify`: the rounds after it would not change the time to it).
+    pub stop_at: Option<Target>,
 }
 
 fn ck_err(path: &Path, e: impl std::fmt::Display) -> TrainError {
@@ -144,6 +147,10 @@ pub fn run(
     if records.is_empty() {
         records.push(trainer.evaluate(0.0));
     }
+    // The initial models may meet the target already (0 rounds to it).
+    let met_before = opts
+        .stop_at
+        .is_some_and(|t| records.last().is_some_and(|r| t.reached(r)));
     let start_round = trainer.round();
     let mut done_here = 0;
     // Consensus matrices depend on the round's overlay only (unless the
@@ -151,7 +158,7 @@ pub fn run(
     // round's) is computed once.
     let per_round = trainer.config().consensus.depends_on_round();
     let mut last: Option<(crate::overlay::Overlay, super::consensus::ConsensusMatrix)> = None;
-    while trainer.round() < opts.rounds {
+    while trainer.round() < opts.rounds && !met_before {
         if opts.stop_after.is_some_and(|s| done_here >= s) {
             break;
         }
@@ -170,8 +177,11 @@ pub fn run(
         wall = t.iter().copied().fold(wall, f64::max);
         last = Some(a);
         let r = trainer.round();
+        let mut met = false;
         if r.is_multiple_of(eval_every) || r == opts.rounds {
-            records.push(trainer.evaluate(wall));
+            let record = trainer.evaluate(wall);
+            met = opts.stop_at.is_some_and(|t| t.reached(&record));
+            records.push(record);
         }
         done_here += 1;
         progress(r, &records);
@@ -180,6 +190,9 @@ pub fn run(
             if r == opts.rounds || (every > 0 && r.is_multiple_of(every)) {
                 save(dir, trainer, &state(trainer, fingerprint, &records, opts))?;
             }
+        }
+        if met {
+            break;
         }
     }
     if let Some(dir) = &opts.dir {

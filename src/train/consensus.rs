@@ -47,7 +47,7 @@ pub enum ConsensusError {
         sum: f64,
     },
     /// A user matrix entry is negative or not a number.
-    #[error("consensus matrix entry ({row},{col}) = {value} is not a finite number >= 0")]
+    #[error("consensus matrix entry ({row},{col}) = {value}: expected a finite number, >= 0 off the diagonal")]
     Entry {
         /// Row.
         row: usize,
@@ -104,7 +104,10 @@ impl ConsensusMatrix {
         ConsensusMatrix { n, data }
     }
 
-    /// Rows of `rows` (checked: square, entries finite and >= 0, rows sum to 1 within 1e-6).
+    /// Rows of `rows` (checked: square, entries finite, off the diagonal
+    /// `>= 0`, rows sum to 1 within 1e-6). A diagonal entry may be negative:
+    /// MATCHA's `I - alpha L(k)` has `1 - alpha x degree < 0` on a round
+    /// where a silo has many active links (\[Wang19\]).
     pub fn from_rows(rows: Vec<Vec<f64>>) -> Result<Self, ConsensusError> {
         let n = rows.len();
         for (i, r) in rows.iter().enumerate() {
@@ -116,7 +119,7 @@ impl ConsensusMatrix {
                 });
             }
             for (j, &v) in r.iter().enumerate() {
-                if !v.is_finite() || v < 0.0 {
+                if !v.is_finite() || (v < 0.0 && i != j) {
                     return Err(ConsensusError::Entry {
                         row: i,
                         col: j,

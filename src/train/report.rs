@@ -99,7 +99,8 @@ pub enum Target {
 }
 
 impl Target {
-    fn reached(&self, r: &RoundRecord) -> bool {
+    /// True when round record `r` meets the target.
+    pub fn reached(&self, r: &RoundRecord) -> bool {
         match *self {
             Target::TestAccuracy(a) => r.test_acc.mean >= a,
             Target::TrainLoss(l) => r.train_loss.mean <= l,

@@ -206,7 +206,8 @@ pub fn with_data_labels(mut build: DCliquesBuild, data: &FederatedData) -> DCliq
 }
 
 /// Loads a federated dataset for `silos` silos: `synthetic` (LEAF
-/// Synthetic(1, 1)), `synthetic:ALPHA,BETA`, `mnist:DIR` or `cifar10:DIR`
+/// Synthetic(1, 1)), `synthetic:ALPHA,BETA`, `mnist:DIR`, `fashion-mnist[:DIR]`
+/// (default DIR: [`mnist::FASHION_MNIST_DIR`], Debian's package) or `cifar10:DIR`
 /// (split by `partition`, e.g. `shards:2`; `positions` are the silos'
 /// (lat, lon) for the geographic partition). Everything drawn from `seed`.
 ///
@@ -259,17 +260,28 @@ pub fn load_dataset(
             spec.sizes = sizes.map(|d| d.samples.clone());
             generate(&spec, silos, seed).map_err(|e| from_file(e.to_string()))
         }
-        "mnist" | "cifar10" | "cifar" => {
+        "mnist" | "fashion-mnist" | "cifar10" | "cifar" => {
+            // Fashion-MNIST defaults to where Debian's package puts it.
+            let arg = match (kind, arg) {
+                ("fashion-mnist", "") => mnist::FASHION_MNIST_DIR,
+                (_, a) => a,
+            };
             if arg.is_empty() {
                 return Err(bad(format!(
                     "dataset {kind}:DIR needs the directory of the data files"
                 )));
             }
             let dir = std::path::Path::new(arg);
-            let (train, test) = if kind == "mnist" {
-                mnist::load(dir)
-            } else {
-                cifar::load(dir)
+            let (train, test) = match kind {
+                "mnist" => mnist::load(dir),
+                "fashion-mnist" => mnist::load(dir).map_err(|e| {
+                    super::data::DataError::Invalid(format!(
+                        "{e} (Debian's package dataset-fashion-mnist installs Fashion-MNIST in {}: \
+                         scripts/fashion-mnist.sh)",
+                        mnist::FASHION_MNIST_DIR
+                    ))
+                }),
+                _ => cifar::load(dir),
             }
             .map_err(|e| bad(e.to_string()))?;
             train
@@ -291,7 +303,7 @@ pub fn load_dataset(
             })
         }
         other => Err(bad(format!(
-            "unknown dataset `{other}`; expected synthetic, mnist:DIR or cifar10:DIR"
+            "unknown dataset `{other}`; expected synthetic, mnist:DIR, fashion-mnist[:DIR] or cifar10:DIR"
         ))),
     }
 }

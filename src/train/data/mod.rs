@@ -169,6 +169,49 @@ impl FederatedData {
     }
 }
 
+impl FederatedData {
+    /// Label heterogeneity of the partition: the mean over silos of the
+    /// total-variation distance between the silo's label distribution and
+    /// the pooled one of all silos' examples, `(1/n) sum_i (1/2) sum_y
+    /// |p_i(y) - p(y)|`, in `[0, 1)`: 0 when every silo holds the same mix
+    /// (iid in expectation: a small positive value from sampling), 0.8 for
+    /// two balanced classes of ten per silo (the 2-shard partition), `1 -
+    /// 1/C` for one class per silo with `C` balanced classes.
+    pub fn label_heterogeneity(&self) -> f64 {
+        let classes = self.train.classes.max(1);
+        let label = |k: usize| (self.train.labels[k].max(0) as usize).min(classes - 1);
+        let mut pooled = vec![0.0f64; classes];
+        let mut total = 0.0;
+        for s in &self.silos {
+            for &k in s {
+                pooled[label(k)] += 1.0;
+                total += 1.0;
+            }
+        }
+        if total == 0.0 || self.silos.is_empty() {
+            return 0.0;
+        }
+        let sum: f64 = self
+            .silos
+            .iter()
+            .filter(|s| !s.is_empty())
+            .map(|s| {
+                let mut own = vec![0.0f64; classes];
+                for &k in s {
+                    own[label(k)] += 1.0;
+                }
+                let m = s.len() as f64;
+                0.5 * own
+                    .iter()
+                    .zip(&pooled)
+                    .map(|(a, b)| (a / m - b / total).abs())
+                    .sum::<f64>()
+            })
+            .sum();
+        sum / self.silos.len() as f64
+    }
+}
+
 /// Splits `data` into (train, test) with `test_fraction` of the examples
 /// (seeded shuffle).
 pub fn train_test_split(data: &Dataset, test_fraction: f64, seed: u64) -> (Dataset, Dataset) {
@@ -210,7 +253,44 @@ pub fn standardise(train: &mut Dataset, test: &mut Dataset) {
 
 #[cfg(test)]
 mod shape_tests {
-    use super::Dataset;
+    use super::{Dataset, FederatedData};
+
+    #[test]
+    fn label_heterogeneity_of_known_partitions() {
+        // Four silos, four balanced classes, 8 examples each class.
+        let labels: Vec<i64> = (0..32).map(|k| k % 4).collect();
+        let train = Dataset {
+            features: vec![0.0; 32],
+            labels,
+            dim: 1,
+            classes: 4,
+            image: None,
+        };
+        let data = |silos: Vec<Vec<usize>>| FederatedData {
+            name: "t".into(),
+            train: train.clone(),
+            test: train.clone(),
+            silos,
+        };
+        // Same mix everywhere: 0.
+        let iid: Vec<Vec<usize>> = (0..4).map(|i| (8 * i..8 * i + 8).collect()).collect();
+        assert!(data(iid).label_heterogeneity().abs() < 1e-12);
+        // One class per silo: 1 - 1/4.
+        let one: Vec<Vec<usize>> = (0..4)
+            .map(|c| (0..32).filter(|k| k % 4 == c).collect())
+            .collect();
+        assert!((data(one).label_heterogeneity() - 0.75).abs() < 1e-12);
+        // Two classes per silo, balanced: 1/2.
+        let two: Vec<Vec<usize>> = (0..4)
+            .map(|i| {
+                (0..32)
+                    .filter(|&k| k % 4 == i || k % 4 == (i + 1) % 4)
+                    .filter(|k| k / 16 == i % 2)
+                    .collect()
+            })
+            .collect();
+        assert!((data(two).label_heterogeneity() - 0.5).abs() < 1e-12);
+    }
 
     fn images(h: usize, w: usize) -> Dataset {
         Dataset {

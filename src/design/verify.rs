@@ -1,0 +1,565 @@
+//! Verifying a design by training (feature `train`): the candidates of
+//! [`super::search::design_candidates`] are trained on the network they
+//! were designed for, from the very files they are exported to.
+//!
+//! [`verify`] takes a training [`Session`]: its underlay, delay model
+//! (access and core capacities, silo and link files, workload) and build
+//! options are the design's, so every training run is timed on the
+//! designed network and builds D-Cliques from the data's labels
+//! ([`crate::train::session::with_data_labels`]). Steps:
+//!
+//! 1. **Probes**: `probes` candidates spread over the mixing times train
+//!    `probe_rounds` rounds; each run either reaches the target or is
+//!    censored ("not reached within R rounds", a lower bound);
+//! 2. **Calibration** ([`super::calibrate::calibrate`]): the rounds
+//!    predictor is fitted to both and the candidates re-ranked;
+//! 3. **Full runs**: the `top` candidates of the new ranking train
+//!    `rounds` rounds (a probe that already reached the target is not run
+//!    again: the same seed trains the same rounds);
+//! 4. the measured winner, and the candidates tied with it within an
+//!    evaluation step ([`super::calibrate::measured_winner`]).
+//!
+//! Accuracy is evaluated every `eval_every` rounds (default 1: every
+//! round, so that no evaluation step hides a lead); a run stops at the
+//! first evaluation that meets the target. Every run's features (mixing
+//! time, rounds to exact consensus, effective number of neighbours, static
+//! or time-varying, label heterogeneity of the partition, evaluation step)
+//! are written next to its measured rounds in `DIR/runs.csv`
+//! ([`RunFeatures`]): the data a better rounds predictor is fitted on.
+
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+
+use super::calibrate::{calibrate, measured_winner, Calibration, MeasuredRun, MeasuredWinner};
+use super::export::{export_candidate, ExportError};
+use super::search::{Candidate, CandidateOverlay, RoundsPredictor};
+use crate::overlay::build::OverlayKind;
+use crate::overlay::file::OverlayPath;
+use crate::train::checkpoint::RunOptions;
+use crate::train::consensus::ConsensusRule;
+use crate::train::report::{
+    render_summary_csv, summarize, write_atomic, RoundRecord, SummaryRow, Target,
+};
+use crate::train::session::Session;
+use crate::train::trainer::TrainError;
+
+/// Settings of [`verify`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct VerifyOptions {
+    /// Probe candidates (>= 1), spread over the finite mixing times.
+    pub probes: usize,
+    /// Rounds of each probe run (>= 1).
+    pub probe_rounds: u64,
+    /// Candidates trained in full after calibration (>= 1).
+    pub top: usize,
+    /// Rounds of each full run (>= 1).
+    pub rounds: u64,
+    /// Evaluate every this many rounds (>= 1; 1 in `design --verify`).
+    pub eval_every: u64,
+    /// The target the candidates race to.
+    pub target: Target,
+    /// Output directory: `overlays/` (the trained files), `probes/` and
+    /// `verify/` (one run directory per candidate, `summary.csv`), `runs.csv`.
+    pub dir: PathBuf,
+}
+
+/// Which step of [`verify`] a run belongs to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Phase {
+    /// A short calibration run.
+    Probe,
+    /// A full run of a top candidate.
+    Full,
+}
+
+impl Phase {
+    /// `probe` or `full`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Phase::Probe => "probe",
+            Phase::Full => "full",
+        }
+    }
+}
+
+/// Progress of [`verify`], for a progress display.
+#[derive(Debug, Clone, Copy)]
+pub enum Progress<'a> {
+    /// A run starts.
+    Start {
+        /// Probe or full run.
+        phase: Phase,
+        /// The candidate's name.
+        candidate: &'a str,
+        /// Rounds it trains at most.
+        rounds: u64,
+    },
+    /// A round ended (`record`: the last evaluation).
+    Round {
+        /// Rounds done.
+        round: u64,
+        /// The latest evaluation.
+        record: Option<&'a RoundRecord>,
+    },
+    /// The run ended.
+    End,
+}
+
+/// One training run's features next to its measured outcome: a row of
+/// `runs.csv`, what a rounds predictor is fitted on.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RunFeatures {
+    /// Underlay name.
+    pub underlay: String,
+    /// Number of silos.
+    pub silos: usize,
+    /// `probe` or `full`.
+    pub phase: Phase,
+    /// Candidate name.
+    pub candidate: String,
+    /// Names merged into it, `; `-separated.
+    pub same_as: String,
+    /// Consensus weights.
+    pub weights: String,
+    /// Arcs of its first round.
+    pub arcs: usize,
+    /// Exact max-plus cycle time (schedules: their exact rate), ms.
+    pub cycle_time_ms: f64,
+    /// Per-round spectral gap `1 - SLEM`.
+    pub spectral_gap: f64,
+    /// Spectral mixing time `1 / (1 - SLEM)`, rounds (infinite: does not mix).
+    pub spectral_mixing_time: f64,
+    /// Rounds to exact consensus, when finite within the rounds examined.
+    pub exact_rounds: Option<usize>,
+    /// The mixing time the predictor uses: `exact_rounds` when finite, else
+    /// the spectral one.
+    pub mixing_time: f64,
+    /// Effective number of neighbours (\[Vogels22\]).
+    pub effective_neighbours: f64,
+    /// True for a schedule that changes every round.
+    pub time_varying: bool,
+    /// Dataset name.
+    pub dataset: String,
+    /// Partition of the data among silos.
+    pub partition: String,
+    /// Label heterogeneity of the partition
+    /// ([`crate::train::data::FederatedData::label_heterogeneity`]).
+    pub label_heterogeneity: f64,
+    /// Model.
+    pub model: String,
+    /// Learning rate.
+    pub lr: f64,
+    /// Mini-batch size per silo and step.
+    pub batch_size: usize,
+    /// Local steps per round.
+    pub local_steps: u32,
+    /// Seed of data, initialisation and batches.
+    pub seed: u64,
+    /// Evaluation step, rounds.
+    pub eval_every: u64,
+    /// The target (`test_acc>=0.8`).
+    pub target: String,
+    /// Rounds the run could train (its budget).
+    pub rounds_budget: u64,
+    /// True when the target was reached within the budget.
+    pub reached: bool,
+    /// Rounds to the target (empty: not reached within `rounds_budget`, a
+    /// censored observation).
+    pub rounds_to_target: Option<u64>,
+    /// Wall-clock time to the target, ms (empty: not reached).
+    pub time_to_target_ms: Option<f64>,
+    /// Measured mean round duration, ms.
+    pub ms_per_round: f64,
+    /// Rounds predicted before this run (the proxy for probes, the
+    /// calibrated predictor for full runs).
+    pub predicted_rounds: f64,
+}
+
+/// What [`verify`] did and found.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Verification {
+    /// The probe fit.
+    pub calibration: Calibration,
+    /// Every run's features and outcome, in the order run (also in
+    /// `DIR/runs.csv`).
+    pub runs: Vec<RunFeatures>,
+    /// Names of the candidates trained in full (or measured by a probe
+    /// that reached the target).
+    pub verified: Vec<String>,
+    /// RMS relative error of the predicted against the measured rounds of
+    /// the verified candidates that were not probes and reached the target
+    /// (out of sample), with their number.
+    pub out_of_sample: Option<(f64, usize)>,
+    /// The measured winner (indices into the candidates, final order).
+    pub winner: Option<MeasuredWinner>,
+    /// Warnings (a run whose round duration differs from the designed
+    /// cycle time).
+    pub notes: Vec<String>,
+}
+
+/// Why verification failed.
+#[derive(Debug, thiserror::Error)]
+pub enum VerifyError {
+    /// Bad options.
+    #[error("verify: {0}")]
+    Options(String),
+    /// A candidate could not be exported.
+    #[error(transparent)]
+    Export(#[from] ExportError),
+    /// A training run failed.
+    #[error("verify: training {candidate}")]
+    Train {
+        /// The candidate.
+        candidate: String,
+        /// The cause.
+        source: TrainError,
+    },
+    /// Calibration failed.
+    #[error(transparent)]
+    Calibrate(#[from] super::calibrate::CalibrateError),
+    /// An output could not be written.
+    #[error("writing {path}: {source}")]
+    Io {
+        /// The file or directory.
+        path: String,
+        /// The cause.
+        source: std::io::Error,
+    },
+}
+
+fn io(path: &Path) -> impl FnOnce(std::io::Error) -> VerifyError + '_ {
+    move |source| VerifyError::Io {
+        path: path.display().to_string(),
+        source,
+    }
+}
+
+/// Candidates for probe runs: `k` spread evenly over the finite mixing
+/// times (indices into `candidates`).
+pub fn probe_indices(candidates: &[Candidate], k: usize) -> Vec<usize> {
+    let mut finite: Vec<usize> = (0..candidates.len())
+        .filter(|&i| candidates[i].mixing_time.is_finite())
+        .collect();
+    finite.sort_by(|&x, &y| {
+        candidates[x]
+            .mixing_time
+            .total_cmp(&candidates[y].mixing_time)
+            .then(x.cmp(&y))
+    });
+    if finite.len() <= k {
+        return finite;
+    }
+    let mut out: Vec<usize> = (0..k)
+        .map(|j| finite[j * (finite.len() - 1) / (k - 1).max(1)])
+        .collect();
+    out.dedup();
+    out
+}
+
+/// Checks the options against the session before any training.
+fn check(session: &Session, options: &VerifyOptions, n: usize) -> Result<(), VerifyError> {
+    let bad = |m: &str| Err(VerifyError::Options(m.to_string()));
+    if n == 0 {
+        return bad("no candidate to verify");
+    }
+    if options.probes == 0 || options.top == 0 {
+        return bad("expected at least one probe and one top candidate");
+    }
+    if options.probe_rounds == 0 || options.rounds == 0 || options.eval_every == 0 {
+        return bad("probe rounds, rounds and the evaluation step must be at least 1");
+    }
+    if session.config.consensus != ConsensusRule::Auto {
+        return bad(
+            "the design ranks every candidate by the mixing of its own consensus weights \
+             (consensus `auto`); verification trains them with those weights, so give no \
+             other consensus rule",
+        );
+    }
+    Ok(())
+}
+
+/// Trains `candidates` on `session` (probes, calibration of `predictor`,
+/// full runs of the new top), records the measured rounds and times (or
+/// the rounds tried) on them, exports every trained candidate under
+/// `DIR/overlays/` (its [`Candidate::file`]) and writes `DIR/runs.csv`.
+/// `candidates` must come from [`super::search::design_candidates`] on the
+/// session's underlay, delay model and build options; they end sorted by
+/// the calibrated prediction.
+///
+/// # Errors
+/// Bad options, a consensus rule other than `auto`, a candidate that
+/// cannot be exported or trained, an output that cannot be written.
+pub fn verify(
+    session: &Session,
+    candidates: &mut [Candidate],
+    predictor: &mut RoundsPredictor,
+    options: &VerifyOptions,
+    mut progress: impl FnMut(Progress<'_>),
+) -> Result<Verification, VerifyError> {
+    check(session, options, candidates.len())?;
+    let dir = &options.dir;
+    std::fs::create_dir_all(dir).map_err(io(dir))?;
+    let mut runs: Vec<RunFeatures> = Vec::new();
+    let mut notes = Vec::new();
+    let heterogeneity = session.data.label_heterogeneity();
+
+    // 1. Probes.
+    let probe_names: Vec<String> = probe_indices(candidates, options.probes)
+        .into_iter()
+        .map(|i| candidates[i].name.clone())
+        .collect();
+    let mut measured = Vec::new();
+    let mut probe_rows = Vec::new();
+    for name in &probe_names {
+        let k = index_of(candidates, name);
+        let (row, features) = train_one(
+            session,
+            &mut candidates[k],
+            Phase::Probe,
+            options.probe_rounds,
+            options,
+            heterogeneity,
+            &mut progress,
+            &mut notes,
+        )?;
+        measured.push(MeasuredRun {
+            overlay: name.clone(),
+            rounds: Some(options.probe_rounds),
+            rounds_to_target: row.rounds_to_target.map(|r| r as f64),
+            time_to_target_ms: row.time_to_target_ms,
+            ms_per_round: (row.ms_per_round > 0.0).then_some(row.ms_per_round),
+        });
+        probe_rows.push(row);
+        runs.push(features);
+    }
+    write_summary(&dir.join("probes"), &probe_rows, options.target)?;
+
+    // 2. Calibration on the probes, reached and censored.
+    let calibration = calibrate(candidates, predictor, &measured, "verify probes")?;
+
+    // 3. Full runs of the new top (a probe that reached the target is its
+    // own full run: the same seed trains the same rounds).
+    let top: Vec<String> = candidates
+        .iter()
+        .take(options.top)
+        .map(|c| c.name.clone())
+        .collect();
+    let mut full_rows = Vec::new();
+    let mut out_of_sample = Vec::new();
+    for name in &top {
+        let k = index_of(candidates, name);
+        if probe_names.contains(name) && candidates[k].measured_rounds.is_some() {
+            continue;
+        }
+        let predicted = candidates[k].predicted_rounds;
+        let (row, features) = train_one(
+            session,
+            &mut candidates[k],
+            Phase::Full,
+            options.rounds,
+            options,
+            heterogeneity,
+            &mut progress,
+            &mut notes,
+        )?;
+        if let (Some(r), false) = (row.rounds_to_target, probe_names.contains(name)) {
+            out_of_sample.push((predicted, r as f64));
+        }
+        full_rows.push(row);
+        runs.push(features);
+    }
+    write_summary(&dir.join("verify"), &full_rows, options.target)?;
+    let path = dir.join("runs.csv");
+    write_atomic(&path, &runs_csv(&runs).map_err(io(&path))?).map_err(io(&path))?;
+    let out_of_sample = (!out_of_sample.is_empty()).then(|| {
+        let e = out_of_sample
+            .iter()
+            .map(|(p, m)| ((p - m) / m.max(1.0)).powi(2))
+            .sum::<f64>()
+            / out_of_sample.len() as f64;
+        (e.sqrt(), out_of_sample.len())
+    });
+    Ok(Verification {
+        calibration,
+        runs,
+        verified: top,
+        out_of_sample,
+        winner: measured_winner(candidates, options.eval_every),
+        notes,
+    })
+}
+
+fn index_of(candidates: &[Candidate], name: &str) -> usize {
+    candidates
+        .iter()
+        .position(|c| c.name == name)
+        .unwrap_or_default()
+}
+
+/// Exports `c` and trains it from its file (a Clique Averaging candidate,
+/// which has no file form, by its kind) for at most `rounds` rounds,
+/// stopping at the target; records the outcome on `c`.
+#[allow(clippy::too_many_arguments)]
+fn train_one(
+    session: &Session,
+    c: &mut Candidate,
+    phase: Phase,
+    rounds: u64,
+    options: &VerifyOptions,
+    heterogeneity: f64,
+    progress: &mut impl FnMut(Progress<'_>),
+    notes: &mut Vec<String>,
+) -> Result<(SummaryRow, RunFeatures), VerifyError> {
+    let overlays = options.dir.join("overlays");
+    let kind = match export_candidate(
+        &overlays,
+        c,
+        session.underlay,
+        session.model,
+        session.options,
+    ) {
+        Ok(path) => {
+            let text = path.display().to_string();
+            c.file = Some(text.clone());
+            OverlayKind::File(OverlayPath::new(&text))
+        }
+        Err(ExportError::CliqueAveraging { .. }) => match &c.overlay {
+            CandidateOverlay::Kind(k) => *k,
+            CandidateOverlay::Static { .. } => {
+                return Err(VerifyError::Options(format!(
+                    "{}: no file form and no kind to train",
+                    c.name
+                )))
+            }
+        },
+        Err(e) => return Err(e.into()),
+    };
+    let stem = super::calibrate::candidate_stem(&c.name);
+    let run_dir = options.dir.join(phase_dir(phase)).join(&stem);
+    if run_dir.exists() {
+        std::fs::remove_dir_all(&run_dir).map_err(io(&run_dir))?;
+    }
+    progress(Progress::Start {
+        phase,
+        candidate: &c.name,
+        rounds,
+    });
+    let opts = RunOptions {
+        rounds,
+        eval_every: options.eval_every,
+        checkpoint_every: 0,
+        dir: Some(run_dir),
+        stop_after: None,
+        stop_at: Some(options.target),
+    };
+    let records = session
+        .train(kind, &opts, |r, recs| {
+            progress(Progress::Round {
+                round: r,
+                record: recs.last(),
+            })
+        })
+        .map_err(|source| VerifyError::Train {
+            candidate: c.name.clone(),
+            source,
+        })?;
+    progress(Progress::End);
+    let row = summarize(&[(c.name.clone(), records)], Some(options.target), None)
+        .pop()
+        .ok_or_else(|| VerifyError::Options(format!("{}: no round was trained", c.name)))?;
+    let predicted = c.predicted_rounds;
+    c.measured_rounds = row.rounds_to_target.map(|r| r as f64);
+    c.measured_time_ms = row.time_to_target_ms;
+    c.rounds_tried = Some(rounds);
+    // The run is timed on the designed network: its rounds last the
+    // designed cycle time (MATCHA's is an estimate over sampled rounds).
+    // Checked on runs long enough for the max-plus transient to fade.
+    let rel = (row.ms_per_round - c.cycle_time_ms).abs() / c.cycle_time_ms.max(1e-9);
+    if row.rounds >= 100 && rel > 0.05 && !c.weights.starts_with("matcha") {
+        notes.push(format!(
+            "{}: the {} run's {:.1} ms per round differs from the designed {:.1} ms",
+            c.name,
+            phase.name(),
+            row.ms_per_round,
+            c.cycle_time_ms
+        ));
+    }
+    let cfg = session.config;
+    let features = RunFeatures {
+        underlay: session.underlay.name.clone(),
+        silos: session.model.silo_count(),
+        phase,
+        candidate: c.name.clone(),
+        same_as: c.same_as.join("; "),
+        weights: c.weights.clone(),
+        arcs: c.arcs,
+        cycle_time_ms: c.cycle_time_ms,
+        spectral_gap: c.spectral_gap,
+        spectral_mixing_time: super::search::mixing_time(1.0 - c.spectral_gap),
+        exact_rounds: c.exact_rounds,
+        mixing_time: c.mixing_time,
+        effective_neighbours: c.effective_neighbours,
+        time_varying: c.time_varying,
+        dataset: session.data.name.clone(),
+        partition: session.partition.to_string(),
+        label_heterogeneity: heterogeneity,
+        model: cfg.model.name(),
+        lr: cfg.lr,
+        batch_size: cfg.batch_size,
+        local_steps: cfg.local_steps,
+        seed: cfg.seed,
+        eval_every: options.eval_every,
+        target: options.target.label(),
+        rounds_budget: rounds,
+        reached: row.rounds_to_target.is_some(),
+        rounds_to_target: row.rounds_to_target,
+        time_to_target_ms: row.time_to_target_ms,
+        ms_per_round: row.ms_per_round,
+        predicted_rounds: predicted,
+    };
+    Ok((row, features))
+}
+
+/// The rows as CSV (one header, a row per run).
+fn runs_csv(runs: &[RunFeatures]) -> std::io::Result<Vec<u8>> {
+    let mut w = csv::Writer::from_writer(Vec::new());
+    for r in runs {
+        w.serialize(r).map_err(std::io::Error::other)?;
+    }
+    w.into_inner()
+        .map_err(|e| std::io::Error::other(e.to_string()))
+}
+
+fn phase_dir(phase: Phase) -> &'static str {
+    match phase {
+        Phase::Probe => "probes",
+        Phase::Full => "verify",
+    }
+}
+
+/// `DIR/summary.csv` of the runs of one phase (the `fedtopo train` format,
+/// readable by `design --calibrate`).
+/// Speed-ups are against STAR when it ran, else the first run, as `train`'s.
+fn write_summary(dir: &Path, rows: &[SummaryRow], target: Target) -> Result<(), VerifyError> {
+    std::fs::create_dir_all(dir).map_err(io(dir))?;
+    let base = rows
+        .iter()
+        .find(|r| r.overlay == "star")
+        .or(rows.first())
+        .and_then(|r| r.time_to_target_ms);
+    let rows: Vec<SummaryRow> = rows
+        .iter()
+        .map(|r| SummaryRow {
+            speedup: match (base, r.time_to_target_ms) {
+                (Some(b), Some(t)) if t > 0.0 => Some(b / t),
+                _ => None,
+            },
+            ..r.clone()
+        })
+        .collect();
+    let rows = rows.as_slice();
+    let path = dir.join("summary.csv");
+    write_atomic(&path, render_summary_csv(rows, Some(target)).as_bytes()).map_err(io(&path))
+}
