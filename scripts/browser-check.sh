@@ -11,8 +11,7 @@
 #   --keep: keep the scratch directory (reports and screenshots) and print it.
 # Installs the `chromium` package with apt-get when it is missing (as root,
 # on Debian; measured cold: ~100 s for 155 MB, 115 packages). The `run`
-# report needs the paper underlays ($FEDTOPO_SHARED or ../shared) and is
-# skipped, saying so, without them.
+# report uses the paper underlays shipped in underlays/paper/.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -64,14 +63,10 @@ pages+=("$SCRATCH/compare/report.html")
 pages+=("$SCRATCH/simulate/report.html")
 "$BIN" design aws-gaia --report "$SCRATCH/design" >/dev/null 2>&1
 pages+=("$SCRATCH/design/report.html")
-SHARED=${FEDTOPO_SHARED:-$ROOT/../shared}
-if [ -d "$SHARED/underlays/paper" ]; then
-  FEDTOPO_SHARED="$(cd "$SHARED" && pwd)" "$BIN" run experiments/fig3-access-sweep/experiment.toml \
-    --out "$SCRATCH/run-out" --report "$SCRATCH/run" >/dev/null 2>&1
-  no_map+=(--no-map "$SCRATCH/run/report.html")
-else
-  echo "skip: the run report ($SHARED/underlays/paper not found)"
-fi
+# The paper underlays ship in underlays/paper/: the run report needs nothing else.
+"$BIN" run experiments/fig3-access-sweep/experiment.toml \
+  --out "$SCRATCH/run-out" --report "$SCRATCH/run" >/dev/null 2>&1
+no_map+=(--no-map "$SCRATCH/run/report.html")
 
 # The run report has no map (an experiment spans many underlays): it is
 # checked for console errors and requests only.

@@ -50,11 +50,9 @@ def cli():
 
 
 def paper_underlays() -> list[str]:
-    """The paper's underlays under $FEDTOPO_SHARED (empty when unset)."""
-    shared = os.environ.get("FEDTOPO_SHARED")
-    if not shared:
-        return []
-    d = Path(shared) / "underlays" / "paper"
+    """The throughput paper's eight underlays, shipped in the repository
+    (underlays/paper/, re-exported with their source noted)."""
+    d = Path(__file__).resolve().parents[2] / "underlays" / "paper"
     return sorted(str(p) for p in d.glob("*.gml"))
 
 

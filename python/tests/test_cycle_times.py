@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import os
-
 import pytest
 
 import fedtopo
@@ -34,11 +32,8 @@ def test_compare_equals_cli(cli, underlay):
         assert len(o.arcs) == theirs["arcs"]
 
 
-def test_paper_underlays_present_in_ci():
-    if os.environ.get("FEDTOPO_REQUIRE_SHARED") == "1":
-        assert paper_underlays(), "FEDTOPO_SHARED has no underlays/paper/*.gml"
-    elif not paper_underlays():
-        pytest.skip("FEDTOPO_SHARED not set: paper underlays not checked")
+def test_paper_underlays_ship_with_the_repository():
+    assert len(paper_underlays()) == 8, "underlays/paper/ should hold the paper's eight underlays"
 
 
 @pytest.mark.parametrize(
