@@ -123,7 +123,7 @@ fn bad_input_is_a_clear_error_not_a_panic() {
         (&["--failures", "node:1.5"], "1.5"),
         (&["--target-acc", "1.5"], "--target-acc"),
         (&["--target-acc", "abc"], "--target-acc"),
-        (&["--lr=-1"], "learning rate"),
+        (&["--lr=-1"], "--lr"),
     ];
     for (extra, want) in cases {
         let o = train(&d, 2, "flow", extra);

@@ -477,7 +477,10 @@ fn negative_values_of_unit_options_name_the_option() {
         ("--default-length-km", "expected a finite length >= 0"),
         ("--budget", "expected a communication budget in [0.001, 1]"),
         ("--seed", "expected a whole number >= 0"),
-        ("--matcha-rounds", "expected a whole number in 1..=1000000"),
+        (
+            "--matcha-rounds",
+            "expected a whole number of rounds from 1 to 1000000",
+        ),
     ] {
         let line = refused(&["compare", "aws-gaia", opt, "-1"], &[opt, expect]);
         assert!(!line.contains("-- -1"), "{line}");

@@ -66,12 +66,18 @@ pub enum CalibrateError {
         column: &'static str,
     },
     /// A measured value is not usable.
-    #[error("{source_name}{}: {message}", line.map_or(String::new(), |l| format!(":{l}")))]
+    #[error(
+        "{source_name}{}{}: {message}",
+        line.map_or(String::new(), |l| format!(":{l}")),
+        column.map_or(String::new(), |c| format!(":{c}"))
+    )]
     Invalid {
         /// The file, or what produced the runs.
         source_name: String,
         /// The line of the file (1-based, header = 1), when from a file.
         line: Option<usize>,
+        /// The column (1-based), when one cell is at fault.
+        column: Option<usize>,
         /// What is wrong, naming the overlay and the value.
         message: String,
     },
@@ -162,6 +168,7 @@ pub fn parse_summary(text: &str, source_name: &str) -> Result<Vec<MeasuredRun>, 
     crate::csv_file::Columns::unique(&h).map_err(|message| CalibrateError::Invalid {
         source_name: source_name.to_string(),
         line: Some(1),
+        column: None,
         message,
     })?;
     let col = |name: &'static str| {
@@ -180,22 +187,28 @@ pub fn parse_summary(text: &str, source_name: &str) -> Result<Vec<MeasuredRun>, 
     let rounds = col("rounds").ok();
     let per_round = col("ms_per_round").ok();
     let mut runs = Vec::new();
+    let mut lines = Vec::new();
     for (k, rec) in r.records().enumerate() {
         let line = k + 2;
         let rec = rec.map_err(csv_err)?;
         let invalid = |message: String| CalibrateError::Invalid {
             source_name: source_name.to_string(),
             line: Some(line),
+            column: None,
             message,
         };
+        // Every measured cell: empty (not reached), or a finite number
+        // >= 0; the error names line, column and the column's name.
         let num = |i: Option<usize>, column: &str| -> Result<Option<f64>, CalibrateError> {
-            let t = i.and_then(|i| rec.get(i)).unwrap_or("").trim();
-            if t.is_empty() {
-                return Ok(None);
-            }
-            t.parse::<f64>()
-                .map(Some)
-                .map_err(|_| invalid(format!("{column} `{t}` is not a number")))
+            let Some(i) = i else { return Ok(None) };
+            super::calibration::measured_value(rec.get(i).unwrap_or("")).map_err(|e| {
+                CalibrateError::Invalid {
+                    source_name: source_name.to_string(),
+                    line: Some(line),
+                    column: Some(i + 1),
+                    message: format!("column `{column}`: {e}"),
+                }
+            })
         };
         let trained = match num(rounds, "rounds")? {
             None => None,
@@ -208,6 +221,7 @@ pub fn parse_summary(text: &str, source_name: &str) -> Result<Vec<MeasuredRun>, 
                 )))
             }
         };
+        lines.push(line as u64);
         runs.push(MeasuredRun {
             overlay: rec.get(o).unwrap_or("").to_string(),
             rounds: trained,
@@ -216,9 +230,25 @@ pub fn parse_summary(text: &str, source_name: &str) -> Result<Vec<MeasuredRun>, 
             ms_per_round: num(per_round, "ms_per_round")?,
         });
     }
+    if let Some((name, first, second)) = super::calibration::first_duplicate(
+        runs.iter()
+            .map(|m| m.overlay.as_str())
+            .zip(lines.iter().copied()),
+    ) {
+        return Err(CalibrateError::Invalid {
+            source_name: source_name.to_string(),
+            line: Some(second as usize),
+            column: Some(o + 1),
+            message: format!(
+                "overlay `{name}` is measured twice (lines {first} and {second}): give one row \
+                 per overlay"
+            ),
+        });
+    }
     validate_runs(&runs).map_err(|(i, message)| CalibrateError::Invalid {
         source_name: source_name.to_string(),
-        line: Some(i + 2),
+        line: lines.get(i).map(|&l| l as usize),
+        column: None,
         message,
     })?;
     Ok(runs)
@@ -315,6 +345,7 @@ pub fn calibrate(
     validate_runs(runs).map_err(|(i, message)| CalibrateError::Invalid {
         source_name: format!("{source_name}, run {}", i + 1),
         line: None,
+        column: None,
         message,
     })?;
     let (measured, unmatched) = record_runs(candidates, runs);
@@ -595,7 +626,7 @@ mod tests {
             ),
             (
                 "overlay,rounds_to_target,time_to_target_ms\nring,-3,1\n",
-                "expected a number >= 0",
+                "s.csv:2:2: column `rounds_to_target`: `-3` is negative",
             ),
             (
                 "overlay,rounds_to_target,time_to_target_ms\nring,2,1\nring,3,1\n",
