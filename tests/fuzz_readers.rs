@@ -401,7 +401,11 @@ fn read_overlay(bytes: Vec<u8>, ext: &'static str) {
             routers: (0..u.node_count()).collect(),
         };
         let n = u.node_count();
-        match file::read(&path, &names) {
+        // One file per case (a fresh thread each): removed once read, so
+        // 20,000 cases leave nothing behind in the temp directory.
+        let read = file::read(&path, &names);
+        let _ = std::fs::remove_file(&path);
+        match read {
             Ok(FileOverlay::Static { overlay, weights }) => {
                 assert!(overlay.arcs().iter().all(|&(i, j)| i < n && j < n));
                 check_stochastic(weights.as_deref().unwrap_or(&[]));
