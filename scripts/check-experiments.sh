@@ -6,7 +6,7 @@
 # is reused) and compares what they write with the committed files:
 #   * experiment files (`fedtopo run experiments/X/experiment.toml --out DIR`):
 #     results.csv, results.md, summary.csv;
-#   * experiment programs (`cargo run --example multigraph -- --out DIR`):
+#   * experiment programs (`cargo run --example multigraph|placement -- --out DIR`):
 #     results.csv, summary.csv;
 #   * `fedtopo reproduce dcliques-table`: edges.csv, skew.csv, results.md;
 #   * `fedtopo tornado clustering|time|learn` (reference learner): the
@@ -161,6 +161,11 @@ cargo build --profile "$PROFILE" --locked --quiet --example multigraph
 timed "example multigraph" "$EXAMPLES/multigraph" --out "$SCRATCH/multigraph"
 for f in results.csv summary.csv; do
   same "experiments/multigraph/$f" "$SCRATCH/multigraph/$f"
+done
+cargo build --profile "$PROFILE" --locked --quiet --example placement
+timed "example placement" "$EXAMPLES/placement" --out "$SCRATCH/placement"
+for f in results.csv results.md; do
+  same "experiments/placement/$f" "$SCRATCH/placement/$f"
 done
 
 # 3. reproduction commands

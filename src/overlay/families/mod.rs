@@ -11,8 +11,10 @@
 //! node order matters (a node talks most to the next ones). [`build`]
 //! places node `p` on the `p`-th silo of the `ring-opt` tour by default
 //! ([`FamilyOrder::RingOpt`]: the families' shortest hops, `i -> i + 1`,
-//! are then the arcs of the best directed ring found), or on silo `p`
-//! ([`FamilyOrder::Identity`], `order=identity`).
+//! are then the arcs of the best directed ring found), on silo `p`
+//! ([`FamilyOrder::Identity`], `order=identity`), or on the order a local
+//! search finds from the `ring-opt` tour for the family's exact cycle time
+//! ([`FamilyOrder::Search`], `order=search`, [`placement`]).
 //!
 //! `exp` is one static overlay; its consensus weights `1 / (tau + 1)` are
 //! exactly what the `local-degree` rule gives a circulant graph, so it
@@ -24,6 +26,7 @@ pub mod base_graph;
 pub mod equitopo;
 pub mod exponential;
 pub mod multigraph;
+pub mod placement;
 pub mod spec;
 #[cfg(test)]
 mod tests;
@@ -69,6 +72,14 @@ pub enum FamilyError {
         k: usize,
         /// Silos of the network.
         silos: usize,
+    },
+    /// The placement search could not time a candidate order.
+    #[error("`{overlay}`: placement search: {message}")]
+    Placement {
+        /// Overlay name.
+        overlay: String,
+        /// The timing error.
+        message: String,
     },
 }
 
@@ -116,12 +127,36 @@ pub fn abstract_matrices(family: Family, n: usize, seed: u64) -> Vec<Matrix> {
     }
 }
 
-/// The silo of every abstract node under `order`: `order[p]` hosts node `p`.
-pub fn node_order(order: FamilyOrder, model: &DelayModel, search: &RingSearch) -> Vec<usize> {
-    match order {
+/// The silo of every abstract node under `spec`'s order: `order[p]` hosts
+/// node `p` (`order=search`: [`placement::search_order`] from the
+/// `ring-opt` tour, its moves drawn from `seed`).
+///
+/// # Errors
+/// [`FamilyError::Placement`] when the search cannot time an order.
+pub fn node_order(
+    spec: FamilySpec,
+    model: &DelayModel,
+    search: &RingSearch,
+    seed: u64,
+) -> Result<Vec<usize>, FamilyError> {
+    Ok(match spec.order {
         FamilyOrder::RingOpt => ring_opt_tour(model, search),
         FamilyOrder::Identity => (0..model.silo_count()).collect(),
-    }
+        FamilyOrder::Search => {
+            placement::search_order(
+                spec,
+                model,
+                ring_opt_tour(model, search),
+                seed,
+                &placement::PlacementOptions::default(),
+            )
+            .map_err(|e| FamilyError::Placement {
+                overlay: spec.to_string(),
+                message: e.to_string(),
+            })?
+            .order
+        }
+    })
 }
 
 /// `w` with node `p` moved to silo `order[p]`, and its arcs `(j, i)` (silo
@@ -177,7 +212,7 @@ pub fn build(
             overlay: spec.to_string(),
         });
     }
-    let order = node_order(spec.order, model, search);
+    let order = node_order(spec, model, search, seed)?;
     Ok(place(spec, &order, seed))
 }
 

@@ -1,6 +1,6 @@
 //! The names of the topology families: `exp`, `exp-1peer`, `base:k=K`,
 //! `d-equistatic[:m=M,seed=S]`, `od-equidyn[:eta=E,seed=S,rounds=R]`, each
-//! with an optional `order=ring-opt|identity` (`exp:order=identity`,
+//! with an optional `order=ring-opt|identity|search` (`exp:order=identity`,
 //! `base:k=2,order=identity`), and
 //! `multigraph[:base=ring|ring-opt|mst|delta-mbst|star,t_max=T,weak=idle|background]`
 //! (built on its base overlay, no order).
@@ -72,6 +72,10 @@ pub enum FamilyOrder {
     RingOpt,
     /// Node `p` is silo `p` (the underlay's order).
     Identity,
+    /// The order found by a local search from the `ring-opt` tour for the
+    /// family's exact cycle time on the network
+    /// ([`super::placement::search_order`]): never slower than `ring-opt`.
+    Search,
 }
 
 impl FamilyOrder {
@@ -80,6 +84,7 @@ impl FamilyOrder {
         match self {
             FamilyOrder::RingOpt => "ring-opt",
             FamilyOrder::Identity => "identity",
+            FamilyOrder::Search => "search",
         }
     }
 }
@@ -98,7 +103,7 @@ pub struct FamilySpec {
 #[error(
     "overlay `{spec}`: {reason}; expected exp, exp-1peer, base:k=K (K >= 1), \
      d-equistatic[:m=M,seed=S] or od-equidyn[:eta=E,seed=S,rounds=R], optionally with \
-     order=ring-opt|identity (e.g. exp:order=identity, base:k=2,order=identity), or \
+     order=ring-opt|identity|search (e.g. exp:order=identity, base:k=2,order=identity), or \
      multigraph[:base=ring|ring-opt|mst|delta-mbst|star,t_max=T (1..=10),weak=idle|background]"
 )]
 pub struct FamilySpecError {
@@ -250,6 +255,7 @@ impl FromStr for FamilySpec {
                     order = match value {
                         "ring-opt" | "ringopt" | "ring" => FamilyOrder::RingOpt,
                         "identity" | "id" | "index" => FamilyOrder::Identity,
+                        "search" => FamilyOrder::Search,
                         other => return Err(err(format!("unknown order `{other}`"))),
                     };
                 }
