@@ -37,6 +37,7 @@
 use super::{compute_floor, degrees, edge_value, TreeDelays};
 use crate::overlay::algo::Edge;
 use crate::units::Ms;
+use std::cell::OnceCell;
 use std::collections::BTreeSet;
 
 /// A tree with its adjacency and degrees.
@@ -138,6 +139,90 @@ impl Tree {
     }
 }
 
+/// The edge values of a tree `t` (typically a spanning tree less one
+/// edge), ms, to evaluate the objective of `t` plus one edge in
+/// `O(deg)` edge values instead of `O(N)` ([`Levels::objective_plus`]).
+struct Levels {
+    /// The distinct edge values, largest first, with how many edges have
+    /// each (NaN values left out, as [`Tree::objective`] ignores them).
+    levels: Vec<(Ms, usize)>,
+    /// `incident[x][k]`: the value of the edge from `x` to `t.adj[x][k]`.
+    incident: Vec<Vec<Ms>>,
+}
+
+impl Levels {
+    fn of<D: TreeDelays + ?Sized>(model: &D, t: &Tree) -> Self {
+        let incident: Vec<Vec<Ms>> = (0..t.adj.len())
+            .map(|x| {
+                t.adj[x]
+                    .iter()
+                    .map(|&y| edge_value(model, x, y, t.deg[x], t.deg[y]))
+                    .collect()
+            })
+            .collect();
+        let mut values: Vec<Ms> = (0..t.adj.len())
+            .flat_map(|x| {
+                t.adj[x]
+                    .iter()
+                    .zip(&incident[x])
+                    .filter(move |&(&y, v)| x < y && !v.is_nan())
+                    .map(|(_, &v)| v)
+            })
+            .collect();
+        values.sort_unstable_by(|a, b| b.total_cmp(a));
+        let mut levels: Vec<(Ms, usize)> = Vec::new();
+        for v in values {
+            match levels.last_mut() {
+                Some((top, count)) if *top == v => *count += 1,
+                _ => levels.push((v, 1)),
+            }
+        }
+        Self { levels, incident }
+    }
+
+    /// `(M, C)` of `t` plus the edge `(x, y)`, `x` and `y` in different
+    /// components of `t` (the tree `t` these levels were made of): exactly
+    /// [`Tree::objective`] of that tree (max and count are exact and do not
+    /// depend on the order; edge values are symmetric). Only the edges at
+    /// `x` and `y` change value: the others' largest level is the first
+    /// one not made up of edges at `x` or `y` only.
+    fn objective_plus<D: TreeDelays + ?Sized>(
+        &self,
+        model: &D,
+        t: &Tree,
+        x: usize,
+        y: usize,
+    ) -> (Ms, usize) {
+        let (ix, iy) = (&self.incident[x], &self.incident[y]);
+        let mut best = (f64::NEG_INFINITY, 0);
+        for &(v, count) in &self.levels {
+            let at_ends = ix.iter().chain(iy).filter(|&&o| o == v).count();
+            if count > at_ends {
+                best = (v, count - at_ends);
+                break;
+            }
+        }
+        let (dx, dy) = (t.deg[x] + 1, t.deg[y] + 1);
+        let changed = t.adj[x]
+            .iter()
+            .map(|&z| edge_value(model, x, z, dx, t.deg[z]))
+            .chain(
+                t.adj[y]
+                    .iter()
+                    .map(|&z| edge_value(model, y, z, dy, t.deg[z])),
+            )
+            .chain(std::iter::once(edge_value(model, x, y, dx, dy)));
+        for v in changed {
+            if v > best.0 {
+                best = (v, 1);
+            } else if v == best.0 {
+                best.1 += 1;
+            }
+        }
+        best
+    }
+}
+
 /// `(a, b) < (c, d)` lexicographically, with exact float comparison.
 fn lower(a: (Ms, usize), b: (Ms, usize)) -> bool {
     a.0 < b.0 || (a.0 == b.0 && a.1 < b.1)
@@ -155,8 +240,10 @@ fn can_grow<D: TreeDelays + ?Sized>(model: &D, t: &Tree, x: usize, m: Ms) -> boo
 /// One improving move, if any; applied to `t`.
 fn improve_once<D: TreeDelays + ?Sized>(model: &D, t: &mut Tree) -> bool {
     let (m, c) = t.objective(model);
+    let n = t.adj.len();
+    let grow: Vec<bool> = (0..n).map(|x| can_grow(model, t, x, m)).collect();
     for (p, q) in t.removals_at(model, m) {
-        if let Some((a, b)) = best_reconnection(model, t, p, q, (m, c)) {
+        if let Some((a, b)) = best_reconnection(model, t, p, q, (m, c), &grow) {
             t.remove(p, q);
             t.add(a, b);
             return true;
@@ -167,16 +254,17 @@ fn improve_once<D: TreeDelays + ?Sized>(model: &D, t: &mut Tree) -> bool {
 
 /// The reconnection `(a, b)` of the smallest value (ties to the lowest
 /// `(min, max)` pair) after removing `(p, q)` that lowers `(m, c)`, if any.
-/// Leaves `t` as it was.
+/// `tree_grow[x]` is [`can_grow`]`(x)` in `t` (with `(p, q)`). Leaves `t` as
+/// it was.
 fn best_reconnection<D: TreeDelays + ?Sized>(
     model: &D,
     t: &mut Tree,
     p: usize,
     q: usize,
     (m, c): (Ms, usize),
+    tree_grow: &[bool],
 ) -> Option<Edge> {
     let n = t.adj.len();
-    let side = t.side(p, q);
     let removed_value = edge_value(model, p, q, t.deg[p], t.deg[q]);
     t.remove(p, q);
     // Edges at M that the removal alone removes or lowers: the gain of every
@@ -191,13 +279,31 @@ fn best_reconnection<D: TreeDelays + ?Sized>(
             }
         }
     }
+    // can_grow changes only at p, q and their neighbours (the only nodes
+    // with a degree change at or next to them).
+    let mut grow = tree_grow.to_vec();
+    let changed: Vec<usize> = [p, q]
+        .into_iter()
+        .chain(t.adj[p].iter().copied())
+        .chain(t.adj[q].iter().copied())
+        .collect();
+    for x in changed {
+        grow[x] = can_grow(model, t, x, m);
+    }
     // p lies outside q's side. Without a gain only moves that give p or q
-    // an edge back can lower (M, C).
-    let grow: Vec<bool> = (0..n).map(|x| can_grow(model, t, x, m)).collect();
+    // an edge back can lower (M, C): with neither able to, no move does.
+    if dropped == 0 && !grow[p] && !grow[q] {
+        t.add(p, q);
+        return None;
+    }
+    let side = t.side(p, q);
     let left: Vec<usize> = (0..n).filter(|&x| !side[x] && grow[x]).collect();
     let right: Vec<usize> = (0..n).filter(|&x| side[x] && grow[x]).collect();
+    // Levels of the tree without (p, q), for the exact objective of the
+    // moves that give p or q an edge back.
+    let levels: OnceCell<Levels> = OnceCell::new();
     let mut best: Option<(Ms, Edge)> = None;
-    let mut consider = |t: &mut Tree, a: usize, b: usize| {
+    let mut consider = |t: &Tree, a: usize, b: usize| {
         if (a, b) == (p, q) {
             return;
         }
@@ -208,10 +314,8 @@ fn best_reconnection<D: TreeDelays + ?Sized>(
         }
         let improves = if a == p || b == q {
             // p or q grows back: evaluate exactly.
-            t.add(a, b);
-            let after = t.objective(model);
-            t.remove(a, b);
-            lower(after, (m, c))
+            let levels = levels.get_or_init(|| Levels::of(model, t));
+            lower(levels.objective_plus(model, t, a, b), (m, c))
         } else {
             dropped > 0
         };
@@ -271,19 +375,19 @@ fn sideways_once<D: TreeDelays + ?Sized>(
     for (p, q) in t.removals_at(model, m) {
         let side = t.side(p, q);
         t.remove(p, q);
+        let levels = Levels::of(model, t);
         for (x, x_side) in [(p, false), (q, true)] {
             for y in (0..n).filter(|&y| side[y] != x_side) {
                 if (x.min(y), x.max(y)) == (p.min(q), p.max(q)) {
                     continue;
                 }
-                t.add(x, y);
-                if t.objective(model) == (m, c) {
-                    let edges = t.edges();
-                    if !seen.contains(&edges) {
+                if levels.objective_plus(model, t, x, y) == (m, c) {
+                    t.add(x, y);
+                    if !seen.contains(&t.edges()) {
                         return true;
                     }
+                    t.remove(x, y);
                 }
-                t.remove(x, y);
             }
         }
         t.add(p, q);

@@ -264,4 +264,6 @@ pub fn delta_mbst(model: &DelayModel) -> Overlay {
 }
 
 #[cfg(test)]
+mod improve_reference;
+#[cfg(test)]
 mod tests;

@@ -27,6 +27,7 @@ use super::{best_candidate, improve_tree, mbst_weights, tree_cycle_time, TreeDel
 use crate::overlay::algo::Edge;
 use crate::units::Ms;
 use rayon::prelude::*;
+use std::collections::BTreeSet;
 
 /// Networks up to this many silos get [`MANY_STARTS`] starts.
 pub const MANY_STARTS_MAX_SILOS: usize = 256;
@@ -54,6 +55,13 @@ pub fn start_count(n: usize) -> usize {
 /// only the winner.
 pub const IMPROVE_ALL_MAX_SILOS: usize = 128;
 
+/// `edges` as `(min, max)` pairs, sorted: one key per tree.
+fn sorted(edges: &[Edge]) -> Vec<Edge> {
+    let mut out: Vec<Edge> = edges.iter().map(|&(u, v)| (u.min(v), u.max(v))).collect();
+    out.sort_unstable();
+    out
+}
+
 /// The tree of start `k` (see the module docs), as edges of `model`, and its
 /// cycle time, ms. Stops early at `bound` (ms; no tree is faster).
 fn start_tree_bounded<D: TreeDelays + ?Sized>(model: &D, k: u64, bound: Ms) -> (Vec<Edge>, Ms) {
@@ -63,11 +71,15 @@ fn start_tree_bounded<D: TreeDelays + ?Sized>(model: &D, k: u64, bound: Ms) -> (
     let mut best = improve_tree(&view, winner.edges.clone());
     let mut best_ct = tree_cycle_time(&view, &best);
     if n <= IMPROVE_ALL_MAX_SILOS {
+        // improve_tree is a function of the tree (not of its edges' order):
+        // a candidate equal to one already improved gives the same tree
+        // again, which cannot be strictly faster.
+        let mut improved = BTreeSet::from([sorted(&winner.edges)]);
         for c in sweep_candidates(&view) {
             if best_ct <= bound {
                 break;
             }
-            if c.edges == winner.edges {
+            if !improved.insert(sorted(&c.edges)) {
                 continue;
             }
             let edges = improve_tree(&view, c.edges);
