@@ -52,6 +52,7 @@ pub mod improve;
 pub mod multistart;
 pub mod relabel;
 pub mod search;
+mod snapshot;
 
 use crate::delay::DelayModel;
 use crate::overlay::algo::{
