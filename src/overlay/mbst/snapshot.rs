@@ -104,17 +104,16 @@ impl Snapshot {
             }
         }
         start.push(incident.len());
-        let mut values: Vec<Ms> = (0..n)
-            .flat_map(|x| {
-                t.adj[x]
-                    .iter()
-                    .zip(&incident[start[x]..start[x + 1]])
-                    .filter(move |&(&y, v)| x < y && !v.is_nan())
-                    .map(|(_, &v)| v)
-            })
-            .collect();
+        let mut values: Vec<Ms> = Vec::with_capacity(n);
+        for x in 0..n {
+            for (&y, &v) in t.adj[x].iter().zip(&incident[start[x]..start[x + 1]]) {
+                if x < y && !v.is_nan() {
+                    values.push(v);
+                }
+            }
+        }
         values.sort_unstable_by(|a, b| b.total_cmp(a));
-        let mut levels: Vec<(Ms, usize)> = Vec::new();
+        let mut levels: Vec<(Ms, usize)> = Vec::with_capacity(values.len());
         for v in values {
             match levels.last_mut() {
                 Some((top, count)) if *top == v => *count += 1,
@@ -219,35 +218,36 @@ impl Snapshot {
         lowered: usize,
     ) -> SwapBase {
         let dl = t.deg[lowered];
-        let mut counted: Vec<(Ms, isize)> = self
-            .levels
-            .iter()
-            .map(|&(v, c)| (v, c as isize))
-            .collect();
+        // The changes (old values out, new values in), merged into the
+        // levels (both largest first).
+        let mut changes: Vec<(Ms, isize)> = Vec::with_capacity(2 * t.adj[lowered].len());
         for (&y, &v) in t.adj[lowered].iter().zip(self.incident(lowered)) {
-            counted.push((v, -1));
+            changes.push((v, -1));
             if y != keep {
-                counted.push((edge_value(model, lowered, y, dl - 1, t.deg[y]), 1));
+                changes.push((edge_value(model, lowered, y, dl - 1, t.deg[y]), 1));
             }
         }
-        counted.retain(|&(v, _)| !v.is_nan());
-        counted.sort_unstable_by(|a, b| b.0.total_cmp(&a.0));
-        let mut levels: Vec<(Ms, usize)> = Vec::new();
-        let mut run: Option<(Ms, isize)> = None;
-        for (v, c) in counted {
-            match run.as_mut() {
-                Some((top, count)) if *top == v => *count += c,
-                _ => {
-                    if let Some((top, count)) = run.filter(|&(_, count)| count > 0) {
-                        levels.push((top, count as usize));
-                    }
-                    run = Some((v, c));
-                }
+        changes.retain(|&(v, _)| !v.is_nan());
+        changes.sort_unstable_by(|a, b| b.0.total_cmp(&a.0));
+        let mut levels: Vec<(Ms, usize)> = Vec::with_capacity(self.levels.len() + changes.len());
+        let mut push = |v: Ms, c: isize| match levels.last_mut() {
+            Some((top, count)) if *top == v => {
+                *count = count.wrapping_add_signed(c);
             }
+            _ => levels.push((v, c as usize)),
+        };
+        let mut k = 0;
+        for &(v, c) in &self.levels {
+            while k < changes.len() && changes[k].0.total_cmp(&v).is_gt() {
+                push(changes[k].0, changes[k].1);
+                k += 1;
+            }
+            push(v, c as isize);
         }
-        if let Some((top, count)) = run.filter(|&(_, count)| count > 0) {
-            levels.push((top, count as usize));
+        for &(v, c) in &changes[k..] {
+            push(v, c);
         }
+        levels.retain(|&(_, count)| count > 0);
         SwapBase {
             levels,
             keep,
