@@ -44,7 +44,7 @@ use super::snapshot::{PairBounds, Snapshot, SwapBase, Tree};
 use super::{compute_floor, degrees, edge_value, TreeDelays};
 use crate::overlay::algo::Edge;
 use crate::units::Ms;
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 impl Tree {
     fn new(n: usize, edges: &[Edge]) -> Self {
@@ -433,14 +433,21 @@ fn sideways_once<D: TreeDelays + ?Sized>(
 /// phase (see the module docs); returns the best tree seen, edges `(u, v)`,
 /// `u < v`, sorted. Its cycle time is never larger than the input's.
 pub fn improve_tree<D: TreeDelays + ?Sized>(model: &D, edges: Vec<Edge>) -> Vec<Edge> {
-    improve_tree_with(model, &PairBounds::new(model), edges)
+    improve_tree_with(model, &PairBounds::new(model), &mut Plateaus::new(), edges)
 }
+
+/// Results of the plateau phase by the tree it starts from (the descent's
+/// result), for several trees of the same network: the phase is a function
+/// of that tree alone, so a descent that ends where an earlier one did
+/// gives the earlier result.
+pub(crate) type Plateaus = BTreeMap<Vec<Edge>, Vec<Edge>>;
 
 /// [`improve_tree`] with the pair bounds of `model` made once by the caller
 /// (for several trees of the same network).
 pub(crate) fn improve_tree_with<D: TreeDelays + ?Sized>(
     model: &D,
     bounds: &PairBounds,
+    plateaus: &mut Plateaus,
     edges: Vec<Edge>,
 ) -> Vec<Edge> {
     let n = model.silo_count();
@@ -454,6 +461,10 @@ pub(crate) fn improve_tree_with<D: TreeDelays + ?Sized>(
     if n > PLATEAU_MAX_SILOS {
         return best.1;
     }
+    if let Some(known) = plateaus.get(&best.1) {
+        return known.clone();
+    }
+    let start = best.1.clone();
     let mut seen = BTreeSet::from([best.1.clone()]);
     for _ in 0..PLATEAU_MOVES {
         if best.0 .0 <= floor || !sideways_once(model, &mut t, &seen) {
@@ -467,5 +478,6 @@ pub(crate) fn improve_tree_with<D: TreeDelays + ?Sized>(
             best = (obj, t.edges());
         }
     }
+    plateaus.insert(start, best.1.clone());
     best.1
 }

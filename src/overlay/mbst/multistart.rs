@@ -23,7 +23,7 @@
 
 use super::relabel::{start_permutation, Relabelled};
 use super::search::{sweep_candidates, tree_lower_bound};
-use super::improve::improve_tree_with;
+use super::improve::{improve_tree_with, Plateaus};
 use super::snapshot::PairBounds;
 use super::{best_candidate, mbst_weights, tree_cycle_time, TreeDelays};
 use crate::overlay::algo::Edge;
@@ -71,7 +71,8 @@ fn start_tree_bounded<D: TreeDelays + ?Sized>(model: &D, k: u64, bound: Ms) -> (
     let view = Relabelled::new(model, start_permutation(n, k));
     let winner = best_candidate(&view);
     let bounds = PairBounds::new(&view);
-    let mut best = improve_tree_with(&view, &bounds, winner.edges.clone());
+    let mut plateaus = Plateaus::new();
+    let mut best = improve_tree_with(&view, &bounds, &mut plateaus, winner.edges.clone());
     let mut best_ct = tree_cycle_time(&view, &best);
     if n <= IMPROVE_ALL_MAX_SILOS {
         // improve_tree is a function of the tree (not of its edges' order):
@@ -85,7 +86,7 @@ fn start_tree_bounded<D: TreeDelays + ?Sized>(model: &D, k: u64, bound: Ms) -> (
             if !improved.insert(sorted(&c.edges)) {
                 continue;
             }
-            let edges = improve_tree_with(&view, &bounds, c.edges);
+            let edges = improve_tree_with(&view, &bounds, &mut plateaus, c.edges);
             let ct = tree_cycle_time(&view, &edges);
             if ct < best_ct {
                 (best, best_ct) = (edges, ct);
