@@ -391,12 +391,12 @@ fn descend<D: TreeDelays + ?Sized>(model: &D, bounds: &PairBounds, t: &mut Tree,
 fn sideways_once<D: TreeDelays + ?Sized>(
     model: &D,
     t: &mut Tree,
+    edges: &[Edge],
     seen: &BTreeSet<Vec<Edge>>,
 ) -> bool {
     let n = t.adj.len();
     let snap = Snapshot::new(model, t);
     let (m, c) = snap.objective();
-    let edges = t.edges();
     for (p, q) in t.removals_at(&snap, m) {
         let cut = snap.cut(p, q);
         let removed = (p.min(q), p.max(q));
@@ -466,16 +466,18 @@ pub(crate) fn improve_tree_with<D: TreeDelays + ?Sized>(
     }
     let start = best.1.clone();
     let mut seen = BTreeSet::from([best.1.clone()]);
+    let mut edges = best.1.clone();
     for _ in 0..PLATEAU_MOVES {
-        if best.0 .0 <= floor || !sideways_once(model, &mut t, &seen) {
+        if best.0 .0 <= floor || !sideways_once(model, &mut t, &edges, &seen) {
             break;
         }
         seen.insert(t.edges());
         descend(model, bounds, &mut t, floor);
         let obj = t.objective(model);
-        seen.insert(t.edges());
+        edges = t.edges();
+        seen.insert(edges.clone());
         if lower(obj, best.0) {
-            best = (obj, t.edges());
+            best = (obj, edges.clone());
         }
     }
     plateaus.insert(start, best.1.clone());

@@ -25,7 +25,7 @@ use super::relabel::{start_permutation, Relabelled};
 use super::search::{sweep_candidates, tree_lower_bound};
 use super::improve::{improve_tree_with, Plateaus};
 use super::snapshot::PairBounds;
-use super::{best_candidate, mbst_weights, tree_cycle_time, TreeDelays};
+use super::{best_candidate, first_best, mbst_weights, tree_cycle_time, TreeDelays};
 use crate::overlay::algo::Edge;
 use crate::units::Ms;
 use rayon::prelude::*;
@@ -69,17 +69,24 @@ fn sorted(edges: &[Edge]) -> Vec<Edge> {
 fn start_tree_bounded<D: TreeDelays + ?Sized>(model: &D, k: u64, bound: Ms) -> (Vec<Edge>, Ms) {
     let n = model.silo_count();
     let view = Relabelled::new(model, start_permutation(n, k));
-    let winner = best_candidate(&view);
+    // Up to IMPROVE_ALL_MAX_SILOS the sweep is built anyway; its first best
+    // is best_candidate's winner (the same order and ties; best_candidate
+    // only stops early at the lower bound, which no later candidate beats).
+    let sweep = (n <= IMPROVE_ALL_MAX_SILOS).then(|| sweep_candidates(&view));
+    let winner = match &sweep {
+        Some(list) => first_best(list.iter().cloned()).unwrap_or_else(|| best_candidate(&view)),
+        None => best_candidate(&view),
+    };
     let bounds = PairBounds::new(&view);
     let mut plateaus = Plateaus::new();
     let mut best = improve_tree_with(&view, &bounds, &mut plateaus, winner.edges.clone());
     let mut best_ct = tree_cycle_time(&view, &best);
-    if n <= IMPROVE_ALL_MAX_SILOS {
+    if let Some(sweep) = sweep {
         // improve_tree is a function of the tree (not of its edges' order):
         // a candidate equal to one already improved gives the same tree
         // again, which cannot be strictly faster.
         let mut improved = BTreeSet::from([sorted(&winner.edges)]);
-        for c in sweep_candidates(&view) {
+        for c in sweep {
             if best_ct <= bound {
                 break;
             }
