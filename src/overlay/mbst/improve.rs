@@ -98,11 +98,19 @@ impl Tree {
     }
 
     /// `(M, C)`: the largest edge value and how many edges have it.
-    fn objective<D: TreeDelays + ?Sized>(&self, model: &D) -> (Ms, usize) {
+    fn objective<D: TreeDelays + ?Sized>(&mut self, model: &D) -> (Ms, usize) {
         let mut best = (f64::NEG_INFINITY, 0);
         for u in 0..self.adj.len() {
-            for &v in self.adj[u].iter().filter(|&&v| u < v) {
-                let x = edge_value(model, u, v, self.deg[u], self.deg[v]);
+            let du = self.deg[u];
+            for (&v, cached) in self.adj[u].iter().zip(self.values[u].iter_mut()) {
+                if u > v {
+                    continue;
+                }
+                let dv = self.deg[v];
+                if (cached.0, cached.1) != (du, dv) {
+                    *cached = (du, dv, edge_value(model, u, v, du, dv));
+                }
+                let x = cached.2;
                 if x > best.0 {
                     best = (x, 1);
                 } else if x == best.0 {
