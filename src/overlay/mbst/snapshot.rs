@@ -11,6 +11,7 @@
 //! from-scratch reference, `improve_reference`).
 
 use super::{edge_value, mbst_weights, TreeDelays};
+use std::cell::OnceCell;
 use crate::units::Ms;
 
 /// Lower bounds of the edge values of a network: `w(i,j) / 2`, ms, with `w`
@@ -77,7 +78,11 @@ pub(crate) struct Snapshot {
     start: Vec<usize>,
     /// The distinct edge values, largest first, with how many edges have
     /// each (NaN left out, as a from-scratch objective ignores them).
-    levels: Vec<(Ms, usize)>,
+    levels: OnceCell<Vec<(Ms, usize)>>,
+    /// The non-NaN edge values, each edge once, unsorted.
+    values: Vec<Ms>,
+    /// `(M, C)`.
+    objective: (Ms, usize),
     /// Parent of each node in the tree rooted at 0 (`usize::MAX` at 0).
     parent: Vec<usize>,
     /// Preorder position and end of each node's subtree.
@@ -112,12 +117,12 @@ impl Snapshot {
                 }
             }
         }
-        values.sort_unstable_by(|a, b| b.total_cmp(a));
-        let mut levels: Vec<(Ms, usize)> = Vec::with_capacity(values.len());
-        for v in values {
-            match levels.last_mut() {
-                Some((top, count)) if *top == v => *count += 1,
-                _ => levels.push((v, 1)),
+        let mut objective = (f64::NEG_INFINITY, 0);
+        for &v in &values {
+            if v > objective.0 {
+                objective = (v, 1);
+            } else if v == objective.0 {
+                objective.1 += 1;
             }
         }
         let mut parent = vec![usize::MAX; n];
@@ -149,7 +154,9 @@ impl Snapshot {
         Self {
             incident,
             start,
-            levels,
+            levels: OnceCell::new(),
+            values,
+            objective,
             parent,
             tin,
             tout,
@@ -160,10 +167,24 @@ impl Snapshot {
     /// `(M, C)` of the tree: the largest edge value and how many edges
     /// have it.
     pub(crate) fn objective(&self) -> (Ms, usize) {
-        self.levels
-            .first()
-            .copied()
-            .unwrap_or((f64::NEG_INFINITY, 0))
+        self.objective
+    }
+
+    /// The distinct edge values, largest first, with how many edges have
+    /// each (sorted when first asked for).
+    fn levels(&self) -> &[(Ms, usize)] {
+        self.levels.get_or_init(|| {
+            let mut values = self.values.clone();
+            values.sort_unstable_by(|a, b| b.total_cmp(a));
+            let mut levels: Vec<(Ms, usize)> = Vec::with_capacity(values.len());
+            for v in values {
+                match levels.last_mut() {
+                    Some((top, count)) if *top == v => *count += 1,
+                    _ => levels.push((v, 1)),
+                }
+            }
+            levels
+        })
     }
 
     /// Values of the edges from `x` to `adj[x]`, in that order, ms.
@@ -229,7 +250,7 @@ impl Snapshot {
         }
         changes.retain(|&(v, _)| !v.is_nan());
         changes.sort_unstable_by(|a, b| b.0.total_cmp(&a.0));
-        let mut levels: Vec<(Ms, usize)> = Vec::with_capacity(self.levels.len() + changes.len());
+        let mut levels: Vec<(Ms, usize)> = Vec::with_capacity(self.levels().len() + changes.len());
         let mut push = |v: Ms, c: isize| match levels.last_mut() {
             Some((top, count)) if *top == v => {
                 *count = count.wrapping_add_signed(c);
@@ -237,7 +258,7 @@ impl Snapshot {
             _ => levels.push((v, c as usize)),
         };
         let mut k = 0;
-        for &(v, c) in &self.levels {
+        for &(v, c) in self.levels() {
             while k < changes.len() && changes[k].0.total_cmp(&v).is_gt() {
                 push(changes[k].0, changes[k].1);
                 k += 1;
