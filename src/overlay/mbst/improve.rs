@@ -40,7 +40,7 @@
 //! the ones a from-scratch evaluation of every move gives (a test checks
 //! them against that reference, `improve_reference`).
 
-use super::snapshot::{PairBounds, Snapshot, SwapBase, Tree};
+use super::snapshot::{Memoized, PairBounds, Snapshot, SwapBase, Tree};
 use super::{compute_floor, degrees, edge_value, TreeDelays};
 use crate::overlay::algo::Edge;
 use crate::units::Ms;
@@ -462,6 +462,21 @@ pub(crate) fn improve_tree_with<D: TreeDelays + ?Sized>(
     if n < 3 {
         return edges;
     }
+    if n <= PLATEAU_MAX_SILOS {
+        improve_tree_in(&Memoized::new(model), bounds, plateaus, edges)
+    } else {
+        improve_tree_in(model, bounds, plateaus, edges)
+    }
+}
+
+/// [`improve_tree_with`] for `n >= 3` silos.
+fn improve_tree_in<D: TreeDelays + ?Sized>(
+    model: &D,
+    bounds: &PairBounds,
+    plateaus: &mut Plateaus,
+    edges: Vec<Edge>,
+) -> Vec<Edge> {
+    let n = model.silo_count();
     let mut t = Tree::new(n, &edges);
     let floor = compute_floor(model);
     descend(model, bounds, &mut t, floor);

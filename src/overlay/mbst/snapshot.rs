@@ -11,7 +11,7 @@
 //! from-scratch reference, `improve_reference`).
 
 use super::{edge_value, mbst_weights, TreeDelays};
-use std::cell::OnceCell;
+use std::cell::{OnceCell, RefCell};
 use crate::units::Ms;
 
 /// Lower bounds of the edge values of a network: `w(i,j) / 2`, ms, with `w`
@@ -368,5 +368,51 @@ impl Snapshot {
     #[inline]
     pub(crate) fn on_q_side(&self, cut: &Cut, x: usize) -> bool {
         cut.q_side_at(self.tin[x])
+    }
+}
+
+/// `inner` with its edge values cached: per silo pair the last degrees asked
+/// for and the value, ms (`O(N^2)` memory, for networks up to
+/// [`super::improve::PLATEAU_MAX_SILOS`] silos). The same values as `inner`
+/// (edge values are symmetric; the pair is stored lowest index first).
+pub(crate) struct Memoized<'a, D: ?Sized> {
+    inner: &'a D,
+    n: usize,
+    cache: RefCell<Vec<(u32, u32, Ms)>>,
+}
+
+impl<'a, D: TreeDelays + ?Sized> Memoized<'a, D> {
+    pub(crate) fn new(inner: &'a D) -> Self {
+        let n = inner.silo_count();
+        Self {
+            inner,
+            n,
+            cache: RefCell::new(vec![(u32::MAX, u32::MAX, f64::NAN); n * n]),
+        }
+    }
+}
+
+impl<D: TreeDelays + ?Sized> TreeDelays for Memoized<'_, D> {
+    fn silo_count(&self) -> usize {
+        self.n
+    }
+    fn arc_delay(&self, i: usize, j: usize, out_deg_i: usize, in_deg_j: usize) -> Ms {
+        self.inner.arc_delay(i, j, out_deg_i, in_deg_j)
+    }
+    fn compute_round_ms(&self, i: usize) -> Ms {
+        self.inner.compute_round_ms(i)
+    }
+    fn edge_value(&self, i: usize, j: usize, di: usize, dj: usize) -> Ms {
+        let (a, b, da, db) = if i <= j { (i, j, di, dj) } else { (j, i, dj, di) };
+        let key = (
+            u32::try_from(da).unwrap_or(u32::MAX),
+            u32::try_from(db).unwrap_or(u32::MAX),
+        );
+        let mut cache = self.cache.borrow_mut();
+        let slot = &mut cache[a * self.n + b];
+        if (slot.0, slot.1) != key || key.0 == u32::MAX || key.1 == u32::MAX {
+            *slot = (key.0, key.1, self.inner.edge_value(a, b, da, db));
+        }
+        slot.2
     }
 }
