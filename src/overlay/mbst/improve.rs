@@ -64,16 +64,14 @@ impl Tree {
         }
     }
 
+    /// The edges `(u, v)`, `u < v`, sorted.
     fn edges(&self) -> Vec<Edge> {
-        let mut out: Vec<Edge> = (0..self.adj.len())
-            .flat_map(|u| {
-                self.adj[u]
-                    .iter()
-                    .filter(move |&&v| u < v)
-                    .map(move |&v| (u, v))
-            })
-            .collect();
-        out.sort_unstable();
+        let mut out: Vec<Edge> = Vec::with_capacity(self.adj.len());
+        for u in 0..self.adj.len() {
+            let from = out.len();
+            out.extend(self.adj[u].iter().filter(|&&v| u < v).map(|&v| (u, v)));
+            out[from..].sort_unstable();
+        }
         out
     }
 
@@ -395,13 +393,13 @@ fn descend<D: TreeDelays + ?Sized>(model: &D, bounds: &PairBounds, t: &mut Tree,
 /// at `M` and adds an edge that gives `p` or `q` an edge back, such that
 /// `(M, C)` stays the same and the tree is not in `seen`. The first such
 /// move in the order ends of `M`-edges by index, their neighbours by index,
-/// the new partner by index. Applied to `t`.
+/// the new partner by index. Applied to `t`; returns the new tree's edges, sorted.
 fn sideways_once<D: TreeDelays + ?Sized>(
     model: &D,
     t: &mut Tree,
     edges: &[Edge],
     seen: &BTreeSet<Vec<Edge>>,
-) -> bool {
+) -> Option<Vec<Edge>> {
     let n = t.adj.len();
     let snap = Snapshot::new(model, t);
     let (m, c) = snap.objective();
@@ -428,12 +426,12 @@ fn sideways_once<D: TreeDelays + ?Sized>(
                 if !seen.contains(&swapped) {
                     t.remove(p, q);
                     t.add(x, y);
-                    return true;
+                    return Some(swapped);
                 }
             }
         }
     }
-    false
+    None
 }
 
 /// Improves the spanning tree `edges` on `0..n` by edge swaps on its exact
@@ -491,10 +489,13 @@ fn improve_tree_in<D: TreeDelays + ?Sized>(
     let mut seen = BTreeSet::from([best.1.clone()]);
     let mut edges = best.1.clone();
     for _ in 0..PLATEAU_MOVES {
-        if best.0 .0 <= floor || !sideways_once(model, &mut t, &edges, &seen) {
+        if best.0 .0 <= floor {
             break;
         }
-        seen.insert(t.edges());
+        let Some(moved) = sideways_once(model, &mut t, &edges, &seen) else {
+            break;
+        };
+        seen.insert(moved);
         descend(model, bounds, &mut t, floor);
         let obj = t.objective(model);
         edges = t.edges();
