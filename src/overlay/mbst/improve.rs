@@ -208,16 +208,17 @@ impl StepFacts {
 }
 
 /// One improving move, if any, when `M` is above `floor`; applied to `t`.
+/// Without one, the snapshot of `t` (still valid: `t` did not change).
 fn improve_once<D: TreeDelays + ?Sized>(
     model: &D,
     bounds: &PairBounds,
     t: &mut Tree,
     floor: Ms,
-) -> bool {
+) -> Option<Snapshot> {
     let snap = Snapshot::new(model, t);
     let (m, c) = snap.objective();
     if m <= floor {
-        return false;
+        return Some(snap);
     }
     let mut facts = StepFacts::new(t.adj.len());
     for (p, q) in t.removals_at(&snap, m) {
@@ -238,10 +239,10 @@ fn improve_once<D: TreeDelays + ?Sized>(
         if let Some((a, b)) = removal.best_reconnection() {
             t.remove(p, q);
             t.add(a, b);
-            return true;
+            return None;
         }
     }
-    false
+    Some(snap)
 }
 
 /// The removal of tree edge `(p, q)` in one descent step (the tree itself
@@ -381,12 +382,20 @@ pub const PLATEAU_MOVES: usize = 32;
 
 /// Strict descent: improving moves until none is left, `M` is at most
 /// `floor` or `4 N` moves are made.
-fn descend<D: TreeDelays + ?Sized>(model: &D, bounds: &PairBounds, t: &mut Tree, floor: Ms) {
+/// Returns the snapshot of the final tree when the descent stopped for lack
+/// of a move (or at the floor).
+fn descend<D: TreeDelays + ?Sized>(
+    model: &D,
+    bounds: &PairBounds,
+    t: &mut Tree,
+    floor: Ms,
+) -> Option<Snapshot> {
     for _ in 0..4 * t.adj.len() {
-        if !improve_once(model, bounds, t, floor) {
-            break;
+        if let Some(snap) = improve_once(model, bounds, t, floor) {
+            return Some(snap);
         }
     }
+    None
 }
 
 /// One sideways move: removes a tree edge `(p, q)` at an end `p` of an edge
@@ -397,11 +406,12 @@ fn descend<D: TreeDelays + ?Sized>(model: &D, bounds: &PairBounds, t: &mut Tree,
 fn sideways_once<D: TreeDelays + ?Sized>(
     model: &D,
     t: &mut Tree,
+    snap: Option<Snapshot>,
     edges: &[Edge],
     seen: &BTreeSet<Vec<Edge>>,
 ) -> Option<Vec<Edge>> {
     let n = t.adj.len();
-    let snap = Snapshot::new(model, t);
+    let snap = snap.unwrap_or_else(|| Snapshot::new(model, t));
     let (m, c) = snap.objective();
     for (p, q) in t.removals_at(&snap, m) {
         let cut = snap.cut(p, q);
@@ -477,7 +487,7 @@ fn improve_tree_in<D: TreeDelays + ?Sized>(
     let n = model.silo_count();
     let mut t = Tree::new(n, &edges);
     let floor = compute_floor(model);
-    descend(model, bounds, &mut t, floor);
+    let mut snap = descend(model, bounds, &mut t, floor);
     let mut best = (t.objective(model), t.edges());
     if n > PLATEAU_MAX_SILOS {
         return best.1;
@@ -492,11 +502,11 @@ fn improve_tree_in<D: TreeDelays + ?Sized>(
         if best.0 .0 <= floor {
             break;
         }
-        let Some(moved) = sideways_once(model, &mut t, &edges, &seen) else {
+        let Some(moved) = sideways_once(model, &mut t, snap.take(), &edges, &seen) else {
             break;
         };
         seen.insert(moved);
-        descend(model, bounds, &mut t, floor);
+        snap = descend(model, bounds, &mut t, floor);
         let obj = t.objective(model);
         edges = t.edges();
         seen.insert(edges.clone());
