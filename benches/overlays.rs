@@ -143,7 +143,8 @@ fn bench_delta_mbst_rgg(c: &mut Criterion) {
 /// delta-MBST on tie-heavy Topology Zoo files (default loading and
 /// network).
 fn bench_delta_mbst_zoo(c: &mut Criterion) {
-    let Some(shared) = fedtopo::builtin::shared_dir(std::path::Path::new(env!("CARGO_MANIFEST_DIR")))
+    let Some(shared) =
+        fedtopo::builtin::shared_dir(std::path::Path::new(env!("CARGO_MANIFEST_DIR")))
     else {
         eprintln!("delta-mbst-zoo: no shared/ folder (set FEDTOPO_SHARED): skipped");
         return;

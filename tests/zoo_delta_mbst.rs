@@ -59,7 +59,8 @@ fn is_spanning_tree(n: usize, arcs: &[(usize, usize)]) -> bool {
 
 #[test]
 fn every_zoo_file_that_loads_builds_a_delta_mbst_spanning_tree() {
-    let Some(shared) = common::shared_dir("every_zoo_file_that_loads_builds_a_delta_mbst_spanning_tree")
+    let Some(shared) =
+        common::shared_dir("every_zoo_file_that_loads_builds_a_delta_mbst_spanning_tree")
     else {
         eprintln!("Topology Zoo corpus not found (set FEDTOPO_SHARED): test skipped");
         return;
@@ -97,7 +98,11 @@ fn every_zoo_file_that_loads_builds_a_delta_mbst_spanning_tree() {
                 // Not loadable by default: the loader refuses it too, naming
                 // the file.
                 let info = fedtopo(&["underlay", "info", path]);
-                assert_eq!(info.status.code(), Some(2), "{name}: overlay failed but the file loads\n{err}");
+                assert_eq!(
+                    info.status.code(),
+                    Some(2),
+                    "{name}: overlay failed but the file loads\n{err}"
+                );
                 assert!(err.contains(name), "{name}: {err}");
                 refused += 1;
             }

@@ -430,7 +430,8 @@ fn sideways_once<D: TreeDelays + ?Sized>(
                 if snap.base_objective(model, t, &base, y) != (m, c) {
                     continue;
                 }
-                let mut swapped: Vec<Edge> = edges.iter().copied().filter(|&e| e != removed).collect();
+                let mut swapped: Vec<Edge> =
+                    edges.iter().copied().filter(|&e| e != removed).collect();
                 let at = swapped.partition_point(|&e| e < added);
                 swapped.insert(at, added);
                 if !seen.contains(&swapped) {

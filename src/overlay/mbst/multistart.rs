@@ -21,9 +21,9 @@
 //! so the result does not depend on the thread count. At 2000 silos (Kdl,
 //! 1 Gbit/s access) the 4 starts take about 4x the CPU time of one.
 
+use super::improve::{improve_tree_with, Plateaus};
 use super::relabel::{start_permutation, Relabelled};
 use super::search::{sweep_candidates, tree_lower_bound};
-use super::improve::{improve_tree_with, Plateaus};
 use super::snapshot::PairBounds;
 use super::{best_candidate, first_best, mbst_weights, tree_cycle_time, TreeDelays};
 use crate::overlay::algo::Edge;

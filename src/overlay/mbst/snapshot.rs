@@ -11,8 +11,8 @@
 //! from-scratch reference, `improve_reference`).
 
 use super::{edge_value, mbst_weights, TreeDelays};
-use std::cell::{OnceCell, RefCell};
 use crate::units::Ms;
+use std::cell::{OnceCell, RefCell};
 
 /// Lower bounds of the edge values of a network: `w(i,j) / 2`, ms, with `w`
 /// the weight of \[Marfoq20\] Algorithm 1, line 3 (both arcs at degree 1).
@@ -403,7 +403,11 @@ impl<D: TreeDelays + ?Sized> TreeDelays for Memoized<'_, D> {
         self.inner.compute_round_ms(i)
     }
     fn edge_value(&self, i: usize, j: usize, di: usize, dj: usize) -> Ms {
-        let (a, b, da, db) = if i <= j { (i, j, di, dj) } else { (j, i, dj, di) };
+        let (a, b, da, db) = if i <= j {
+            (i, j, di, dj)
+        } else {
+            (j, i, dj, di)
+        };
         let key = (
             u32::try_from(da).unwrap_or(u32::MAX),
             u32::try_from(db).unwrap_or(u32::MAX),

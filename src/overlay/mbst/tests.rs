@@ -383,5 +383,8 @@ fn incremental_improvement_equals_the_reference() {
             changed += usize::from(sorted != got);
         }
     }
-    assert!(changed > 100, "the improvement changed only {changed} trees");
+    assert!(
+        changed > 100,
+        "the improvement changed only {changed} trees"
+    );
 }
