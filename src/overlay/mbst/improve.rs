@@ -30,15 +30,21 @@
 //! result. Deterministic: every choice is by index.
 //!
 //! Cost. Each step evaluates the tree's `N - 1` edge values once
-//! ([`Snapshot`]). A move tried then costs the values of the edges whose
-//! value it changes (those at nodes whose degree changes): the objective
-//! after a swap is exact and incremental ([`Snapshot::base_objective`]).
-//! Which side of a removed edge a node is on is `O(1)` (preorder ranges),
-//! and the scan for the cheapest reconnection walks each end's partners by
-//! the lower bound `w(i,j) / 2` of their edge value ([`PairBounds`]) and
-//! stops once the bound passes `M` or the best value found: the trees are
-//! the ones a from-scratch evaluation of every move gives (a test checks
-//! them against that reference, `improve_reference`).
+//! (`Snapshot`; up to [`PLATEAU_MAX_SILOS`] silos every edge value is
+//! cached per silo pair and degrees). A move tried then costs the values of
+//! the edges whose value it changes (those at the node whose degree
+//! changes): the objective after a swap is exact and incremental
+//! (`Snapshot::base_objective`). Which side of a removed edge a node is on
+//! is `O(1)` (preorder ranges), and the scan for the cheapest reconnection
+//! walks each end's partners by the lower bound `w(i,j) / 2` of their edge
+//! value (`PairBounds`) and stops once the bound reaches `M` or passes the
+//! best value found. A removal that lowers no edge at `M` is not scanned:
+//! eq. (3) does not fall when a degree grows, so no reconnection after it
+//! lowers `(M, C)`. The plateau phase is a function of the tree it starts
+//! from, so its result is kept per start tree (`Plateaus`). The trees are
+//! the ones a from-scratch evaluation of every move gives: a test checks
+//! them against that reference (`improve_reference`) on random tie-heavy
+//! instances.
 
 use super::snapshot::{Memoized, PairBounds, Snapshot, SwapBase, Tree};
 use super::{compute_floor, degrees, edge_value, TreeDelays};
