@@ -131,7 +131,7 @@ impl Tree {
     fn removals_at(&self, snap: &Snapshot, m: Ms) -> Vec<(usize, usize)> {
         let mut out = Vec::new();
         for p in 0..self.adj.len() {
-            if snap.incident(p).iter().any(|&v| v == m) {
+            if snap.incident(p).contains(&m) {
                 let mut neighbours = self.adj[p].clone();
                 neighbours.sort_unstable();
                 out.extend(neighbours.into_iter().map(|q| (p, q)));
@@ -139,6 +139,11 @@ impl Tree {
         }
         out
     }
+}
+
+/// `v < m` (false when either is NaN).
+fn below(v: Ms, m: Ms) -> bool {
+    v < m
 }
 
 /// `(a, b) < (c, d)` lexicographically, with exact float comparison.
@@ -177,7 +182,7 @@ impl StepFacts {
 
     fn not_below(&mut self, snap: &Snapshot, x: usize, m: Ms) -> usize {
         if self.not_below[x] == usize::MAX {
-            self.not_below[x] = snap.incident(x).iter().filter(|&&v| !(v < m)).count();
+            self.not_below[x] = snap.incident(x).iter().filter(|&&v| !below(v, m)).count();
         }
         self.not_below[x]
     }
@@ -282,7 +287,7 @@ impl<D: TreeDelays + ?Sized> Removal<'_, D> {
         let (p, q, m) = (self.p, self.q, self.m);
         if x == p || x == q {
             // Its other edges keep their values (its degree is back).
-            let removed = usize::from(!(self.snap.value(self.t, p, q) < m));
+            let removed = usize::from(!below(self.snap.value(self.t, p, q), m));
             return self.facts.not_below(self.snap, x, m) - removed == 0;
         }
         if self.snap.adjacent(x, p) || self.snap.adjacent(x, q) {
