@@ -8,7 +8,13 @@
 //! links within 400 km, 1 Gbit/s core and access; many co-located silos,
 //! so many equal delays). Needs no `../shared`.
 //!
-//! `cargo bench --bench overlays` (`-- delta-mbst-rgg` for the last group)
+//! `delta-mbst-zoo/NAME`: delta-MBST alone on the Topology Zoo files whose
+//! many equal delays made it slow (Pern, Ulaknet, Telcove; issue 24, item
+//! 8), loaded with the default options, default network (one silo per
+//! router). Needs `../shared` (or `FEDTOPO_SHARED`); skipped without it.
+//!
+//! `cargo bench --bench overlays` (`-- delta-mbst-rgg` or `-- delta-mbst-zoo`
+//! for one group)
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
 
@@ -134,10 +140,39 @@ fn bench_delta_mbst_rgg(c: &mut Criterion) {
     g.finish();
 }
 
+/// delta-MBST on tie-heavy Topology Zoo files (default loading and
+/// network).
+fn bench_delta_mbst_zoo(c: &mut Criterion) {
+    let Some(shared) =
+        fedtopo::builtin::shared_dir(std::path::Path::new(env!("CARGO_MANIFEST_DIR")))
+    else {
+        eprintln!("delta-mbst-zoo: no shared/ folder (set FEDTOPO_SHARED): skipped");
+        return;
+    };
+    let mut g = c.benchmark_group("delta-mbst-zoo");
+    g.sample_size(10);
+    for name in ["Pern", "Ulaknet", "Telcove"] {
+        let path = shared.join(format!("underlays/topology-zoo/{name}.gml"));
+        let u = match Underlay::load(&path, &LoadOptions::default()) {
+            Ok(u) => u,
+            Err(e) => {
+                eprintln!("delta-mbst-zoo: {}: {e}: skipped", path.display());
+                continue;
+            }
+        };
+        let m = NetworkSpec::default().delay_model(&u);
+        g.bench_with_input(BenchmarkId::from_parameter(name), &m, |b, m| {
+            b.iter(|| delta_mbst(m).arc_count())
+        });
+    }
+    g.finish();
+}
+
 criterion_group!(
     benches,
     bench_overlays,
     bench_cycle_time,
-    bench_delta_mbst_rgg
+    bench_delta_mbst_rgg,
+    bench_delta_mbst_zoo
 );
 criterion_main!(benches);

@@ -29,21 +29,28 @@
 //! its cycle time is never above the input's, nor above the descent's
 //! result. Deterministic: every choice is by index.
 //!
-//! Cost per descent move tried: `O(N)` to split the tree and filter the
-//! ends, plus one lookup per pair of filtered ends. A sideways move tried
-//! costs `O(N)` (an exact objective), so a plateau step is `O(E N^2)`, `E`
-//! the number of tree edges at an end of an edge at `M`.
+//! Cost. Each step evaluates the tree's `N - 1` edge values once
+//! (`Snapshot`; up to [`PLATEAU_MAX_SILOS`] silos every edge value is
+//! cached per silo pair and degrees). A move tried then costs the values of
+//! the edges whose value it changes (those at the node whose degree
+//! changes): the objective after a swap is exact and incremental
+//! (`Snapshot::base_objective`). Which side of a removed edge a node is on
+//! is `O(1)` (preorder ranges), and the scan for the cheapest reconnection
+//! walks each end's partners by the lower bound `w(i,j) / 2` of their edge
+//! value (`PairBounds`) and stops once the bound reaches `M` or passes the
+//! best value found. A removal that lowers no edge at `M` is not scanned:
+//! eq. (3) does not fall when a degree grows, so no reconnection after it
+//! lowers `(M, C)`. The plateau phase is a function of the tree it starts
+//! from, so its result is kept per start tree (`Plateaus`). The trees are
+//! the ones a from-scratch evaluation of every move gives: a test checks
+//! them against that reference (`improve_reference`) on random tie-heavy
+//! instances.
 
+use super::snapshot::{Memoized, PairBounds, Snapshot, SwapBase, Tree};
 use super::{compute_floor, degrees, edge_value, TreeDelays};
 use crate::overlay::algo::Edge;
 use crate::units::Ms;
-use std::collections::BTreeSet;
-
-/// A tree with its adjacency and degrees.
-struct Tree {
-    adj: Vec<Vec<usize>>,
-    deg: Vec<usize>,
-}
+use std::collections::{BTreeMap, BTreeSet};
 
 impl Tree {
     fn new(n: usize, edges: &[Edge]) -> Self {
@@ -52,63 +59,62 @@ impl Tree {
             adj[u].push(v);
             adj[v].push(u);
         }
+        let values = adj
+            .iter()
+            .map(|a| vec![(usize::MAX, usize::MAX, f64::NAN); a.len()])
+            .collect();
         Self {
             adj,
             deg: degrees(n, edges),
+            values,
         }
     }
 
+    /// The edges `(u, v)`, `u < v`, sorted.
     fn edges(&self) -> Vec<Edge> {
-        let mut out: Vec<Edge> = (0..self.adj.len())
-            .flat_map(|u| {
-                self.adj[u]
-                    .iter()
-                    .filter(move |&&v| u < v)
-                    .map(move |&v| (u, v))
-            })
-            .collect();
-        out.sort_unstable();
+        let mut out: Vec<Edge> = Vec::with_capacity(self.adj.len());
+        for u in 0..self.adj.len() {
+            let from = out.len();
+            out.extend(self.adj[u].iter().filter(|&&v| u < v).map(|&v| (u, v)));
+            out[from..].sort_unstable();
+        }
         out
     }
 
     fn remove(&mut self, p: usize, q: usize) {
-        self.adj[p].retain(|&x| x != q);
-        self.adj[q].retain(|&x| x != p);
+        for (x, y) in [(p, q), (q, p)] {
+            if let Some(k) = self.adj[x].iter().position(|&z| z == y) {
+                self.adj[x].remove(k);
+                self.values[x].remove(k);
+            }
+        }
         self.deg[p] -= 1;
         self.deg[q] -= 1;
     }
 
     fn add(&mut self, a: usize, b: usize) {
-        self.adj[a].push(b);
-        self.adj[b].push(a);
+        for (x, y) in [(a, b), (b, a)] {
+            self.adj[x].push(y);
+            self.values[x].push((usize::MAX, usize::MAX, f64::NAN));
+        }
         self.deg[a] += 1;
         self.deg[b] += 1;
     }
 
-    /// The tree edges `(p, q)` a move may remove at value `m`: `p` an end
-    /// of an edge whose value is `m` (by index), `q` a neighbour of `p` (by
-    /// index).
-    fn removals_at<D: TreeDelays + ?Sized>(&self, model: &D, m: Ms) -> Vec<(usize, usize)> {
-        let mut out = Vec::new();
-        for p in 0..self.adj.len() {
-            let at_m = self.adj[p]
-                .iter()
-                .any(|&q| edge_value(model, p, q, self.deg[p], self.deg[q]) == m);
-            if at_m {
-                let mut neighbours = self.adj[p].clone();
-                neighbours.sort_unstable();
-                out.extend(neighbours.into_iter().map(|q| (p, q)));
-            }
-        }
-        out
-    }
-
     /// `(M, C)`: the largest edge value and how many edges have it.
-    fn objective<D: TreeDelays + ?Sized>(&self, model: &D) -> (Ms, usize) {
+    fn objective<D: TreeDelays + ?Sized>(&mut self, model: &D) -> (Ms, usize) {
         let mut best = (f64::NEG_INFINITY, 0);
         for u in 0..self.adj.len() {
-            for &v in self.adj[u].iter().filter(|&&v| u < v) {
-                let x = edge_value(model, u, v, self.deg[u], self.deg[v]);
+            let du = self.deg[u];
+            for (&v, cached) in self.adj[u].iter().zip(self.values[u].iter_mut()) {
+                if u > v {
+                    continue;
+                }
+                let dv = self.deg[v];
+                if (cached.0, cached.1) != (du, dv) {
+                    *cached = (du, dv, edge_value(model, u, v, du, dv));
+                }
+                let x = cached.2;
                 if x > best.0 {
                     best = (x, 1);
                 } else if x == best.0 {
@@ -119,23 +125,25 @@ impl Tree {
         best
     }
 
-    /// `side[x]` is true for the nodes reached from `q` without the edge
-    /// `(p, q)`.
-    fn side(&self, p: usize, q: usize) -> Vec<bool> {
-        let mut side = vec![false; self.adj.len()];
-        side[q] = true;
-        let mut stack = vec![q];
-        while let Some(x) = stack.pop() {
-            for &y in &self.adj[x] {
-                if side[y] || (x == q && y == p) {
-                    continue;
-                }
-                side[y] = true;
-                stack.push(y);
+    /// The tree edges `(p, q)` a move may remove at value `m`: `p` an end
+    /// of an edge whose value is `m` (by index), `q` a neighbour of `p` (by
+    /// index).
+    fn removals_at(&self, snap: &Snapshot, m: Ms) -> Vec<(usize, usize)> {
+        let mut out = Vec::new();
+        for p in 0..self.adj.len() {
+            if snap.incident(p).contains(&m) {
+                let mut neighbours = self.adj[p].clone();
+                neighbours.sort_unstable();
+                out.extend(neighbours.into_iter().map(|q| (p, q)));
             }
         }
-        side
+        out
     }
+}
+
+/// `v < m` (false when either is NaN).
+fn below(v: Ms, m: Ms) -> bool {
+    v < m
 }
 
 /// `(a, b) < (c, d)` lexicographically, with exact float comparison.
@@ -143,102 +151,239 @@ fn lower(a: (Ms, usize), b: (Ms, usize)) -> bool {
     a.0 < b.0 || (a.0 == b.0 && a.1 < b.1)
 }
 
-/// Whether node `x` (degree `deg[x]` in the tree without the removed edge)
-/// can take one more edge with all its edges staying `< m`.
-fn can_grow<D: TreeDelays + ?Sized>(model: &D, t: &Tree, x: usize, m: Ms) -> bool {
-    let dx = t.deg[x] + 1;
-    t.adj[x]
-        .iter()
-        .all(|&y| edge_value(model, x, y, dx, t.deg[y]) < m)
+/// Per-node facts of one descent step (tree fixed, largest value `m`),
+/// computed when first asked for.
+struct StepFacts {
+    /// Whether the node can take one more edge with its edges `< m`
+    /// (0: not known yet, 1: no, 2: yes).
+    grow: Vec<u8>,
+    /// Number of its edges whose value is not `< m` (`usize::MAX`: not
+    /// known yet).
+    not_below: Vec<usize>,
+    /// Number of its edges at `m` that fall below `m` when its degree
+    /// falls by one (`usize::MAX`: not known yet).
+    drops: Vec<usize>,
+    /// Per-removal cache of `can_grow` at the neighbours of the removed
+    /// edge's ends: `(removal number, answer)`.
+    local: Vec<(usize, bool)>,
+    removal: usize,
 }
 
-/// One improving move, if any; applied to `t`.
-fn improve_once<D: TreeDelays + ?Sized>(model: &D, t: &mut Tree) -> bool {
-    let (m, c) = t.objective(model);
-    for (p, q) in t.removals_at(model, m) {
-        if let Some((a, b)) = best_reconnection(model, t, p, q, (m, c)) {
+impl StepFacts {
+    fn new(n: usize) -> Self {
+        Self {
+            grow: vec![0; n],
+            not_below: vec![usize::MAX; n],
+            drops: vec![usize::MAX; n],
+            local: vec![(usize::MAX, false); n],
+            removal: 0,
+        }
+    }
+
+    fn not_below(&mut self, snap: &Snapshot, x: usize, m: Ms) -> usize {
+        if self.not_below[x] == usize::MAX {
+            self.not_below[x] = snap.incident(x).iter().filter(|&&v| !below(v, m)).count();
+        }
+        self.not_below[x]
+    }
+
+    fn drops<D: TreeDelays + ?Sized>(
+        &mut self,
+        model: &D,
+        t: &Tree,
+        snap: &Snapshot,
+        x: usize,
+        m: Ms,
+    ) -> usize {
+        if self.drops[x] == usize::MAX {
+            self.drops[x] = t.adj[x]
+                .iter()
+                .zip(snap.incident(x))
+                .filter(|&(&y, &v)| v == m && edge_value(model, x, y, t.deg[x] - 1, t.deg[y]) < m)
+                .count();
+        }
+        self.drops[x]
+    }
+
+    /// [`can_grow`] of `x` in the step's tree.
+    fn tree_grow<D: TreeDelays + ?Sized>(&mut self, model: &D, t: &Tree, x: usize, m: Ms) -> bool {
+        if self.grow[x] == 0 {
+            let dx = t.deg[x] + 1;
+            let yes = t.adj[x]
+                .iter()
+                .all(|&y| edge_value(model, x, y, dx, t.deg[y]) < m);
+            self.grow[x] = if yes { 2 } else { 1 };
+        }
+        self.grow[x] == 2
+    }
+}
+
+/// One improving move, if any, when `M` is above `floor`; applied to `t`.
+/// Without one, the snapshot of `t` (still valid: `t` did not change).
+fn improve_once<D: TreeDelays + ?Sized>(
+    model: &D,
+    bounds: &PairBounds,
+    t: &mut Tree,
+    floor: Ms,
+) -> Option<Snapshot> {
+    let snap = Snapshot::new(model, t);
+    let (m, c) = snap.objective();
+    if m <= floor {
+        return Some(snap);
+    }
+    let mut facts = StepFacts::new(t.adj.len());
+    for (p, q) in t.removals_at(&snap, m) {
+        facts.removal += 1;
+        let mut removal = Removal {
+            model,
+            bounds,
+            t,
+            snap: &snap,
+            facts: &mut facts,
+            p,
+            q,
+            m,
+            c,
+            keep_p: None,
+            keep_q: None,
+        };
+        if let Some((a, b)) = removal.best_reconnection() {
             t.remove(p, q);
             t.add(a, b);
-            return true;
+            return None;
         }
     }
-    false
+    Some(snap)
 }
 
-/// The reconnection `(a, b)` of the smallest value (ties to the lowest
-/// `(min, max)` pair) after removing `(p, q)` that lowers `(m, c)`, if any.
-/// Leaves `t` as it was.
-fn best_reconnection<D: TreeDelays + ?Sized>(
-    model: &D,
-    t: &mut Tree,
+/// The removal of tree edge `(p, q)` in one descent step (the tree itself
+/// stays as it is).
+struct Removal<'a, D: ?Sized> {
+    model: &'a D,
+    bounds: &'a PairBounds,
+    t: &'a Tree,
+    snap: &'a Snapshot,
+    facts: &'a mut StepFacts,
     p: usize,
     q: usize,
-    (m, c): (Ms, usize),
-) -> Option<Edge> {
-    let n = t.adj.len();
-    let side = t.side(p, q);
-    let removed_value = edge_value(model, p, q, t.deg[p], t.deg[q]);
-    t.remove(p, q);
-    // Edges at M that the removal alone removes or lowers: the gain of every
-    // move whose new ends avoid p and q (their other edges have the same
-    // neighbours' degrees before and after; p and q share no other edge).
-    let mut dropped = usize::from(removed_value == m);
-    for x in [p, q] {
-        for &y in &t.adj[x] {
-            let before = edge_value(model, x, y, t.deg[x] + 1, t.deg[y]);
-            if before == m && edge_value(model, x, y, t.deg[x], t.deg[y]) < m {
-                dropped += 1;
+    m: Ms,
+    c: usize,
+    /// The tree less `(p, q)` for the moves that give `p`, resp. `q`, an
+    /// edge back; made when first needed.
+    keep_p: Option<SwapBase>,
+    keep_q: Option<SwapBase>,
+}
+
+impl<D: TreeDelays + ?Sized> Removal<'_, D> {
+    /// Degree of `x` once `(p, q)` is removed.
+    fn deg(&self, x: usize) -> usize {
+        self.t.deg[x] - usize::from(x == self.p || x == self.q)
+    }
+
+    /// Whether `x` can take one more edge with all its edges staying `< m`
+    /// in the tree without `(p, q)`. Only `p`, `q` and their neighbours
+    /// differ from the whole tree.
+    fn grow(&mut self, x: usize) -> bool {
+        let (p, q, m) = (self.p, self.q, self.m);
+        if x == p || x == q {
+            // Its other edges keep their values (its degree is back).
+            let removed = usize::from(!below(self.snap.value(self.t, p, q), m));
+            return self.facts.not_below(self.snap, x, m) - removed == 0;
+        }
+        if self.snap.adjacent(x, p) || self.snap.adjacent(x, q) {
+            if self.facts.local[x].0 != self.facts.removal {
+                let dx = self.t.deg[x] + 1;
+                let yes = self.t.adj[x]
+                    .iter()
+                    .all(|&y| edge_value(self.model, x, y, dx, self.deg(y)) < m);
+                self.facts.local[x] = (self.facts.removal, yes);
+            }
+            return self.facts.local[x].1;
+        }
+        self.facts.tree_grow(self.model, self.t, x, m)
+    }
+
+    /// The reconnection `(a, b)` of the smallest value (ties to the lowest
+    /// `(min, max)` pair) after removing `(p, q)` that lowers `(M, C)`, if
+    /// any: the same as trying every pair of growable nodes on the two
+    /// sides (see the module docs).
+    fn best_reconnection(&mut self) -> Option<Edge> {
+        let (model, t, snap) = (self.model, self.t, self.snap);
+        let (p, q, m) = (self.p, self.q, self.m);
+        let n = t.adj.len();
+        let value_pq = snap.value(t, p, q);
+        // Edges at M that the removal alone removes or lowers: the gain of
+        // every move whose new ends avoid p and q.
+        let pq_drops = |x: usize, y: usize| {
+            usize::from(value_pq == m && edge_value(model, x, y, t.deg[x] - 1, t.deg[y]) < m)
+        };
+        let dropped = usize::from(value_pq == m)
+            + (self.facts.drops(model, t, snap, p, m) - pq_drops(p, q))
+            + (self.facts.drops(model, t, snap, q, m) - pq_drops(q, p));
+        // Without a gain no move lowers (M, C): the edges at M stay at M or
+        // above (eq. (3) does not fall when a degree grows; the end that
+        // gets an edge back returns to its old degree).
+        if dropped == 0 {
+            return None;
+        }
+        let cut = snap.cut(p, q);
+        let mut best: Option<(Ms, Edge)> = None;
+        // Every growable pair across the cut; scan from the smaller side.
+        let q_len = cut.q_side_len(n);
+        let from_q = q_len <= n - q_len;
+        for s in snap.side_nodes(&cut, from_q) {
+            if !self.grow(s) {
+                continue;
+            }
+            for o in self.bounds.by_bound(s) {
+                let bound = self.bounds.bound(s, o);
+                if bound >= m || best.is_some_and(|(bv, _)| bound > bv) {
+                    break;
+                }
+                if snap.on_q_side(&cut, o) == from_q || !self.grow(o) {
+                    continue;
+                }
+                let (a, b) = if from_q { (o, s) } else { (s, o) };
+                self.consider(a, b, &mut best);
             }
         }
+        best.map(|(_, e)| e)
     }
-    // p lies outside q's side. Without a gain only moves that give p or q
-    // an edge back can lower (M, C).
-    let grow: Vec<bool> = (0..n).map(|x| can_grow(model, t, x, m)).collect();
-    let left: Vec<usize> = (0..n).filter(|&x| !side[x] && grow[x]).collect();
-    let right: Vec<usize> = (0..n).filter(|&x| side[x] && grow[x]).collect();
-    let mut best: Option<(Ms, Edge)> = None;
-    let mut consider = |t: &mut Tree, a: usize, b: usize| {
+
+    /// Candidate `(a, b)`, `a` on `p`'s side and `b` on `q`'s side: kept in
+    /// `best` when its value is below `M` and below `best`'s (ties to the
+    /// lower pair) and the move lowers `(M, C)`.
+    fn consider(&mut self, a: usize, b: usize, best: &mut Option<(Ms, Edge)>) {
+        let (p, q) = (self.p, self.q);
         if (a, b) == (p, q) {
             return;
         }
-        let v = edge_value(model, a, b, t.deg[a] + 1, t.deg[b] + 1);
+        let v = edge_value(self.model, a, b, self.deg(a) + 1, self.deg(b) + 1);
         let e = (a.min(b), a.max(b));
-        if v >= m || best.is_some_and(|(bv, be)| (bv, be) <= (v, e)) {
+        if v >= self.m || best.is_some_and(|(bv, be)| (bv, be) <= (v, e)) {
             return;
         }
-        let improves = if a == p || b == q {
-            // p or q grows back: evaluate exactly.
-            t.add(a, b);
-            let after = t.objective(model);
-            t.remove(a, b);
-            lower(after, (m, c))
+        // With a gain (the caller's condition) every move that avoids p and
+        // q lowers (M, C); one that gives p or q an edge back is evaluated
+        // exactly.
+        let (model, t, snap) = (self.model, self.t, self.snap);
+        let improves = if a == p {
+            let base = self
+                .keep_p
+                .get_or_insert_with(|| snap.swap_base(model, t, p, q));
+            lower(snap.base_objective(model, t, base, b), (self.m, self.c))
+        } else if b == q {
+            let base = self
+                .keep_q
+                .get_or_insert_with(|| snap.swap_base(model, t, q, p));
+            lower(snap.base_objective(model, t, base, a), (self.m, self.c))
         } else {
-            dropped > 0
+            true
         };
         if improves {
-            best = Some((v, e));
-        }
-    };
-    if dropped > 0 {
-        for &a in &left {
-            for &b in &right {
-                consider(t, a, b);
-            }
-        }
-    } else {
-        if grow[p] {
-            for &b in &right {
-                consider(t, p, b);
-            }
-        }
-        if grow[q] {
-            for &a in &left {
-                consider(t, a, q);
-            }
+            *best = Some((v, e));
         }
     }
-    t.add(p, q);
-    best.map(|(_, e)| e)
 }
 
 /// Largest `N` for which [`improve_tree`] runs its plateau phase.
@@ -248,47 +393,67 @@ pub const PLATEAU_MOVES: usize = 32;
 
 /// Strict descent: improving moves until none is left, `M` is at most
 /// `floor` or `4 N` moves are made.
-fn descend<D: TreeDelays + ?Sized>(model: &D, t: &mut Tree, floor: Ms) {
+/// Returns the snapshot of the final tree when the descent stopped for lack
+/// of a move (or at the floor).
+fn descend<D: TreeDelays + ?Sized>(
+    model: &D,
+    bounds: &PairBounds,
+    t: &mut Tree,
+    floor: Ms,
+) -> Option<Snapshot> {
     for _ in 0..4 * t.adj.len() {
-        if t.objective(model).0 <= floor || !improve_once(model, t) {
-            break;
+        if let Some(snap) = improve_once(model, bounds, t, floor) {
+            return Some(snap);
         }
     }
+    None
 }
 
 /// One sideways move: removes a tree edge `(p, q)` at an end `p` of an edge
 /// at `M` and adds an edge that gives `p` or `q` an edge back, such that
 /// `(M, C)` stays the same and the tree is not in `seen`. The first such
 /// move in the order ends of `M`-edges by index, their neighbours by index,
-/// the new partner by index. Applied to `t`.
+/// the new partner by index. Applied to `t`; returns the new tree's edges, sorted.
 fn sideways_once<D: TreeDelays + ?Sized>(
     model: &D,
     t: &mut Tree,
+    snap: Option<Snapshot>,
+    edges: &[Edge],
     seen: &BTreeSet<Vec<Edge>>,
-) -> bool {
+) -> Option<Vec<Edge>> {
     let n = t.adj.len();
-    let (m, c) = t.objective(model);
-    for (p, q) in t.removals_at(model, m) {
-        let side = t.side(p, q);
-        t.remove(p, q);
-        for (x, x_side) in [(p, false), (q, true)] {
-            for y in (0..n).filter(|&y| side[y] != x_side) {
-                if (x.min(y), x.max(y)) == (p.min(q), p.max(q)) {
+    let snap = snap.unwrap_or_else(|| Snapshot::new(model, t));
+    let (m, c) = snap.objective();
+    for (p, q) in t.removals_at(&snap, m) {
+        let cut = snap.cut(p, q);
+        let removed = (p.min(q), p.max(q));
+        for (x, x_on_q_side) in [(p, false), (q, true)] {
+            let base = if x == p {
+                snap.swap_base(model, t, p, q)
+            } else {
+                snap.swap_base(model, t, q, p)
+            };
+            for y in (0..n).filter(|&y| snap.on_q_side(&cut, y) != x_on_q_side) {
+                let added = (x.min(y), x.max(y));
+                if added == removed {
                     continue;
                 }
-                t.add(x, y);
-                if t.objective(model) == (m, c) {
-                    let edges = t.edges();
-                    if !seen.contains(&edges) {
-                        return true;
-                    }
+                if snap.base_objective(model, t, &base, y) != (m, c) {
+                    continue;
                 }
-                t.remove(x, y);
+                let mut swapped: Vec<Edge> =
+                    edges.iter().copied().filter(|&e| e != removed).collect();
+                let at = swapped.partition_point(|&e| e < added);
+                swapped.insert(at, added);
+                if !seen.contains(&swapped) {
+                    t.remove(p, q);
+                    t.add(x, y);
+                    return Some(swapped);
+                }
             }
         }
-        t.add(p, q);
     }
-    false
+    None
 }
 
 /// Improves the spanning tree `edges` on `0..n` by edge swaps on its exact
@@ -296,29 +461,71 @@ fn sideways_once<D: TreeDelays + ?Sized>(
 /// phase (see the module docs); returns the best tree seen, edges `(u, v)`,
 /// `u < v`, sorted. Its cycle time is never larger than the input's.
 pub fn improve_tree<D: TreeDelays + ?Sized>(model: &D, edges: Vec<Edge>) -> Vec<Edge> {
+    improve_tree_with(model, &PairBounds::new(model), &mut Plateaus::new(), edges)
+}
+
+/// Results of the plateau phase by the tree it starts from (the descent's
+/// result), for several trees of the same network: the phase is a function
+/// of that tree alone, so a descent that ends where an earlier one did
+/// gives the earlier result.
+pub(crate) type Plateaus = BTreeMap<Vec<Edge>, Vec<Edge>>;
+
+/// [`improve_tree`] with the pair bounds of `model` made once by the caller
+/// (for several trees of the same network).
+pub(crate) fn improve_tree_with<D: TreeDelays + ?Sized>(
+    model: &D,
+    bounds: &PairBounds,
+    plateaus: &mut Plateaus,
+    edges: Vec<Edge>,
+) -> Vec<Edge> {
     let n = model.silo_count();
     if n < 3 {
         return edges;
     }
+    if n <= PLATEAU_MAX_SILOS {
+        improve_tree_in(&Memoized::new(model), bounds, plateaus, edges)
+    } else {
+        improve_tree_in(model, bounds, plateaus, edges)
+    }
+}
+
+/// [`improve_tree_with`] for `n >= 3` silos.
+fn improve_tree_in<D: TreeDelays + ?Sized>(
+    model: &D,
+    bounds: &PairBounds,
+    plateaus: &mut Plateaus,
+    edges: Vec<Edge>,
+) -> Vec<Edge> {
+    let n = model.silo_count();
     let mut t = Tree::new(n, &edges);
     let floor = compute_floor(model);
-    descend(model, &mut t, floor);
+    let mut snap = descend(model, bounds, &mut t, floor);
     let mut best = (t.objective(model), t.edges());
     if n > PLATEAU_MAX_SILOS {
         return best.1;
     }
+    if let Some(known) = plateaus.get(&best.1) {
+        return known.clone();
+    }
+    let start = best.1.clone();
     let mut seen = BTreeSet::from([best.1.clone()]);
+    let mut edges = best.1.clone();
     for _ in 0..PLATEAU_MOVES {
-        if best.0 .0 <= floor || !sideways_once(model, &mut t, &seen) {
+        if best.0 .0 <= floor {
             break;
         }
-        seen.insert(t.edges());
-        descend(model, &mut t, floor);
+        let Some(moved) = sideways_once(model, &mut t, snap.take(), &edges, &seen) else {
+            break;
+        };
+        seen.insert(moved);
+        snap = descend(model, bounds, &mut t, floor);
         let obj = t.objective(model);
-        seen.insert(t.edges());
+        edges = t.edges();
+        seen.insert(edges.clone());
         if lower(obj, best.0) {
-            best = (obj, t.edges());
+            best = (obj, edges.clone());
         }
     }
+    plateaus.insert(start, best.1.clone());
     best.1
 }

@@ -52,6 +52,7 @@ pub mod improve;
 pub mod multistart;
 pub mod relabel;
 pub mod search;
+mod snapshot;
 
 use crate::delay::DelayModel;
 use crate::overlay::algo::{
@@ -76,6 +77,12 @@ pub trait TreeDelays {
     fn arc_delay(&self, i: usize, j: usize, out_deg_i: usize, in_deg_j: usize) -> Ms;
     /// `s * Tc(i)`, ms (the self-loop of silo `i`).
     fn compute_round_ms(&self, i: usize) -> Ms;
+    /// Value of edge `{i, j}` in a tree where `i` has degree `di` and `j`
+    /// degree `dj`: `(d_o(i,j) + d_o(j,i)) / 2`, ms. Symmetric (the same
+    /// value for `(j, i, dj, di)`); an implementation may cache it.
+    fn edge_value(&self, i: usize, j: usize, di: usize, dj: usize) -> Ms {
+        (self.arc_delay(i, j, di, dj) + self.arc_delay(j, i, dj, di)) / 2.0
+    }
 }
 
 impl TreeDelays for DelayModel {
@@ -112,7 +119,7 @@ pub(crate) fn edge_value<D: TreeDelays + ?Sized>(
     di: usize,
     dj: usize,
 ) -> Ms {
-    (model.arc_delay(i, j, di, dj) + model.arc_delay(j, i, dj, di)) / 2.0
+    model.edge_value(i, j, di, dj)
 }
 
 /// Largest `s * Tc(i)`, ms (`-inf` with no silo): no overlay beats it.
@@ -263,5 +270,7 @@ pub fn delta_mbst(model: &DelayModel) -> Overlay {
     Overlay::from_edges("delta-mbst", n, &edges)
 }
 
+#[cfg(test)]
+mod improve_reference;
 #[cfg(test)]
 mod tests;

@@ -339,3 +339,52 @@ fn multi_start_does_not_depend_on_the_thread_count() {
         assert_eq!(tree_cycle_time(&model, &parallel), fastest, "n={n}");
     }
 }
+
+/// A random spanning tree of `0..n`: node `i` hangs off a random earlier
+/// node, off node 0 with probability `hub` (star-like trees, as delta-Prim
+/// builds on co-located silos).
+fn random_tree(n: usize, rng: &mut ChaCha8Rng, hub: f64) -> Vec<Edge> {
+    (1..n)
+        .map(|i| {
+            let parent = if rng.gen_bool(hub) {
+                0
+            } else {
+                rng.gen_range(0..i)
+            };
+            (parent, i)
+        })
+        .collect()
+}
+
+#[test]
+fn incremental_improvement_equals_the_reference() {
+    let mut rng = ChaCha8Rng::seed_from_u64(24);
+    let mut changed = 0;
+    for it in 0..240 {
+        let n = 3 + it % 45;
+        let model = match it % 4 {
+            0 => Synthetic::random_points(n, &mut rng, 1),
+            1 => Synthetic::random_points(n, &mut rng, 1 + it % 3),
+            2 => Synthetic::random(n, &mut rng, true),
+            _ => Synthetic::random(n, &mut rng, false),
+        };
+        let mut trees: Vec<Vec<Edge>> = super::search::sweep_candidates(&model)
+            .into_iter()
+            .map(|c| c.edges)
+            .collect();
+        trees.push(random_tree(n, &mut rng, 0.0));
+        trees.push(random_tree(n, &mut rng, 0.7));
+        for edges in trees {
+            let want = super::improve_reference::improve_tree(&model, edges.clone());
+            let got = improve_tree(&model, edges.clone());
+            assert_eq!(got, want, "it={it} n={n} input {edges:?}");
+            let mut sorted = edges.clone();
+            sorted.sort_unstable();
+            changed += usize::from(sorted != got);
+        }
+    }
+    assert!(
+        changed > 100,
+        "the improvement changed only {changed} trees"
+    );
+}
