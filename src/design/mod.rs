@@ -8,7 +8,9 @@
 //! * [`search`]: the candidates of `fedtopo design`, ranked by predicted
 //!   wall-clock time to a target (cycle time x predicted rounds).
 
+pub mod arc_scores;
 pub mod augment;
+pub mod cycle_screen;
 pub mod figures;
 pub mod search;
 

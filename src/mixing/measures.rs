@@ -3,6 +3,8 @@
 
 use nalgebra::DMatrix;
 
+use super::spectrum::SparseMatrix;
+
 /// `W` as a nalgebra matrix.
 pub(crate) fn to_matrix(n: usize, w: &[f64]) -> DMatrix<f64> {
     DMatrix::from_row_slice(n, n, w)
@@ -21,26 +23,26 @@ pub fn slem(n: usize, w: &[f64]) -> f64 {
     }
     let m = to_matrix(n, w);
     let symmetric = (0..n).all(|i| (0..i).all(|j| (m[(i, j)] - m[(j, i)]).abs() <= 1e-12));
-    let mut moduli: Vec<f64> = if symmetric {
-        m.symmetric_eigenvalues().iter().map(|l| l.abs()).collect()
-    } else {
-        m.complex_eigenvalues().iter().map(|l| l.norm()).collect()
-    };
-    // Drop the eigenvalue closest to 1 (the consensus direction).
-    let one = if symmetric {
+    // One eigenvalue solve; the eigenvalue closest to 1 (the consensus
+    // direction) is dropped, the largest remaining modulus kept.
+    let moduli: Vec<f64> = if symmetric {
         let e = m.symmetric_eigenvalues();
-        (0..n).min_by(|&a, &b| (e[a] - 1.0).abs().total_cmp(&(e[b] - 1.0).abs()))
+        let one = (0..n).min_by(|&a, &b| (e[a] - 1.0).abs().total_cmp(&(e[b] - 1.0).abs()));
+        let mut moduli: Vec<f64> = e.iter().map(|l| l.abs()).collect();
+        if let Some(k) = one {
+            moduli.remove(k);
+        }
+        moduli
     } else {
         let e = m.complex_eigenvalues();
-        (0..n).min_by(|&a, &b| {
-            (e[a] - nalgebra::Complex::new(1.0, 0.0))
-                .norm()
-                .total_cmp(&(e[b] - nalgebra::Complex::new(1.0, 0.0)).norm())
-        })
+        let unit = nalgebra::Complex::new(1.0, 0.0);
+        let one = (0..n).min_by(|&a, &b| (e[a] - unit).norm().total_cmp(&(e[b] - unit).norm()));
+        let mut moduli: Vec<f64> = e.iter().map(|l| l.norm()).collect();
+        if let Some(k) = one {
+            moduli.remove(k);
+        }
+        moduli
     };
-    if let Some(k) = one {
-        moduli.remove(k);
-    }
     moduli.into_iter().fold(0.0, f64::max)
 }
 
@@ -76,18 +78,34 @@ pub fn effective_neighbours_periodic(n: usize, rounds: &[&[f64]], gamma: f64) ->
     if n == 0 || rounds.is_empty() || !(0.0..1.0).contains(&gamma) {
         return f64::NAN;
     }
-    let ms: Vec<DMatrix<f64>> = rounds.iter().map(|w| to_matrix(n, w)).collect();
-    let mut power = ms[0].clone();
+    // Sparse rounds times the dense power, row by row: O(nnz n) a term
+    // instead of O(n^3).
+    let ms: Vec<SparseMatrix> = rounds
+        .iter()
+        .map(|w| SparseMatrix::from_dense(n, w))
+        .collect();
+    let mut power = rounds[0].to_vec();
+    let mut next = vec![0.0; n * n];
     let mut sum = 0.0;
     let mut decay = 1.0;
     for t in 1..=100_000usize {
-        let term = decay * power.norm_squared() / n as f64;
+        let term = decay * power.iter().map(|x| x * x).sum::<f64>() / n as f64;
         sum += term;
         if term <= 1e-12 * sum {
             break;
         }
         decay *= gamma * gamma;
-        power = &ms[t % ms.len()] * &power;
+        let m = &ms[t % ms.len()];
+        for i in 0..n {
+            let row = &mut next[i * n..(i + 1) * n];
+            row.iter_mut().for_each(|x| *x = 0.0);
+            for (k, w) in m.row(i) {
+                for (x, p) in row.iter_mut().zip(&power[k * n..(k + 1) * n]) {
+                    *x += w * p;
+                }
+            }
+        }
+        std::mem::swap(&mut power, &mut next);
     }
     (1.0 / (1.0 - gamma * gamma)) / sum
 }

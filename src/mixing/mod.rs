@@ -18,6 +18,7 @@
 
 pub mod fastest;
 pub mod measures;
+pub mod spectrum;
 
 pub use fastest::{fastest_mixing, undirected_edges, FastestMixing, FastestOptions, MixingError};
 pub use measures::{
