@@ -509,6 +509,7 @@ pub fn run(a: DesignArgs) -> Result<()> {
         fastest_weights: !a.no_fastest,
         augmented: !a.no_augmented,
         gamma: a.gamma,
+        progress: true,
         ..DesignOptions::default()
     };
     let mut predictor = RoundsPredictor::proxy(a.base_rounds);

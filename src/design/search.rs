@@ -34,7 +34,8 @@ use super::figures::{fastest_figures, mixing_figures};
 use crate::delay::DelayModel;
 use crate::evaluate::{EvalError, EvaluatedOverlay};
 use crate::graph::Overlay;
-use crate::mixing::{effective_neighbours, slem, FastestOptions, MixingError};
+use crate::mixing::{effective_neighbours, slem, FastestMixing, FastestOptions, MixingError};
+use crate::report::progress::Progress;
 use crate::overlay::build::{build_overlay, BuildError, BuildOptions, OverlayKind};
 use crate::timing::{cycle_time, TimingError};
 use crate::train::consensus::ConsensusError;
@@ -55,6 +56,9 @@ pub struct DesignOptions {
     pub schedule_rounds: u64,
     /// Fastest-mixing solver settings.
     pub fastest: FastestOptions,
+    /// Progress on stderr (a bar on a terminal, else a line every few
+    /// seconds; [`crate::report::progress`]).
+    pub progress: bool,
 }
 
 impl Default for DesignOptions {
@@ -66,6 +70,7 @@ impl Default for DesignOptions {
             gamma: 0.95,
             schedule_rounds: 60,
             fastest: FastestOptions::default(),
+            progress: false,
         }
     }
 }
@@ -276,7 +281,16 @@ pub fn design_candidates(
             overlay,
         });
     };
+    let mut fastest_cache: Vec<(Vec<(usize, usize)>, Option<(FastestMixing, f64)>)> = Vec::new();
+    let progress = Progress::new(
+        "design",
+        "candidates",
+        (options.kinds.len() + if options.augmented { 2 } else { 0 }) as u64,
+        options.progress,
+        "{prefix}: [{bar:30}] {pos}/{len} {msg}",
+    );
     for &kind in &options.kinds {
+        progress.set_message(&kind.to_string());
         let e = EvaluatedOverlay::build(kind, underlay, model, build)?;
         let timing = e.cycle_time(model)?;
         let t = timing
@@ -297,7 +311,18 @@ pub fn design_candidates(
         );
         if options.fastest_weights && f.rule != "average" {
             if let Some(o) = e.overlay() {
-                if let Some((fm, eff)) = fastest_figures(o, &options.fastest, options.gamma)? {
+                // The solver is deterministic: an overlay with the same arcs
+                // as an earlier candidate (MST and delta-MBST often are) gets
+                // the same weights without solving again.
+                let solved = match fastest_cache.iter().find(|(arcs, _)| arcs == o.arcs()) {
+                    Some((_, r)) => r.clone(),
+                    None => {
+                        let r = fastest_figures(o, &options.fastest, options.gamma)?;
+                        fastest_cache.push((o.arcs().to_vec(), r.clone()));
+                        r
+                    }
+                };
+                if let Some((fm, eff)) = solved {
                     push(
                         format!("{} [fastest]", e.name()),
                         "fastest".into(),
@@ -314,9 +339,11 @@ pub fn design_candidates(
                 }
             }
         }
+        progress.inc(1);
     }
     if options.augmented {
         for base in ["ring-opt", "delta-mbst"] {
+            progress.set_message(&format!("{base} augmented"));
             let kind: OverlayKind = base
                 .parse()
                 .map_err(|e| DesignError::Options(format!("{base}: {e:?}")))?;
@@ -346,8 +373,10 @@ pub fn design_candidates(
                     weights: None,
                 },
             );
+            progress.inc(1);
         }
     }
+    progress.finish();
     out.sort_by(|a, b| {
         a.predicted_time_ms
             .total_cmp(&b.predicted_time_ms)

@@ -163,7 +163,8 @@ pub fn fastest_mixing(
         .iter()
         .map(|&(a, b)| 1.0 / (1.0 + degree[a].max(degree[b]) as f64))
         .collect();
-    let (metropolis_slem, _) = extreme(n, &e, &start);
+    let mut warm: Vec<Vec<f64>> = Vec::new();
+    let (metropolis_slem, _) = extreme(n, &e, &start, &mut warm)?;
     // Steps are relative to the typical weight (1/degree).
     let scale = if start.is_empty() {
         1.0
@@ -175,7 +176,7 @@ pub fn fastest_mixing(
     let mut iterations = 0;
     for k in 1..=options.iterations {
         iterations = k;
-        let (value, g) = extreme(n, &e, &w);
+        let (value, g) = extreme(n, &e, &w, &mut warm)?;
         if value < best.0 {
             best = (value, w.clone());
         }
@@ -189,7 +190,7 @@ pub fn fastest_mixing(
         }
         w = project(n, &e, &w);
     }
-    let (value, _) = extreme(n, &e, &w);
+    let (value, _) = extreme(n, &e, &w, &mut warm)?;
     if value < best.0 {
         best = (value, w);
     }
@@ -219,11 +220,31 @@ fn matrix(n: usize, edges: &[(usize, usize)], w: &[f64]) -> Vec<f64> {
     m
 }
 
-/// `||W - J/n||_2` and a subgradient with respect to the edge weights.
-fn extreme(n: usize, edges: &[(usize, usize)], w: &[f64]) -> (f64, Vec<f64>) {
+/// Largest order solved by the dense eigendecomposition; larger graphs use
+/// block Krylov subspaces warm-started from the previous iterate's extreme
+/// eigenvectors ([`crate::mixing::spectrum`]).
+const DENSE_EXTREME_MAX: usize = 64;
+
+/// `||W - J/n||_2` and a subgradient with respect to the edge weights;
+/// `warm`: the extreme eigenvectors of the previous call (updated).
+fn extreme(
+    n: usize,
+    edges: &[(usize, usize)],
+    w: &[f64],
+    warm: &mut Vec<Vec<f64>>,
+) -> Result<(f64, Vec<f64>), MixingError> {
     if n <= 1 {
-        return (0.0, vec![0.0; w.len()]);
+        return Ok((0.0, vec![0.0; w.len()]));
     }
+    if n > DENSE_EXTREME_MAX {
+        return super::spectrum::extreme_subgradient(n, edges, w, warm)
+            .map_err(|e| MixingError::Options(format!("eigenvalues: {e}")));
+    }
+    Ok(extreme_dense(n, edges, w))
+}
+
+/// [`extreme`] by the dense symmetric eigendecomposition.
+fn extreme_dense(n: usize, edges: &[(usize, usize)], w: &[f64]) -> (f64, Vec<f64>) {
     let mut m = DMatrix::from_row_slice(n, n, &matrix(n, edges, w));
     m.add_scalar_mut(-1.0 / n as f64);
     let eig = SymmetricEigen::new(m);

@@ -511,25 +511,15 @@ pub fn lanczos_slem(
             next_check = steps + (steps / 4).max(4);
         }
         if check {
-            let t = tridiagonal(&alpha, &beta);
-            let e = SymmetricEigen::try_new(t, f64::EPSILON, 1000 + 100 * steps)
-                .ok_or(SpectralError::Projected { size: steps })?;
-            let (mut hi, mut lo) = (0, 0);
-            for k in 0..steps {
-                if e.eigenvalues[k] > e.eigenvalues[hi] {
-                    hi = k;
-                }
-                if e.eigenvalues[k] < e.eigenvalues[lo] {
-                    lo = k;
-                }
-            }
-            let res = |k: usize| b * e.eigenvectors[(steps - 1, k)].abs();
-            last_residual = res(hi).max(res(lo));
+            // Extreme eigenpairs of the tridiagonal matrix: bisection on
+            // Sturm counts and inverse iteration, O(steps) each.
+            let (hi, s_hi) = tridiagonal_extreme(&alpha, &beta, true);
+            let (lo, s_lo) = tridiagonal_extreme(&alpha, &beta, false);
+            last_residual = (b * s_hi[steps - 1].abs()).max(b * s_lo[steps - 1].abs());
             if exhausted || last_residual <= tolerance {
-                let ritz = |k: usize| {
+                let ritz = |s: &[f64]| {
                     let mut v = vec![0.0; n];
-                    for (i, qi) in q.iter().enumerate() {
-                        let c = e.eigenvectors[(i, k)];
+                    for (qi, &c) in q.iter().zip(s) {
                         for (vj, qj) in v.iter_mut().zip(qi) {
                             *vj += c * qj;
                         }
@@ -537,10 +527,10 @@ pub fn lanczos_slem(
                     v
                 };
                 return Ok(SymmetricExtremes {
-                    largest: e.eigenvalues[hi],
-                    smallest: e.eigenvalues[lo],
-                    largest_vector: ritz(hi),
-                    smallest_vector: ritz(lo),
+                    largest: hi,
+                    smallest: lo,
+                    largest_vector: ritz(&s_hi),
+                    smallest_vector: ritz(&s_lo),
                     iterations: steps,
                 });
             }
@@ -561,18 +551,170 @@ pub fn lanczos_slem(
     }
 }
 
-/// The symmetric tridiagonal matrix of Lanczos coefficients.
-fn tridiagonal(alpha: &[f64], beta: &[f64]) -> DMatrix<f64> {
+/// `||W - J/n||_2` of the symmetric weights `w` on `edges` (`W = I - sum_l
+/// w_l (e_i - e_j)(e_i - e_j)^T`) and a subgradient with respect to the
+/// edge weights (\[Boyd04\]: `-(u_i - u_j)^2` for a unit eigenvector `u`
+/// of `lambda_2`, `+(u_i - u_j)^2` for `lambda_n`, averaged when both are
+/// extreme within 1e-9), by [`lanczos_slem`] (residuals below 1e-10)
+/// started from `warm`, the previous call's extreme eigenvectors
+/// (updated). A multiple extreme eigenvalue contributes one eigenvector of
+/// its eigenspace: still a subgradient.
+///
+/// # Errors
+/// As [`lanczos_slem`].
+pub fn extreme_subgradient(
+    n: usize,
+    edges: &[(usize, usize)],
+    w: &[f64],
+    warm: &mut Vec<Vec<f64>>,
+) -> Result<(f64, Vec<f64>), SpectralError> {
+    let mut rows: Vec<Vec<(usize, f64)>> = vec![Vec::new(); n];
+    let mut diag = vec![1.0; n];
+    for (&(a, b), &wl) in edges.iter().zip(w) {
+        rows[a].push((b, wl));
+        rows[b].push((a, wl));
+        diag[a] -= wl;
+        diag[b] -= wl;
+    }
+    for (i, r) in rows.iter_mut().enumerate() {
+        r.push((i, diag[i]));
+    }
+    let m = SparseMatrix::from_rows(&rows);
+    let starts: Vec<&[f64]> = warm.iter().map(Vec::as_slice).collect();
+    let e = lanczos_slem(&m, &starts, 1e-10, n)?;
+    let value = e.slem();
+    let mut g = vec![0.0; edges.len()];
+    let mut count = 0.0;
+    for (l, u, sign) in [
+        (e.largest, &e.largest_vector, -1.0),
+        (-e.smallest, &e.smallest_vector, 1.0),
+    ] {
+        if l < value - 1e-9 {
+            continue;
+        }
+        for (gl, &(a, b)) in g.iter_mut().zip(edges) {
+            *gl += sign * (u[a] - u[b]).powi(2);
+        }
+        count += 1.0;
+    }
+    for gl in &mut g {
+        *gl /= f64::max(count, 1.0);
+    }
+    *warm = vec![e.largest_vector, e.smallest_vector];
+    Ok((value, g))
+}
+
+/// The largest (or smallest) eigenvalue of the symmetric tridiagonal
+/// matrix with diagonal `alpha` and off-diagonal `beta`, by bisection on
+/// Sturm sequence counts to rounding, and its unit eigenvector by two steps
+/// of inverse iteration (tridiagonal elimination with partial pivoting).
+fn tridiagonal_extreme(alpha: &[f64], beta: &[f64], largest: bool) -> (f64, Vec<f64>) {
     let k = alpha.len();
-    let mut t = DMatrix::zeros(k, k);
+    let b = |i: usize| if i < beta.len() { beta[i] } else { 0.0 };
+    // Gershgorin interval.
+    let (mut lo, mut hi) = (f64::INFINITY, f64::NEG_INFINITY);
     for i in 0..k {
-        t[(i, i)] = alpha[i];
-        if i + 1 < k {
-            t[(i, i + 1)] = beta[i];
-            t[(i + 1, i)] = beta[i];
+        let r = b(i).abs() + if i > 0 { b(i - 1).abs() } else { 0.0 };
+        lo = lo.min(alpha[i] - r);
+        hi = hi.max(alpha[i] + r);
+    }
+    let span = (hi - lo).abs().max(1e-300);
+    // Eigenvalues below x.
+    let below = |x: f64| {
+        let mut count = 0;
+        let mut d = 1.0f64;
+        for i in 0..k {
+            let off = if i > 0 { b(i - 1) * b(i - 1) } else { 0.0 };
+            d = alpha[i] - x - if i > 0 { off / d } else { 0.0 };
+            if d == 0.0 {
+                d = -f64::EPSILON * span;
+            }
+            if d < 0.0 {
+                count += 1;
+            }
+        }
+        count
+    };
+    let target = if largest { k - 1 } else { 0 };
+    // The eigenvalue with `target` eigenvalues below it.
+    for _ in 0..200 {
+        let mid = 0.5 * (lo + hi);
+        if mid <= lo || mid >= hi {
+            break;
+        }
+        if below(mid) > target {
+            hi = mid;
+        } else {
+            lo = mid;
         }
     }
-    t
+    let theta = 0.5 * (lo + hi);
+    // Inverse iteration on T - theta I.
+    let shift = theta + if largest { 1e-13 } else { -1e-13 } * (1.0 + theta.abs());
+    let mut x = vec![1.0; k];
+    for _ in 0..2 {
+        x = solve_tridiagonal(alpha, beta, shift, &x);
+        let nx = norm(&x);
+        if !(nx.is_finite() && nx > 0.0) {
+            x = vec![1.0 / (k as f64).sqrt(); k];
+            break;
+        }
+        for v in x.iter_mut() {
+            *v /= nx;
+        }
+    }
+    (theta, x)
+}
+
+/// Solves `(T - shift I) x = rhs` for the symmetric tridiagonal `T` by
+/// Gaussian elimination with partial pivoting (LAPACK `dgtsv`'s scheme; a
+/// zero pivot is replaced by a tiny one: inverse iteration wants the
+/// near-singular solve).
+fn solve_tridiagonal(alpha: &[f64], beta: &[f64], shift: f64, rhs: &[f64]) -> Vec<f64> {
+    let k = alpha.len();
+    if k == 0 {
+        return Vec::new();
+    }
+    let mut d: Vec<f64> = alpha.iter().map(|a| a - shift).collect();
+    let mut dl: Vec<f64> = beta.iter().take(k - 1).copied().collect();
+    let mut du = dl.clone();
+    let mut du2 = vec![0.0; k.saturating_sub(2)];
+    let mut x = rhs.to_vec();
+    let tiny = 1e-290;
+    for i in 0..k - 1 {
+        if d[i].abs() >= dl[i].abs() {
+            if d[i] == 0.0 {
+                d[i] = tiny;
+            }
+            let f = dl[i] / d[i];
+            d[i + 1] -= f * du[i];
+            x[i + 1] -= f * x[i];
+            dl[i] = 0.0;
+        } else {
+            let f = d[i] / dl[i];
+            d[i] = dl[i];
+            let temp = d[i + 1];
+            d[i + 1] = du[i] - f * temp;
+            if i + 2 < k {
+                du2[i] = du[i + 1];
+                du[i + 1] = -f * du2[i];
+            }
+            du[i] = temp;
+            x.swap(i, i + 1);
+            x[i + 1] -= f * x[i];
+        }
+    }
+    if d[k - 1] == 0.0 {
+        d[k - 1] = tiny;
+    }
+    x[k - 1] /= d[k - 1];
+    if k >= 2 {
+        x[k - 2] = (x[k - 2] - du[k - 2] * x[k - 1]) / d[k - 2];
+    }
+    for i in (0..k.saturating_sub(2)).rev() {
+        x[i] = (x[i] - du[i] * x[i + 1] - du2[i] * x[i + 2]) / d[i];
+    }
+    x
 }
 
 #[cfg(test)]
