@@ -223,3 +223,67 @@ impl CycleScreen {
         Verdict::Within
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::design::arc_scores::Current;
+    use crate::overlay::build::{build_overlay, BuildOptions};
+    use crate::scenario::{load_underlay, NetworkSpec};
+    use crate::timing::cycle_time;
+    use crate::underlay::LoadOptions;
+
+    /// Every certificate agrees with Howard, for every candidate arc of
+    /// ring-opt and delta-MBST on two built-in underlays, at the base's
+    /// cycle time and 3 % above it.
+    #[test]
+    fn certificates_agree_with_howard() {
+        for name in ["aws-gaia", "aws-north-america"] {
+            let u = load_underlay(Some(name), &LoadOptions::default())
+                .unwrap_or_else(|e| panic!("{e}"));
+            let model = NetworkSpec::default()
+                .build(&u)
+                .unwrap_or_else(|e| panic!("{e}"));
+            for kind in ["ring-opt", "delta-mbst"] {
+                let k = kind.parse().unwrap_or_else(|e| panic!("{e:?}"));
+                let o = build_overlay(k, &u, &model, &BuildOptions::default())
+                    .unwrap_or_else(|e| panic!("{e}"));
+                let t0 = cycle_time(&o, &model).unwrap_or_else(|e| panic!("{e}")).cycle_time_ms;
+                let und = o.is_undirected();
+                let cur = Current::new(o.clone(), und).unwrap_or_else(|e| panic!("{e}"));
+                let n = o.silo_count();
+                for limit in [t0 * (1.0 + 1e-9), t0 * 1.03] {
+                    let screen = CycleScreen::new(
+                        &model,
+                        o.arcs(),
+                        |u, v| model.arc_delay(u, v, o.out_degree(u), o.in_degree(v)),
+                        limit,
+                    );
+                    let mut decided = 0;
+                    for a in 0..n {
+                        for b in 0..n {
+                            if a == b || o.arcs().contains(&(a, b)) || (und && a > b) {
+                                continue;
+                            }
+                            let t = cycle_time(&cur.with(a, b), &model)
+                                .unwrap_or_else(|e| panic!("{e}"))
+                                .cycle_time_ms;
+                            match screen.verdict(&cur.changed_arcs(&model, a, b)) {
+                                Verdict::Within => {
+                                    decided += 1;
+                                    assert!(t <= limit, "{name} {kind} {a}->{b}: {t} > {limit}");
+                                }
+                                Verdict::Beyond => {
+                                    decided += 1;
+                                    assert!(t > limit, "{name} {kind} {a}->{b}: {t} <= {limit}");
+                                }
+                                Verdict::Unknown => {}
+                            }
+                        }
+                    }
+                    assert!(decided > 0, "{name} {kind}: nothing certified");
+                }
+            }
+        }
+    }
+}

@@ -555,7 +555,8 @@ pub fn lanczos_slem(
 /// w_l (e_i - e_j)(e_i - e_j)^T`) and a subgradient with respect to the
 /// edge weights (\[Boyd04\]: `-(u_i - u_j)^2` for a unit eigenvector `u`
 /// of `lambda_2`, `+(u_i - u_j)^2` for `lambda_n`, averaged when both are
-/// extreme within 1e-9), by [`lanczos_slem`] (residuals below 1e-10)
+/// extreme within 1e-9), by [`lanczos_slem`] (residuals below 1e-8, so
+/// the values are within about `1e-16 / gap` of the eigenvalues)
 /// started from `warm`, the previous call's extreme eigenvectors
 /// (updated). A multiple extreme eigenvalue contributes one eigenvector of
 /// its eigenspace: still a subgradient.
@@ -581,7 +582,7 @@ pub fn extreme_subgradient(
     }
     let m = SparseMatrix::from_rows(&rows);
     let starts: Vec<&[f64]> = warm.iter().map(Vec::as_slice).collect();
-    let e = lanczos_slem(&m, &starts, 1e-10, n)?;
+    let e = lanczos_slem(&m, &starts, 1e-8, n)?;
     let value = e.slem();
     let mut g = vec![0.0; edges.len()];
     let mut count = 0.0;
