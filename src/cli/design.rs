@@ -8,7 +8,7 @@ use clap::Args;
 
 use fedtopo::delay::DelayModel;
 use fedtopo::design::search::{
-    design_candidates, repredict, Candidate, CandidateOverlay, DesignOptions, RoundsPredictor,
+    repredict, Candidate, CandidateOverlay, DesignOptions, RoundsPredictor,
 };
 use fedtopo::evaluate::EvaluatedOverlay;
 use fedtopo::overlay::build::{parse_overlay_list, BuildOptions};
@@ -509,12 +509,30 @@ pub fn run(a: DesignArgs) -> Result<()> {
         fastest_weights: !a.no_fastest,
         augmented: !a.no_augmented,
         gamma: a.gamma,
-        progress: true,
         ..DesignOptions::default()
     };
     let mut predictor = RoundsPredictor::proxy(a.base_rounds);
-    let mut candidates = design_candidates(&underlay, &model, &build, &options, &predictor)
-        .map_err(|e| anyhow::anyhow!("{e}"))?;
+    let total = options.kinds.len() + if options.augmented { 2 } else { 0 };
+    let bar = fedtopo::report::progress::Progress::new(
+        "design",
+        "candidates",
+        total as u64,
+        true,
+        "{prefix}: [{bar:30}] {pos}/{len} {msg}",
+    );
+    let mut candidates = fedtopo::design::search::design_candidates_with_progress(
+        &underlay,
+        &model,
+        &build,
+        &options,
+        &predictor,
+        &mut |done, _, what| {
+            bar.set_message(what);
+            bar.set_position(done as u64);
+        },
+    )
+    .map_err(|e| anyhow::anyhow!("{e}"))?;
+    bar.finish();
     if let Some(path) = &a.calibrate {
         calibrate(&mut candidates, &mut predictor, &read_summary(path)?);
     }

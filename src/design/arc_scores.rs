@@ -12,7 +12,7 @@ use crate::delay::DelayModel;
 use crate::graph::Overlay;
 use crate::mixing::spectral_gap;
 use crate::mixing::spectrum::{
-    dominant_ritz_vectors, krylov_ritz, seeded_vector, lanczos_slem, largest_modulus, PatchedRows,
+    dominant_ritz_vectors, krylov_ritz, lanczos_slem, largest_modulus, seeded_vector, PatchedRows,
     SparseMatrix, SpectralError,
 };
 use crate::train::consensus::local_degree;
@@ -49,7 +49,8 @@ impl Current {
         let n = overlay.silo_count();
         let dense = local_degree(&overlay);
         let d = dense.as_slice();
-        let symmetric = (0..n).all(|i| (0..i).all(|j| (d[i * n + j] - d[j * n + i]).abs() <= 1e-12));
+        let symmetric =
+            (0..n).all(|i| (0..i).all(|j| (d[i * n + j] - d[j * n + i]).abs() <= 1e-12));
         let w = SparseMatrix::from_dense(n, d);
         let starts = if n <= 2 {
             Vec::new()
@@ -111,12 +112,7 @@ impl Current {
 
     /// Every arc of the candidate that is new or whose \[Marfoq20\] eq. (3)
     /// delay grew with the degrees, with its new delay, ms.
-    pub fn changed_arcs(
-        &self,
-        model: &DelayModel,
-        a: usize,
-        b: usize,
-    ) -> Vec<(usize, usize, f64)> {
+    pub fn changed_arcs(&self, model: &DelayModel, a: usize, b: usize) -> Vec<(usize, usize, f64)> {
         let deg = self.degrees_with(a, b);
         let o = &self.overlay;
         let mut out = Vec::new();
@@ -227,4 +223,3 @@ impl Current {
         Ok(1.0 - e.slem())
     }
 }
-

@@ -119,7 +119,8 @@ const BOUND_MARGIN: f64 = 1e-10;
 
 /// Candidates scored exactly per step when the bounds are estimates
 /// (directed overlays, unless [`AugmentOptions::exhaustive`]): the best
-/// estimates.
+/// estimates, and further down (at most 4 times as many) until one raises
+/// the gap.
 pub const DIRECTED_EXACT: usize = 16;
 
 /// Evaluates an overlay: cycle time, spectral gap, effective neighbours.
@@ -150,9 +151,14 @@ impl Score {
     /// Whether a candidate bounded by `self` can still beat `best`.
     fn may_reach(&self, best: &Score, margin: f64) -> bool {
         (self.free && !best.free)
-            || (self.free == best.free && self.value >= best.value - margin * (1.0 + best.value.abs()))
+            || (self.free == best.free
+                && self.value >= best.value - margin * (1.0 + best.value.abs()))
     }
 }
+
+/// The best candidate so far: score, scan position, arc, exact cycle time
+/// (when computed), exact gap.
+type Best = (Score, usize, (usize, usize), Option<f64>, f64);
 
 /// One candidate of a step, before its exact score.
 struct Pending {
@@ -300,10 +306,13 @@ pub fn augment(
         });
         // Lazy exact scoring: best bound first, until no bound can win
         // (symmetric: rigorous bounds); directed: the best estimates only.
-        let mut best: Option<(Score, usize, (usize, usize), Option<f64>, f64)> = None;
+        let mut best: Option<Best> = None;
         for (k, p) in pending.iter().enumerate() {
             if !options.exhaustive {
-                if !current.symmetric && k >= DIRECTED_EXACT {
+                if !current.symmetric
+                    && k >= DIRECTED_EXACT
+                    && (best.is_some() || k >= 4 * DIRECTED_EXACT)
+                {
                     break;
                 }
                 if let Some((s, ..)) = &best {
@@ -520,7 +529,9 @@ mod tests {
     fn reference_phase1(base: &Overlay, model: &DelayModel) -> Vec<(usize, usize, f64)> {
         let n = base.silo_count();
         let undirected = base.is_undirected();
-        let t0 = cycle_time(base, model).unwrap_or_else(|e| panic!("{e}")).cycle_time_ms;
+        let t0 = cycle_time(base, model)
+            .unwrap_or_else(|e| panic!("{e}"))
+            .cycle_time_ms;
         let limit = t0 + 1e-9 * t0.abs().max(1.0);
         let mut current = base.clone();
         let mut g_cur = spectral_gap(n, local_degree(base).as_slice());
@@ -538,7 +549,9 @@ mod tests {
                         arcs.push((b, a));
                     }
                     let o = Overlay::from_arcs(&base.name, n, arcs);
-                    let t = cycle_time(&o, model).unwrap_or_else(|e| panic!("{e}")).cycle_time_ms;
+                    let t = cycle_time(&o, model)
+                        .unwrap_or_else(|e| panic!("{e}"))
+                        .cycle_time_ms;
                     if t > limit {
                         continue;
                     }

@@ -51,9 +51,14 @@ pub struct CycleScreen {
 }
 
 /// Total order on non-negative costs for the heap.
-#[derive(Debug, Clone, Copy, PartialEq, PartialOrd)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 struct Cost(f64);
 impl Eq for Cost {}
+impl PartialOrd for Cost {
+    fn partial_cmp(&self, o: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(o))
+    }
+}
 impl Ord for Cost {
     fn cmp(&self, o: &Self) -> std::cmp::Ordering {
         self.0.total_cmp(&o.0)
@@ -248,7 +253,9 @@ mod tests {
                 let k = kind.parse().unwrap_or_else(|e| panic!("{e:?}"));
                 let o = build_overlay(k, &u, &model, &BuildOptions::default())
                     .unwrap_or_else(|e| panic!("{e}"));
-                let t0 = cycle_time(&o, &model).unwrap_or_else(|e| panic!("{e}")).cycle_time_ms;
+                let t0 = cycle_time(&o, &model)
+                    .unwrap_or_else(|e| panic!("{e}"))
+                    .cycle_time_ms;
                 let und = o.is_undirected();
                 let cur = Current::new(o.clone(), und).unwrap_or_else(|e| panic!("{e}"));
                 let n = o.silo_count();

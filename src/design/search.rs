@@ -35,7 +35,6 @@ use crate::delay::DelayModel;
 use crate::evaluate::{EvalError, EvaluatedOverlay};
 use crate::graph::Overlay;
 use crate::mixing::{effective_neighbours, slem, FastestMixing, FastestOptions, MixingError};
-use crate::report::progress::Progress;
 use crate::overlay::build::{build_overlay, BuildError, BuildOptions, OverlayKind};
 use crate::timing::{cycle_time, TimingError};
 use crate::train::consensus::ConsensusError;
@@ -56,9 +55,6 @@ pub struct DesignOptions {
     pub schedule_rounds: u64,
     /// Fastest-mixing solver settings.
     pub fastest: FastestOptions,
-    /// Progress on stderr (a bar on a terminal, else a line every few
-    /// seconds; [`crate::report::progress`]).
-    pub progress: bool,
 }
 
 impl Default for DesignOptions {
@@ -70,7 +66,6 @@ impl Default for DesignOptions {
             gamma: 0.95,
             schedule_rounds: 60,
             fastest: FastestOptions::default(),
-            progress: false,
         }
     }
 }
@@ -224,6 +219,10 @@ pub enum DesignError {
     Options(String),
 }
 
+/// Fastest-mixing weights with their effective neighbours, `None` for a
+/// directed overlay.
+type FastestSolved = Option<(FastestMixing, f64)>;
+
 /// Mixing time `1 / (1 - s)` at per-round SLEM `s`: 1 for exact averaging
 /// (`s = 0`), infinite for `s >= 1` (no mixing).
 pub fn mixing_time(s: f64) -> f64 {
@@ -245,6 +244,29 @@ pub fn design_candidates(
     build: &BuildOptions,
     options: &DesignOptions,
     predictor: &RoundsPredictor,
+) -> Result<Vec<Candidate>, DesignError> {
+    design_candidates_with_progress(
+        underlay,
+        model,
+        build,
+        options,
+        predictor,
+        &mut |_, _, _| {},
+    )
+}
+
+/// [`design_candidates`], calling `progress(done, total, what)` as each
+/// overlay kind (and each augmentation) starts and when all are done.
+///
+/// # Errors
+/// As [`design_candidates`].
+pub fn design_candidates_with_progress(
+    underlay: &Underlay,
+    model: &DelayModel,
+    build: &BuildOptions,
+    options: &DesignOptions,
+    predictor: &RoundsPredictor,
+    progress: &mut dyn FnMut(usize, usize, &str),
 ) -> Result<Vec<Candidate>, DesignError> {
     if !(0.0..1.0).contains(&options.gamma) {
         return Err(DesignError::Options(format!(
@@ -281,16 +303,11 @@ pub fn design_candidates(
             overlay,
         });
     };
-    let mut fastest_cache: Vec<(Vec<(usize, usize)>, Option<(FastestMixing, f64)>)> = Vec::new();
-    let progress = Progress::new(
-        "design",
-        "candidates",
-        (options.kinds.len() + if options.augmented { 2 } else { 0 }) as u64,
-        options.progress,
-        "{prefix}: [{bar:30}] {pos}/{len} {msg}",
-    );
+    let mut fastest_cache: Vec<(Vec<(usize, usize)>, FastestSolved)> = Vec::new();
+    let total = options.kinds.len() + if options.augmented { 2 } else { 0 };
+    let mut done = 0;
     for &kind in &options.kinds {
-        progress.set_message(&kind.to_string());
+        progress(done, total, &kind.to_string());
         let e = EvaluatedOverlay::build(kind, underlay, model, build)?;
         let timing = e.cycle_time(model)?;
         let t = timing
@@ -339,11 +356,11 @@ pub fn design_candidates(
                 }
             }
         }
-        progress.inc(1);
+        done += 1;
     }
     if options.augmented {
         for base in ["ring-opt", "delta-mbst"] {
-            progress.set_message(&format!("{base} augmented"));
+            progress(done, total, &format!("{base} augmented"));
             let kind: OverlayKind = base
                 .parse()
                 .map_err(|e| DesignError::Options(format!("{base}: {e:?}")))?;
@@ -373,10 +390,10 @@ pub fn design_candidates(
                     weights: None,
                 },
             );
-            progress.inc(1);
+            done += 1;
         }
     }
-    progress.finish();
+    progress(done, total, "done");
     out.sort_by(|a, b| {
         a.predicted_time_ms
             .total_cmp(&b.predicted_time_ms)

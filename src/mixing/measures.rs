@@ -105,7 +105,20 @@ pub fn effective_neighbours_periodic(n: usize, rounds: &[&[f64]], gamma: f64) ->
                 }
             }
         }
+        // A static overlay whose power no longer changes (exact averaging
+        // J/n, STAR): the remaining terms are geometric, summed in closed
+        // form instead of O(n^3) products until they fade.
+        let settled = ms.len() == 1
+            && next
+                .iter()
+                .zip(&power)
+                .all(|(a, b)| (a - b).abs() <= 1e-15 * (1.0 + b.abs()));
         std::mem::swap(&mut power, &mut next);
+        if settled {
+            let term = decay * power.iter().map(|x| x * x).sum::<f64>() / n as f64;
+            sum += term / (1.0 - gamma * gamma);
+            break;
+        }
     }
     (1.0 / (1.0 - gamma * gamma)) / sum
 }
