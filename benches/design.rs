@@ -4,14 +4,13 @@
 //! candidate search, on the built-in aws-north-america (22 silos) and
 //! Ebone (87 silos).
 //!
-//! Reads ../shared/underlays/paper (or $FEDTOPO_SHARED/underlays/paper) for
-//! Ebone; skipped when absent. Before/after ratios come from one run: the
+//! Reads Ebone from the paper underlays shipped in underlays/paper;
+//! skipped when absent. Before/after ratios come from one run: the
 //! `exhaustive` and `lazy` rows of `augment`, the `dense` and `lanczos` rows
 //! of `slem`.
 //!
 //! `cargo bench --bench design`
 
-use std::path::PathBuf;
 use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
@@ -31,10 +30,7 @@ fn load(name: &str) -> Option<Underlay> {
     if name == "aws-north-america" {
         return load_underlay(Some(name), &LoadOptions::default()).ok();
     }
-    let shared = std::env::var_os("FEDTOPO_SHARED")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared"));
-    let path = shared.join(format!("underlays/paper/{name}.gml"));
+    let path = fedtopo::builtin::paper_underlays_dir().join(format!("{name}.gml"));
     load_underlay(Some(path.to_str()?), &LoadOptions::default()).ok()
 }
 

@@ -570,7 +570,8 @@ mod tests {
             .cycle_time_ms;
         let limit = t0 + 1e-9 * t0.abs().max(1.0);
         let mut current = base.clone();
-        let mut g_cur = spectral_gap(n, local_degree(base).as_slice());
+        let mut g_cur =
+            spectral_gap(n, local_degree(base).as_slice()).unwrap_or_else(|e| panic!("{e}"));
         let mut added = Vec::new();
         loop {
             let mut best: Option<(f64, (usize, usize), Overlay)> = None;
@@ -591,7 +592,8 @@ mod tests {
                     if t > limit {
                         continue;
                     }
-                    let g = spectral_gap(n, local_degree(&o).as_slice());
+                    let g = spectral_gap(n, local_degree(&o).as_slice())
+                        .unwrap_or_else(|e| panic!("{e}"));
                     if g - g_cur > 1e-12 && best.as_ref().is_none_or(|x| g > x.0) {
                         best = Some((g, (a, b), o));
                     }
