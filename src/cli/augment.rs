@@ -181,15 +181,18 @@ pub fn run(a: AugmentArgs) -> Result<()> {
         gamma: a.gamma,
         exhaustive: a.exhaustive,
     };
-    if !a.exhaustive && !base.is_undirected() {
+    let result = augment(&base, &model, &options)?;
+    if result.estimated_scans > 0 {
         eprintln!(
-            "note: {} is directed: each step scores exactly the {} candidates of best estimated \
-             spectral gap (an approximation of the greedy); --exhaustive scores them all",
+            "note: {} is directed on more than {} silos: {} step(s) scored exactly only the \
+             candidates of best estimated spectral gap ({} or more; an approximation of the \
+             greedy); --exhaustive scores them all",
             a.from,
+            fedtopo::design::augment::DIRECTED_EXHAUSTIVE_MAX,
+            result.estimated_scans,
             fedtopo::design::augment::DIRECTED_EXACT
         );
     }
-    let result = augment(&base, &model, &options)?;
     let placement = model.connectivity.placement();
     let labels = placement.labels(&underlay);
     match a.format {

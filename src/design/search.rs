@@ -568,6 +568,14 @@ pub fn design_search(
                     ..AugmentOptions::default()
                 },
             )?;
+            let note = (a.estimated_scans > 0).then(|| {
+                format!(
+                    "augmented by an approximation of the greedy: {} scan(s) of this directed \
+                     overlay scored exactly only the candidates of best estimated gap (`fedtopo \
+                     augment --from {base} --exhaustive` scores them all)",
+                    a.estimated_scans
+                )
+            });
             let aug = a.augmented;
             let t = cycle_time(&aug, model)?.cycle_time_ms;
             let w = crate::train::consensus::local_degree(&aug);
@@ -582,7 +590,7 @@ pub fn design_search(
                     exact_rounds: None,
                     effective_neighbours: effective_neighbours(n, w.as_slice(), options.gamma),
                     time_varying: false,
-                    note: None,
+                    note,
                     overlay: CandidateOverlay::Static {
                         overlay: aug,
                         weights: None,
