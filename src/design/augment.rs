@@ -35,11 +35,14 @@ use crate::timing::{cycle_time, TimingError};
 use crate::train::consensus::local_degree;
 
 /// Most silos the commands augment (`augment`, `design`'s `+aug`
-/// candidates) unless forced: every step times each missing arc (a
-/// max-plus cycle time and an `n x n` eigendecomposition each, about `n²`
-/// of them), so the work grows as `n^5`. At 200 silos a step took about
-/// 18 s on a loaded 2-core machine (`fedtopo augment aws-gaia --silos 200
-/// --front-steps 0`: 11 steps in 200 s); at 2000 silos it would take days.
+/// candidates) unless forced: every step screens each missing arc (about
+/// `n²` of them: a cycle-time certificate and a Krylov gap bound) and
+/// scores the promising ones by an `n x n` eigendecomposition, and an
+/// undirected overlay takes many steps. On a loaded 2-core machine (dev
+/// profile, CPU time): `fedtopo augment aws-gaia --silos 200 --front-steps
+/// 0` (ring-opt, directed, estimated scans) 11 steps in 5.4 s (200 s
+/// before the issue-24 speed work); `--from delta-mbst` (undirected,
+/// exact choices) had not finished after 400 s.
 pub const MAX_AUGMENT_SILOS: usize = 200;
 
 /// Settings of [`augment`].
