@@ -685,6 +685,45 @@ mod tests {
         }
     }
 
+    /// A directed overlay above [`DIRECTED_EXHAUSTIVE_MAX`] silos (ring-opt
+    /// on GEANT, 40 silos) is augmented by estimates, counted, never
+    /// slower, each step raising the gap. It used to fail there: one of
+    /// its projected eigenproblems is not finished by the bounded QR
+    /// iteration (now its spectral radius by Gelfand's formula).
+    #[test]
+    fn large_directed_overlays_are_augmented_by_estimates() {
+        let path = crate::builtin::paper_underlays_dir().join("geantdistance.gml");
+        let u =
+            load_underlay(path.to_str(), &LoadOptions::default()).unwrap_or_else(|e| panic!("{e}"));
+        let model = NetworkSpec::default()
+            .build(&u)
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert!(model.silo_count() > DIRECTED_EXHAUSTIVE_MAX);
+        let base = build_overlay(
+            "ring-opt".parse().unwrap_or_else(|e| panic!("{e:?}")),
+            &u,
+            &model,
+            &BuildOptions::default(),
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        let options = AugmentOptions {
+            front_steps: 0,
+            ..AugmentOptions::default()
+        };
+        let a = augment(&base, &model, &options).unwrap_or_else(|e| panic!("{e}"));
+        assert!(a.estimated_scans > 0);
+        let t0 = a.points[0].cycle_time_ms;
+        assert!(a.points.len() > 1);
+        assert!(a
+            .points
+            .iter()
+            .all(|p| p.cycle_time_ms <= t0 + 1e-9 * t0.max(1.0)));
+        assert!(a
+            .points
+            .windows(2)
+            .all(|w| w[1].spectral_gap > w[0].spectral_gap));
+    }
+
     #[test]
     fn bad_options_and_star_are_refused() {
         let (base, model) = setup("ring-opt");

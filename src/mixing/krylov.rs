@@ -27,7 +27,7 @@
 
 use nalgebra::{Complex, DMatrix};
 
-use super::spectrum::{complex_eigenvalues, symmetric_eigen, SpectrumError};
+use super::spectrum::{complex_eigenvalues, gelfand_radius, symmetric_eigen, SpectrumError};
 
 /// A square matrix known by its products `y = M x`.
 pub trait Operator {
@@ -287,10 +287,13 @@ pub fn krylov_projection(
 /// Ritz values of `W` on the Krylov subspace of `starts` (see
 /// [`krylov_projection`]). For symmetric `W` they are real (the projected
 /// matrix is symmetrised against rounding) and each lies within
-/// `[lambda_n, lambda_2]` of `W` on `1⊥`.
+/// `[lambda_n, lambda_2]` of `W` on `1⊥`. For non-symmetric `W` whose
+/// small projected eigenproblem does not converge within its bounded
+/// iterations, one value: the projected matrix's spectral radius (what
+/// [`largest_modulus`] of the Ritz values would give).
 ///
 /// # Errors
-/// [`SpectralError::Projected`] when the small non-symmetric eigenproblem
+/// [`SpectralError::Projected`] when the small symmetric eigenproblem
 /// does not converge within its bounded iterations.
 pub fn krylov_ritz(
     w: &impl Operator,
@@ -303,7 +306,9 @@ pub fn krylov_ritz(
 }
 
 /// Eigenvalues of a small dense matrix, bounded iterations
-/// ([`super::spectrum`]).
+/// ([`super::spectrum`]); for a non-symmetric matrix whose QR iteration
+/// does not converge within its bound, only its spectral radius (one
+/// value, [`gelfand_radius`]).
 fn projected_eigenvalues(
     h: DMatrix<f64>,
     symmetric: bool,
@@ -324,7 +329,15 @@ fn projected_eigenvalues(
             .map(|&l| Complex::new(l, 0.0))
             .collect())
     } else {
-        complex_eigenvalues(&h).map_err(projected)
+        match complex_eigenvalues(&h) {
+            // The bounded QR iteration stalls on some exactly structured
+            // matrices (a permutation-like H): its spectral radius by
+            // Gelfand's formula, which always terminates, as one value.
+            Err(SpectrumError::NoConvergence { .. }) => {
+                Ok(vec![Complex::new(gelfand_radius(&h), 0.0)])
+            }
+            other => other.map_err(projected),
+        }
     }
 }
 
