@@ -40,6 +40,12 @@ pub struct AugmentArgs {
     /// Decay gamma of the effective number of neighbours ([Vogels22]).
     #[arg(long, default_value_t = 0.95, value_parser = super::args::real(0.0, true, 1.0, false))]
     gamma: f64,
+    /// Score every candidate that keeps the cycle time exactly (the
+    /// reference greedy, slow). By default undirected overlays are scored
+    /// lazily under rigorous bounds (the same choices) and directed ones
+    /// exactly only for the candidates of best estimated gap.
+    #[arg(long)]
+    exhaustive: bool,
     /// Output format of the steps.
     #[arg(long, value_parser = choice(OutputFormat::ALL, OutputFormat::name), default_value_t = OutputFormat::Table)]
     format: OutputFormat,
@@ -173,8 +179,20 @@ pub fn run(a: AugmentArgs) -> Result<()> {
         tolerance: a.tolerance,
         front_steps: a.front_steps,
         gamma: a.gamma,
+        exhaustive: a.exhaustive,
     };
     let result = augment(&base, &model, &options)?;
+    if result.estimated_scans > 0 {
+        eprintln!(
+            "note: {} is directed on more than {} silos: {} step(s) scored exactly only the \
+             candidates of best estimated spectral gap ({} or more; an approximation of the \
+             greedy); --exhaustive scores them all",
+            a.from,
+            fedtopo::design::augment::DIRECTED_EXHAUSTIVE_MAX,
+            result.estimated_scans,
+            fedtopo::design::augment::DIRECTED_EXACT
+        );
+    }
     let placement = model.connectivity.placement();
     let labels = placement.labels(&underlay);
     match a.format {

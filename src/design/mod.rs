@@ -14,9 +14,11 @@
 //! * [`verify`] (feature `train`): probe runs, calibration and full runs
 //!   of the top candidates on the designed network.
 
+pub mod arc_scores;
 pub mod augment;
 pub mod calibrate;
 pub mod calibration;
+pub mod cycle_screen;
 pub mod export;
 pub mod figures;
 pub mod search;

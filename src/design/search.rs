@@ -34,7 +34,7 @@ use super::figures::{fastest_figures, mixing_figures};
 use crate::delay::DelayModel;
 use crate::evaluate::{EvalError, EvaluatedOverlay};
 use crate::graph::Overlay;
-use crate::mixing::{effective_neighbours, slem, FastestOptions, MixingError};
+use crate::mixing::{effective_neighbours, slem, FastestMixing, FastestOptions, MixingError};
 use crate::overlay::build::{build_overlay, BuildError, BuildOptions, OverlayKind};
 use crate::timing::{cycle_time, TimingError};
 use crate::train::consensus::ConsensusError;
@@ -316,6 +316,10 @@ pub enum DesignError {
     },
 }
 
+/// Fastest-mixing weights with their effective neighbours, `None` for a
+/// directed overlay.
+type FastestSolved = Option<(FastestMixing, f64)>;
+
 /// Mixing time `1 / (1 - s)` at per-round SLEM `s`: 1 for exact averaging
 /// (`s = 0`), infinite for `s >= 1` (no mixing).
 pub fn mixing_time(s: f64) -> f64 {
@@ -464,6 +468,11 @@ pub fn design_search(
         (options.kinds.len() + if options.augmented { 2 } else { 0 }) as u64,
     );
     let mut skipped = Vec::new();
+    // Fastest-mixing weights by the arcs they were solved for: the solver
+    // is deterministic, so an overlay with the same arcs as an earlier
+    // candidate (MST and delta-MBST often are) gets the same weights
+    // without solving again.
+    let mut fastest_cache: Vec<(Vec<(usize, usize)>, FastestSolved)> = Vec::new();
     for &kind in &options.kinds {
         task.message(&kind.to_string());
         let e = match EvaluatedOverlay::build(kind, underlay, model, build) {
@@ -509,7 +518,15 @@ pub fn design_search(
         );
         if options.fastest_weights && f.rule != "average" {
             if let Some(o) = e.overlay() {
-                if let Some((fm, eff)) = fastest_figures(o, &options.fastest, options.gamma)? {
+                let solved = match fastest_cache.iter().find(|(arcs, _)| arcs == o.arcs()) {
+                    Some((_, r)) => r.clone(),
+                    None => {
+                        let r = fastest_figures(o, &options.fastest, options.gamma)?;
+                        fastest_cache.push((o.arcs().to_vec(), r.clone()));
+                        r
+                    }
+                };
+                if let Some((fm, eff)) = solved {
                     let signature = Signature::new(o, vec![fm.matrix.clone()]);
                     found.push(
                         Figures {
@@ -551,6 +568,14 @@ pub fn design_search(
                     ..AugmentOptions::default()
                 },
             )?;
+            let note = (a.estimated_scans > 0).then(|| {
+                format!(
+                    "augmented by an approximation of the greedy: {} scan(s) of this directed \
+                     overlay scored exactly only the candidates of best estimated gap (`fedtopo \
+                     augment --from {base} --exhaustive` scores them all)",
+                    a.estimated_scans
+                )
+            });
             let aug = a.augmented;
             let t = cycle_time(&aug, model)?.cycle_time_ms;
             let w = crate::train::consensus::local_degree(&aug);
@@ -565,7 +590,7 @@ pub fn design_search(
                     exact_rounds: None,
                     effective_neighbours: effective_neighbours(n, w.as_slice(), options.gamma),
                     time_varying: false,
-                    note: None,
+                    note,
                     overlay: CandidateOverlay::Static {
                         overlay: aug,
                         weights: None,

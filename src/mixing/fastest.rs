@@ -23,6 +23,7 @@
 
 use nalgebra::DMatrix;
 
+use super::krylov::SpectralError;
 use super::spectrum::{symmetric_eigen, SpectrumError};
 
 /// Largest work `iterations x n³` the commands run fastest-mixing weights
@@ -136,6 +137,10 @@ pub enum MixingError {
     /// An eigenvalue computation failed (bounded, [`super::spectrum`]).
     #[error("mixing measure: {0}")]
     Spectrum(#[from] SpectrumError),
+    /// The Lanczos extreme eigenpairs (above 64 silos, [`super::krylov`])
+    /// did not converge within their bounded steps.
+    #[error("fastest-mixing eigenvalues: {0}")]
+    Krylov(#[from] SpectralError),
 }
 
 /// The edges `{a, b}` of an undirected overlay given by its arcs (both
@@ -200,7 +205,8 @@ pub fn fastest_mixing(
         .iter()
         .map(|&(a, b)| 1.0 / (1.0 + degree[a].max(degree[b]) as f64))
         .collect();
-    let (metropolis_slem, _) = extreme(n, &e, &start)?;
+    let mut warm: Vec<Vec<f64>> = Vec::new();
+    let (metropolis_slem, _) = extreme(n, &e, &start, &mut warm)?;
     // Steps are relative to the typical weight (1/degree).
     let scale = if start.is_empty() {
         1.0
@@ -222,7 +228,7 @@ pub fn fastest_mixing(
     for k in 1..=options.iterations {
         iterations = k;
         task.set(k as u64 - 1);
-        let (value, g) = extreme(n, &e, &w)?;
+        let (value, g) = extreme(n, &e, &w, &mut warm)?;
         if value < best.0 {
             best = (value, w.clone());
         }
@@ -236,7 +242,7 @@ pub fn fastest_mixing(
         }
         w = project(n, &e, &w);
     }
-    let (value, _) = extreme(n, &e, &w)?;
+    let (value, _) = extreme(n, &e, &w, &mut warm)?;
     if value < best.0 {
         best = (value, w);
     }
@@ -266,15 +272,35 @@ fn matrix(n: usize, edges: &[(usize, usize)], w: &[f64]) -> Vec<f64> {
     m
 }
 
-/// `||W - J/n||_2` and a subgradient with respect to the edge weights.
+/// Largest order solved by the dense eigendecomposition; larger graphs use
+/// block Krylov subspaces warm-started from the previous iterate's extreme
+/// eigenvectors ([`crate::mixing::krylov`]).
+const DENSE_EXTREME_MAX: usize = 64;
+
+/// `||W - J/n||_2` and a subgradient with respect to the edge weights;
+/// `warm`: the extreme eigenvectors of the previous call (updated).
 fn extreme(
     n: usize,
     edges: &[(usize, usize)],
     w: &[f64],
-) -> Result<(f64, Vec<f64>), SpectrumError> {
+    warm: &mut Vec<Vec<f64>>,
+) -> Result<(f64, Vec<f64>), MixingError> {
     if n <= 1 {
         return Ok((0.0, vec![0.0; w.len()]));
     }
+    if n > DENSE_EXTREME_MAX {
+        return Ok(super::krylov::extreme_subgradient(n, edges, w, warm)?);
+    }
+    Ok(extreme_dense(n, edges, w)?)
+}
+
+/// [`extreme`] by the dense symmetric eigendecomposition (bounded,
+/// [`super::spectrum::symmetric_eigen`]).
+fn extreme_dense(
+    n: usize,
+    edges: &[(usize, usize)],
+    w: &[f64],
+) -> Result<(f64, Vec<f64>), SpectrumError> {
     let mut m = DMatrix::from_row_slice(n, n, &matrix(n, edges, w));
     m.add_scalar_mut(-1.0 / n as f64);
     let eig = symmetric_eigen(m)?;

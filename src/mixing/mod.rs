@@ -10,13 +10,19 @@
 //!   neighbours (\[Vogels22\]);
 //! * [`fastest`]: fastest-mixing symmetric weights on an undirected graph
 //!   (\[Boyd04\]), by a projected subgradient method started from
-//!   Metropolis–Hastings weights.
+//!   Metropolis–Hastings weights;
+//! * [`spectrum`]: eigenvalues with a bounded amount of work (every dense
+//!   eigenvalue computation goes through it);
+//! * [`krylov`]: cheap extreme eigenvalues of sparse consensus matrices
+//!   (Lanczos SLEM, Krylov Ritz bounds) for the augmentation and the
+//!   fastest-mixing weights above 64 silos.
 //!
 //! Matrices are row-major `n x n` slices of `f64`, row `i` the weights silo
 //! `i` gives to the models it averages (`W[i][j] > 0` only when `j -> i` is
 //! an arc or `j = i`).
 
 pub mod fastest;
+pub mod krylov;
 pub mod measures;
 pub mod spectrum;
 

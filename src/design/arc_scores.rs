@@ -1,0 +1,225 @@
+//! The candidates of one augmentation step: which keep the cycle time
+//! ([`super::cycle_screen`]), and bounds on their spectral gaps from a few
+//! sparse products ([`crate::mixing::krylov`]), so that only the
+//! candidates that can win are scored exactly.
+//!
+//! Exact scores are the ones the augmentation always used: the gap of the
+//! dense local-degree matrix by [`crate::mixing::spectral_gap`] up to
+//! [`DENSE_MAX`] silos (bit-identical values, so identical choices), and
+//! for larger symmetric overlays the Lanczos SLEM to 1e-12.
+
+use crate::delay::DelayModel;
+use crate::graph::Overlay;
+use crate::mixing::krylov::{
+    dominant_ritz_vectors, krylov_ritz, lanczos_slem, largest_modulus, seeded_vector, PatchedRows,
+    SparseMatrix, SpectralError,
+};
+use crate::mixing::spectral_gap;
+use crate::mixing::spectrum::symmetric_eigen;
+use crate::train::consensus::local_degree;
+
+/// Largest number of silos whose candidates are scored with the dense
+/// eigenvalue solver.
+pub const DENSE_MAX: usize = 400;
+
+/// Depth of the Krylov subspaces that bound a candidate's gap.
+const KRYLOV_DEPTH: usize = 3;
+
+/// The current overlay of an augmentation with what its candidates share.
+pub struct Current {
+    /// The overlay.
+    pub overlay: Overlay,
+    /// Whether candidates are edges (both arcs).
+    pub undirected: bool,
+    in_nb: Vec<Vec<usize>>,
+    out_nb: Vec<Vec<usize>>,
+    /// Local-degree consensus matrix, sparse.
+    w: SparseMatrix,
+    /// Whether `w` is symmetric (then Krylov bounds are rigorous).
+    pub symmetric: bool,
+    /// Start vectors of the Krylov bounds.
+    starts: Vec<Vec<f64>>,
+}
+
+impl Current {
+    /// Prepares `overlay`.
+    ///
+    /// # Errors
+    /// A spectral computation of the start vectors fails.
+    pub fn new(overlay: Overlay, undirected: bool) -> Result<Current, SpectralError> {
+        let n = overlay.silo_count();
+        let dense = local_degree(&overlay);
+        let d = dense.as_slice();
+        let symmetric =
+            (0..n).all(|i| (0..i).all(|j| (d[i * n + j] - d[j * n + i]).abs() <= 1e-12));
+        let w = SparseMatrix::from_dense(n, d);
+        let starts = if n <= 2 {
+            Vec::new()
+        } else if symmetric && n <= DENSE_MAX {
+            // Extreme eigenvectors on 1⊥ from one dense solve.
+            let mut m = nalgebra::DMatrix::from_row_slice(n, n, d);
+            m.add_scalar_mut(-1.0 / n as f64);
+            let e = symmetric_eigen(m)?;
+            let (mut hi, mut lo) = (0, 0);
+            for k in 0..n {
+                if e.eigenvalues[k] > e.eigenvalues[hi] {
+                    hi = k;
+                }
+                if e.eigenvalues[k] < e.eigenvalues[lo] {
+                    lo = k;
+                }
+            }
+            vec![
+                e.eigenvectors.column(hi).iter().copied().collect(),
+                e.eigenvectors.column(lo).iter().copied().collect(),
+            ]
+        } else if symmetric {
+            let e = lanczos_slem(&w, &[], 1e-10, n)?;
+            vec![e.largest_vector, e.smallest_vector]
+        } else {
+            let (re, im) = dominant_ritz_vectors(&w, 40.min(n - 1))?;
+            vec![re, im, seeded_vector(n, 3)]
+        };
+        Ok(Current {
+            in_nb: overlay.in_neighbours(),
+            out_nb: overlay.out_neighbours(),
+            overlay,
+            undirected,
+            w,
+            symmetric,
+            starts,
+        })
+    }
+
+    /// Arcs the candidate `a -> b` adds (and `b -> a` when undirected).
+    pub fn added(&self, a: usize, b: usize) -> Vec<(usize, usize)> {
+        if self.undirected {
+            vec![(a, b), (b, a)]
+        } else {
+            vec![(a, b)]
+        }
+    }
+
+    fn degrees_with(&self, a: usize, b: usize) -> impl Fn(usize) -> (usize, usize) + '_ {
+        let o = &self.overlay;
+        let und = self.undirected;
+        move |i: usize| {
+            let out = o.out_degree(i) + usize::from(i == a) + usize::from(und && i == b);
+            let inn = o.in_degree(i) + usize::from(i == b) + usize::from(und && i == a);
+            (out, inn)
+        }
+    }
+
+    /// Every arc of the candidate that is new or whose \[Marfoq20\] eq. (3)
+    /// delay grew with the degrees, with its new delay, ms.
+    pub fn changed_arcs(&self, model: &DelayModel, a: usize, b: usize) -> Vec<(usize, usize, f64)> {
+        let deg = self.degrees_with(a, b);
+        let o = &self.overlay;
+        let mut out = Vec::new();
+        for (u, v) in self.added(a, b) {
+            out.push((u, v, model.arc_delay(u, v, deg(u).0, deg(v).1)));
+        }
+        let mut touched: Vec<(usize, usize)> = Vec::new();
+        let ends: &[usize] = if self.undirected { &[a, b] } else { &[] };
+        for &x in [a].iter().chain(ends) {
+            touched.extend(self.out_nb[x].iter().map(|&v| (x, v)));
+        }
+        for &y in [b].iter().chain(ends) {
+            touched.extend(self.in_nb[y].iter().map(|&u| (u, y)));
+        }
+        touched.sort_unstable();
+        touched.dedup();
+        for (u, v) in touched {
+            let old = model.arc_delay(u, v, o.out_degree(u), o.in_degree(v));
+            let new = model.arc_delay(u, v, deg(u).0, deg(v).1);
+            if new > old {
+                out.push((u, v, new));
+            }
+        }
+        out
+    }
+
+    /// The rows of the candidate's local-degree matrix that differ from the
+    /// current one (rows of silos whose in-neighbours or in-degree, or an
+    /// in-neighbour's in-degree, changed), in column order with the
+    /// diagonal `1 - sum` as [`local_degree`] computes it.
+    fn changed_rows(&self, a: usize, b: usize) -> Vec<(usize, Vec<(usize, f64)>)> {
+        let deg = self.degrees_with(a, b);
+        let heads: Vec<usize> = if self.undirected { vec![a, b] } else { vec![b] };
+        let mut rows: Vec<usize> = heads.clone();
+        for &h in &heads {
+            rows.extend(self.out_nb[h].iter().copied());
+        }
+        rows.extend(self.added(a, b).iter().map(|&(_, v)| v));
+        rows.sort_unstable();
+        rows.dedup();
+        rows.into_iter()
+            .map(|i| {
+                let mut cols: Vec<usize> = self.in_nb[i].clone();
+                for (u, v) in self.added(a, b) {
+                    if v == i {
+                        cols.push(u);
+                    }
+                }
+                cols.sort_unstable();
+                cols.dedup();
+                let mut entries: Vec<(usize, f64)> = cols
+                    .iter()
+                    .map(|&j| (j, 1.0 / (1.0 + deg(i).1.max(deg(j).1) as f64)))
+                    .collect();
+                let off: f64 = entries.iter().map(|e| e.1).sum();
+                entries.push((i, 1.0 - off));
+                (i, entries)
+            })
+            .collect()
+    }
+
+    /// A bound on the candidate's spectral gap: for symmetric matrices a
+    /// rigorous upper bound (Ritz values lie inside the spectrum), else an
+    /// estimate.
+    ///
+    /// # Errors
+    /// The small projected eigenproblem does not converge.
+    pub fn gap_bound(&self, a: usize, b: usize) -> Result<f64, SpectralError> {
+        if self.starts.is_empty() {
+            return Ok(1.0);
+        }
+        let rows = self.changed_rows(a, b);
+        let op = PatchedRows {
+            base: &self.w,
+            rows: &rows,
+        };
+        let starts: Vec<&[f64]> = self.starts.iter().map(Vec::as_slice).collect();
+        let ritz = krylov_ritz(&op, &starts, KRYLOV_DEPTH, self.symmetric)?;
+        Ok(1.0 - largest_modulus(&ritz).min(1.0))
+    }
+
+    /// The candidate overlay.
+    pub fn with(&self, a: usize, b: usize) -> Overlay {
+        let mut arcs = self.overlay.arcs().to_vec();
+        arcs.extend(self.added(a, b));
+        let mut o = Overlay::from_arcs(&self.overlay.name, self.overlay.silo_count(), arcs);
+        o.protocol = self.overlay.protocol;
+        o
+    }
+
+    /// The candidate's exact spectral gap (see the module docs).
+    ///
+    /// # Errors
+    /// Lanczos does not converge (large symmetric overlays).
+    pub fn exact_gap(&self, a: usize, b: usize) -> Result<f64, SpectralError> {
+        let n = self.overlay.silo_count();
+        if n <= DENSE_MAX || !self.symmetric {
+            let o = self.with(a, b);
+            return Ok(spectral_gap(n, local_degree(&o).as_slice())?);
+        }
+        let rows = self.changed_rows(a, b);
+        let op = PatchedRows {
+            base: &self.w,
+            rows: &rows,
+        };
+        let starts: Vec<&[f64]> = self.starts.iter().map(Vec::as_slice).collect();
+        let e = lanczos_slem(&op, &starts, 1e-12, n)?;
+        Ok(1.0 - e.slem())
+    }
+}
