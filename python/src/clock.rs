@@ -97,9 +97,18 @@ impl ClockState {
     }
 }
 
-/// Rounds timed between two checks for Ctrl-C (and GIL releases) in
-/// `advance`.
-const SIGNAL_EVERY: u64 = 1024;
+/// Rounds timed between two checks for Ctrl-C in `advance` (a check is
+/// one atomic load when no signal came).
+const SIGNAL_EVERY: u64 = 64;
+
+/// Wall time between two GIL releases in `advance`: more than Python's
+/// switch interval (5 ms, `sys.getswitchinterval()`), so that a thread
+/// waiting for the GIL has asked for it by then and gets it (CPython hands
+/// the GIL over when asked). Releasing it every few rounds instead, the
+/// waiter is woken before its wait times out, never asks, and loses the
+/// race to re-acquire on a loaded machine: a `threading.Timer` calling
+/// `_thread.interrupt_main` never ran.
+const GIL_RELEASE_EVERY: std::time::Duration = std::time::Duration::from_millis(10);
 
 /// Simulated wall-clock time of training rounds: `step()` times the next
 /// round of the overlay on the network and returns when each silo finished
@@ -244,18 +253,23 @@ impl Clock {
     /// finished the last one (as `step()`), without building the arrays
     /// between. Ctrl-C interrupts it (KeyboardInterrupt; the rounds timed so
     /// far stay timed), and other Python threads run meanwhile (the GIL is
-    /// released every 1024 rounds).
+    /// released every 10 ms).
     fn advance<'py>(
         &self,
         py: Python<'py>,
         #[pyo3(from_py_with = advance_rounds_arg)] rounds: u64,
     ) -> PyResult<Bound<'py, PyAny>> {
         let mut s = self.state(py)?;
+        let mut released = std::time::Instant::now();
         for i in 1..rounds {
             s.next_round()?;
             if i % SIGNAL_EVERY == 0 {
-                // Let other Python threads run, then honour Ctrl-C.
-                py.detach(|| {});
+                if released.elapsed() >= GIL_RELEASE_EVERY {
+                    // Let other Python threads run.
+                    py.detach(|| {});
+                    released = std::time::Instant::now();
+                }
+                // Honour Ctrl-C.
                 py.check_signals()?;
             }
         }
