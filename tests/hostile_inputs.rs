@@ -10,10 +10,9 @@
 
 mod common;
 
-use std::io::Read;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::Command;
+use std::time::Duration;
 
 use proptest::prelude::*;
 
@@ -24,34 +23,11 @@ use fedtopo::underlay::{LoadOptions, Underlay};
 const LIMIT: Duration = Duration::from_secs(20);
 
 /// Runs the binary with `args` in `dir`, killing it after [`LIMIT`]:
-/// `(exit code, stderr)`; a run that outlives the limit fails the test.
+/// `(exit code, stderr)` ([`common::run_bounded`]); a run that outlives the
+/// limit fails the test, an abort gives -1.
 fn run_in(dir: &Path, args: &[&str]) -> (i32, String) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_fedtopo"))
-        .args(args)
-        .current_dir(dir)
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("binary starts");
-    let start = Instant::now();
-    let status = loop {
-        if let Some(status) = child.try_wait().expect("wait") {
-            break status;
-        }
-        if start.elapsed() > LIMIT {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!("`fedtopo {}` still runs after {LIMIT:?}", args.join(" "));
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    };
-    let mut err = String::new();
-    if let Some(mut s) = child.stderr.take() {
-        let _ = s.read_to_string(&mut err);
-    }
-    // No exit code: killed by a signal (an abort).
-    (status.code().unwrap_or(-1), err)
+    let (code, _, err) = common::run_bounded(Some(dir), args, LIMIT);
+    (code, err)
 }
 
 /// A fresh scratch directory for `name`.

@@ -6,10 +6,8 @@
 
 mod common;
 
-use std::io::Read;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use fedtopo::evaluate::{EvalError, EvaluatedOverlay};
 use fedtopo::overlay::build::{BuildError, BuildOptions, OverlayKind};
@@ -21,43 +19,9 @@ use fedtopo::underlay::{LoadOptions, Underlay};
 const LIMIT: Duration = Duration::from_secs(60);
 
 /// Runs the binary with `args`, killing it after [`LIMIT`]: `(exit code,
-/// stdout, stderr)`; a run that outlives the limit fails the test.
+/// stdout, stderr)` ([`common::run_bounded`]).
 fn run(args: &[&str]) -> (i32, String, String) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_fedtopo"))
-        .args(args)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("binary starts");
-    // Drain both pipes while waiting (a full pipe would block the child).
-    let mut out_pipe = child.stdout.take().expect("stdout");
-    let mut err_pipe = child.stderr.take().expect("stderr");
-    let out_reader = std::thread::spawn(move || {
-        let mut s = String::new();
-        let _ = out_pipe.read_to_string(&mut s);
-        s
-    });
-    let err_reader = std::thread::spawn(move || {
-        let mut s = String::new();
-        let _ = err_pipe.read_to_string(&mut s);
-        s
-    });
-    let start = Instant::now();
-    let status = loop {
-        if let Some(status) = child.try_wait().expect("wait") {
-            break status;
-        }
-        if start.elapsed() > LIMIT {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!("`fedtopo {}` still runs after {LIMIT:?}", args.join(" "));
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    };
-    let out = out_reader.join().unwrap_or_default();
-    let err = err_reader.join().unwrap_or_default();
-    (status.code().unwrap_or(-1), out, err)
+    common::run_bounded(None, args, LIMIT)
 }
 
 /// `fedtopo ARGS` exits 2 with an error line containing every one of `expect`.

@@ -40,3 +40,53 @@ pub fn shared_dir(test: &str) -> Option<PathBuf> {
     fedtopo::builtin::note_skipped_test(test, &why);
     None
 }
+
+/// Runs the `fedtopo` binary with `args` in `dir` (the current directory
+/// when `None`), killing it after `limit`: `(exit code, stdout, stderr)`,
+/// exit code -1 when a signal ended it (an abort). Both pipes are drained
+/// while it runs; a run that outlives `limit` fails the test.
+pub fn run_bounded(
+    dir: Option<&Path>,
+    args: &[&str],
+    limit: std::time::Duration,
+) -> (i32, String, String) {
+    use std::io::Read;
+    use std::process::Stdio;
+    let mut command = Command::new(env!("CARGO_BIN_EXE_fedtopo"));
+    command
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    if let Some(dir) = dir {
+        command.current_dir(dir);
+    }
+    let mut child = command.spawn().expect("binary starts");
+    let mut out_pipe = child.stdout.take().expect("stdout");
+    let mut err_pipe = child.stderr.take().expect("stderr");
+    let out_reader = std::thread::spawn(move || {
+        let mut s = String::new();
+        let _ = out_pipe.read_to_string(&mut s);
+        s
+    });
+    let err_reader = std::thread::spawn(move || {
+        let mut s = String::new();
+        let _ = err_pipe.read_to_string(&mut s);
+        s
+    });
+    let start = std::time::Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("wait") {
+            break status;
+        }
+        if start.elapsed() > limit {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("`fedtopo {}` still runs after {limit:?}", args.join(" "));
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    let out = out_reader.join().unwrap_or_default();
+    let err = err_reader.join().unwrap_or_default();
+    (status.code().unwrap_or(-1), out, err)
+}
