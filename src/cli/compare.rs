@@ -12,7 +12,6 @@ use fedtopo::overlay::build::{parse_overlay_list, BuildOptions};
 use fedtopo::overlay::export::{silo_positions, ExportedOverlay};
 use fedtopo::overlay::matcha::MatchaOptions;
 use fedtopo::report::network::NetworkDescription;
-use fedtopo::report::table::Table;
 use fedtopo::report::{
     compare_overlays, render_csv, render_json, render_table, Comparison, OutputFormat,
 };
@@ -191,33 +190,13 @@ fn write_report(
         "fedtopo compare: {} ({} silos)",
         cmp.underlay, cmp.silos
     ));
-    let mut t = Table::new([
-        "overlay",
-        "arcs",
-        "max deg",
-        "cycle time (ms)",
-        "rounds/s",
-        "speed-up vs STAR",
-        "critical circuit",
-    ]);
-    for r in &cmp.rows {
-        let circuit = match &r.schedule {
-            Some(s) => format!(
-                "schedule over {} rounds: max-plus rate {:.1} ms, round estimate {:.1} ms",
-                s.rounds, s.maxplus_ms, s.mean_round_ms
-            ),
-            None => r.critical_circuit.join(" -> "),
-        };
-        t.row([
-            r.overlay.clone(),
-            r.arcs.to_string(),
-            r.max_degree.to_string(),
-            format!("{:.1}", r.cycle_time_ms),
-            format!("{:.3}", r.rounds_per_s),
-            r.speedup_vs_star.map_or("-".into(), |s| format!("{s:.2}x")),
-            circuit,
-        ]);
-    }
+    let t = fedtopo::report::comparison_table(cmp, |r| match &r.schedule {
+        Some(s) => format!(
+            "schedule over {} rounds: max-plus rate {:.1} ms, round estimate {:.1} ms",
+            s.rounds, s.maxplus_ms, s.mean_round_ms
+        ),
+        None => r.critical_circuit.join(" -> "),
+    });
     let s = page.section("Cycle times");
     s.table(&t);
     if let Some(c) = &cmp.star_center {

@@ -3,7 +3,7 @@
 use serde::Serialize;
 
 use super::table::Table;
-use super::{Comparison, ScheduleStats};
+use super::{CompareRow, Comparison, ScheduleStats};
 
 /// How results are printed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -35,8 +35,10 @@ fn shorten(circuit: &[String]) -> String {
     }
 }
 
-/// A terminal table of a comparison.
-pub fn render_table(c: &Comparison) -> String {
+/// The cycle-time table of a comparison, one row per overlay, its last
+/// column (`critical circuit`) written by `circuit` (the terminal shortens
+/// it, the HTML report shows it whole).
+pub fn comparison_table(c: &Comparison, circuit: impl Fn(&CompareRow) -> String) -> Table {
     let mut t = Table::new([
         "overlay",
         "arcs",
@@ -54,27 +56,33 @@ pub fn render_table(c: &Comparison) -> String {
             format!("{:.1}", r.cycle_time_ms),
             format!("{:.3}", r.rounds_per_s),
             r.speedup_vs_star.map_or("-".into(), |s| format!("{s:.2}x")),
-            match &r.schedule {
-                Some(ScheduleStats {
-                    mixing: Some(m),
-                    maxplus_ms,
-                    ..
-                }) => format!(
-                    "random ({} matchings, Cb {}); max-plus {:.1} ms",
-                    m.matchings, m.budget, maxplus_ms
-                ),
-                Some(st) if st.sampled => format!(
-                    "sampled ({} rounds, timed as MATCHA): round estimate; max-plus {:.1} ms",
-                    st.rounds, st.maxplus_ms
-                ),
-                Some(st) => format!(
-                    "periodic ({} rounds): max-plus rate; round estimate {:.1} ms",
-                    st.rounds, st.mean_round_ms
-                ),
-                None => shorten(&r.critical_circuit),
-            },
+            circuit(r),
         ]);
     }
+    t
+}
+
+/// A terminal table of a comparison.
+pub fn render_table(c: &Comparison) -> String {
+    let mut t = comparison_table(c, |r| match &r.schedule {
+        Some(ScheduleStats {
+            mixing: Some(m),
+            maxplus_ms,
+            ..
+        }) => format!(
+            "random ({} matchings, Cb {}); max-plus {:.1} ms",
+            m.matchings, m.budget, maxplus_ms
+        ),
+        Some(st) if st.sampled => format!(
+            "sampled ({} rounds, timed as MATCHA): round estimate; max-plus {:.1} ms",
+            st.rounds, st.maxplus_ms
+        ),
+        Some(st) => format!(
+            "periodic ({} rounds): max-plus rate; round estimate {:.1} ms",
+            st.rounds, st.mean_round_ms
+        ),
+        None => shorten(&r.critical_circuit),
+    });
     t.align_right(1..6).shrink([6]);
     let baseline = match (&c.star_center, c.star_center_policy.as_deref()) {
         (Some(centre), Some(policy)) => format!(

@@ -23,5 +23,5 @@ pub mod train_curves;
 pub mod underlay_info;
 
 pub use compare::{compare_overlays, CompareRow, Comparison, ScheduleStats};
-pub use format::{render_csv, render_json, render_table, OutputFormat};
+pub use format::{comparison_table, render_csv, render_json, render_table, OutputFormat};
 pub use output_format::UnknownFormat;
