@@ -164,16 +164,26 @@ pub fn node_order(
 fn on_silos(w: &Matrix, order: &[usize]) -> (Matrix, Vec<(usize, usize)>) {
     let n = order.len();
     let mut m = vec![vec![0.0; n]; n];
-    let mut arcs = Vec::new();
     for (p, row) in w.iter().enumerate() {
         for (q, &x) in row.iter().enumerate() {
             m[order[p]][order[q]] = x;
+        }
+    }
+    (m, arcs_on_silos(w, order))
+}
+
+/// The arcs `(j, i)` of `w` with node `p` on silo `order[p]` (silo `i`
+/// gives weight to `j`'s model), in [`on_silos`]'s order.
+fn arcs_on_silos(w: &Matrix, order: &[usize]) -> Vec<(usize, usize)> {
+    let mut arcs = Vec::new();
+    for (p, row) in w.iter().enumerate() {
+        for (q, &x) in row.iter().enumerate() {
             if p != q && x != 0.0 {
                 arcs.push((order[q], order[p]));
             }
         }
     }
-    (m, arcs)
+    arcs
 }
 
 /// Checks that `spec` fits `n` silos.
@@ -219,33 +229,59 @@ pub fn build(
 /// `spec` with node `p` on silo `order[p]` (`order` a permutation of the
 /// silos, at least 2).
 pub fn place(spec: FamilySpec, order: &[usize], seed: u64) -> FamilyBuilt {
-    let n = order.len();
-    let name = spec.to_string();
-    let mut overlays = Vec::new();
     let mut weights = Vec::new();
-    for w in abstract_matrices(spec.family, n, seed) {
-        let (m, arcs) = on_silos(&w, order);
-        overlays.push(Overlay::from_arcs(&name, n, arcs));
-        weights.push(m);
-    }
+    let overlays = abstract_matrices(spec.family, order.len(), seed)
+        .iter()
+        .map(|w| {
+            let (m, arcs) = on_silos(w, order);
+            weights.push(m);
+            arcs
+        })
+        .collect();
     let static_weights = match spec.family {
         Family::EquiStatic { .. } => weights.last().cloned(),
         _ => None,
     };
+    match shape(spec, order.len(), overlays) {
+        Shape::Static(overlay) => FamilyBuilt::Static {
+            overlay,
+            weights: static_weights,
+        },
+        Shape::Periodic(schedule) => FamilyBuilt::Periodic { schedule, weights },
+    }
+}
+
+/// The overlay or schedule of `spec` on `n` silos with the given arcs per
+/// round (one round for the static families).
+enum Shape {
+    Static(Overlay),
+    Periodic(PeriodicSchedule),
+}
+
+/// [`place`]'s overlays without the consensus matrices: what the
+/// placement search times for every order it tries.
+fn shape(spec: FamilySpec, n: usize, rounds: Vec<Vec<(usize, usize)>>) -> Shape {
+    let name = spec.to_string();
+    let mut overlays: Vec<Overlay> = rounds
+        .into_iter()
+        .map(|arcs| Overlay::from_arcs(&name, n, arcs))
+        .collect();
     if !spec.is_schedule() {
         if let Some(overlay) = overlays.pop() {
-            return FamilyBuilt::Static {
-                overlay,
-                weights: static_weights,
-            };
+            return Shape::Static(overlay);
         }
     }
     match PeriodicSchedule::new(&name, n, overlays) {
-        Some(schedule) => FamilyBuilt::Periodic { schedule, weights },
+        Some(schedule) => Shape::Periodic(schedule),
         // Every family has at least one round on n >= 1 silos.
-        None => FamilyBuilt::Static {
-            overlay: Overlay::from_arcs(&name, n, []),
-            weights: None,
-        },
+        None => Shape::Static(Overlay::from_arcs(&name, n, [])),
     }
+}
+
+/// `spec` on `order` from its abstract matrices `matrices`
+/// ([`abstract_matrices`], computed once per search): the overlay or
+/// schedule [`place`] builds, without its consensus matrices.
+fn placed_shape(spec: FamilySpec, matrices: &[Matrix], order: &[usize]) -> Shape {
+    let rounds = matrices.iter().map(|w| arcs_on_silos(w, order)).collect();
+    shape(spec, order.len(), rounds)
 }

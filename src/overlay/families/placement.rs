@@ -19,7 +19,7 @@ use rand::Rng;
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 
-use super::{place, FamilyBuilt, FamilySpec};
+use super::{abstract_matrices, placed_shape, FamilySpec, Shape};
 use crate::delay::DelayModel;
 use crate::timing::{cycle_time, schedule::periodic_rate, TimingError};
 
@@ -69,17 +69,21 @@ pub fn exact_cycle_ms(
     seed: u64,
     model: &DelayModel,
 ) -> Result<f64, TimingError> {
-    match place(spec, order, seed) {
-        FamilyBuilt::Static { overlay, .. } => Ok(cycle_time(&overlay, model)?.cycle_time_ms),
-        FamilyBuilt::Periodic { schedule, .. } => {
-            periodic_rate(&schedule, model, schedule.period() as u64)
-        }
+    let matrices = abstract_matrices(spec.family, order.len(), seed);
+    shape_cycle_ms(placed_shape(spec, &matrices, order), model)
+}
+
+/// The exact cycle time of a placed family, ms per round.
+fn shape_cycle_ms(shape: Shape, model: &DelayModel) -> Result<f64, TimingError> {
+    match shape {
+        Shape::Static(overlay) => Ok(cycle_time(&overlay, model)?.cycle_time_ms),
+        Shape::Periodic(schedule) => periodic_rate(&schedule, model, schedule.period() as u64),
     }
 }
 
 /// Searches node orders of `spec` from `start` (a permutation of the
 /// silos) for a lower exact cycle time ([`exact_cycle_ms`]); `seed` draws
-/// the moves (and EquiTopo's shifts, as [`place`]). Keeps a move only when
+/// the moves (and EquiTopo's shifts, as [`super::place`]). Keeps a move only when
 /// it lowers the cycle time by more than `1e-9` relative, so the result is
 /// never worse than `start`.
 ///
@@ -94,7 +98,10 @@ pub fn search_order(
 ) -> Result<Placement, TimingError> {
     let n = start.len();
     let mut order = start;
-    let start_ms = exact_cycle_ms(spec, &order, seed, model)?;
+    // The abstract matrices do not depend on the order: drawn once.
+    let matrices = abstract_matrices(spec.family, n, seed);
+    let time = |order: &[usize]| shape_cycle_ms(placed_shape(spec, &matrices, order), model);
+    let start_ms = time(&order)?;
     let mut best = start_ms;
     let budget = (options.evaluations_per_silo.saturating_mul(n)).min(options.max_evaluations);
     let mut evaluations = 1;
@@ -115,7 +122,7 @@ pub fn search_order(
             } else {
                 order.swap(a, b);
             }
-            let t = exact_cycle_ms(spec, &order, seed, model)?;
+            let t = time(&order)?;
             evaluations += 1;
             task.inc(1);
             if t < best * (1.0 - 1e-9) {
