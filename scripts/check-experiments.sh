@@ -6,8 +6,10 @@
 # is reused) and compares what they write with the committed files:
 #   * experiment files (`fedtopo run experiments/X/experiment.toml --out DIR`):
 #     results.csv, results.md, summary.csv;
-#   * experiment programs (`cargo run --example multigraph|placement -- --out DIR`):
-#     results.csv, summary.csv;
+#   * experiment programs (`cargo run --example multigraph|placement|design -- --out DIR`):
+#     results.csv, summary.csv; the design experiment's analysis (its
+#     training runs, `design-train`, need `--features train` and are read
+#     from the committed runs.csv), the shipped predictor src/design/fitted.rs;
 #   * `fedtopo reproduce dcliques-table`: edges.csv, skew.csv, results.md;
 #   * `fedtopo tornado clustering|time|learn` (reference learner): the
 #     captured stdout (`*.txt`) and the CSV files of `--out`.
@@ -167,6 +169,13 @@ timed "example placement" "$EXAMPLES/placement" --out "$SCRATCH/placement"
 for f in results.csv results.md; do
   same "experiments/placement/$f" "$SCRATCH/placement/$f"
 done
+
+cargo build --profile "$PROFILE" --locked --quiet --example design
+timed "example design" "$EXAMPLES/design" --out "$SCRATCH/design" --fitted "$SCRATCH/design/fitted.rs"
+for f in results.csv results.md predictions.csv speedup.svg; do
+  same "experiments/design/$f" "$SCRATCH/design/$f"
+done
+same "src/design/fitted.rs" "$SCRATCH/design/fitted.rs"
 
 # 3. reproduction commands
 timed "reproduce dcliques-table" "$BIN" reproduce dcliques-table --out "$SCRATCH/dcliques"

@@ -715,6 +715,8 @@ fn design_exports_candidates_and_calibrates() {
         "aws-gaia",
         "--overlays",
         "star,mst,ring-opt",
+        "--predictor",
+        "proxy",
         "--calibrate",
         sum_path.to_str().unwrap(),
         "--format",
@@ -742,6 +744,8 @@ fn design_exports_candidates_and_calibrates() {
         "aws-gaia",
         "--overlays",
         "star,mst,ring-opt",
+        "--predictor",
+        "proxy",
         "--calibrate",
         sum_path.to_str().unwrap(),
     ]);
@@ -760,6 +764,80 @@ fn design_exports_candidates_and_calibrates() {
     ]);
     assert!(!o.status.success());
     assert!(stderr(&o).contains("column `overlay`"), "{}", stderr(&o));
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+/// The fitted predictor (the default) calibrates its level only: runs
+/// that took exactly 3 times its predicted rounds give a factor of 3 with
+/// no error and keep the ranking of the candidates; the label
+/// heterogeneity changes the prediction of slow-mixing candidates more.
+#[test]
+fn design_calibrates_the_fitted_predictor_by_its_level() {
+    let dir = std::env::temp_dir().join(format!("fedtopo-design-fit-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let design = |extra: &[&str]| {
+        let mut args = vec![
+            "design",
+            "aws-gaia",
+            "--overlays",
+            "star,mst,ring-opt",
+            "--format",
+            "json",
+        ];
+        args.extend(extra);
+        let o = fedtopo(&args);
+        assert!(o.status.success(), "{}", stderr(&o));
+        serde_json::from_slice::<serde_json::Value>(&o.stdout).unwrap()
+    };
+    let v = design(&[]);
+    assert!(
+        v["predictor"]["model"]["weights"].is_array(),
+        "{}",
+        v["predictor"]
+    );
+    let cands = v["candidates"].as_array().unwrap().clone();
+    let mut summary = String::from("overlay,rounds_to_target,time_to_target_ms\n");
+    for c in cands.iter().take(4) {
+        let r = 3.0 * c["predicted_rounds"].as_f64().unwrap();
+        let t = r * c["cycle_time_ms"].as_f64().unwrap();
+        summary.push_str(&format!("{},{r},{t}\n", c["name"].as_str().unwrap()));
+    }
+    let path = dir.join("summary.csv");
+    std::fs::write(&path, summary).unwrap();
+    let w = design(&["--calibrate", path.to_str().unwrap()]);
+    let p = &w["predictor"];
+    assert!(p["rms_relative_error"].as_f64().unwrap() < 1e-9, "{p}");
+    let shifted = p["model"]["weights"][0].as_f64().unwrap();
+    let before = v["predictor"]["model"]["weights"][0].as_f64().unwrap();
+    assert!((shifted - before - 3f64.ln()).abs() < 1e-9, "{p}");
+    let order = |v: &serde_json::Value| -> Vec<String> {
+        v["candidates"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| c["name"].as_str().unwrap().to_string())
+            .collect()
+    };
+    assert_eq!(order(&v), order(&w));
+    // Skewed data: slow mixing costs more rounds.
+    let skew = design(&["--label-heterogeneity", "0.8"]);
+    let rounds = |v: &serde_json::Value, name: &str| {
+        v["candidates"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["name"] == name)
+            .unwrap()["predicted_rounds"]
+            .as_f64()
+            .unwrap()
+    };
+    let ratio = |v: &serde_json::Value| rounds(v, "ring-opt") / rounds(v, "star");
+    assert!(
+        ratio(&skew) > ratio(&v),
+        "{} vs {}",
+        ratio(&skew),
+        ratio(&v)
+    );
     std::fs::remove_dir_all(&dir).ok();
 }
 

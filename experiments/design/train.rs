@@ -42,8 +42,8 @@ use fedtopo::design::search::{
     design_search, Candidate, CandidateOverlay, DesignOptions, RoundsPredictor,
 };
 use fedtopo::design::MAX_AUGMENT_SILOS;
-use fedtopo::network::NetworkKind;
 use fedtopo::evaluate::EvaluatedOverlay;
+use fedtopo::network::NetworkKind;
 use fedtopo::overlay::build::{parse_overlay_list, BuildOptions, CenterPolicy, OverlayKind};
 use fedtopo::overlay::file::OverlayPath;
 use fedtopo::overlay::matcha::MatchaOptions;
@@ -100,6 +100,8 @@ struct Args {
     data: Vec<DataSetting>,
     rounds: u64,
     eval_samples: usize,
+    /// Only the candidates' figures (no training), to `features.csv`.
+    features_only: bool,
 }
 
 fn list(v: &str) -> Vec<String> {
@@ -116,10 +118,15 @@ fn parse_args() -> Result<Args> {
         data: Vec::new(),
         rounds: 300,
         eval_samples: 500,
+        features_only: false,
     };
     let mut data = list("fashion-mnist/iid,fashion-mnist/shards,synthetic/iid,synthetic/skew");
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
+        if flag == "--features-only" {
+            a.features_only = true;
+            continue;
+        }
         let v = it.next().with_context(|| format!("{flag} needs a value"))?;
         let whole = |v: &str| -> Result<u64> {
             v.parse()
@@ -136,7 +143,10 @@ fn parse_args() -> Result<Args> {
             other => bail!("unknown argument `{other}` (see the doc comment of train.rs)"),
         }
     }
-    a.data = data.iter().map(|d| data_setting(d)).collect::<Result<_>>()?;
+    a.data = data
+        .iter()
+        .map(|d| data_setting(d))
+        .collect::<Result<_>>()?;
     Ok(a)
 }
 
@@ -163,6 +173,8 @@ struct Row {
     effective_neighbours: f64,
     time_varying: bool,
     label_heterogeneity: f64,
+    mixed_heterogeneity: f64,
+    stationary_imbalance: f64,
     eval_every: u64,
     rounds_budget: u64,
     reached: bool,
@@ -230,15 +242,20 @@ fn replay_ms(session: &Session, overlay: &EvaluatedOverlay, rounds: u64) -> Resu
     Ok(wall)
 }
 
-/// The kind a candidate trains as: its exported file (what `design
-/// --verify` trains), or its kind when it has no file form.
+/// The kind a candidate trains as: its kind when it is one (the same
+/// consensus matrices as its exported file, without writing MATCHA's
+/// per-round weights, 183 MB on Exodus), else its exported file (what
+/// `design --verify` trains).
 fn train_kind(dir: &Path, c: &Candidate, session: &Session) -> Result<OverlayKind> {
-    match export_candidate(dir, c, session.underlay, session.model, session.options) {
-        Ok(path) => Ok(OverlayKind::File(OverlayPath::new(&path.display().to_string()))),
-        Err(e) => match &c.overlay {
-            CandidateOverlay::Kind(k) => Ok(*k),
-            CandidateOverlay::Static { .. } => Err(e).context(c.name.clone()),
-        },
+    match &c.overlay {
+        CandidateOverlay::Kind(k) => Ok(*k),
+        CandidateOverlay::Static { .. } => {
+            let path = export_candidate(dir, c, session.underlay, session.model, session.options)
+                .with_context(|| c.name.clone())?;
+            Ok(OverlayKind::File(OverlayPath::new(
+                &path.display().to_string(),
+            )))
+        }
     }
 }
 
@@ -246,7 +263,11 @@ fn main() -> Result<()> {
     let a = parse_args()?;
     let here = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
     std::fs::create_dir_all(&a.out)?;
-    let runs_path = a.out.join("runs.csv");
+    let runs_path = a.out.join(if a.features_only {
+        "features.csv"
+    } else {
+        "runs.csv"
+    });
     let done = done_cells(&runs_path)?;
     let scratch = std::env::temp_dir().join(format!("fedtopo-design-train-{}", std::process::id()));
     let kinds = parse_overlay_list(KINDS)?;
@@ -273,7 +294,15 @@ fn main() -> Result<()> {
                     }
                     let t0 = Instant::now();
                     let rows = run_cell(
-                        underlay, u, access, setting, seed, &a, &kinds, &scratch, &mut trained,
+                        underlay,
+                        u,
+                        access,
+                        setting,
+                        seed,
+                        &a,
+                        &kinds,
+                        &scratch,
+                        &mut trained,
                     )?;
                     let new_file = !runs_path.exists();
                     let file = std::fs::OpenOptions::new()
@@ -335,7 +364,14 @@ fn run_cell(
         skip_unbuildable: true,
         ..DesignOptions::default()
     };
-    let search = design_search(underlay, &model, &build, &options, &RoundsPredictor::proxy(15.0))?;
+    // The candidates' figures on this data's labels (mixed heterogeneity).
+    let search = design_search(
+        underlay,
+        &model,
+        &build,
+        &options,
+        &RoundsPredictor::fitted_for(&data),
+    )?;
     let config = TrainConfig {
         model: ModelKind::parse("logreg").context("logreg")?,
         optimizer: OptimizerKind::Sgd { momentum: 0.0 },
@@ -364,6 +400,10 @@ fn run_cell(
     let dir = scratch.join(format!("{u}-{access}-{seed}"));
     let mut rows = Vec::new();
     for c in &search.candidates {
+        if a.features_only {
+            rows.push(row(u, n, access, setting, seed, c, heterogeneity, a.rounds));
+            continue;
+        }
         let kind = train_kind(&dir, c, &session)?;
         let overlay = EvaluatedOverlay::build(kind, underlay, &model, &build)
             .with_context(|| format!("{u} {access}: {}", c.name))?;
@@ -419,6 +459,32 @@ fn run_cell(
             }
         };
         rows.push(Row {
+            reached: rounds_to_target.is_some(),
+            rounds_to_target,
+            time_to_target_ms: time,
+            final_test_acc: final_acc,
+            trained_as,
+            ..row(u, n, access, setting, seed, c, heterogeneity, a.rounds)
+        });
+    }
+    std::fs::remove_dir_all(&dir).ok();
+    Ok(rows)
+}
+
+/// The row of candidate `c` before any measurement.
+#[allow(clippy::too_many_arguments)]
+fn row(
+    u: &str,
+    n: usize,
+    access: &str,
+    setting: &DataSetting,
+    seed: u64,
+    c: &Candidate,
+    heterogeneity: f64,
+    rounds: u64,
+) -> Row {
+    {
+        Row {
             underlay: u.to_string(),
             silos: n,
             access: access.to_string(),
@@ -438,15 +504,15 @@ fn run_cell(
             effective_neighbours: c.effective_neighbours,
             time_varying: c.time_varying,
             label_heterogeneity: heterogeneity,
+            mixed_heterogeneity: c.mixed_heterogeneity,
+            stationary_imbalance: c.stationary_imbalance,
             eval_every: 1,
-            rounds_budget: a.rounds,
-            reached: rounds_to_target.is_some(),
-            rounds_to_target,
-            time_to_target_ms: time,
-            final_test_acc: final_acc,
-            trained_as,
-        });
+            rounds_budget: rounds,
+            reached: false,
+            rounds_to_target: None,
+            time_to_target_ms: None,
+            final_test_acc: f64::NAN,
+            trained_as: String::new(),
+        }
     }
-    std::fs::remove_dir_all(&dir).ok();
-    Ok(rows)
 }

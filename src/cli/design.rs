@@ -54,8 +54,23 @@ pub struct DesignArgs {
     overlays: String,
     #[command(flatten)]
     center: CenterArgs,
+    /// Rounds predictor: `fitted` (the default: `ln rounds` from mixing
+    /// time, silos, effective neighbours, time variation and label
+    /// heterogeneity, fitted on the runs of experiments/design, see
+    /// experiments/design/README.md) or `proxy` (--base-rounds + mixing
+    /// time, the earlier guess). --calibrate and --verify fit the level of
+    /// `fitted` (its shape kept) or the line of `proxy` on measured runs.
+    #[arg(long, default_value = "fitted", value_parser = ["fitted", "proxy"])]
+    predictor: String,
+    /// Label heterogeneity of the data the fitted predictor ranks for, in
+    /// [0, 1]: 0 for iid data, 0.8 for two label shards of ten classes per
+    /// silo (the mean total-variation distance between a silo's labels
+    /// and all silos'). Under --verify, the loaded data's own value.
+    #[arg(long, default_value_t = 0.0, value_parser = super::args::real(0.0, true, 1.0, true))]
+    label_heterogeneity: f64,
     /// Rounds exact averaging needs to reach the target (the proxy's
-    /// topology-independent part): predicted rounds = this + mixing time.
+    /// topology-independent part): predicted rounds = this + mixing time
+    /// (with `--predictor proxy`).
     #[arg(long, default_value_t = 15.0, value_parser = super::args::real(0.0, false, fedtopo::design::calibration::MAX_BASE_ROUNDS, true))]
     base_rounds: f64,
     /// Do not add fastest-mixing-weight variants.
@@ -242,9 +257,8 @@ fn summary_lines(
     }
     if let Some(err) = predictor.rms_relative_error {
         outln!(
-            "predictor: rounds = {:.2} + {:.3} x mixing time ({}), RMS relative error {:.1} % over the runs that reached the target",
-            predictor.a,
-            predictor.b,
+            "predictor: {} ({}), RMS relative error {:.1} % over the runs that reached the target",
+            predictor.formula(),
             predictor.source,
             100.0 * err
         );
@@ -349,11 +363,10 @@ fn write_report(
     ));
     let s = page.section("Candidates");
     s.paragraph(&format!(
-        "{} candidates ranked by predicted time to the target = cycle time x predicted rounds ({}: rounds = {:.2} + {:.3} x mixing time).",
+        "{} candidates ranked by predicted time to the target = cycle time x predicted rounds ({}: {}).",
         candidates.len(),
         predictor.source,
-        predictor.a,
-        predictor.b
+        predictor.formula()
     ));
     s.table(&table(candidates));
     // Cycle time against mixing time, one point per candidate.
@@ -386,7 +399,7 @@ fn write_report(
         ) {
             Ok(svg) => s.figure(
                 &svg,
-                "lower left is better: predicted time = cycle time x (a + b x mixing time)",
+                "lower left is better: predicted time = cycle time x predicted rounds",
             ),
             Err(e) => s.error(&format!("no plot: {e}")),
         };
@@ -445,8 +458,11 @@ pub fn run(a: DesignArgs) -> Result<()> {
         );
     }
     let kinds = parse_overlay_list(&a.overlays)?;
-    let mut predictor = RoundsPredictor::checked_proxy(a.base_rounds)
-        .map_err(|e| anyhow::anyhow!("--base-rounds: {e}"))?;
+    let mut predictor = match a.predictor.as_str() {
+        "proxy" => RoundsPredictor::checked_proxy(a.base_rounds)
+            .map_err(|e| anyhow::anyhow!("--base-rounds: {e}"))?,
+        _ => RoundsPredictor::fitted(a.label_heterogeneity),
+    };
     let setup = Setup::load(&a.underlay, &a.network, &a.placement)?;
     let mut build = setup.build_options(&a.center, a.seed)?;
     build.matcha.budget = a.budget;
@@ -472,6 +488,11 @@ pub fn run(a: DesignArgs) -> Result<()> {
     } else {
         None
     };
+    // The fitted predictor ranks for the data that will train.
+    #[cfg(feature = "train")]
+    if let (Some(p), true) = (&prepared, predictor.model.is_some()) {
+        predictor = RoundsPredictor::fitted_for(&p.data);
+    }
     #[cfg(not(feature = "train"))]
     {
         if a.verify {

@@ -352,12 +352,22 @@ pub fn calibrate(
     let mut reached = Vec::new();
     let mut censored = Vec::new();
     let mut unused = Vec::new();
+    // With the fitted model, its prediction of each run (the line: unused).
+    let mut model_reached = Vec::new();
+    let mut model_censored = Vec::new();
     for &k in &measured {
         let c = &candidates[k];
+        let m = predictor.predict(c, c.silos);
         match (c.measured_rounds, c.rounds_tried) {
             _ if !c.mixing_time.is_finite() => unused.push(c.name.clone()),
-            (Some(r), _) => reached.push((c.mixing_time, r)),
-            (None, Some(n)) => censored.push((c.mixing_time, n as f64)),
+            (Some(r), _) => {
+                reached.push((c.mixing_time, r));
+                model_reached.push((m, r));
+            }
+            (None, Some(n)) => {
+                censored.push((c.mixing_time, n as f64));
+                model_censored.push((m, n as f64));
+            }
             (None, None) => unused.push(c.name.clone()),
         }
     }
@@ -369,12 +379,27 @@ pub fn calibrate(
         below_bound: 0,
         kept: None,
     };
-    match RoundsPredictor::fit_censored(&reached, &censored) {
-        Some(p) => {
-            report.below_bound = censored
+    let fitted = match &predictor.model {
+        Some(model) => predictor
+            .shift_fit(model, &model_reached, &model_censored)
+            .map(|p| {
+                let below = model_censored
+                    .iter()
+                    .filter(|&&(m, bound)| m * (p.0 - p.1).exp() < bound - 1e-9)
+                    .count();
+                (p.2, below)
+            }),
+        None => RoundsPredictor::fit_censored(&reached, &censored).map(|p| {
+            let below = censored
                 .iter()
                 .filter(|&&(tau, bound)| p.rounds(tau) < bound - 1e-9)
                 .count();
+            (p, below)
+        }),
+    };
+    match fitted {
+        Some((p, below)) => {
+            report.below_bound = below;
             *predictor = p;
             repredict(candidates, predictor);
         }
@@ -394,6 +419,60 @@ pub fn calibrate(
 }
 
 impl RoundsPredictor {
+    /// Calibrates the fitted model's level on measured runs: its shape (how
+    /// rounds grow with mixing time, silos, neighbours, time variation,
+    /// heterogeneity) is kept and `ln rounds` moves by the `delta` that
+    /// minimises `sum (ln m + delta - ln r)^2 + sum max(0, ln R - ln m -
+    /// delta)^2` over `reached = (model rounds m, measured r)` and
+    /// `censored = (m, rounds tried R)` ([`super::predictor::fit_censored`]
+    /// on one feature). Returns `(new delta, old delta, predictor)`; `None`
+    /// without a reached run.
+    pub fn shift_fit(
+        &self,
+        model: &super::predictor::FeatureModel,
+        reached: &[(f64, f64)],
+        censored: &[(f64, f64)],
+    ) -> Option<(f64, f64, RoundsPredictor)> {
+        use super::predictor::{fit_censored, Observation};
+        let ok = |&&(m, r): &&(f64, f64)| m.is_finite() && m > 0.0 && r.is_finite() && r > 0.0;
+        let obs: Vec<Observation> = reached
+            .iter()
+            .filter(ok)
+            .map(|&(m, r)| (m, r, false))
+            .chain(censored.iter().filter(ok).map(|&(m, r)| (m, r, true)))
+            .map(|(m, r, c)| Observation {
+                x: vec![1.0],
+                y: r.ln() - m.ln(),
+                censored: c,
+            })
+            .collect();
+        let delta = fit_censored(&obs, 0.0)?[0];
+        let n_reached = obs.iter().filter(|o| !o.censored).count();
+        let n_censored = obs.len() - n_reached;
+        let shifted = model.shifted(
+            delta,
+            format!("{} shifted by {delta:+.3} in ln rounds", model.provenance),
+        );
+        let err = (obs
+            .iter()
+            .filter(|o| !o.censored)
+            .map(|o| ((o.y - delta).exp().recip() - 1.0).powi(2))
+            .sum::<f64>()
+            / n_reached as f64)
+            .sqrt();
+        let p = RoundsPredictor {
+            source: format!(
+                "fitted on experiments/design, level calibrated on {n_reached} run(s) that reached \
+                 the target and {n_censored} censored (x {:.2} rounds)",
+                delta.exp()
+            ),
+            rms_relative_error: Some(err),
+            model: Some(shifted),
+            ..self.clone()
+        };
+        Some((delta, 0.0, p))
+    }
+
     /// Fits `rounds = a + b tau` to runs that reached the target, `reached`
     /// = `(tau, rounds)`, and censored runs, `censored` = `(tau, rounds
     /// tried)` whose rounds to the target exceed their bound: minimises
@@ -467,6 +546,9 @@ impl RoundsPredictor {
             b,
             source,
             rms_relative_error: None,
+            model: None,
+            label_heterogeneity: 0.0,
+            labels: None,
         };
         let err = (p
             .iter()
@@ -553,6 +635,9 @@ mod tests {
             note: None,
             same_as: Vec::new(),
             file: None,
+            mixed_heterogeneity: 0.0,
+            stationary_imbalance: 0.0,
+            silos: 10,
             overlay: CandidateOverlay::Kind(OverlayKind::Ring),
         }
     }

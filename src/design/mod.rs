@@ -9,6 +9,9 @@
 //!   wall-clock time to a target (cycle time x predicted rounds);
 //! * [`export`]: candidates written as overlay files that train as
 //!   designed (weights included);
+//! * [`predictor`]: the fitted rounds predictor (mixing time, silos,
+//!   effective neighbours, time-varying, label heterogeneity), fitted with
+//!   censored runs, shipped fitted on `experiments/design` ([`fitted`]);
 //! * [`calibrate`]: measured runs (reached or censored) fit the rounds
 //!   predictor; the measured winner and its ties;
 //! * [`verify`] (feature `train`): probe runs, calibration and full runs
@@ -21,6 +24,8 @@ pub mod calibration;
 pub mod cycle_screen;
 pub mod export;
 pub mod figures;
+pub mod fitted;
+pub mod predictor;
 pub mod search;
 #[cfg(feature = "train")]
 pub mod verify;

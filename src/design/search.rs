@@ -31,6 +31,10 @@ use serde::Serialize;
 
 use super::augment::{augment, AugmentError, AugmentOptions};
 use super::figures::{fastest_figures, mixing_figures};
+use super::predictor::{
+    estimated_mixed_heterogeneity, mixed_heterogeneity, stationary_imbalance, FeatureModel,
+    LabelMix, PredictorInputs,
+};
 use crate::delay::DelayModel;
 use crate::evaluate::{EvalError, EvaluatedOverlay};
 use crate::graph::Overlay;
@@ -164,6 +168,16 @@ pub struct Candidate {
     /// The file it was exported to (`--out`), readable with
     /// `--overlays file:PATH`.
     pub file: Option<String>,
+    /// Label heterogeneity left after one consensus round
+    /// ([`super::predictor::mixed_heterogeneity`] on the data's labels, or
+    /// its estimate from the predictor's label heterogeneity).
+    pub mixed_heterogeneity: f64,
+    /// Drift of its consensus from the plain average
+    /// ([`super::predictor::stationary_imbalance`]; 0: doubly stochastic).
+    pub stationary_imbalance: f64,
+    /// Silos of the network it was designed for.
+    #[serde(skip)]
+    pub silos: usize,
     /// How to rebuild it.
     #[serde(skip)]
     pub overlay: CandidateOverlay,
@@ -195,18 +209,30 @@ impl Candidate {
     }
 }
 
-/// Predicted rounds to the target, `a + b x mixing time`.
+/// Predicted rounds to the target: the fitted [`FeatureModel`] of
+/// [`super::predictor`] when `model` is set (the default of `fedtopo
+/// design`: [`RoundsPredictor::fitted`]), else the line `a + b x mixing
+/// time` (the proxy, or a line fitted on probes).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct RoundsPredictor {
-    /// Intercept `a`, rounds.
+    /// Intercept `a`, rounds (the line; unused with a model).
     pub a: f64,
-    /// Slope `b`, rounds per round of mixing time.
+    /// Slope `b`, rounds per round of mixing time (the line; unused with a model).
     pub b: f64,
-    /// How it was obtained: `proxy` or `fit over N probes`.
+    /// How it was obtained: `proxy`, `fitted on experiments/design`, `fit over N probes`.
     pub source: String,
     /// Root-mean-square relative error of the fit over the probes (None
-    /// for the proxy).
+    /// for the proxy and the uncalibrated model).
     pub rms_relative_error: Option<f64>,
+    /// The fitted feature model, when the predictor is one.
+    pub model: Option<FeatureModel>,
+    /// Label heterogeneity of the data the model predicts for, in `[0, 1)`
+    /// (0: iid; 0.8: two label shards per silo).
+    pub label_heterogeneity: f64,
+    /// The data's label distributions, when known (the candidates' mixed
+    /// heterogeneity is then exact, not estimated).
+    #[serde(skip)]
+    pub labels: Option<LabelMix>,
 }
 
 impl RoundsPredictor {
@@ -217,6 +243,86 @@ impl RoundsPredictor {
             b: 1.0,
             source: format!("proxy: {base_rounds} base rounds + mixing time (not calibrated)"),
             rms_relative_error: None,
+            model: None,
+            label_heterogeneity: 0.0,
+            labels: None,
+        }
+    }
+
+    /// The shipped model fitted on `experiments/design`
+    /// ([`super::predictor::shipped`]) for data of label heterogeneity
+    /// `label_heterogeneity` (clamped to `[0, 1]`; 0 when not finite).
+    pub fn fitted(label_heterogeneity: f64) -> RoundsPredictor {
+        let h = if label_heterogeneity.is_finite() {
+            label_heterogeneity.clamp(0.0, 1.0)
+        } else {
+            0.0
+        };
+        RoundsPredictor {
+            a: 0.0,
+            b: 0.0,
+            source: format!(
+                "fitted on experiments/design (label heterogeneity {h:.2}; not calibrated on this data)"
+            ),
+            rms_relative_error: None,
+            model: Some(super::predictor::shipped()),
+            label_heterogeneity: h,
+            labels: None,
+        }
+    }
+
+    /// [`Self::fitted`] for `data`: its label heterogeneity, and its
+    /// label distributions for the candidates' mixed heterogeneity.
+    pub fn fitted_for(data: &crate::train::data::FederatedData) -> RoundsPredictor {
+        let mut p = RoundsPredictor::fitted(data.label_heterogeneity());
+        p.labels = Some(LabelMix::of(data));
+        p.source = format!(
+            "fitted on experiments/design (this data's labels: heterogeneity {:.2}; not calibrated on it)",
+            p.label_heterogeneity
+        );
+        p
+    }
+
+    /// The formula, with its numbers: `rounds = 15.00 + 1.000 x mixing
+    /// time`, or the model's `ln rounds = ...`.
+    pub fn formula(&self) -> String {
+        match &self.model {
+            Some(m) => format!(
+                "ln rounds = {}",
+                super::predictor::FEATURE_NAMES
+                    .iter()
+                    .zip(&m.weights)
+                    .map(|(n, w)| if *n == "intercept" {
+                        format!("{w:.3}")
+                    } else {
+                        format!("{w:+.3} x {n}")
+                    })
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            ),
+            None => format!("rounds = {:.2} + {:.3} x mixing time", self.a, self.b),
+        }
+    }
+
+    /// What the model reads of candidate `c` on `silos` silos.
+    pub fn inputs(&self, c: &Candidate, silos: usize) -> PredictorInputs {
+        PredictorInputs {
+            mixing_time: c.mixing_time,
+            silos,
+            effective_neighbours: c.effective_neighbours,
+            time_varying: c.time_varying,
+            label_heterogeneity: self.label_heterogeneity,
+            mixed_heterogeneity: c.mixed_heterogeneity,
+            stationary_imbalance: c.stationary_imbalance,
+        }
+    }
+
+    /// Predicted rounds of candidate `c` on `silos` silos: the model's, or
+    /// the line's at its mixing time.
+    pub fn predict(&self, c: &Candidate, silos: usize) -> f64 {
+        match &self.model {
+            Some(m) => m.rounds(&self.inputs(c, silos)),
+            None => self.rounds(c.mixing_time),
         }
     }
 }
@@ -270,6 +376,9 @@ impl RoundsPredictor {
             b,
             source: format!("least-squares fit over {} probe(s)", p.len()),
             rms_relative_error: None,
+            model: None,
+            label_heterogeneity: 0.0,
+            labels: None,
         };
         let err = (p
             .iter()
@@ -380,6 +489,7 @@ impl Signature {
 struct Found {
     candidates: Vec<Candidate>,
     signatures: Vec<Signature>,
+    silos: usize,
 }
 
 impl Found {
@@ -398,8 +508,7 @@ impl Found {
         // Finite-time exact consensus: the rounds it takes, not the
         // geometric mean's 1.
         let tau = f.exact_rounds.map_or(mixing_time(f.slem), |r| r as f64);
-        let r = predictor.rounds(tau);
-        self.candidates.push(Candidate {
+        let mut c = Candidate {
             name: f.name,
             weights: f.weights,
             arcs: f.arcs,
@@ -409,16 +518,31 @@ impl Found {
             mixing_time: tau,
             exact_rounds: f.exact_rounds,
             time_varying: f.time_varying,
-            predicted_rounds: r,
-            predicted_time_ms: f.cycle_time_ms * r,
+            predicted_rounds: f64::NAN,
+            predicted_time_ms: f64::NAN,
             measured_rounds: None,
             measured_time_ms: None,
             rounds_tried: None,
             note: f.note,
             same_as: Vec::new(),
             file: None,
+            mixed_heterogeneity: match &predictor.labels {
+                Some(l) if l.silos.len() == self.silos => {
+                    mixed_heterogeneity(&signature.matrices, &l.silos, &l.pooled)
+                }
+                _ => estimated_mixed_heterogeneity(
+                    &signature.matrices,
+                    self.silos,
+                    predictor.label_heterogeneity,
+                ),
+            },
+            stationary_imbalance: stationary_imbalance(&signature.matrices, self.silos),
+            silos: self.silos,
             overlay: f.overlay,
-        });
+        };
+        c.predicted_rounds = predictor.predict(&c, self.silos);
+        c.predicted_time_ms = c.cycle_time_ms * c.predicted_rounds;
+        self.candidates.push(c);
         self.signatures.push(signature);
     }
 }
@@ -461,7 +585,10 @@ pub fn design_search(
         )));
     }
     let n = model.silo_count();
-    let mut found = Found::default();
+    let mut found = Found {
+        silos: n,
+        ..Found::default()
+    };
     let task = crate::progress::Task::start(
         "design",
         "candidates",
@@ -627,7 +754,7 @@ pub fn design_search(
 /// Re-predicts `candidates` with `predictor` and sorts them again.
 pub fn repredict(candidates: &mut [Candidate], predictor: &RoundsPredictor) {
     for c in candidates.iter_mut() {
-        c.predicted_rounds = predictor.rounds(c.mixing_time);
+        c.predicted_rounds = predictor.predict(c, c.silos);
         c.predicted_time_ms = c.cycle_time_ms * c.predicted_rounds;
     }
     candidates.sort_by(|a, b| {

@@ -1,0 +1,735 @@
+//! The design experiment's analysis (issue 24 items 2 and 6): fits the
+//! rounds predictor on the measured runs of `runs.csv` (written by
+//! `design-train`, see train.rs), judges it leave-one-underlay-out, makes
+//! the design's choice in every cell from predictions only, and compares
+//! the chosen overlay's measured time to the target with every other
+//! overlay's. Deterministic: regenerates byte-identically from `runs.csv`.
+//!
+//! ```text
+//! cargo run --release --example design -- [--runs FILE] [--out DIR] [--fitted FILE]
+//! ```
+//!
+//! Writes to `--out` (default: this directory) `results.csv` (one row per
+//! cell), `predictions.csv` (every candidate of every cell: predicted and
+//! measured), `results.md` (the tables of the README), `speedup.svg`, and
+//! the shipped predictor (`--fitted`, default `src/design/fitted.rs`).
+//!
+//! A **cell** is (underlay, access capacity, data setting); its seeds are
+//! repetitions. In each cell and seed:
+//!
+//! * **prediction**: rounds from the [`FeatureModel`] fitted on the runs of
+//!   the *other* underlays (leave-one-underlay-out), with one intercept
+//!   per data setting; predicted time = exact cycle time x rounds;
+//! * **the design's choice**: the candidate of least predicted time, made
+//!   before looking at any measurement of its underlay;
+//! * **measured**: the time to the target of every candidate; a run that
+//!   missed the target is "not reached" (a lower bound), never a time.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+use anyhow::{bail, Context, Result};
+use serde::Deserialize;
+
+use fedtopo::design::predictor::{
+    features, fit_censored, FeatureModel, Observation, PredictorInputs, FEATURE_COUNT,
+    FEATURE_NAMES,
+};
+use fedtopo::report::plot::{line_plot, Axes, Series};
+
+/// Ridge on the weights other than the intercepts (ln-rounds units).
+const RIDGE: f64 = 1e-3;
+
+/// The overlays the design is compared with (issue 24 item 6), by the
+/// candidate names of `fedtopo design`.
+const BASELINES: [&str; 16] = [
+    "star",
+    "mst",
+    "delta-mbst",
+    "ring",
+    "ring-opt",
+    "matcha",
+    "dcliques-ring",
+    "exp",
+    "exp-1peer",
+    "base:k=1",
+    "base:k=2",
+    "base:k=3",
+    "d-equistatic",
+    "od-equidyn",
+    "multigraph",
+    "multigraph:base=ring-opt",
+];
+
+#[derive(Debug, Clone, Deserialize)]
+struct Run {
+    underlay: String,
+    silos: usize,
+    access: String,
+    data: String,
+    seed: u64,
+    candidate: String,
+    same_as: String,
+    cycle_time_ms: f64,
+    mixing_time: f64,
+    effective_neighbours: f64,
+    time_varying: bool,
+    label_heterogeneity: f64,
+    #[serde(default)]
+    mixed_heterogeneity: f64,
+    #[serde(default)]
+    stationary_imbalance: f64,
+    rounds_budget: u64,
+    reached: bool,
+    rounds_to_target: Option<u64>,
+    time_to_target_ms: Option<f64>,
+    trained_as: String,
+}
+
+impl Run {
+    fn inputs(&self) -> PredictorInputs {
+        PredictorInputs {
+            mixing_time: self.mixing_time,
+            silos: self.silos,
+            effective_neighbours: self.effective_neighbours,
+            time_varying: self.time_varying,
+            label_heterogeneity: self.label_heterogeneity,
+            mixed_heterogeneity: self.mixed_heterogeneity,
+            stationary_imbalance: self.stationary_imbalance,
+        }
+    }
+
+    /// Every name it answers to.
+    fn names(&self) -> Vec<&str> {
+        std::iter::once(self.candidate.as_str())
+            .chain(
+                self.same_as
+                    .split("; ")
+                    .map(str::trim)
+                    .filter(|s| !s.is_empty()),
+            )
+            .collect()
+    }
+}
+
+/// Feature vector with one intercept per data setting (replacing the
+/// model's single intercept).
+fn row_features(r: &Run, settings: &[String]) -> Option<Vec<f64>> {
+    let f = features(&r.inputs())?;
+    let mut x: Vec<f64> = settings
+        .iter()
+        .map(|s| if *s == r.data { 1.0 } else { 0.0 })
+        .collect();
+    x.extend_from_slice(&f[1..]);
+    Some(x)
+}
+
+/// Fits on `runs` (each training run once: rows that reuse another
+/// access capacity's run are left out), intercept per data setting.
+fn fit(runs: &[&Run], settings: &[String]) -> Result<Vec<f64>> {
+    let obs: Vec<Observation> = runs
+        .iter()
+        .filter(|r| r.trained_as.is_empty())
+        .filter_map(|r| {
+            let x = row_features(r, settings)?;
+            let (y, censored) = match r.rounds_to_target {
+                Some(k) => ((k.max(1) as f64).ln(), false),
+                None => ((r.rounds_budget.max(1) as f64).ln(), true),
+            };
+            Some(Observation { x, y, censored })
+        })
+        .collect();
+    fit_censored(&obs, RIDGE).context("the censored fit failed (no reached run, or singular)")
+}
+
+fn predict_rounds(w: &[f64], r: &Run, settings: &[String]) -> f64 {
+    match row_features(r, settings) {
+        None => f64::INFINITY,
+        Some(x) => x
+            .iter()
+            .zip(w)
+            .map(|(a, b)| a * b)
+            .sum::<f64>()
+            .exp()
+            .clamp(1.0, 1e6),
+    }
+}
+
+/// Kendall's tau-b between predicted and measured times over the pairs
+/// whose measured order is known (a not-reached run is slower than every
+/// run that reached the target within its bound; two not-reached runs are
+/// not compared).
+fn kendall(items: &[(f64, Option<f64>, f64)]) -> Option<f64> {
+    // (predicted, measured time or None, lower bound when None)
+    let (mut conc, mut disc, mut tp, mut tm) = (0.0f64, 0.0f64, 0.0f64, 0.0f64);
+    for i in 0..items.len() {
+        for j in i + 1..items.len() {
+            let (pi, mi, bi) = items[i];
+            let (pj, mj, bj) = items[j];
+            let m = match (mi, mj) {
+                (Some(a), Some(b)) => a.total_cmp(&b),
+                (Some(a), None) if a <= bj => std::cmp::Ordering::Less,
+                (None, Some(b)) if b <= bi => std::cmp::Ordering::Greater,
+                _ => continue,
+            };
+            let p = pi.total_cmp(&pj);
+            match (p, m) {
+                (std::cmp::Ordering::Equal, std::cmp::Ordering::Equal) => {}
+                (std::cmp::Ordering::Equal, _) => tp += 1.0,
+                (_, std::cmp::Ordering::Equal) => tm += 1.0,
+                _ if p == m => conc += 1.0,
+                _ => disc += 1.0,
+            }
+        }
+    }
+    let n0 = conc + disc;
+    let d = ((n0 + tp) * (n0 + tm)).sqrt();
+    (d > 0.0).then(|| (conc - disc) / d)
+}
+
+struct Args {
+    runs: PathBuf,
+    features: PathBuf,
+    out: PathBuf,
+    fitted: PathBuf,
+}
+
+fn parse_args() -> Result<Args> {
+    let here = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let mut a = Args {
+        runs: here.join("experiments/design/runs.csv"),
+        features: here.join("experiments/design/features.csv"),
+        out: here.join("experiments/design"),
+        fitted: here.join("src/design/fitted.rs"),
+    };
+    let mut it = std::env::args().skip(1);
+    while let Some(flag) = it.next() {
+        let v = it.next().with_context(|| format!("{flag} needs a value"))?;
+        match flag.as_str() {
+            "--runs" => a.runs = PathBuf::from(v),
+            "--features" => a.features = PathBuf::from(v),
+            "--out" => a.out = PathBuf::from(v),
+            "--fitted" => a.fitted = PathBuf::from(v),
+            other => bail!("unknown argument `{other}` (see the doc comment of main.rs)"),
+        }
+    }
+    Ok(a)
+}
+
+fn read_runs(path: &Path) -> Result<Vec<Run>> {
+    let mut r = csv::Reader::from_path(path).with_context(|| format!("{}", path.display()))?;
+    let mut runs = Vec::new();
+    for (i, rec) in r.deserialize().enumerate() {
+        let run: Run = rec.with_context(|| format!("{}: row {}", path.display(), i + 2))?;
+        if !(run.cycle_time_ms.is_finite() && run.cycle_time_ms > 0.0) {
+            bail!(
+                "{}: row {}: cycle time {}",
+                path.display(),
+                i + 2,
+                run.cycle_time_ms
+            );
+        }
+        runs.push(run);
+    }
+    if runs.is_empty() {
+        bail!("{}: no run", path.display());
+    }
+    Ok(runs)
+}
+
+type CellKey = (String, String, String);
+
+/// The candidates' figures computed on the data's labels
+/// (`design-train --features-only`): mixed heterogeneity and stationary
+/// imbalance, by (underlay, access, data, seed, candidate). Every run must
+/// have its row.
+fn join_features(runs: &mut [Run], path: &Path) -> Result<()> {
+    let mut by_key: BTreeMap<(String, String, String, u64, String), (f64, f64)> = BTreeMap::new();
+    for f in read_runs_unchecked(path)? {
+        by_key.insert(
+            (f.underlay, f.access, f.data, f.seed, f.candidate),
+            (f.mixed_heterogeneity, f.stationary_imbalance),
+        );
+    }
+    for r in runs.iter_mut() {
+        let key = (
+            r.underlay.clone(),
+            r.access.clone(),
+            r.data.clone(),
+            r.seed,
+            r.candidate.clone(),
+        );
+        let Some(&(m, s)) = by_key.get(&key) else {
+            bail!(
+                "{}: no figures for {} {} {} seed {} {} (run design-train --features-only)",
+                path.display(),
+                key.0,
+                key.1,
+                key.2,
+                key.3,
+                key.4
+            );
+        };
+        r.mixed_heterogeneity = m;
+        r.stationary_imbalance = s;
+    }
+    Ok(())
+}
+
+fn read_runs_unchecked(path: &Path) -> Result<Vec<Run>> {
+    let mut r = csv::Reader::from_path(path).with_context(|| format!("{}", path.display()))?;
+    r.deserialize()
+        .enumerate()
+        .map(|(i, rec)| rec.with_context(|| format!("{}: row {}", path.display(), i + 2)))
+        .collect()
+}
+
+/// Mean and standard error of `xs`.
+fn mean_se(xs: &[f64]) -> (f64, f64) {
+    let n = xs.len() as f64;
+    let m = xs.iter().sum::<f64>() / n;
+    if xs.len() < 2 {
+        return (m, 0.0);
+    }
+    let v = xs.iter().map(|x| (x - m).powi(2)).sum::<f64>() / (n - 1.0);
+    (m, (v / n).sqrt())
+}
+
+fn main() -> Result<()> {
+    let a = parse_args()?;
+    let mut runs = read_runs(&a.runs)?;
+    join_features(&mut runs, &a.features)?;
+    let settings: Vec<String> = runs
+        .iter()
+        .map(|r| r.data.clone())
+        .collect::<BTreeSet<_>>()
+        .into_iter()
+        .collect();
+    let underlays: Vec<(String, usize)> = runs
+        .iter()
+        .map(|r| (r.silos, r.underlay.clone()))
+        .collect::<BTreeSet<_>>()
+        .into_iter()
+        .map(|(n, u)| (u, n))
+        .collect();
+    let seeds: BTreeSet<u64> = runs.iter().map(|r| r.seed).collect();
+
+    // Leave-one-underlay-out predictions.
+    let mut predicted: Vec<f64> = vec![f64::NAN; runs.len()];
+    let mut fits = String::new();
+    for (u, _) in &underlays {
+        let train: Vec<&Run> = runs.iter().filter(|r| &r.underlay != u).collect();
+        if train.is_empty() {
+            bail!("leave-one-underlay-out needs runs on at least two underlays");
+        }
+        let w = fit(&train, &settings)?;
+        writeln!(fits, "| {u} | {} |", fmt_weights(&w))?;
+        for (i, r) in runs.iter().enumerate() {
+            if &r.underlay == u {
+                predicted[i] = predict_rounds(&w, r, &settings) * r.cycle_time_ms;
+            }
+        }
+    }
+
+    // Per cell and seed: the design's choice, the measured times.
+    let mut by_cell_seed: BTreeMap<(CellKey, u64), Vec<usize>> = BTreeMap::new();
+    for (i, r) in runs.iter().enumerate() {
+        let key = (r.underlay.clone(), r.access.clone(), r.data.clone());
+        by_cell_seed.entry((key, r.seed)).or_default().push(i);
+    }
+    let mut cells: BTreeMap<CellKey, Vec<u64>> = BTreeMap::new();
+    for (k, _) in by_cell_seed.keys() {
+        cells.entry(k.clone()).or_default();
+    }
+    for ((k, s), _) in by_cell_seed.iter() {
+        if let Some(v) = cells.get_mut(k) {
+            v.push(*s);
+        }
+    }
+
+    let mut pred_csv = String::from(
+        "underlay,access,data,seed,candidate,same_as,cycle_time_ms,predicted_rounds,predicted_time_ms,reached,rounds_to_target,time_to_target_ms,rounds_budget,designed\n",
+    );
+    let mut results_csv = String::from(
+        "underlay,silos,access,data,seeds,designed,designed_time_s,best_other,best_other_time_s,designed_over_best,seed_se,verdict,ring_time_s,speedup_over_ring,ring_opt_time_s,kendall_tau,oos_error,oos_runs,proxy_choice,proxy_time_s,proxy_over_best\n",
+    );
+    let mut md = String::new();
+    writeln!(
+        md,
+        "| underlay | access | data | designed (chosen before training) | designed (s) | best other (s) | designed / best | verdict | vs RING | Kendall tau | OOS error |\n|---|---|---|---|---:|---:|---:|---|---:|---:|---:|"
+    )?;
+    let mut all_oos: Vec<f64> = Vec::new();
+    let mut proxy_ratios: Vec<f64> = Vec::new();
+    let mut design_ratios: Vec<f64> = Vec::new();
+    let mut taus: Vec<f64> = Vec::new();
+    let mut speedups: BTreeMap<String, Vec<f64>> = BTreeMap::new();
+    let (mut wins10, mut losses, mut counted) = (0, 0, 0);
+    for (cell, cell_seeds) in &cells {
+        // Per candidate name: measured time per seed (None: not reached).
+        let mut measured: BTreeMap<String, Vec<Option<f64>>> = BTreeMap::new();
+        let mut designed_times: Vec<Option<f64>> = Vec::new();
+        let mut designed_names: BTreeSet<String> = BTreeSet::new();
+        let mut proxy_times: Vec<Option<f64>> = Vec::new();
+        let mut proxy_names: BTreeSet<String> = BTreeSet::new();
+        let mut pred_mean: BTreeMap<String, Vec<f64>> = BTreeMap::new();
+        let mut bound: BTreeMap<String, f64> = BTreeMap::new();
+        for seed in cell_seeds {
+            let idx = &by_cell_seed[&(cell.clone(), *seed)];
+            let chosen = idx
+                .iter()
+                .copied()
+                .min_by(|&i, &j| {
+                    predicted[i]
+                        .total_cmp(&predicted[j])
+                        .then(runs[i].candidate.cmp(&runs[j].candidate))
+                })
+                .context("empty cell")?;
+            designed_names.insert(runs[chosen].candidate.clone());
+            designed_times.push(runs[chosen].time_to_target_ms);
+            // The earlier proxy's choice (15 + mixing time rounds), for comparison.
+            let proxy = |i: usize| runs[i].cycle_time_ms * (15.0 + runs[i].mixing_time);
+            let by_proxy = idx
+                .iter()
+                .copied()
+                .min_by(|&i, &j| {
+                    proxy(i)
+                        .total_cmp(&proxy(j))
+                        .then(runs[i].candidate.cmp(&runs[j].candidate))
+                })
+                .context("empty cell")?;
+            proxy_names.insert(runs[by_proxy].candidate.clone());
+            proxy_times.push(runs[by_proxy].time_to_target_ms);
+            for &i in idx {
+                let r = &runs[i];
+                for name in r.names() {
+                    measured
+                        .entry(name.to_string())
+                        .or_default()
+                        .push(r.time_to_target_ms);
+                    pred_mean
+                        .entry(name.to_string())
+                        .or_default()
+                        .push(predicted[i]);
+                    if r.time_to_target_ms.is_none() {
+                        // Lower bound: the budget's rounds at the cycle time.
+                        bound.insert(name.to_string(), r.rounds_budget as f64 * r.cycle_time_ms);
+                    }
+                }
+                writeln!(
+                    pred_csv,
+                    "{},{},{},{},{},{},{:.3},{:.2},{:.1},{},{},{},{},{}",
+                    cell.0,
+                    cell.1,
+                    cell.2,
+                    seed,
+                    r.candidate,
+                    r.same_as,
+                    r.cycle_time_ms,
+                    predicted[i] / r.cycle_time_ms,
+                    predicted[i],
+                    r.reached,
+                    r.rounds_to_target.map_or(String::new(), |x| x.to_string()),
+                    r.time_to_target_ms
+                        .map_or(String::new(), |x| format!("{x:.1}")),
+                    r.rounds_budget,
+                    i == chosen
+                )?;
+            }
+        }
+        // Mean over seeds; not reached in any seed: not reached.
+        let mean_of = |v: &[Option<f64>]| -> Option<f64> {
+            let xs: Option<Vec<f64>> = v.iter().copied().collect();
+            xs.map(|x| mean_se(&x).0)
+        };
+        let designed = mean_of(&designed_times);
+        let best_other = BASELINES
+            .iter()
+            .filter_map(|b| {
+                let v = measured.get(*b)?;
+                (v.len() == cell_seeds.len()).then(|| (*b, mean_of(v)))
+            })
+            .filter_map(|(b, t)| t.map(|t| (b, t)))
+            .min_by(|x, y| x.1.total_cmp(&y.1).then(x.0.cmp(y.0)));
+        let ring = measured.get("ring").and_then(|v| mean_of(v));
+        let ring_opt = measured.get("ring-opt").and_then(|v| mean_of(v));
+        // Seed noise of designed / best: per-seed ratios.
+        let (ratio, se, verdict) = match (designed, best_other) {
+            (Some(d), Some((b, bt))) => {
+                let per_seed: Vec<f64> = designed_times
+                    .iter()
+                    .zip(&measured[b])
+                    .filter_map(|(x, y)| Some(x.as_ref()? / y.as_ref()?))
+                    .collect();
+                let (_, se) = mean_se(&per_seed);
+                let ratio = d / bt;
+                counted += 1;
+                let verdict = if ratio > 1.0 + 2.0 * se.max(0.0) {
+                    losses += 1;
+                    "slower"
+                } else if ratio <= 0.9 {
+                    wins10 += 1;
+                    "wins by >= 10%"
+                } else {
+                    "ties or wins"
+                };
+                (Some(ratio), Some(se), verdict.to_string())
+            }
+            (None, Some(_)) => {
+                counted += 1;
+                losses += 1;
+                (None, None, "designed not reached".into())
+            }
+            _ => (None, None, "no baseline reached".into()),
+        };
+        if let (Some(d), Some(r)) = (designed, ring) {
+            speedups.entry(cell.0.clone()).or_default().push(r / d);
+        }
+        // Kendall tau over candidates (mean predicted, mean measured).
+        let items: Vec<(f64, Option<f64>, f64)> = measured
+            .iter()
+            .filter(|(name, v)| v.len() == cell_seeds.len() && pred_mean.contains_key(*name))
+            .map(|(name, v)| {
+                let p = mean_se(&pred_mean[name]).0;
+                (
+                    p,
+                    mean_of(v),
+                    bound.get(name).copied().unwrap_or(f64::INFINITY),
+                )
+            })
+            .filter(|x| x.0.is_finite())
+            .collect();
+        let tau = kendall(&items);
+        if let Some(t) = tau {
+            taus.push(t);
+        }
+        // Out-of-sample error of predicted time, candidates reached in every seed.
+        let errs: Vec<f64> = items
+            .iter()
+            .filter_map(|(p, m, _)| m.map(|m| (p - m).abs() / m))
+            .collect();
+        all_oos.extend(&errs);
+        let oos = (!errs.is_empty()).then(|| errs.iter().sum::<f64>() / errs.len() as f64);
+        let silos = underlays
+            .iter()
+            .find(|(u, _)| *u == cell.0)
+            .map_or(0, |x| x.1);
+        let s = |x: Option<f64>| x.map_or(String::new(), |v| format!("{:.3}", v / 1000.0));
+        let f = |x: Option<f64>, p: usize| x.map_or(String::new(), |v| format!("{v:.p$}"));
+        let designed_label = designed_names.into_iter().collect::<Vec<_>>().join(" / ");
+        let proxy_label = proxy_names.into_iter().collect::<Vec<_>>().join(" / ");
+        let proxy_time = mean_of(&proxy_times);
+        let proxy_ratio = proxy_time.zip(best_other).map(|(p, b)| p / b.1);
+        if let Some(r) = proxy_ratio {
+            proxy_ratios.push(r);
+        }
+        if let Some(r) = ratio {
+            design_ratios.push(r);
+        }
+        writeln!(
+            results_csv,
+            "{},{},{},{},{},\"{}\",{},{},{},{},{},{},{},{},{},{},{},{},\"{}\",{},{}",
+            cell.0,
+            silos,
+            cell.1,
+            cell.2,
+            cell_seeds.len(),
+            designed_label,
+            s(designed),
+            best_other.map_or("", |b| b.0),
+            s(best_other.map(|b| b.1)),
+            f(ratio, 3),
+            f(se, 3),
+            verdict,
+            s(ring),
+            f(designed.zip(ring).map(|(d, r)| r / d), 3),
+            s(ring_opt),
+            f(tau, 3),
+            f(oos, 3),
+            errs.len(),
+            proxy_label,
+            s(proxy_time),
+            f(proxy_ratio, 3)
+        )?;
+        writeln!(
+            md,
+            "| {} | {} | {} | {} | {} | {} ({}) | {} | {} | {} | {} | {} |",
+            cell.0,
+            cell.1,
+            cell.2,
+            designed_label,
+            s(designed).trim(),
+            s(best_other.map(|b| b.1)),
+            best_other.map_or("-", |b| b.0),
+            f(ratio, 2),
+            verdict,
+            f(designed.zip(ring).map(|(d, r)| r / d), 2),
+            f(tau, 2),
+            oos.map_or(String::new(), |e| format!("{:.0}%", 100.0 * e)),
+        )?;
+    }
+    let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len().max(1) as f64;
+    let mut sorted = all_oos.clone();
+    sorted.sort_by(f64::total_cmp);
+    let median = sorted.get(sorted.len() / 2).copied().unwrap_or(f64::NAN);
+    let all_speedups: Vec<f64> = speedups.values().flatten().copied().collect();
+    let geo =
+        (all_speedups.iter().map(|x| x.ln()).sum::<f64>() / all_speedups.len().max(1) as f64).exp();
+    let min_tau = taus.iter().copied().fold(f64::INFINITY, f64::min);
+    let summary = format!(
+        "{} runs, {} cells ({} underlays x access x data), seeds {:?}.\n\n\
+         - design never slower beyond seed noise: {} of {} cells slower; >= 10% faster than every other overlay: {} of {} cells;\n\
+         - designed vs RING, time to target: geometric mean speed-up {:.2}x over {} cells;\n\
+         - Kendall tau (predicted vs measured ranking, leave-one-underlay-out): mean {:.2}, min {:.2}, {} of {} cells >= 0.7;\n\
+         - out-of-sample error of the predicted time: mean {:.0}%, median {:.0}% over {} candidate-cells;\n\
+         - time to target of the chosen overlay over the best of the list: geometric mean {:.2} (fitted predictor) against {:.2} (the earlier proxy, 15 + mixing time rounds).\n",
+        runs.len(),
+        cells.len(),
+        underlays.len(),
+        seeds,
+        losses,
+        counted,
+        wins10,
+        counted,
+        geo,
+        all_speedups.len(),
+        mean(&taus),
+        min_tau,
+        taus.iter().filter(|&&t| t >= 0.7).count(),
+        taus.len(),
+        100.0 * mean(&all_oos),
+        100.0 * median,
+        all_oos.len(),
+        geomean(&design_ratios),
+        geomean(&proxy_ratios),
+    );
+
+    // The shipped fit: every run, intercept of the average data setting.
+    let all: Vec<&Run> = runs.iter().collect();
+    let w = fit(&all, &settings)?;
+    let k = settings.len();
+    let mut weights = [0.0; FEATURE_COUNT];
+    weights[0] = w[..k].iter().sum::<f64>() / k as f64;
+    weights[1..].copy_from_slice(&w[k..]);
+    let trained = runs.iter().filter(|r| r.trained_as.is_empty()).count();
+    let provenance = format!(
+        "censored least squares (ridge {RIDGE}) over {trained} training runs of experiments/design \
+         (underlays {}; data {}; seeds {:?}; logreg, lr 0.05, batch 32, 1 local step, evaluated \
+         every round); intercept: mean over the data settings ({})",
+        underlays
+            .iter()
+            .map(|u| u.0.as_str())
+            .collect::<Vec<_>>()
+            .join(", "),
+        settings.join(", "),
+        seeds,
+        settings
+            .iter()
+            .zip(&w[..k])
+            .map(|(s, x)| format!("{s} {x:.3}"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    let model = FeatureModel {
+        weights,
+        provenance: provenance.clone(),
+    };
+    let mut fitted = String::from(
+        "//! Generated by `cargo run --example design` (experiments/design/main.rs)\n\
+         //! from experiments/design/runs.csv: do not edit by hand.\n\n",
+    );
+    writeln!(
+        fitted,
+        "/// Weights of [`super::predictor::FEATURE_NAMES`].\npub const WEIGHTS: [f64; super::predictor::FEATURE_COUNT] = [\n{}];\n",
+        model
+            .weights
+            .iter()
+            .map(|x| format!("    {x:?},\n"))
+            .collect::<String>()
+    )?;
+    writeln!(
+        fitted,
+        "/// Where the weights come from.\npub const PROVENANCE: &str = {:?};",
+        model.provenance
+    )?;
+
+    let mut full = String::new();
+    writeln!(full, "## Summary\n\n{summary}")?;
+    writeln!(full, "## Cells\n\n{md}")?;
+    writeln!(
+        full,
+        "## Fits (leave-one-underlay-out: the fit used for each underlay, without its runs)\n\n| left out | {} |\n|---|---|\n{fits}",
+        "weights: one intercept per data setting, then ".to_string() + &FEATURE_NAMES[1..].join(", ")
+    )?;
+    writeln!(
+        full,
+        "## Shipped predictor\n\n{}: `ln rounds = {}`\n\n{}\n",
+        "src/design/fitted.rs",
+        FEATURE_NAMES
+            .iter()
+            .zip(&model.weights)
+            .map(|(n, w)| format!("{w:+.3} x [{n}]"))
+            .collect::<Vec<_>>()
+            .join(" "),
+        provenance
+    )?;
+
+    // Picture: designed and RING speed-ups per underlay.
+    let mut points: Vec<(f64, f64)> = underlays
+        .iter()
+        .filter_map(|(u, n)| {
+            let v = speedups.get(u)?;
+            Some((
+                *n as f64,
+                (v.iter().map(|x| x.ln()).sum::<f64>() / v.len() as f64).exp(),
+            ))
+        })
+        .collect();
+    points.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let series = vec![
+        Series {
+            name: "designed / RING (geometric mean over cells)".into(),
+            points: points.clone(),
+        },
+        Series {
+            name: "RING".into(),
+            points: points.iter().map(|p| (p.0, 1.0)).collect(),
+        },
+    ];
+    let axes = Axes {
+        x_label: "silos (underlay)".into(),
+        y_label: "speed-up over RING in time to target".into(),
+        ..Axes::default()
+    };
+    let svg = line_plot(
+        "time to target: the designed overlay against RING",
+        &axes,
+        &series,
+    )
+    .map_err(|e| anyhow::anyhow!("plot: {e}"))?;
+
+    std::fs::create_dir_all(&a.out)?;
+    for (name, text) in [
+        ("results.csv", results_csv),
+        ("predictions.csv", pred_csv),
+        ("results.md", full),
+        ("speedup.svg", svg),
+    ] {
+        let p = a.out.join(name);
+        std::fs::write(&p, text).with_context(|| format!("writing {}", p.display()))?;
+    }
+    std::fs::write(&a.fitted, fitted).with_context(|| format!("writing {}", a.fitted.display()))?;
+    print!("{summary}");
+    Ok(())
+}
+
+fn geomean(v: &[f64]) -> f64 {
+    (v.iter().map(|x| x.ln()).sum::<f64>() / v.len().max(1) as f64).exp()
+}
+
+fn fmt_weights(w: &[f64]) -> String {
+    w.iter()
+        .map(|x| format!("{x:+.3}"))
+        .collect::<Vec<_>>()
+        .join(" ")
+}

@@ -1,0 +1,520 @@
+//! The fitted rounds predictor: rounds to a target from what the design
+//! experiment's measurements show matters (issue 24 item 2).
+//!
+//! `ln rounds = w . x` over the features of [`features`]: the mixing time
+//! (rounds to exact consensus when finite, else `1 / (1 - SLEM)`), the
+//! number of silos, the effective number of neighbours (\[Vogels22\]),
+//! whether the overlay changes every round, the label heterogeneity of the
+//! partition times the log mixing time (skewed data pays more for slow
+//! mixing), the heterogeneity left after one consensus round
+//! ([`mixed_heterogeneity`]: what D-Cliques minimise) and the drift of
+//! non-doubly-stochastic weights from the plain average
+//! ([`stationary_imbalance`]). The intercept is the data's: how many rounds
+//! exact averaging needs on this model, data and target.
+//!
+//! Fitted by censored least squares ([`fit_censored`]) on runs that
+//! reached the target (`ln rounds`) and runs that did not (a lower bound:
+//! only a prediction **below** the bound is penalised), so missed targets
+//! inform the fit instead of being dropped. The shipped default
+//! ([`shipped`]) is the fit over every run of `experiments/design`
+//! (`cargo run --example design`), its provenance in the model.
+
+use serde::Serialize;
+
+/// Names of the features, in the order of [`features`].
+pub const FEATURE_NAMES: [&str; FEATURE_COUNT] = [
+    "intercept",
+    "ln mixing time",
+    "ln silos",
+    "ln effective neighbours",
+    "time-varying",
+    "heterogeneity x ln mixing time",
+    "mixed heterogeneity",
+    "stationary imbalance",
+];
+
+/// Number of features.
+pub const FEATURE_COUNT: usize = 8;
+
+/// What the predictor reads of a candidate and its data.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct PredictorInputs {
+    /// Mixing time, rounds (>= 1; infinite: does not mix).
+    pub mixing_time: f64,
+    /// Number of silos.
+    pub silos: usize,
+    /// Effective number of neighbours (\[Vogels22\]), >= 1.
+    pub effective_neighbours: f64,
+    /// True for a schedule that changes every round.
+    pub time_varying: bool,
+    /// Label heterogeneity of the partition, in `[0, 1)`
+    /// ([`crate::train::data::FederatedData::label_heterogeneity`]).
+    pub label_heterogeneity: f64,
+    /// Label heterogeneity after one consensus round
+    /// ([`mixed_heterogeneity`], or its estimate without labels).
+    pub mixed_heterogeneity: f64,
+    /// Drift of the consensus from the plain average ([`stationary_imbalance`]).
+    pub stationary_imbalance: f64,
+}
+
+fn unit(x: f64) -> f64 {
+    if x.is_finite() {
+        x.clamp(0.0, 1.0)
+    } else {
+        0.0
+    }
+}
+
+/// The feature vector of `x` (`None` when the mixing time is not finite:
+/// the candidate never reaches consensus and its rounds are infinite).
+pub fn features(x: &PredictorInputs) -> Option<[f64; FEATURE_COUNT]> {
+    if !x.mixing_time.is_finite() {
+        return None;
+    }
+    let tau = x.mixing_time.max(1.0).ln();
+    Some([
+        1.0,
+        tau,
+        (x.silos.max(1) as f64).ln(),
+        x.effective_neighbours.max(1.0).ln(),
+        if x.time_varying { 1.0 } else { 0.0 },
+        unit(x.label_heterogeneity) * tau,
+        unit(x.mixed_heterogeneity),
+        unit(x.stationary_imbalance),
+    ])
+}
+
+/// Label distributions of the silos and of all their examples: what
+/// [`mixed_heterogeneity`] reads.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LabelMix {
+    /// Silo `i`'s label distribution.
+    pub silos: Vec<Vec<f64>>,
+    /// The distribution of all silos' examples.
+    pub pooled: Vec<f64>,
+}
+
+impl LabelMix {
+    /// The label distributions of `data`'s silos.
+    pub fn of(data: &crate::train::data::FederatedData) -> LabelMix {
+        let classes = data.train.classes.max(1);
+        let mut pooled = vec![0.0; classes];
+        let silos: Vec<Vec<f64>> = data
+            .silos
+            .iter()
+            .map(|s| {
+                let mut c = vec![0.0; classes];
+                for &k in s {
+                    let y = (data.train.labels[k].max(0) as usize).min(classes - 1);
+                    c[y] += 1.0;
+                    pooled[y] += 1.0;
+                }
+                let t: f64 = c.iter().sum();
+                if t > 0.0 {
+                    c.iter_mut().for_each(|x| *x /= t);
+                }
+                c
+            })
+            .collect();
+        let t: f64 = pooled.iter().sum();
+        if t > 0.0 {
+            pooled.iter_mut().for_each(|x| *x /= t);
+        }
+        LabelMix { silos, pooled }
+    }
+}
+
+/// Largest predicted rounds (the predictor's output is clamped to
+/// `[1, MAX_PREDICTED_ROUNDS]`).
+pub const MAX_PREDICTED_ROUNDS: f64 = 1e6;
+
+/// A fitted `ln rounds = w . x` with where it came from.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct FeatureModel {
+    /// Weights, one per feature of [`FEATURE_NAMES`].
+    pub weights: [f64; FEATURE_COUNT],
+    /// How it was obtained (data, runs, command).
+    pub provenance: String,
+}
+
+impl FeatureModel {
+    /// Predicted rounds to the target, in `[1, MAX_PREDICTED_ROUNDS]`;
+    /// infinite when the candidate does not mix.
+    pub fn rounds(&self, x: &PredictorInputs) -> f64 {
+        match features(x) {
+            None => f64::INFINITY,
+            Some(f) => dot(&self.weights, &f)
+                .exp()
+                .clamp(1.0, MAX_PREDICTED_ROUNDS),
+        }
+    }
+
+    /// The same model with `ln` rounds moved by `delta` (a new intercept:
+    /// calibration to another model, data or target).
+    pub fn shifted(&self, delta: f64, provenance: String) -> FeatureModel {
+        let mut w = self.weights;
+        w[0] += delta;
+        FeatureModel {
+            weights: w,
+            provenance,
+        }
+    }
+}
+
+fn dot(a: &[f64], b: &[f64]) -> f64 {
+    a.iter().zip(b).map(|(x, y)| x * y).sum()
+}
+
+/// One observation of a censored regression: features, `ln` of the
+/// measured rounds (or of the bound), and whether it is a bound.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Observation {
+    /// Feature vector.
+    pub x: Vec<f64>,
+    /// `ln` rounds to the target, or `ln` of the rounds tried when censored.
+    pub y: f64,
+    /// True when the target was not reached: `y` is a lower bound.
+    pub censored: bool,
+}
+
+/// Censored least squares: minimises `sum over reached (w.x - y)^2 + sum
+/// over censored max(0, y - w.x)^2 + ridge |w[1..]|^2` (a one-sided
+/// penalty: a censored run predicted above its bound costs nothing; the
+/// intercept is not shrunk). The objective is convex and piecewise
+/// quadratic; solved exactly by active-set iteration (a censored run is
+/// active while predicted below its bound), which stops when the active
+/// set repeats. `None` without a reached observation or when the normal
+/// equations are singular.
+pub fn fit_censored(obs: &[Observation], ridge: f64) -> Option<Vec<f64>> {
+    let k = obs.first()?.x.len();
+    if k == 0 || obs.iter().any(|o| o.x.len() != k) || !obs.iter().any(|o| !o.censored) {
+        return None;
+    }
+    let mut active: Vec<bool> = obs.iter().map(|o| !o.censored).collect();
+    let mut seen: Vec<Vec<bool>> = Vec::new();
+    let mut w = vec![0.0; k];
+    for _ in 0..200 {
+        w = solve_normal(obs, &active, ridge, k)?;
+        let next: Vec<bool> = obs
+            .iter()
+            .map(|o| !o.censored || dot(&w, &o.x) < o.y)
+            .collect();
+        if next == active || seen.contains(&next) {
+            break;
+        }
+        seen.push(active);
+        active = next;
+    }
+    Some(w)
+}
+
+/// Solves the ridge normal equations over the active observations.
+fn solve_normal(obs: &[Observation], active: &[bool], ridge: f64, k: usize) -> Option<Vec<f64>> {
+    let mut a = vec![0.0; k * k];
+    let mut b = vec![0.0; k];
+    for (o, _) in obs.iter().zip(active).filter(|(_, &on)| on) {
+        for i in 0..k {
+            b[i] += o.x[i] * o.y;
+            for j in 0..k {
+                a[i * k + j] += o.x[i] * o.x[j];
+            }
+        }
+    }
+    for i in 1..k {
+        a[i * k + i] += ridge;
+    }
+    // Gaussian elimination with partial pivoting.
+    for col in 0..k {
+        let p = (col..k).max_by(|&r, &s| a[r * k + col].abs().total_cmp(&a[s * k + col].abs()))?;
+        if a[p * k + col].abs() < 1e-12 {
+            return None;
+        }
+        if p != col {
+            for j in 0..k {
+                a.swap(p * k + j, col * k + j);
+            }
+            b.swap(p, col);
+        }
+        for r in col + 1..k {
+            let f = a[r * k + col] / a[col * k + col];
+            for j in col..k {
+                a[r * k + j] -= f * a[col * k + j];
+            }
+            b[r] -= f * b[col];
+        }
+    }
+    let mut w = vec![0.0; k];
+    for i in (0..k).rev() {
+        let s: f64 = (i + 1..k).map(|j| a[i * k + j] * w[j]).sum();
+        w[i] = (b[i] - s) / a[i * k + i];
+    }
+    w.iter().all(|x| x.is_finite()).then_some(w)
+}
+
+/// The shipped default: [`FeatureModel`] fitted on every run of
+/// `experiments/design` (generated into `fitted.rs` by `cargo run
+/// --example design`; its provenance says which runs).
+pub fn shipped() -> FeatureModel {
+    FeatureModel {
+        weights: super::fitted::WEIGHTS,
+        provenance: super::fitted::PROVENANCE.to_string(),
+    }
+}
+
+/// Label distribution of silo `i` after one consensus round, `q_i = sum_j
+/// W_ij p_j`, against the pooled one: the mean over silos of the total
+/// variation `(1/2) sum_y |q_i(y) - p(y)|`, averaged over `matrices` (row-
+/// major `n x n`, the rounds examined; at most the first 8). What a silo's
+/// model is pulled towards after averaging: 0 for STAR and for cliques
+/// whose labels are balanced (D-Cliques), the raw heterogeneity for no
+/// averaging. `labels[i]` is silo `i`'s label distribution (sums to 1);
+/// `pooled` the distribution of all examples.
+pub fn mixed_heterogeneity(matrices: &[Vec<f64>], labels: &[Vec<f64>], pooled: &[f64]) -> f64 {
+    let n = labels.len();
+    let used: Vec<&Vec<f64>> = matrices
+        .iter()
+        .filter(|w| w.len() == n * n)
+        .take(8)
+        .collect();
+    if n == 0 || used.is_empty() {
+        return 0.0;
+    }
+    let classes = pooled.len();
+    let mut total = 0.0;
+    for w in &used {
+        for i in 0..n {
+            let mut q = vec![0.0; classes];
+            for j in 0..n {
+                let a = w[i * n + j];
+                if a != 0.0 {
+                    for (qy, py) in q.iter_mut().zip(&labels[j]) {
+                        *qy += a * py;
+                    }
+                }
+            }
+            total += 0.5
+                * q.iter()
+                    .zip(pooled)
+                    .map(|(a, b)| (a - b).abs())
+                    .sum::<f64>();
+        }
+    }
+    total / (n * used.len()) as f64
+}
+
+/// [`mixed_heterogeneity`] without the labels: silos whose label
+/// deviations from the pooled distribution are independent give `h x
+/// sqrt(sum_j W_ij^2)` (the deviation of a weighted mean), averaged over
+/// silos and the first 8 `matrices`. An estimate: labels placed on purpose
+/// (D-Cliques) mix better than this.
+pub fn estimated_mixed_heterogeneity(matrices: &[Vec<f64>], n: usize, h: f64) -> f64 {
+    let used: Vec<&Vec<f64>> = matrices
+        .iter()
+        .filter(|w| w.len() == n * n)
+        .take(8)
+        .collect();
+    if n == 0 || used.is_empty() {
+        return h;
+    }
+    let s: f64 = used
+        .iter()
+        .map(|w| {
+            (0..n)
+                .map(|i| {
+                    w[i * n..(i + 1) * n]
+                        .iter()
+                        .map(|a| a * a)
+                        .sum::<f64>()
+                        .sqrt()
+                })
+                .sum::<f64>()
+        })
+        .sum();
+    h * s / (n * used.len()) as f64
+}
+
+/// How far the consensus drifts from the plain average: the total-
+/// variation distance between uniform weights and the stationary
+/// distribution `pi` (`pi M = pi`) of the mean `M` of the first 8
+/// `matrices` (row-stochastic, row-major `n x n`). 0 for doubly stochastic
+/// weights (every column sums to 1, checked first); else by power
+/// iteration (at most 2000 products, stopped at a change below 1e-12).
+/// Training on weights with `pi` far from uniform fits a reweighted
+/// objective, which slows or stops progress to a target measured on all
+/// data.
+pub fn stationary_imbalance(matrices: &[Vec<f64>], n: usize) -> f64 {
+    let used: Vec<&Vec<f64>> = matrices
+        .iter()
+        .filter(|w| w.len() == n * n)
+        .take(8)
+        .collect();
+    if n == 0 || used.is_empty() {
+        return 0.0;
+    }
+    let k = used.len() as f64;
+    let mut m = vec![0.0; n * n];
+    for w in &used {
+        for (x, y) in m.iter_mut().zip(w.iter()) {
+            *x += y / k;
+        }
+    }
+    let doubly = (0..n).all(|j| ((0..n).map(|i| m[i * n + j]).sum::<f64>() - 1.0).abs() < 1e-9);
+    if doubly {
+        return 0.0;
+    }
+    let mut pi = vec![1.0 / n as f64; n];
+    for _ in 0..2000 {
+        let mut next = vec![0.0; n];
+        for i in 0..n {
+            let p = pi[i];
+            if p != 0.0 {
+                for (nj, a) in next.iter_mut().zip(&m[i * n..(i + 1) * n]) {
+                    *nj += p * a;
+                }
+            }
+        }
+        let s: f64 = next.iter().sum();
+        if s > 0.0 {
+            next.iter_mut().for_each(|x| *x /= s);
+        }
+        let change: f64 = next.iter().zip(&pi).map(|(a, b)| (a - b).abs()).sum();
+        pi = next;
+        if change < 1e-12 {
+            break;
+        }
+    }
+    0.5 * pi.iter().map(|p| (p - 1.0 / n as f64).abs()).sum::<f64>()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ob(x: &[f64], y: f64, censored: bool) -> Observation {
+        Observation {
+            x: x.to_vec(),
+            y,
+            censored,
+        }
+    }
+
+    #[test]
+    fn uncensored_fit_is_ordinary_least_squares() {
+        // y = 1 + 2 x exactly.
+        let obs: Vec<_> = (0..5)
+            .map(|i| ob(&[1.0, i as f64], 1.0 + 2.0 * i as f64, false))
+            .collect();
+        let w = fit_censored(&obs, 0.0).unwrap();
+        assert!(
+            (w[0] - 1.0).abs() < 1e-9 && (w[1] - 2.0).abs() < 1e-9,
+            "{w:?}"
+        );
+    }
+
+    #[test]
+    fn a_bound_above_the_line_lifts_it_and_one_below_is_free() {
+        let mut obs: Vec<_> = (0..4)
+            .map(|i| ob(&[1.0, i as f64], i as f64, false))
+            .collect();
+        let plain = fit_censored(&obs, 0.0).unwrap();
+        // A bound below the line (predicted 3, bound 1): no effect.
+        obs.push(ob(&[1.0, 3.0], 1.0, true));
+        let same = fit_censored(&obs, 0.0).unwrap();
+        assert!((same[0] - plain[0]).abs() < 1e-12 && (same[1] - plain[1]).abs() < 1e-12);
+        // A bound above (predicted 3, bound 10): the slope rises.
+        obs.push(ob(&[1.0, 3.0], 10.0, true));
+        let lifted = fit_censored(&obs, 0.0).unwrap();
+        assert!(lifted[1] > plain[1] + 0.5, "{lifted:?}");
+        // Optimality: no censored bound is crossed by more than the
+        // reached residuals allow (the one-sided gradient is zero).
+        let grad: f64 = obs
+            .iter()
+            .filter(|o| !o.censored || dot(&lifted, &o.x) < o.y)
+            .map(|o| (dot(&lifted, &o.x) - o.y) * o.x[1])
+            .sum();
+        assert!(grad.abs() < 1e-9, "{grad}");
+    }
+
+    #[test]
+    fn no_reached_observation_or_a_singular_system_gives_none() {
+        assert!(fit_censored(&[ob(&[1.0, 1.0], 1.0, true)], 0.0).is_none());
+        assert!(fit_censored(&[], 0.0).is_none());
+        // Two identical feature vectors cannot fix two weights.
+        let obs = [ob(&[1.0, 1.0], 1.0, false), ob(&[1.0, 1.0], 2.0, false)];
+        assert!(fit_censored(&obs, 0.0).is_none());
+        // A ridge makes it solvable.
+        assert!(fit_censored(&obs, 1e-3).is_some());
+    }
+
+    #[test]
+    fn mixed_heterogeneity_of_star_ring_and_balanced_pairs() {
+        // Four silos, two classes: silos 0, 2 hold class 0, silos 1, 3 class 1.
+        let labels = vec![
+            vec![1.0, 0.0],
+            vec![0.0, 1.0],
+            vec![1.0, 0.0],
+            vec![0.0, 1.0],
+        ];
+        let pooled = [0.5, 0.5];
+        let n = 4;
+        let identity: Vec<f64> = (0..16)
+            .map(|k| if k % 5 == 0 { 1.0 } else { 0.0 })
+            .collect();
+        let average = vec![0.25; 16];
+        // Pairs (0,1) and (2,3): each pair balanced.
+        let mut pairs = vec![0.0; 16];
+        for (i, j) in [(0, 1), (1, 0), (2, 3), (3, 2)] {
+            pairs[i * n + i] = 0.5;
+            pairs[i * n + j] = 0.5;
+        }
+        // Pairs (0,2) and (1,3): each pair one class.
+        let mut same = vec![0.0; 16];
+        for (i, j) in [(0, 2), (2, 0), (1, 3), (3, 1)] {
+            same[i * n + i] = 0.5;
+            same[i * n + j] = 0.5;
+        }
+        let h = |w: &Vec<f64>| mixed_heterogeneity(&[w.clone()], &labels, &pooled);
+        assert!((h(&identity) - 0.5).abs() < 1e-12);
+        assert!(h(&average).abs() < 1e-12);
+        assert!(h(&pairs).abs() < 1e-12);
+        assert!((h(&same) - 0.5).abs() < 1e-12);
+        // The estimate: no averaging keeps h, averaging n silos divides by sqrt(n).
+        assert!((estimated_mixed_heterogeneity(&[identity], n, 0.5) - 0.5).abs() < 1e-12);
+        assert!((estimated_mixed_heterogeneity(&[average], n, 0.5) - 0.25).abs() < 1e-12);
+    }
+
+    #[test]
+    fn stationary_imbalance_is_zero_for_doubly_stochastic_weights() {
+        let n = 3;
+        let ring = vec![0.5, 0.5, 0.0, 0.0, 0.5, 0.5, 0.5, 0.0, 0.5];
+        assert_eq!(stationary_imbalance(&[ring], n), 0.0);
+        // Silo 0 listens only to itself: everyone ends at its value.
+        let sink = vec![1.0, 0.0, 0.0, 0.5, 0.5, 0.0, 0.5, 0.0, 0.5];
+        let d = stationary_imbalance(&[sink], n);
+        assert!((d - 2.0 / 3.0).abs() < 1e-9, "{d}");
+    }
+
+    #[test]
+    fn predictions_are_clamped_and_infinite_without_mixing() {
+        let m = FeatureModel {
+            weights: [100.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0],
+            provenance: String::new(),
+        };
+        let x = PredictorInputs {
+            mixing_time: 4.0,
+            silos: 10,
+            effective_neighbours: 3.0,
+            time_varying: false,
+            label_heterogeneity: 0.8,
+            mixed_heterogeneity: 0.3,
+            stationary_imbalance: 0.0,
+        };
+        assert_eq!(m.rounds(&x), MAX_PREDICTED_ROUNDS);
+        let no_mix = PredictorInputs {
+            mixing_time: f64::INFINITY,
+            ..x
+        };
+        assert!(m.rounds(&no_mix).is_infinite());
+        assert!(shipped().rounds(&x).is_finite());
+    }
+}
