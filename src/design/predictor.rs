@@ -473,7 +473,7 @@ mod tests {
             same[i * n + i] = 0.5;
             same[i * n + j] = 0.5;
         }
-        let h = |w: &Vec<f64>| mixed_heterogeneity(&[w.clone()], &labels, &pooled);
+        let h = |w: &Vec<f64>| mixed_heterogeneity(std::slice::from_ref(w), &labels, &pooled);
         assert!((h(&identity) - 0.5).abs() < 1e-12);
         assert!(h(&average).abs() < 1e-12);
         assert!(h(&pairs).abs() < 1e-12);
