@@ -23,7 +23,8 @@ use super::training::TrainingArgs;
 
 /// What the training runs need besides the network.
 pub struct Prepared {
-    data: FederatedData,
+    /// The data (its labels give the candidates' mixed heterogeneity).
+    pub data: FederatedData,
     config: TrainConfig,
     target: Target,
     init: Option<InitGain>,
