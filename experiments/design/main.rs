@@ -363,6 +363,7 @@ fn main() -> Result<()> {
         "| underlay | access | data | designed (chosen before training) | designed (s) | best other (s) | designed / best | verdict | vs RING | Kendall tau | OOS error |\n|---|---|---|---|---:|---:|---:|---|---:|---:|---:|"
     )?;
     let mut all_oos: Vec<f64> = Vec::new();
+    let mut all_cal: Vec<f64> = Vec::new();
     let mut proxy_ratios: Vec<f64> = Vec::new();
     let mut design_ratios: Vec<f64> = Vec::new();
     let mut top3_ratios: Vec<f64> = Vec::new();
@@ -527,6 +528,20 @@ fn main() -> Result<()> {
             .filter_map(|(p, m, _)| m.map(|m| (p - m).abs() / m))
             .collect();
         all_oos.extend(&errs);
+        // The same after one level per cell (what --calibrate / --verify fit):
+        // predictions divided by their median ratio to the measurements.
+        let mut logs: Vec<f64> = items
+            .iter()
+            .filter_map(|(p, m, _)| m.map(|m| (p / m).ln()))
+            .collect();
+        logs.sort_by(f64::total_cmp);
+        if let Some(&level) = logs.get(logs.len() / 2) {
+            all_cal.extend(
+                items
+                    .iter()
+                    .filter_map(|(p, m, _)| m.map(|m| (p / level.exp() - m).abs() / m)),
+            );
+        }
         let oos = (!errs.is_empty()).then(|| errs.iter().sum::<f64>() / errs.len() as f64);
         let silos = underlays
             .iter()
@@ -604,7 +619,8 @@ fn main() -> Result<()> {
          - design never slower beyond seed noise: {} of {} cells slower; >= 10% faster than every other overlay: {} of {} cells;\n\
          - designed vs RING, time to target: geometric mean speed-up {:.2}x over {} cells;\n\
          - Kendall tau (predicted vs measured ranking, leave-one-underlay-out): mean {:.2}, min {:.2}, {} of {} cells >= 0.7;\n\
-         - out-of-sample error of the predicted time: mean {:.0}%, median {:.0}% over {} candidate-cells;\n\
+         - out-of-sample error of the predicted time: mean {:.0}%, median {:.0}% over {} candidate-cells; \
+         after one level per cell (what `--calibrate`/`--verify` fit): mean {:.0}%, median {:.0}%;\n\
          - time to target of the chosen overlay over the best of the list: geometric mean {:.2} (fitted predictor) against {:.2} (the earlier proxy, 15 + mixing time rounds); \
          the best measured of the fitted predictor's top 3 (what `design --verify --top 3` trains): {:.2}.\n",
         runs.len(),
@@ -624,6 +640,12 @@ fn main() -> Result<()> {
         100.0 * mean(&all_oos),
         100.0 * median,
         all_oos.len(),
+        100.0 * mean(&all_cal),
+        100.0 * {
+            let mut c = all_cal.clone();
+            c.sort_by(f64::total_cmp);
+            c.get(c.len() / 2).copied().unwrap_or(f64::NAN)
+        },
         geomean(&design_ratios),
         geomean(&proxy_ratios),
         geomean(&top3_ratios),
