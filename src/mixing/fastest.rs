@@ -23,7 +23,7 @@
 
 use nalgebra::DMatrix;
 
-use super::krylov::SpectralError;
+use super::krylov::{Reorthogonalisation, SpectralError};
 use super::spectrum::{symmetric_eigen, SpectrumError};
 
 /// Largest work `iterations x n³` the commands run fastest-mixing weights
@@ -65,6 +65,11 @@ pub struct FastestOptions {
     /// Initial step `alpha_0` (> 0), relative to the mean
     /// Metropolis–Hastings weight.
     pub step: f64,
+    /// How the Lanczos extreme eigenpairs (above 64 silos) keep their basis
+    /// orthogonal: [`Reorthogonalisation::Classical`] (the default, fast),
+    /// or the historical [`Reorthogonalisation::Modified`] (slower; the
+    /// weights differ by the rounding of the iterates).
+    pub reorthogonalisation: Reorthogonalisation,
 }
 
 impl Default for FastestOptions {
@@ -72,6 +77,7 @@ impl Default for FastestOptions {
         FastestOptions {
             iterations: 2000,
             step: 0.5,
+            reorthogonalisation: Reorthogonalisation::Classical,
         }
     }
 }
@@ -206,7 +212,7 @@ pub fn fastest_mixing(
         .map(|&(a, b)| 1.0 / (1.0 + degree[a].max(degree[b]) as f64))
         .collect();
     let mut warm: Vec<Vec<f64>> = Vec::new();
-    let (metropolis_slem, _) = extreme(n, &e, &start, &mut warm)?;
+    let (metropolis_slem, _) = extreme(n, &e, &start, &mut warm, options.reorthogonalisation)?;
     // Steps are relative to the typical weight (1/degree).
     let scale = if start.is_empty() {
         1.0
@@ -228,7 +234,7 @@ pub fn fastest_mixing(
     for k in 1..=options.iterations {
         iterations = k;
         task.set(k as u64 - 1);
-        let (value, g) = extreme(n, &e, &w, &mut warm)?;
+        let (value, g) = extreme(n, &e, &w, &mut warm, options.reorthogonalisation)?;
         if value < best.0 {
             best = (value, w.clone());
         }
@@ -242,7 +248,7 @@ pub fn fastest_mixing(
         }
         w = project(n, &e, &w);
     }
-    let (value, _) = extreme(n, &e, &w, &mut warm)?;
+    let (value, _) = extreme(n, &e, &w, &mut warm, options.reorthogonalisation)?;
     if value < best.0 {
         best = (value, w);
     }
@@ -284,12 +290,19 @@ fn extreme(
     edges: &[(usize, usize)],
     w: &[f64],
     warm: &mut Vec<Vec<f64>>,
+    reorthogonalisation: Reorthogonalisation,
 ) -> Result<(f64, Vec<f64>), MixingError> {
     if n <= 1 {
         return Ok((0.0, vec![0.0; w.len()]));
     }
     if n > DENSE_EXTREME_MAX {
-        return Ok(super::krylov::extreme_subgradient(n, edges, w, warm)?);
+        return Ok(super::krylov::extreme_subgradient(
+            n,
+            edges,
+            w,
+            warm,
+            reorthogonalisation,
+        )?);
     }
     Ok(extreme_dense(n, edges, w)?)
 }
