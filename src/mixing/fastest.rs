@@ -23,7 +23,7 @@
 
 use nalgebra::DMatrix;
 
-use super::krylov::{Reorthogonalisation, SpectralError};
+use super::krylov::{Reorthogonalisation, SpectralError, WarmStart};
 use super::spectrum::{symmetric_eigen, SpectrumError};
 
 /// Largest work `iterations x n³` the commands run fastest-mixing weights
@@ -211,7 +211,7 @@ pub fn fastest_mixing(
         .iter()
         .map(|&(a, b)| 1.0 / (1.0 + degree[a].max(degree[b]) as f64))
         .collect();
-    let mut warm: Vec<Vec<f64>> = Vec::new();
+    let mut warm = WarmStart::default();
     let (metropolis_slem, _) = extreme(n, &e, &start, &mut warm, options.reorthogonalisation)?;
     // Steps are relative to the typical weight (1/degree).
     let scale = if start.is_empty() {
@@ -289,7 +289,7 @@ fn extreme(
     n: usize,
     edges: &[(usize, usize)],
     w: &[f64],
-    warm: &mut Vec<Vec<f64>>,
+    warm: &mut WarmStart,
     reorthogonalisation: Reorthogonalisation,
 ) -> Result<(f64, Vec<f64>), MixingError> {
     if n <= 1 {
