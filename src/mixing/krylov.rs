@@ -221,6 +221,12 @@ fn norm(a: &[f64]) -> f64 {
 /// Orthogonalises `x` against `1` and `basis` (two passes of Gram–Schmidt)
 /// and normalises it; `false` when nothing independent is left.
 fn orthonormalise(x: &mut [f64], basis: &[Vec<f64>]) -> bool {
+    orthonormalise_by(x, basis, dot)
+}
+
+/// [`orthonormalise`] with the dot product `dot` ([`fast_dot`] where only
+/// the rounding changes and nothing depends on it bit for bit).
+fn orthonormalise_by(x: &mut [f64], basis: &[Vec<f64>], dot: fn(&[f64], &[f64]) -> f64) -> bool {
     let before = norm(x);
     if !(before.is_finite() && before > 0.0) {
         return false;
@@ -253,6 +259,17 @@ pub fn krylov_projection(
     starts: &[&[f64]],
     depth: usize,
 ) -> (DMatrix<f64>, Vec<Vec<f64>>) {
+    krylov_projection_by(w, starts, depth, dot)
+}
+
+/// [`krylov_projection`] with the dot product `dot`.
+fn krylov_projection_by(
+    w: &impl Operator,
+    starts: &[&[f64]],
+    depth: usize,
+    dot: fn(&[f64], &[f64]) -> f64,
+) -> (DMatrix<f64>, Vec<Vec<f64>>) {
+    let orthonormalise = |x: &mut [f64], basis: &[Vec<f64>]| orthonormalise_by(x, basis, dot);
     let n = w.order();
     let mut basis: Vec<Vec<f64>> = Vec::new();
     let mut images: Vec<Vec<f64>> = Vec::new();
@@ -303,7 +320,10 @@ pub fn krylov_projection(
 /// Ritz values of `W` on the Krylov subspace of `starts` (see
 /// [`krylov_projection`]). For symmetric `W` they are real (the projected
 /// matrix is symmetrised against rounding) and each lies within
-/// `[lambda_n, lambda_2]` of `W` on `1⊥`. For non-symmetric `W` whose
+/// `[lambda_n, lambda_2]` of `W` on `1⊥` (up to rounding, whatever the
+/// rounding of the basis: dot products with partial sums are used there;
+/// non-symmetric `W` keeps the sequential ones, as its Ritz values are
+/// estimates that rank candidates). For non-symmetric `W` whose
 /// small projected eigenproblem does not converge within its bounded
 /// iterations, one value: the projected matrix's spectral radius (what
 /// [`largest_modulus`] of the Ritz values would give).
@@ -317,7 +337,11 @@ pub fn krylov_ritz(
     depth: usize,
     symmetric: bool,
 ) -> Result<Vec<Complex<f64>>, SpectralError> {
-    let (h, _) = krylov_projection(w, starts, depth);
+    let (h, _) = if symmetric {
+        krylov_projection_by(w, starts, depth, fast_dot)
+    } else {
+        krylov_projection(w, starts, depth)
+    };
     projected_eigenvalues(h, symmetric)
 }
 
@@ -904,6 +928,16 @@ mod tests {
             let m = SparseMatrix::from_dense(n, &w);
             let fast = lanczos_slem(&m, &[], 1e-11, n).map_err(|e| TestCaseError::fail(e.to_string()))?;
             prop_assert!((fast.slem() - full).abs() < 1e-9, "{} vs {}", fast.slem(), full);
+            // The historical reorthogonalisation agrees (the same values
+            // up to rounding), and so does a late first check.
+            let reference = lanczos_extremes(&m, &[], 1e-11, n, Reorthogonalisation::Modified, 8)
+                .map_err(|e| TestCaseError::fail(e.to_string()))?;
+            prop_assert!((reference.slem() - full).abs() < 1e-9);
+            prop_assert!((reference.largest - fast.largest).abs() < 1e-9);
+            prop_assert!((reference.smallest - fast.smallest).abs() < 1e-9);
+            let late = lanczos_extremes(&m, &[], 1e-11, n, Reorthogonalisation::Classical, n)
+                .map_err(|e| TestCaseError::fail(e.to_string()))?;
+            prop_assert!((late.slem() - full).abs() < 1e-9);
             let start = seeded_vector(n, 5);
             let ritz = krylov_ritz(&m, &[&start], depth, true).map_err(|e| TestCaseError::fail(e.to_string()))?;
             prop_assert!(largest_modulus(&ritz) <= full + 1e-12);
@@ -928,6 +962,76 @@ mod tests {
             let ritz = krylov_ritz(&m, &[&e.largest_vector], 1, true).map_err(|e| TestCaseError::fail(e.to_string()))?;
             prop_assert_eq!(ritz.len(), 1);
             prop_assert!((ritz[0].re - e.largest).abs() < 1e-9);
+        }
+    }
+
+    /// The fast path of the Sturm counts (stop at the deciding pivot)
+    /// gives the full count's extreme eigenvalues: against the dense
+    /// eigenvalues of random tridiagonal matrices, to rounding.
+    #[test]
+    fn tridiagonal_extremes_match_the_dense_eigenvalues() {
+        let mut v = seeded_vector(400, 3).into_iter();
+        for k in [1usize, 2, 3, 7, 20, 60] {
+            let alpha: Vec<f64> = (0..k).map(|_| v.next().unwrap_or(0.1)).collect();
+            let beta: Vec<f64> = (1..k).map(|_| v.next().unwrap_or(0.2)).collect();
+            let t = DMatrix::from_fn(k, k, |i, j| {
+                if i == j {
+                    alpha[i]
+                } else if i + 1 == j {
+                    beta[i]
+                } else if j + 1 == i {
+                    beta[j]
+                } else {
+                    0.0
+                }
+            });
+            let e = symmetric_eigenvalues(&t).unwrap_or_else(|e| panic!("{e}"));
+            let max = e.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+            let min = e.iter().copied().fold(f64::INFINITY, f64::min);
+            let (hi, x) = tridiagonal_extreme(&alpha, &beta, true);
+            let (lo, _) = tridiagonal_extreme(&alpha, &beta, false);
+            assert!((hi - max).abs() < 1e-13, "k {k}: {hi} vs {max}");
+            assert!((lo - min).abs() < 1e-13, "k {k}: {lo} vs {min}");
+            assert!((norm(&x) - 1.0).abs() < 1e-12);
+        }
+    }
+
+    /// A warm start (the previous solve's vectors and step count, checks
+    /// from 3/4 of its steps) gives the cold solve's value to the
+    /// tolerance, for both reorthogonalisations, on a 90-node graph.
+    #[test]
+    fn warm_subgradient_matches_a_cold_one() {
+        let n = 90;
+        let chords: Vec<(usize, usize)> = (0..40).map(|k| (k * 7 % n, k * 13 % n)).collect();
+        let w = random_mh(n, &chords);
+        let mut edges = Vec::new();
+        let mut weights = Vec::new();
+        for i in 0..n {
+            for j in i + 1..n {
+                if w[i * n + j] != 0.0 {
+                    edges.push((i, j));
+                    weights.push(w[i * n + j]);
+                }
+            }
+        }
+        let full = slem(n, &w).unwrap_or_else(|e| panic!("{e}"));
+        for r in [
+            Reorthogonalisation::Classical,
+            Reorthogonalisation::Modified,
+        ] {
+            let mut warm = WarmStart::default();
+            let (cold, g0) = extreme_subgradient(n, &edges, &weights, &mut warm, r)
+                .unwrap_or_else(|e| panic!("{e}"));
+            assert!(warm.iterations > 0);
+            let (again, g1) = extreme_subgradient(n, &edges, &weights, &mut warm, r)
+                .unwrap_or_else(|e| panic!("{e}"));
+            assert!((cold - full).abs() < 1e-9, "{r:?}: {cold} vs {full}");
+            assert!((again - full).abs() < 1e-9, "{r:?}: {again} vs {full}");
+            assert_eq!(g0.len(), edges.len());
+            // Eigenvectors are defined up to sign: the subgradient is not.
+            for (a, b) in g0.iter().zip(&g1) {
+                assert!((a - b).abs() < 1e-6, "{r:?}: {a} vs {b}");
+            }
         }
     }
 
