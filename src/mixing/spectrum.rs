@@ -8,7 +8,11 @@
 //! convergence test. Every eigenvalue computation of fedtopo goes through
 //! this module instead: at most [`qr_iterations`] QR iterations (LAPACK's
 //! `30 max(10, n)`), entries checked finite first, and for spectral radii
-//! a fallback that always terminates ([`gelfand_radius`]).
+//! a fallback that always terminates ([`gelfand_radius`]). The one
+//! exception, [`symmetric_eigenvalues`] (eigenvalues of a symmetric
+//! matrix without eigenvectors), has no such bound in nalgebra; the
+//! symmetric QR iteration converges on every finite symmetric matrix (see
+//! there).
 
 use nalgebra::{Complex, DMatrix, DVector, SymmetricEigen};
 
@@ -88,9 +92,9 @@ pub fn symmetric_eigen(
 /// same implicit QR sweeps as [`symmetric_eigen`] (nalgebra's
 /// `do_decompose`, which skips only the accumulation of the rotations
 /// when no eigenvectors are asked for), so the same eigenvalues to the
-/// bit, in about a third of the time at 87 silos (the rotations applied
-/// to the eigenvector matrix were two thirds of the work; see
-/// `symmetric_eigenvalues_equal_the_decomposition's` below).
+/// bit (test `symmetric_eigenvalues_equal_the_decomposition`), without
+/// the work of accumulating the eigenvector matrix (`cargo bench --bench
+/// design`, `eigen/*`).
 ///
 /// nalgebra's eigenvalue-only entry point has no iteration bound; the
 /// symmetric tridiagonal QR iteration with Wilkinson's shift converges
