@@ -7,7 +7,11 @@
 //! Reads Ebone from the paper underlays shipped in underlays/paper;
 //! skipped when absent. Before/after ratios come from one run: the
 //! `exhaustive` and `lazy` rows of `augment`, the `dense` and `lanczos` rows
-//! of `slem`.
+//! of `slem`, the `with-vectors` and `values-only` rows of `eigen` (the
+//! dense symmetric solve every dense SLEM made, and the one it makes now),
+//! the `modified` and `classical` rows of `fastest-mixing-mst` (Ebone: the
+//! historical Lanczos reorthogonalisation and convergence checks, and the
+//! fast ones).
 //!
 //! `cargo bench --bench design`
 
@@ -19,8 +23,9 @@ use fedtopo::delay::DelayModel;
 use fedtopo::design::search::{design_candidates, DesignOptions, RoundsPredictor};
 use fedtopo::design::{augment, AugmentOptions};
 use fedtopo::graph::Overlay;
-use fedtopo::mixing::krylov::{lanczos_slem, SparseMatrix};
-use fedtopo::mixing::slem;
+use fedtopo::mixing::krylov::{lanczos_slem, Reorthogonalisation, SparseMatrix};
+use fedtopo::mixing::spectrum::{symmetric_eigen, symmetric_eigenvalues};
+use fedtopo::mixing::{fastest_mixing, slem, undirected_edges, FastestOptions};
 use fedtopo::overlay::build::{build_overlay, BuildOptions, OverlayKind};
 use fedtopo::scenario::{load_underlay, NetworkSpec};
 use fedtopo::train::consensus::local_degree;
@@ -61,6 +66,40 @@ fn bench(c: &mut Criterion) {
         g.bench_function(BenchmarkId::new("slem/dense", name), |b| {
             b.iter(|| slem(n, &w))
         });
+        // The dense symmetric solve with eigenvectors (what every dense
+        // SLEM did) against eigenvalues only (the same values to the bit).
+        let centred = {
+            let mut m = nalgebra::DMatrix::from_row_slice(n, n, &w);
+            m.add_scalar_mut(-1.0 / n as f64);
+            m
+        };
+        g.bench_function(BenchmarkId::new("eigen/with-vectors", name), |b| {
+            b.iter(|| symmetric_eigen(centred.clone()).expect("eigen").eigenvalues)
+        });
+        g.bench_function(BenchmarkId::new("eigen/values-only", name), |b| {
+            b.iter(|| symmetric_eigenvalues(&centred).expect("eigen"))
+        });
+        // Fastest-mixing weights of the MST (200 subgradient iterations;
+        // above 64 silos each is a Lanczos solve): the historical
+        // reorthogonalisation against the fast one.
+        if n > 64 {
+            let mst = overlay("mst", &u, &model);
+            let edges = undirected_edges(n, mst.arcs()).expect("undirected");
+            for (label, reorthogonalisation) in [
+                ("modified", Reorthogonalisation::Modified),
+                ("classical", Reorthogonalisation::Classical),
+            ] {
+                let options = FastestOptions {
+                    iterations: 200,
+                    reorthogonalisation,
+                    ..FastestOptions::default()
+                };
+                g.bench_function(
+                    BenchmarkId::new(format!("fastest-mixing-mst/{label}"), name),
+                    |b| b.iter(|| fastest_mixing(n, &edges, &options).expect("fastest")),
+                );
+            }
+        }
         g.bench_function(BenchmarkId::new("slem/lanczos", name), |b| {
             b.iter(|| {
                 lanczos_slem(&sparse, &[], 1e-12, n)

@@ -27,7 +27,7 @@
 
 use nalgebra::{Complex, DMatrix};
 
-use super::spectrum::{complex_eigenvalues, gelfand_radius, symmetric_eigen, SpectrumError};
+use super::spectrum::{complex_eigenvalues, gelfand_radius, symmetric_eigenvalues, SpectrumError};
 
 /// A square matrix known by its products `y = M x`.
 pub trait Operator {
@@ -198,6 +198,22 @@ fn dot(a: &[f64], b: &[f64]) -> f64 {
     a.iter().zip(b).map(|(x, y)| x * y).sum()
 }
 
+/// `a . b` with four partial sums (vectorisable; the rounding differs from
+/// the sequential [`dot`]).
+fn fast_dot(a: &[f64], b: &[f64]) -> f64 {
+    let (mut s0, mut s1, mut s2, mut s3) = (0.0, 0.0, 0.0, 0.0);
+    let (ca, cb) = (a.chunks_exact(4), b.chunks_exact(4));
+    let (ra, rb) = (ca.remainder(), cb.remainder());
+    for (x, y) in ca.zip(cb) {
+        s0 += x[0] * y[0];
+        s1 += x[1] * y[1];
+        s2 += x[2] * y[2];
+        s3 += x[3] * y[3];
+    }
+    let tail: f64 = ra.iter().zip(rb).map(|(x, y)| x * y).sum();
+    (s0 + s1) + (s2 + s3) + tail
+}
+
 fn norm(a: &[f64]) -> f64 {
     dot(a, a).sqrt()
 }
@@ -205,6 +221,12 @@ fn norm(a: &[f64]) -> f64 {
 /// Orthogonalises `x` against `1` and `basis` (two passes of Gram–Schmidt)
 /// and normalises it; `false` when nothing independent is left.
 fn orthonormalise(x: &mut [f64], basis: &[Vec<f64>]) -> bool {
+    orthonormalise_by(x, basis, dot)
+}
+
+/// [`orthonormalise`] with the dot product `dot` ([`fast_dot`] where only
+/// the rounding changes and nothing depends on it bit for bit).
+fn orthonormalise_by(x: &mut [f64], basis: &[Vec<f64>], dot: fn(&[f64], &[f64]) -> f64) -> bool {
     let before = norm(x);
     if !(before.is_finite() && before > 0.0) {
         return false;
@@ -237,6 +259,17 @@ pub fn krylov_projection(
     starts: &[&[f64]],
     depth: usize,
 ) -> (DMatrix<f64>, Vec<Vec<f64>>) {
+    krylov_projection_by(w, starts, depth, dot)
+}
+
+/// [`krylov_projection`] with the dot product `dot`.
+fn krylov_projection_by(
+    w: &impl Operator,
+    starts: &[&[f64]],
+    depth: usize,
+    dot: fn(&[f64], &[f64]) -> f64,
+) -> (DMatrix<f64>, Vec<Vec<f64>>) {
+    let orthonormalise = |x: &mut [f64], basis: &[Vec<f64>]| orthonormalise_by(x, basis, dot);
     let n = w.order();
     let mut basis: Vec<Vec<f64>> = Vec::new();
     let mut images: Vec<Vec<f64>> = Vec::new();
@@ -287,7 +320,10 @@ pub fn krylov_projection(
 /// Ritz values of `W` on the Krylov subspace of `starts` (see
 /// [`krylov_projection`]). For symmetric `W` they are real (the projected
 /// matrix is symmetrised against rounding) and each lies within
-/// `[lambda_n, lambda_2]` of `W` on `1⊥`. For non-symmetric `W` whose
+/// `[lambda_n, lambda_2]` of `W` on `1⊥` (up to rounding, whatever the
+/// rounding of the basis: dot products with partial sums are used there;
+/// non-symmetric `W` keeps the sequential ones, as its Ritz values are
+/// estimates that rank candidates). For non-symmetric `W` whose
 /// small projected eigenproblem does not converge within its bounded
 /// iterations, one value: the projected matrix's spectral radius (what
 /// [`largest_modulus`] of the Ritz values would give).
@@ -301,7 +337,11 @@ pub fn krylov_ritz(
     depth: usize,
     symmetric: bool,
 ) -> Result<Vec<Complex<f64>>, SpectralError> {
-    let (h, _) = krylov_projection(w, starts, depth);
+    let (h, _) = if symmetric {
+        krylov_projection_by(w, starts, depth, fast_dot)
+    } else {
+        krylov_projection(w, starts, depth)
+    };
     projected_eigenvalues(h, symmetric)
 }
 
@@ -323,11 +363,8 @@ fn projected_eigenvalues(
     };
     if symmetric {
         let s = (&h + h.transpose()) * 0.5;
-        let e = symmetric_eigen(s).map_err(projected)?;
-        Ok(e.eigenvalues
-            .iter()
-            .map(|&l| Complex::new(l, 0.0))
-            .collect())
+        let e = symmetric_eigenvalues(&s).map_err(projected)?;
+        Ok(e.iter().map(|&l| Complex::new(l, 0.0)).collect())
     } else {
         match complex_eigenvalues(&h) {
             // The bounded QR iteration stalls on some exactly structured
@@ -457,6 +494,54 @@ pub fn lanczos_slem(
     tolerance: f64,
     max_iterations: usize,
 ) -> Result<SymmetricExtremes, SpectralError> {
+    lanczos_extremes(
+        w,
+        start,
+        tolerance,
+        max_iterations,
+        Reorthogonalisation::Classical,
+        8,
+    )
+}
+
+/// How [`lanczos_extremes`] keeps its basis orthogonal (full
+/// reorthogonalisation, two passes, against `1` and every basis vector).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Reorthogonalisation {
+    /// Classical Gram–Schmidt (Giraud et al., Numer. Math. 101, 2005: two
+    /// passes give orthogonality to working precision): all coefficients
+    /// `Q^T r` first (dot products with four partial sums), then one
+    /// update `r -= Q c`; the second pass only when the first cancelled
+    /// much of `r`. What [`lanczos_slem`] uses.
+    Classical,
+    /// Modified Gram–Schmidt twice, one sequential dot product per basis
+    /// vector, convergence checked from step 8: the historical scheme,
+    /// slower (`cargo bench --bench design`, `fastest-mixing/*`); kept as
+    /// the reference the fast one is checked against. The two differ by
+    /// rounding (and the step they stop at) only.
+    Modified,
+}
+
+/// [`lanczos_slem`] with a choice of [`Reorthogonalisation`] and, for the
+/// classical one, the first step whose convergence is checked
+/// (`first_check`, at least 8; the historical modified scheme always
+/// checks from step 8). Convergence is checked on a geometric schedule
+/// (every quarter of the steps so far, at least 4; each check costs a
+/// bisection of the tridiagonal matrix): a caller that knows about how many
+/// steps a similar matrix took (the previous subgradient iterate) skips the
+/// checks that would fail. A later first check can only stop later, with
+/// residuals below the tolerance still.
+///
+/// # Errors
+/// As [`lanczos_slem`].
+pub fn lanczos_extremes(
+    w: &impl Operator,
+    start: &[&[f64]],
+    tolerance: f64,
+    max_iterations: usize,
+    reorthogonalisation: Reorthogonalisation,
+    first_check: usize,
+) -> Result<SymmetricExtremes, SpectralError> {
     let n = w.order();
     if n <= 1 {
         return Ok(SymmetricExtremes {
@@ -496,7 +581,11 @@ pub fn lanczos_slem(
     let mut beta: Vec<f64> = Vec::new();
     let mut y = vec![0.0; n];
     let mut last_residual = f64::INFINITY;
-    let mut next_check = 8usize;
+    let mut next_check = match reorthogonalisation {
+        Reorthogonalisation::Modified => 8,
+        Reorthogonalisation::Classical => first_check.max(8),
+    };
+    let mut coefficients: Vec<f64> = Vec::new();
     loop {
         let j = q.len() - 1;
         w.apply(&q[j], &mut y);
@@ -518,12 +607,37 @@ pub fn lanczos_slem(
             }
         }
         // Full reorthogonalisation (twice), and against 1.
-        for _ in 0..2 {
-            remove_mean(&mut r);
-            for qk in &q {
-                let c = dot(qk, &r);
-                for (ri, qi) in r.iter_mut().zip(qk) {
-                    *ri -= c * qi;
+        match reorthogonalisation {
+            Reorthogonalisation::Modified => {
+                for _ in 0..2 {
+                    remove_mean(&mut r);
+                    for qk in &q {
+                        let c = dot(qk, &r);
+                        for (ri, qi) in r.iter_mut().zip(qk) {
+                            *ri -= c * qi;
+                        }
+                    }
+                }
+            }
+            Reorthogonalisation::Classical => {
+                // A second pass only when the first removed more than
+                // 1 - 1/sqrt(2) of the norm ("twice is enough": Daniel,
+                // Gragg, Kaufman and Stewart, Math. Comp. 30, 1976).
+                for pass in 0..2 {
+                    remove_mean(&mut r);
+                    let before = fast_dot(&r, &r).sqrt();
+                    coefficients.clear();
+                    coefficients.extend(q.iter().map(|qk| fast_dot(qk, &r)));
+                    for (qk, &c) in q.iter().zip(&coefficients) {
+                        for (ri, qi) in r.iter_mut().zip(qk) {
+                            *ri -= c * qi;
+                        }
+                    }
+                    let after = fast_dot(&r, &r).sqrt();
+                    if pass == 0 && after >= std::f64::consts::FRAC_1_SQRT_2 * before {
+                        remove_mean(&mut r);
+                        break;
+                    }
                 }
             }
         }
@@ -576,15 +690,25 @@ pub fn lanczos_slem(
     }
 }
 
+/// What [`extreme_subgradient`] carries from one call to the next.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct WarmStart {
+    /// The previous call's extreme eigenvectors (none at first).
+    pub vectors: Vec<Vec<f64>>,
+    /// The Lanczos steps the previous call took (0 at first).
+    pub iterations: usize,
+}
+
 /// `||W - J/n||_2` of the symmetric weights `w` on `edges` (`W = I - sum_l
 /// w_l (e_i - e_j)(e_i - e_j)^T`) and a subgradient with respect to the
 /// edge weights (\[Boyd04\]: `-(u_i - u_j)^2` for a unit eigenvector `u`
 /// of `lambda_2`, `+(u_i - u_j)^2` for `lambda_n`, averaged when both are
 /// extreme within 1e-9), by [`lanczos_slem`] (residuals below 1e-8, so
 /// the values are within about `1e-16 / gap` of the eigenvalues)
-/// started from `warm`, the previous call's extreme eigenvectors
-/// (updated). A multiple extreme eigenvalue contributes one eigenvector of
-/// its eigenspace: still a subgradient.
+/// started from `warm`, the previous call's extreme eigenvectors and step
+/// count (updated), reorthogonalising by `reorthogonalisation`. A multiple
+/// extreme eigenvalue contributes one eigenvector of its eigenspace: still
+/// a subgradient.
 ///
 /// # Errors
 /// As [`lanczos_slem`].
@@ -592,7 +716,8 @@ pub fn extreme_subgradient(
     n: usize,
     edges: &[(usize, usize)],
     w: &[f64],
-    warm: &mut Vec<Vec<f64>>,
+    warm: &mut WarmStart,
+    reorthogonalisation: Reorthogonalisation,
 ) -> Result<(f64, Vec<f64>), SpectralError> {
     let mut rows: Vec<Vec<(usize, f64)>> = vec![Vec::new(); n];
     let mut diag = vec![1.0; n];
@@ -606,8 +731,10 @@ pub fn extreme_subgradient(
         r.push((i, diag[i]));
     }
     let m = SparseMatrix::from_rows(&rows);
-    let starts: Vec<&[f64]> = warm.iter().map(Vec::as_slice).collect();
-    let e = lanczos_slem(&m, &starts, 1e-8, n)?;
+    let starts: Vec<&[f64]> = warm.vectors.iter().map(Vec::as_slice).collect();
+    // Checks from three quarters of the previous iterate's steps.
+    let first_check = warm.iterations * 3 / 4;
+    let e = lanczos_extremes(&m, &starts, 1e-8, n, reorthogonalisation, first_check)?;
     let value = e.slem();
     let mut g = vec![0.0; edges.len()];
     let mut count = 0.0;
@@ -626,7 +753,10 @@ pub fn extreme_subgradient(
     for gl in &mut g {
         *gl /= f64::max(count, 1.0);
     }
-    *warm = vec![e.largest_vector, e.smallest_vector];
+    *warm = WarmStart {
+        vectors: vec![e.largest_vector, e.smallest_vector],
+        iterations: e.iterations,
+    };
     Ok((value, g))
 }
 
@@ -645,9 +775,12 @@ fn tridiagonal_extreme(alpha: &[f64], beta: &[f64], largest: bool) -> (f64, Vec<
         hi = hi.max(a + r);
     }
     let span = (hi - lo).abs().max(1e-300);
-    // Eigenvalues below x.
-    let below = |x: f64| {
-        let mut count = 0;
+    // Whether more than `target` eigenvalues lie below x (Sturm count of
+    // the pivots of T - x I), `target` being 0 (the smallest) or k - 1
+    // (the largest): the count is decided at the first pivot that settles
+    // it (a negative one for 0, a non-negative one for k - 1), so the scan
+    // stops there; the same answers as the full count.
+    let more_than_target_below = |x: f64| {
         let mut d = 1.0f64;
         for (i, &a) in alpha.iter().enumerate() {
             let off = if i > 0 { b(i - 1) * b(i - 1) } else { 0.0 };
@@ -655,20 +788,22 @@ fn tridiagonal_extreme(alpha: &[f64], beta: &[f64], largest: bool) -> (f64, Vec<
             if d == 0.0 {
                 d = -f64::EPSILON * span;
             }
-            if d < 0.0 {
-                count += 1;
+            if largest && d >= 0.0 {
+                return false;
+            }
+            if !largest && d < 0.0 {
+                return true;
             }
         }
-        count
+        largest
     };
-    let target = if largest { k - 1 } else { 0 };
     // The eigenvalue with `target` eigenvalues below it.
     for _ in 0..200 {
         let mid = 0.5 * (lo + hi);
         if mid <= lo || mid >= hi {
             break;
         }
-        if below(mid) > target {
+        if more_than_target_below(mid) {
             hi = mid;
         } else {
             lo = mid;
@@ -793,6 +928,16 @@ mod tests {
             let m = SparseMatrix::from_dense(n, &w);
             let fast = lanczos_slem(&m, &[], 1e-11, n).map_err(|e| TestCaseError::fail(e.to_string()))?;
             prop_assert!((fast.slem() - full).abs() < 1e-9, "{} vs {}", fast.slem(), full);
+            // The historical reorthogonalisation agrees (the same values
+            // up to rounding), and so does a late first check.
+            let reference = lanczos_extremes(&m, &[], 1e-11, n, Reorthogonalisation::Modified, 8)
+                .map_err(|e| TestCaseError::fail(e.to_string()))?;
+            prop_assert!((reference.slem() - full).abs() < 1e-9);
+            prop_assert!((reference.largest - fast.largest).abs() < 1e-9);
+            prop_assert!((reference.smallest - fast.smallest).abs() < 1e-9);
+            let late = lanczos_extremes(&m, &[], 1e-11, n, Reorthogonalisation::Classical, n)
+                .map_err(|e| TestCaseError::fail(e.to_string()))?;
+            prop_assert!((late.slem() - full).abs() < 1e-9);
             let start = seeded_vector(n, 5);
             let ritz = krylov_ritz(&m, &[&start], depth, true).map_err(|e| TestCaseError::fail(e.to_string()))?;
             prop_assert!(largest_modulus(&ritz) <= full + 1e-12);
@@ -817,6 +962,76 @@ mod tests {
             let ritz = krylov_ritz(&m, &[&e.largest_vector], 1, true).map_err(|e| TestCaseError::fail(e.to_string()))?;
             prop_assert_eq!(ritz.len(), 1);
             prop_assert!((ritz[0].re - e.largest).abs() < 1e-9);
+        }
+    }
+
+    /// The fast path of the Sturm counts (stop at the deciding pivot)
+    /// gives the full count's extreme eigenvalues: against the dense
+    /// eigenvalues of random tridiagonal matrices, to rounding.
+    #[test]
+    fn tridiagonal_extremes_match_the_dense_eigenvalues() {
+        let mut v = seeded_vector(400, 3).into_iter();
+        for k in [1usize, 2, 3, 7, 20, 60] {
+            let alpha: Vec<f64> = (0..k).map(|_| v.next().unwrap_or(0.1)).collect();
+            let beta: Vec<f64> = (1..k).map(|_| v.next().unwrap_or(0.2)).collect();
+            let t = DMatrix::from_fn(k, k, |i, j| {
+                if i == j {
+                    alpha[i]
+                } else if i + 1 == j {
+                    beta[i]
+                } else if j + 1 == i {
+                    beta[j]
+                } else {
+                    0.0
+                }
+            });
+            let e = symmetric_eigenvalues(&t).unwrap_or_else(|e| panic!("{e}"));
+            let max = e.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+            let min = e.iter().copied().fold(f64::INFINITY, f64::min);
+            let (hi, x) = tridiagonal_extreme(&alpha, &beta, true);
+            let (lo, _) = tridiagonal_extreme(&alpha, &beta, false);
+            assert!((hi - max).abs() < 1e-13, "k {k}: {hi} vs {max}");
+            assert!((lo - min).abs() < 1e-13, "k {k}: {lo} vs {min}");
+            assert!((norm(&x) - 1.0).abs() < 1e-12);
+        }
+    }
+
+    /// A warm start (the previous solve's vectors and step count, checks
+    /// from 3/4 of its steps) gives the cold solve's value to the
+    /// tolerance, for both reorthogonalisations, on a 90-node graph.
+    #[test]
+    fn warm_subgradient_matches_a_cold_one() {
+        let n = 90;
+        let chords: Vec<(usize, usize)> = (0..40).map(|k| (k * 7 % n, k * 13 % n)).collect();
+        let w = random_mh(n, &chords);
+        let mut edges = Vec::new();
+        let mut weights = Vec::new();
+        for i in 0..n {
+            for j in i + 1..n {
+                if w[i * n + j] != 0.0 {
+                    edges.push((i, j));
+                    weights.push(w[i * n + j]);
+                }
+            }
+        }
+        let full = slem(n, &w).unwrap_or_else(|e| panic!("{e}"));
+        for r in [
+            Reorthogonalisation::Classical,
+            Reorthogonalisation::Modified,
+        ] {
+            let mut warm = WarmStart::default();
+            let (cold, g0) = extreme_subgradient(n, &edges, &weights, &mut warm, r)
+                .unwrap_or_else(|e| panic!("{e}"));
+            assert!(warm.iterations > 0);
+            let (again, g1) = extreme_subgradient(n, &edges, &weights, &mut warm, r)
+                .unwrap_or_else(|e| panic!("{e}"));
+            assert!((cold - full).abs() < 1e-9, "{r:?}: {cold} vs {full}");
+            assert!((again - full).abs() < 1e-9, "{r:?}: {again} vs {full}");
+            assert_eq!(g0.len(), edges.len());
+            // Eigenvectors are defined up to sign: the subgradient is not.
+            for (a, b) in g0.iter().zip(&g1) {
+                assert!((a - b).abs() < 1e-6, "{r:?}: {a} vs {b}");
+            }
         }
     }
 

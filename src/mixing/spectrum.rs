@@ -8,7 +8,11 @@
 //! convergence test. Every eigenvalue computation of fedtopo goes through
 //! this module instead: at most [`qr_iterations`] QR iterations (LAPACK's
 //! `30 max(10, n)`), entries checked finite first, and for spectral radii
-//! a fallback that always terminates ([`gelfand_radius`]).
+//! a fallback that always terminates ([`gelfand_radius`]). The one
+//! exception, [`symmetric_eigenvalues`] (eigenvalues of a symmetric
+//! matrix without eigenvectors), has no such bound in nalgebra; the
+//! symmetric QR iteration converges on every finite symmetric matrix (see
+//! there).
 
 use nalgebra::{Complex, DMatrix, DVector, SymmetricEigen};
 
@@ -83,12 +87,28 @@ pub fn symmetric_eigen(
     })
 }
 
-/// Eigenvalues of the symmetric matrix `m` ([`symmetric_eigen`]).
+/// Eigenvalues of the symmetric matrix `m` (its lower triangle is read),
+/// without eigenvectors: the same Householder tridiagonalisation and the
+/// same implicit QR sweeps as [`symmetric_eigen`] (nalgebra's
+/// `do_decompose`, which skips only the accumulation of the rotations
+/// when no eigenvectors are asked for), so the same eigenvalues to the
+/// bit (test `symmetric_eigenvalues_equal_the_decomposition`), without
+/// the work of accumulating the eigenvector matrix (`cargo bench --bench
+/// design`, `eigen/*`).
+///
+/// nalgebra's eigenvalue-only entry point has no iteration bound; the
+/// symmetric tridiagonal QR iteration with Wilkinson's shift converges
+/// for every finite symmetric matrix (Wilkinson 1968; Parlett, "The
+/// Symmetric Eigenvalue Problem", 1998, Sec. 8.10: global and at least
+/// quadratic), and the entries are checked finite first (NaN is what stops
+/// its convergence test), so the sweep ends. The iteration counts
+/// observed stay far below [`qr_iterations`] (about 2 per eigenvalue).
 ///
 /// # Errors
-/// As [`symmetric_eigen`].
+/// A non-finite entry.
 pub fn symmetric_eigenvalues(m: &DMatrix<f64>) -> Result<DVector<f64>, SpectrumError> {
-    Ok(symmetric_eigen(m.clone())?.eigenvalues)
+    check_finite(m)?;
+    Ok(m.symmetric_eigenvalues())
 }
 
 /// Complex eigenvalues of the square matrix `m` by a real Schur
@@ -207,6 +227,50 @@ mod tests {
         assert!(!is_permutation(2, &[1.0, 0.0, 1.0, 0.0]));
         assert!(!is_permutation(2, &[1.0, 0.0, 0.0]));
         assert!(!is_permutation(2, &[1.0, 1e-300, 0.0, 1.0]));
+    }
+
+    /// The eigenvalue-only sweep gives the decomposition's eigenvalues to
+    /// the bit (same tridiagonalisation, same rotations), on random
+    /// symmetric matrices and on structured ones (multiple eigenvalues,
+    /// local-degree matrices of rings), and refuses a NaN.
+    #[test]
+    fn symmetric_eigenvalues_equal_the_decomposition() {
+        let mut seed = 11u64;
+        let mut next = move || {
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (seed >> 11) as f64 / (1u64 << 53) as f64 - 0.5
+        };
+        let mut cases: Vec<DMatrix<f64>> = Vec::new();
+        for n in [1, 2, 3, 5, 17, 60, 87] {
+            let a = DMatrix::from_fn(n, n, |_, _| next());
+            cases.push(&a + a.transpose());
+            cases.push(DMatrix::identity(n, n));
+            cases.push(DMatrix::from_element(n, n, 1.0 / n as f64));
+            // Ring with local-degree weights 1/3: eigenvalues of multiplicity 2.
+            cases.push(DMatrix::from_fn(n, n, |i, j| {
+                if i == j || j == (i + 1) % n || i == (j + 1) % n {
+                    1.0 / 3.0
+                } else {
+                    0.0
+                }
+            }));
+        }
+        for m in cases {
+            let fast = symmetric_eigenvalues(&m).unwrap_or_else(|e| panic!("{e}"));
+            let full = symmetric_eigen(m.clone())
+                .unwrap_or_else(|e| panic!("{e}"))
+                .eigenvalues;
+            let bits = |v: &DVector<f64>| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+            assert_eq!(bits(&fast), bits(&full), "n {}", m.nrows());
+        }
+        let mut bad = DMatrix::<f64>::identity(3, 3);
+        bad[(2, 1)] = f64::NAN;
+        assert!(matches!(
+            symmetric_eigenvalues(&bad),
+            Err(SpectrumError::NotFinite { row: 2, col: 1, .. })
+        ));
     }
 
     /// Gelfand's formula against the eigenvalues on matrices where the QR
