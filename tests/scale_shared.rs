@@ -63,3 +63,25 @@ fn comparison_equals_overlays_timed_one_by_one() {
         }
     }
 }
+
+/// MST from weights read row by row equals MST on the weight matrix; the
+/// RING tour from one in-place symmetrised matrix equals the tour of the
+/// old path (a symmetrised copy, orientation read off the matrix).
+#[test]
+fn matrix_free_mst_and_ring_equal_the_matrix_paths() {
+    use fedtopo::overlay::algo::{christofides_tour, directed_ring_cost};
+    use fedtopo::overlay::{mst, ring};
+    for name in ["gaia", "geantdistance", "ebone", "exodus", "tiscali"] {
+        let u = paper(name);
+        let model = NetworkSpec::default().delay_model(&u);
+        assert_eq!(mst::mst(&model), mst::mst_from_matrix(&model), "{name}");
+        let d = ring::ring_delays(&model);
+        let mut old = christofides_tour(&d);
+        let mut rev = old.clone();
+        rev.reverse();
+        if directed_ring_cost(&d, &rev) < directed_ring_cost(&d, &old) {
+            old = rev;
+        }
+        assert_eq!(ring::christofides_ring_tour(&model), old, "{name}");
+    }
+}
