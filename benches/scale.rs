@@ -42,5 +42,37 @@ fn ring_large(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, underlay_load_and_diameter, ring_large);
+/// Issue 28, old and new paths side by side (the ratio in one run):
+/// MATCHA's decomposition of the complete graph (Misra–Gries vs the
+/// closed-form round-robin colouring) at 400 silos, and MST on 3,000 silos
+/// (Prim on the full weight matrix vs weights read row by row).
+fn issue28_old_vs_new(c: &mut Criterion) {
+    use fedtopo::overlay::matcha::{complete_graph_matchings, misra_gries_decomposition};
+    use fedtopo::overlay::mst::{mst, mst_from_matrix};
+    let mut g = c.benchmark_group("issue28");
+    g.sample_size(10);
+    let n = 400;
+    let complete: Vec<(usize, usize)> = (0..n)
+        .flat_map(|a| (a + 1..n).map(move |b| (a, b)))
+        .collect();
+    g.bench_function("kn_400/misra_gries", |b| {
+        b.iter(|| misra_gries_decomposition(n, &complete).expect("edges"))
+    });
+    g.bench_function("kn_400/round_robin", |b| {
+        b.iter(|| complete_graph_matchings(n))
+    });
+    let m = 3_000;
+    let u = random_geometric(m, 4000.0, radius_for_degree(m, 4000.0, 4.0), 1e9, 1).expect("rgg");
+    let model = NetworkSpec::default().delay_model(&u);
+    g.bench_function("mst_3000/matrix", |b| b.iter(|| mst_from_matrix(&model)));
+    g.bench_function("mst_3000/rows", |b| b.iter(|| mst(&model)));
+    g.finish();
+}
+
+criterion_group!(
+    benches,
+    underlay_load_and_diameter,
+    ring_large,
+    issue28_old_vs_new
+);
 criterion_main!(benches);

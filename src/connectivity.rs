@@ -106,9 +106,12 @@ impl Default for ConnectivityOptions {
 
 /// All-pairs routes with their latency (ms) and available bandwidth (bit/s).
 ///
-/// Memory: two dense router-by-router `f64` tables (route length and
-/// available bandwidth, 16 bytes per router pair; the latency is computed
-/// from the length on demand, with the same expression). Routes and hop
+/// Memory: a dense router-by-router `f64` table of route lengths (the
+/// latency is computed from the length on demand, with the same
+/// expression) and the available bandwidths, 3 bytes per router pair
+/// (bottleneck capacity class and hop count, exact) when the underlay has
+/// at most 255 distinct link capacities and 65,536 routers, else one more
+/// `f64` table: 11 or 16 bytes per router pair. Routes and hop
 /// counts come from the shortest-path tree of their source router, computed
 /// on first use and kept (8 bytes per router and source used). Clones share
 /// all of it.
@@ -122,7 +125,7 @@ pub struct Connectivity {
     /// turning it into an `Arc<[f64]>` would copy it).
     length_km: Arc<Vec<Km>>,
     /// `A(i,j)`, bit/s, row-major. Infinite on the diagonal.
-    bandwidth_bps: Arc<Vec<BitsPerSec>>,
+    bandwidth_bps: Arc<BandwidthTable>,
     /// The underlay's adjacency, for the trees computed on demand.
     adjacency: Arc<Adjacency>,
     /// Per source router, its shortest-path tree once computed.
@@ -137,6 +140,94 @@ pub struct Connectivity {
     /// one-link route (link [`MeasuredPairs::link_index`]).
     measured: Option<Arc<MeasuredPairs>>,
     options: ConnectivityOptions,
+}
+
+/// `A(i,j)` of every router pair, bit/s.
+#[derive(Debug)]
+enum BandwidthTable {
+    /// One `f64` per pair, row-major (latency matrices; more than 256
+    /// distinct link capacities; more than 65,536 routers).
+    Dense(Vec<BitsPerSec>),
+    /// The same values from 3 bytes per pair instead of 8 (issue 28: 300 MB
+    /// instead of 800 MB at 10,000 routers), exactly: every route's
+    /// bottleneck is one of a few link capacities (`classes`, sorted, with
+    /// `inf` for the diagonal and unreached routers), and `A(i,j)` is
+    /// `classes[class] / hops` (paper model) or `classes[class]`
+    /// (bottleneck model), the division done at lookup as
+    /// [`fill_row`] does it.
+    Compact {
+        classes: Vec<BitsPerSec>,
+        class: Vec<u8>,
+        hops: Vec<u16>,
+        divide_by_hops: bool,
+    },
+}
+
+impl BandwidthTable {
+    #[inline]
+    fn get(&self, k: usize) -> BitsPerSec {
+        match self {
+            BandwidthTable::Dense(v) => v[k],
+            BandwidthTable::Compact {
+                classes,
+                class,
+                hops,
+                divide_by_hops,
+            } => {
+                let c = classes[class[k] as usize];
+                if *divide_by_hops && c.is_finite() {
+                    c / hops[k] as f64
+                } else {
+                    c
+                }
+            }
+        }
+    }
+}
+
+/// The sorted distinct link capacities plus `inf`, when there are at most
+/// 256 of them (a class fits a byte).
+fn capacity_classes(link_capacity: &[BitsPerSec]) -> Option<Vec<BitsPerSec>> {
+    let mut classes: Vec<BitsPerSec> = link_capacity.to_vec();
+    classes.push(f64::INFINITY);
+    classes.sort_by(|a, b| a.total_cmp(b));
+    classes.dedup_by(|a, b| a.to_bits() == b.to_bits());
+    (classes.len() <= 256).then_some(classes)
+}
+
+/// [`fill_row`] into the compact table: the bottleneck's class and the hop
+/// count of every route from `tree.source` (the diagonal: class `inf`).
+fn fill_compact_row(
+    tree: &ShortestPathTree,
+    adjacency: &Adjacency,
+    link_capacity: &[BitsPerSec],
+    classes: &[BitsPerSec],
+    min_cap: &mut Vec<BitsPerSec>,
+    class_row: &mut [u8],
+    hops_row: &mut [u16],
+) {
+    min_cap.clear();
+    min_cap.resize(class_row.len(), f64::INFINITY);
+    for &v in tree.order.iter().skip(1) {
+        let v = v as usize;
+        let link = tree.pred_link[v] as usize;
+        let parent = adjacency.other_end(link, v);
+        min_cap[v] = min_cap[parent].min(link_capacity[link]);
+    }
+    for (j, (c, h)) in class_row.iter_mut().zip(hops_row.iter_mut()).enumerate() {
+        let cap = if j == tree.source {
+            f64::INFINITY
+        } else {
+            min_cap[j]
+        };
+        // Every bottleneck is a link capacity or inf: found exactly.
+        let k = classes
+            .binary_search_by(|x| x.total_cmp(&cap))
+            .unwrap_or_else(|_| unreachable!("a route's bottleneck is a link capacity"));
+        *c = k as u8;
+        // Fewer than 65,536 routers: a route has at most 65,535 hops.
+        *h = tree.hops[j] as u16;
+    }
 }
 
 /// The part of a source's shortest-path tree that routes need.
@@ -229,6 +320,50 @@ impl Connectivity {
             .map(|l| options.core_capacity_bps.unwrap_or(l.capacity_bps))
             .collect();
         let mut length_km = vec![f64::INFINITY; n * n];
+        let classes = capacity_classes(&link_capacity).filter(|_| n <= 1 << 16);
+        if let (Some(classes), true) = (classes, n > 0) {
+            let mut class = vec![0u8; n * n];
+            let mut hops = vec![0u16; n * n];
+            length_km
+                .par_chunks_mut(n)
+                .zip(class.par_chunks_mut(n))
+                .zip(hops.par_chunks_mut(n))
+                .enumerate()
+                .for_each_init(
+                    || (ShortestPathTree::default(), Vec::new()),
+                    |(tree, min_cap), (s, ((lengths, class_row), hops_row))| {
+                        tree.run(&adjacency, s);
+                        lengths.copy_from_slice(&tree.length_km);
+                        fill_compact_row(
+                            tree,
+                            &adjacency,
+                            &link_capacity,
+                            &classes,
+                            min_cap,
+                            class_row,
+                            hops_row,
+                        );
+                    },
+                );
+            let bandwidth_bps = BandwidthTable::Compact {
+                classes,
+                class,
+                hops,
+                divide_by_hops: options.model == PathModel::Paper,
+            };
+            return Connectivity {
+                n,
+                placement,
+                length_km: Arc::new(length_km),
+                bandwidth_bps: Arc::new(bandwidth_bps),
+                adjacency: Arc::new(adjacency),
+                trees: (0..n).map(|_| OnceLock::new()).collect(),
+                link_ends: link_ends.into(),
+                link_capacity: link_capacity.into(),
+                measured: None,
+                options: options.clone(),
+            };
+        }
         let mut bandwidth_bps = vec![f64::INFINITY; n * n];
         if n > 0 {
             length_km
@@ -255,7 +390,7 @@ impl Connectivity {
             n,
             placement,
             length_km: Arc::new(length_km),
-            bandwidth_bps: Arc::new(bandwidth_bps),
+            bandwidth_bps: Arc::new(BandwidthTable::Dense(bandwidth_bps)),
             adjacency: Arc::new(adjacency),
             trees: (0..n).map(|_| OnceLock::new()).collect(),
             link_ends: link_ends.into(),
@@ -289,7 +424,7 @@ impl Connectivity {
             n,
             placement,
             length_km: Arc::new(Vec::new()),
-            bandwidth_bps: Arc::new(bandwidth_bps),
+            bandwidth_bps: Arc::new(BandwidthTable::Dense(bandwidth_bps)),
             adjacency: Arc::new(Adjacency::new(underlay)),
             trees: Vec::new().into(),
             link_ends: link_ends.into(),
@@ -352,7 +487,7 @@ impl Connectivity {
     /// Available bandwidth `A(i,j)`, bit/s (infinite for `i == j` and for
     /// silos on the same router).
     pub fn bandwidth_bps(&self, i: usize, j: usize) -> BitsPerSec {
-        self.bandwidth_bps[self.pair(i, j)]
+        self.bandwidth_bps.get(self.pair(i, j))
     }
 
     /// Route length, km (for a latency matrix, the latency over the
@@ -433,7 +568,7 @@ impl Connectivity {
     /// measured `A(from, to)` (directions may differ).
     pub fn link_capacity_towards(&self, l: usize, from: usize, to: usize) -> BitsPerSec {
         match &self.measured {
-            Some(_) => self.bandwidth_bps[from * self.n + to],
+            Some(_) => self.bandwidth_bps.get(from * self.n + to),
             None => self.link_capacity[l],
         }
     }
@@ -513,6 +648,61 @@ mod tests {
             assert_eq!(c.bandwidth_bps(si, sj), base.bandwidth_bps(ri, rj));
             assert_eq!(c.route(si, sj), base.route(ri, rj));
             assert_eq!(c.route_routers(si, sj), base.route_routers(ri, rj));
+        }
+    }
+
+    /// The compact bandwidth table gives, bit for bit, the dense table of
+    /// [`fill_row`] (the path before issue 28), on paper underlays with
+    /// both path models and with heterogeneous link capacities.
+    #[test]
+    fn compact_bandwidths_equal_the_dense_table() {
+        let dir = crate::builtin::paper_underlays_dir();
+        let load = LoadOptions {
+            disconnected: crate::underlay::Disconnected::LargestComponent,
+            ..LoadOptions::default()
+        };
+        for name in ["gaia", "ebone", "tiscali", "geantdistance"] {
+            let mut u = Underlay::load(&dir.join(format!("{name}.gml")), &load).unwrap();
+            let caps = [1e9, 2.5e9, 10e9, 40e9, 155e6];
+            for (k, l) in u.links.iter_mut().enumerate() {
+                if k % 3 == 0 {
+                    l.capacity_bps = caps[k % caps.len()];
+                }
+            }
+            for model in PathModel::ALL {
+                let options = ConnectivityOptions {
+                    model,
+                    ..ConnectivityOptions::default()
+                };
+                let c = Connectivity::new(&u, &options);
+                assert!(matches!(*c.bandwidth_bps, BandwidthTable::Compact { .. }));
+                let n = u.node_count();
+                let adjacency = Adjacency::new(&u);
+                let link_capacity: Vec<f64> = u.links.iter().map(|l| l.capacity_bps).collect();
+                let (mut tree, mut min_cap) = (ShortestPathTree::default(), Vec::new());
+                let (mut lengths, mut dense) = (vec![0.0; n], vec![f64::INFINITY; n]);
+                for s in 0..n {
+                    tree.run(&adjacency, s);
+                    dense.fill(f64::INFINITY);
+                    fill_row(
+                        &tree,
+                        &adjacency,
+                        &link_capacity,
+                        model,
+                        &mut min_cap,
+                        &mut lengths,
+                        &mut dense,
+                    );
+                    for (j, want) in dense.iter().enumerate() {
+                        assert_eq!(
+                            c.bandwidth_bps(s, j).to_bits(),
+                            want.to_bits(),
+                            "{name} {model} ({s}, {j})"
+                        );
+                        assert_eq!(c.length_km(s, j).to_bits(), lengths[j].to_bits());
+                    }
+                }
+            }
         }
     }
 }

@@ -28,7 +28,9 @@ use crate::overlay::export::{ExportedOverlay, ExportedSchedule};
 use crate::replay::clock::{CliqueAveragingClock, ClockError, EngineClock, RoundClock};
 use crate::replay::two_phase::{replay_clique_averaging, CliqueReplayError};
 use crate::replay::{replay_with_progress, ReplayError, ReplayOptions, ReplayResult, Straggler};
-use crate::timing::schedule::{maxplus_rate, periodic_rate, round_estimate, RoundEstimate};
+use crate::timing::schedule::{
+    maxplus_rate, periodic_rate, round_estimate, round_estimate_and_maxplus_rate, RoundEstimate,
+};
 use crate::timing::two_phase::two_phase_cycle_time;
 use crate::timing::{cycle_time, TimingError};
 use crate::units::Ms;
@@ -339,7 +341,22 @@ impl EvaluatedOverlay {
                 max_degree: o.max_degree(),
                 per_round: false,
             },
-            Shape::Matcha(_) | Shape::Periodic(_) => {
+            Shape::Matcha(s) => {
+                // Counted from the active matchings: no overlay built.
+                let rounds = self.schedule_rounds().max(1);
+                let (mut arcs, mut max_degree) = (0usize, 0usize);
+                for k in 0..rounds {
+                    let (a, d) = s.round_degrees(k);
+                    arcs += a;
+                    max_degree = max_degree.max(d);
+                }
+                DegreeStats {
+                    arcs: (arcs as f64 / rounds as f64).round() as usize,
+                    max_degree,
+                    per_round: true,
+                }
+            }
+            Shape::Periodic(_) => {
                 let s = self.schedule();
                 let rounds = self.schedule_rounds().max(1);
                 let (mut arcs, mut max_degree) = (0usize, 0usize);
@@ -461,8 +478,8 @@ impl EvaluatedOverlay {
                 }
             }
             Shape::Matcha(s) => {
-                let estimate = round_estimate(s, model, self.sample_rounds)?;
-                let maxplus_ms = maxplus_rate(s, model, self.sample_rounds)?;
+                let (estimate, maxplus_ms) =
+                    round_estimate_and_maxplus_rate(s, model, self.sample_rounds)?;
                 OverlayTiming {
                     cycle_time_ms: estimate.mean_ms,
                     critical_circuit: Vec::new(),

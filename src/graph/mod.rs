@@ -14,7 +14,6 @@
 pub mod failures;
 
 use std::borrow::Cow;
-use std::collections::BTreeSet;
 
 use serde::Serialize;
 
@@ -31,6 +30,38 @@ pub enum Protocol {
         /// Silo hosting the orchestrator.
         center: usize,
     },
+}
+
+/// Arcs (every end `< n`) sorted and without duplicates: a two-pass counting
+/// sort (by head, then stably by tail; `O(arcs + n)`) for many arcs, as in
+/// MATCHA's rounds at scale (half a million arcs per round at 1,000
+/// silos), else `sort_unstable`. Both give the same sorted set the
+/// `BTreeSet` of the past gave.
+fn sorted_unique_arcs(n: usize, mut arcs: Vec<(usize, usize)>) -> Vec<(usize, usize)> {
+    if arcs.len() < 4096 || arcs.len() < n {
+        arcs.sort_unstable();
+        arcs.dedup();
+        return arcs;
+    }
+    let by = |arcs: &[(usize, usize)], key: fn(&(usize, usize)) -> usize| {
+        let mut start = vec![0usize; n + 1];
+        for a in arcs {
+            start[key(a) + 1] += 1;
+        }
+        for i in 0..n {
+            start[i + 1] += start[i];
+        }
+        let mut out = vec![(0, 0); arcs.len()];
+        for a in arcs {
+            let slot = &mut start[key(a)];
+            out[*slot] = *a;
+            *slot += 1;
+        }
+        out
+    };
+    let mut sorted = by(&by(&arcs, |a| a.1), |a| a.0);
+    sorted.dedup();
+    sorted
 }
 
 /// A digraph over silos `0..n`, with a name and a protocol.
@@ -53,12 +84,14 @@ impl Overlay {
     /// # Panics
     /// If an arc names a silo `>= n` (overlay builders never do).
     pub fn from_arcs(name: &str, n: usize, arcs: impl IntoIterator<Item = (usize, usize)>) -> Self {
-        let set: BTreeSet<(usize, usize)> = arcs.into_iter().filter(|(a, b)| a != b).collect();
-        let arcs: Vec<_> = set.into_iter().collect();
+        let arcs: Vec<(usize, usize)> = arcs.into_iter().filter(|(a, b)| a != b).collect();
+        for &(a, b) in &arcs {
+            assert!(a < n && b < n, "arc ({a},{b}) outside 0..{n}");
+        }
+        let arcs = sorted_unique_arcs(n, arcs);
         let mut out_deg = vec![0; n];
         let mut in_deg = vec![0; n];
         for &(a, b) in &arcs {
-            assert!(a < n && b < n, "arc ({a},{b}) outside 0..{n}");
             out_deg[a] += 1;
             in_deg[b] += 1;
         }
@@ -175,6 +208,16 @@ pub trait OverlaySchedule {
     fn max_lag(&self) -> u64 {
         0
     }
+    /// Calls `f(from, to, out_degree(from), in_degree(to))` for every arc of
+    /// round `k`, in an unspecified order (the default: [`Self::round`]'s
+    /// arcs, sorted). A schedule may do it without building the overlay
+    /// (MATCHA: from its active matchings); for order-free uses (maxima).
+    fn for_each_round_arc(&self, k: u64, f: &mut dyn FnMut(usize, usize, usize, usize)) {
+        let o = self.round(k);
+        for &(a, b) in o.arcs() {
+            f(a, b, o.out_degree(a), o.in_degree(b));
+        }
+    }
 }
 
 impl OverlaySchedule for Overlay {
@@ -206,6 +249,9 @@ impl<S: OverlaySchedule + ?Sized> OverlaySchedule for &S {
     }
     fn max_lag(&self) -> u64 {
         (**self).max_lag()
+    }
+    fn for_each_round_arc(&self, k: u64, f: &mut dyn FnMut(usize, usize, usize, usize)) {
+        (**self).for_each_round_arc(k, f)
     }
 }
 
@@ -341,5 +387,32 @@ mod tests {
         assert_eq!(t.edges(), vec![(0, 1), (1, 2)]);
         let d = Overlay::from_arcs("d", 3, [(0, 1), (0, 1), (2, 2)]);
         assert_eq!(d.arc_count(), 1);
+    }
+
+    #[test]
+    fn counting_sort_equals_btree_set() {
+        use rand::{Rng, SeedableRng};
+        use std::collections::BTreeSet;
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(3);
+        for (n, len) in [
+            (5, 5000),
+            (100, 5000),
+            (3000, 4096),
+            (50, 100),
+            (7000, 6000),
+        ] {
+            let arcs: Vec<(usize, usize)> = (0..len)
+                .map(|_| (rng.gen_range(0..n), rng.gen_range(0..n)))
+                .collect();
+            let want: Vec<_> = arcs
+                .iter()
+                .copied()
+                .filter(|(a, b)| a != b)
+                .collect::<BTreeSet<_>>()
+                .into_iter()
+                .collect();
+            let o = Overlay::from_arcs("x", n, arcs.iter().copied());
+            assert_eq!(o.arcs(), &want[..], "n {n}, {len} arcs");
+        }
     }
 }

@@ -4,8 +4,10 @@
 //! (ms). Optimal among undirected overlays when the network is
 //! edge-capacitated; evaluated afterwards with the access delays of \[Marfoq20\] eq. (3).
 
+use rayon::prelude::*;
+
 use crate::delay::DelayModel;
-use crate::overlay::algo::{minimum_spanning_tree, DenseMatrix};
+use crate::overlay::algo::{minimum_spanning_tree, minimum_spanning_tree_by_rows, DenseMatrix};
 use crate::overlay::{silo_matrix, Overlay};
 
 /// The symmetric edge-capacitated weight of \[Marfoq20\] Prop. 3.1, ms.
@@ -15,8 +17,39 @@ pub fn edge_capacitated_weights(model: &DelayModel) -> DenseMatrix {
     })
 }
 
-/// The MST overlay (undirected).
+/// Entry `(i, j)` of [`edge_capacitated_weights`] (0 on the diagonal,
+/// non-finite weights saturated to `f64::MAX`, as [`silo_matrix`] builds it).
+fn edge_capacitated_weight(model: &DelayModel, i: usize, j: usize) -> f64 {
+    if i == j {
+        return 0.0;
+    }
+    let v = (model.edge_capacitated_delay(i, j) + model.edge_capacitated_delay(j, i)) / 2.0;
+    if v.is_finite() {
+        v
+    } else {
+        f64::MAX
+    }
+}
+
+/// The MST overlay (undirected). Prim reads the weights row by row from the
+/// model ([`minimum_spanning_tree_by_rows`]): no `n x n` matrix (800 MB at
+/// 10,000 silos), the same tree as [`minimum_spanning_tree`] on
+/// [`edge_capacitated_weights`] (checked by the tests).
 pub fn mst(model: &DelayModel) -> Overlay {
+    let n = model.silo_count();
+    let tree = minimum_spanning_tree_by_rows(n, |v, row| {
+        row.par_chunks_mut(1024).enumerate().for_each(|(c, chunk)| {
+            for (k, x) in chunk.iter_mut().enumerate() {
+                *x = edge_capacitated_weight(model, v, c * 1024 + k);
+            }
+        });
+    });
+    Overlay::from_edges("mst", n, &tree)
+}
+
+/// The MST overlay built from the full weight matrix (the path before
+/// issue 28, kept for the cross-checks and the benches).
+pub fn mst_from_matrix(model: &DelayModel) -> Overlay {
     let w = edge_capacitated_weights(model);
     Overlay::from_edges("mst", model.silo_count(), &minimum_spanning_tree(&w))
 }

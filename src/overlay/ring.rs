@@ -16,9 +16,7 @@
 //! predecessors of each silo) with don't-look bits.
 
 use crate::delay::DelayModel;
-use crate::overlay::algo::{
-    christofides_tour, directed_ring_cost, improve_directed_ring, DenseMatrix, RingSearch,
-};
+use crate::overlay::algo::{christofides_tour, improve_directed_ring, DenseMatrix, RingSearch};
 use crate::overlay::{silo_matrix, Overlay};
 
 /// Arc delays of \[Marfoq20\] eq. (3) at degree 1 (every silo sends to and receives from
@@ -27,22 +25,53 @@ pub fn ring_delays(model: &DelayModel) -> DenseMatrix {
     silo_matrix(model, |i, j| model.arc_delay(i, j, 1, 1))
 }
 
-/// The better orientation of `tour` for the delays `d`.
-fn orient(d: &DenseMatrix, mut tour: Vec<usize>) -> Vec<usize> {
-    let forward = directed_ring_cost(d, &tour);
+/// The Christofides tour as a directed ring, in its better orientation.
+///
+/// One `n x n` matrix: the delays are symmetrised in place (what
+/// `christofides_tour` would copy them into), and the orientation reads
+/// the `2 n` arc delays of the tour from the model (the entries of
+/// [`ring_delays`], bit for bit).
+pub fn christofides_ring_tour(model: &DelayModel) -> Vec<usize> {
+    let mut s = ring_delays(model);
+    // christofides_tour works on the symmetrised matrix (d(i,j) + d(j,i)) / 2.
+    s.symmetrize();
+    let tour = christofides_tour(&s);
+    drop(s);
+    orient_by(|i, j| ring_delay(model, i, j), tour)
+}
+
+/// Entry `(i, j)` of [`ring_delays`] (built by [`silo_matrix`]: 0 on the
+/// diagonal, non-finite delays saturated to `f64::MAX`).
+fn ring_delay(model: &DelayModel, i: usize, j: usize) -> f64 {
+    let v = if i == j {
+        0.0
+    } else {
+        model.arc_delay(i, j, 1, 1)
+    };
+    if v.is_finite() {
+        v
+    } else {
+        f64::MAX
+    }
+}
+
+/// [`orient`] with the delays of a function (the same sums, in the same
+/// order, as [`directed_ring_cost`]).
+fn orient_by(d: impl Fn(usize, usize) -> f64, mut tour: Vec<usize>) -> Vec<usize> {
+    let cost = |t: &[usize]| -> f64 {
+        if t.len() < 2 {
+            return 0.0;
+        }
+        let closing = d(t[t.len() - 1], t[0]);
+        t.windows(2).map(|p| d(p[0], p[1])).sum::<f64>() + closing
+    };
+    let forward = cost(&tour);
     let mut rev = tour.clone();
     rev.reverse();
-    if directed_ring_cost(d, &rev) < forward {
+    if cost(&rev) < forward {
         tour = rev;
     }
     tour
-}
-
-/// The Christofides tour as a directed ring, in its better orientation.
-pub fn christofides_ring_tour(model: &DelayModel) -> Vec<usize> {
-    let d = ring_delays(model);
-    // christofides_tour works on the symmetrised matrix (d(i,j) + d(j,i)) / 2.
-    orient(&d, christofides_tour(&d))
 }
 
 /// RING overlay.
@@ -54,11 +83,18 @@ pub fn ring(model: &DelayModel) -> Overlay {
 /// The `ring-opt` tour: the Christofides tour improved by local search on
 /// the directed cycle time (silo indices in ring order).
 pub fn ring_opt_tour(model: &DelayModel, search: &RingSearch) -> Vec<usize> {
+    let start = christofides_ring_tour(model);
     let d = ring_delays(model);
-    // The Christofides tour on the same delays (not rebuilt: one N x N
-    // matrix less at a time).
-    let start = orient(&d, christofides_tour(&d));
     improve_directed_ring(&d, start, search)
+}
+
+/// `ring-opt` from a given start `tour` (the Christofides tour of
+/// [`christofides_ring_tour`], shared with RING): equal to [`ring_opt`] when
+/// `tour` is that tour.
+pub fn ring_opt_from(model: &DelayModel, tour: Vec<usize>, search: &RingSearch) -> Overlay {
+    let d = ring_delays(model);
+    let tour = improve_directed_ring(&d, tour, search);
+    Overlay::directed_ring("ring-opt", model.silo_count(), &tour)
 }
 
 /// `ring-opt` overlay: RING improved by local search on the directed cycle time.

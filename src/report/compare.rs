@@ -119,6 +119,10 @@ pub fn compare_overlays(
         .then(|| options.center.resolve(underlay, model));
     let resolved = BuildOptions {
         center: center.map_or(options.center.clone(), CenterPolicy::Silo),
+        // RING and ring-opt share one Christofides tour (of this model).
+        shared: Some(std::sync::Arc::new(
+            crate::overlay::build::SharedBuild::new(),
+        )),
         ..options.clone()
     };
     let task = crate::progress::Task::start("compare", "overlays", kinds.len() as u64);

@@ -7,9 +7,6 @@
 //! (Dijkstra with a `(length, hops, router)` min-heap), so results are
 //! deterministic. Lengths are summed from the source outwards.
 
-use std::cmp::Ordering;
-use std::collections::BinaryHeap;
-
 use super::Underlay;
 
 /// "No predecessor link" in [`ShortestPathTree::pred_link`] (the source, or
@@ -84,26 +81,84 @@ impl Adjacency {
     }
 }
 
-#[derive(Debug, Copy, Clone, PartialEq)]
-struct QueueItem {
-    dist: f64,
-    hops: u32,
-    node: u32,
+/// A Dijkstra queue item `(length, hops, router)` packed into one integer
+/// whose order is the order the heap of the past used: `f64::total_cmp` of
+/// the length (the same bit transform), then hops, then router index.
+#[inline]
+fn pack(dist: f64, hops: u32, node: u32) -> u128 {
+    let b = dist.to_bits();
+    // f64::total_cmp's key: flip every bit of negatives, the sign of the rest.
+    let key = if b >> 63 == 1 { !b } else { b | (1 << 63) };
+    (u128::from(key) << 64) | (u128::from(hops) << 32) | u128::from(node)
 }
-impl Eq for QueueItem {}
-impl Ord for QueueItem {
-    fn cmp(&self, other: &Self) -> Ordering {
-        // Min-heap on (dist, hops, node).
-        other
-            .dist
-            .total_cmp(&self.dist)
-            .then_with(|| other.hops.cmp(&self.hops))
-            .then_with(|| other.node.cmp(&self.node))
+
+#[inline]
+fn unpack(item: u128) -> (f64, u32, u32) {
+    let key = (item >> 64) as u64;
+    let b = if key >> 63 == 1 {
+        key & !(1 << 63)
+    } else {
+        !key
+    };
+    (f64::from_bits(b), (item >> 32) as u32, item as u32)
+}
+
+/// A 4-ary min-heap of packed items (shallower than a binary heap, integer
+/// comparisons: issue 28, the queue was 56 % of a 10,000-router diameter).
+/// Pops in ascending order; equal items are identical, so the settling
+/// order is that of any exact priority queue.
+#[derive(Debug, Clone, Default)]
+struct QuadHeap {
+    items: Vec<u128>,
+}
+
+impl QuadHeap {
+    fn clear(&mut self) {
+        self.items.clear();
     }
-}
-impl PartialOrd for QueueItem {
-    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
-        Some(self.cmp(other))
+
+    fn push(&mut self, item: u128) {
+        let mut i = self.items.len();
+        self.items.push(item);
+        while i > 0 {
+            let parent = (i - 1) / 4;
+            if self.items[parent] <= item {
+                break;
+            }
+            self.items[i] = self.items[parent];
+            i = parent;
+        }
+        self.items[i] = item;
+    }
+
+    fn pop(&mut self) -> Option<u128> {
+        let last = self.items.pop()?;
+        let len = self.items.len();
+        if len == 0 {
+            return Some(last);
+        }
+        let top = self.items[0];
+        let mut i = 0;
+        loop {
+            let first = 4 * i + 1;
+            if first >= len {
+                break;
+            }
+            let end = (first + 4).min(len);
+            let mut child = first;
+            for c in first + 1..end {
+                if self.items[c] < self.items[child] {
+                    child = c;
+                }
+            }
+            if self.items[child] >= last {
+                break;
+            }
+            self.items[i] = self.items[child];
+            i = child;
+        }
+        self.items[i] = last;
+        Some(top)
     }
 }
 
@@ -125,7 +180,7 @@ pub struct ShortestPathTree {
     /// Reached routers in the order they were settled (source first).
     pub order: Vec<u32>,
     done: Vec<bool>,
-    heap: BinaryHeap<QueueItem>,
+    heap: QuadHeap,
 }
 
 impl ShortestPathTree {
@@ -156,12 +211,9 @@ impl ShortestPathTree {
         self.order.clear();
         self.heap.clear();
         self.length_km[source] = 0.0;
-        self.heap.push(QueueItem {
-            dist: 0.0,
-            hops: 0,
-            node: source as u32,
-        });
-        while let Some(QueueItem { dist, hops, node }) = self.heap.pop() {
+        self.heap.push(pack(0.0, 0, source as u32));
+        while let Some(item) = self.heap.pop() {
+            let (dist, hops, node) = unpack(item);
             let node = node as usize;
             if self.done[node] {
                 continue;
@@ -178,11 +230,7 @@ impl ShortestPathTree {
                     self.length_km[next] = d;
                     self.hops[next] = h;
                     self.pred_link[next] = link;
-                    self.heap.push(QueueItem {
-                        dist: d,
-                        hops: h,
-                        node: next as u32,
-                    });
+                    self.heap.push(pack(d, h, next as u32));
                 }
             }
         }
@@ -203,6 +251,38 @@ impl ShortestPathTree {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The packed items order as `(total_cmp length, hops, router)` did,
+    /// round-trip exactly, and the 4-ary heap pops them in that order.
+    #[test]
+    fn packed_heap_pops_in_the_old_order() {
+        use rand::{Rng, SeedableRng};
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(9);
+        let specials = [0.0, -0.0, 1.0, f64::INFINITY, 1e-300, 5e300];
+        let mut items: Vec<(f64, u32, u32)> = (0..5000)
+            .map(|k| {
+                let d = if k % 7 == 0 {
+                    specials[k % specials.len()]
+                } else {
+                    rng.gen_range(0.0..1e4_f64).round() / 4.0
+                };
+                (d, rng.gen_range(0..5), rng.gen_range(0..50))
+            })
+            .collect();
+        let mut heap = QuadHeap::default();
+        for &(d, h, v) in &items {
+            let p = pack(d, h, v);
+            let (d2, h2, v2) = unpack(p);
+            assert_eq!((d2.to_bits(), h2, v2), (d.to_bits(), h, v));
+            heap.push(p);
+        }
+        items.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)).then(a.2.cmp(&b.2)));
+        for want in items {
+            let (d, h, v) = unpack(heap.pop().unwrap());
+            assert_eq!((d.to_bits(), h, v), (want.0.to_bits(), want.1, want.2));
+        }
+        assert!(heap.pop().is_none());
+    }
     use crate::underlay::synthetic::random_geometric;
 
     #[test]

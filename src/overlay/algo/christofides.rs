@@ -271,8 +271,10 @@ pub fn christofides_tour(w: &DenseMatrix) -> Vec<usize> {
 
 /// [`christofides_tour`] with the exact-matching limit as a parameter:
 /// exact matching up to `exact_max_nodes` nodes, approximate above.
+///
+/// A symmetric `w` is read in place (no `n x n` copy).
 pub fn christofides_tour_with(w: &DenseMatrix, exact_max_nodes: usize) -> Vec<usize> {
-    let s = w.symmetrized();
+    let s = w.symmetric();
     let n = s.n();
     if n == 0 {
         return Vec::new();

@@ -159,6 +159,21 @@ impl DenseMatrix {
         Self { n, data }
     }
 
+    /// [`Self::symmetrized`] in place (the same values, no second `n x n`
+    /// matrix: 800 MB at 10,000 silos).
+    pub fn symmetrize(&mut self) {
+        let n = self.n;
+        for i in 0..n {
+            for j in (i + 1)..n {
+                let a = self.data[i * n + j];
+                let b = self.data[j * n + i];
+                let m = if a == b { a } else { 0.5 * a + 0.5 * b };
+                self.data[i * n + j] = m;
+                self.data[j * n + i] = m;
+            }
+        }
+    }
+
     /// This matrix when it is already symmetric (borrowed, no copy), else
     /// [`Self::symmetrized`]: the same values either way.
     pub fn symmetric(&self) -> Cow<'_, Self> {

@@ -29,7 +29,7 @@ pub use christofides::{
 pub use delta_prim::{delta_prim, delta_prim_symmetric, TieOrder};
 pub use matrix::{DenseMatrix, MatrixError};
 pub use ring_search::{directed_ring_cost, improve_directed_ring, RingSearch};
-pub use tree::{hamiltonian_path_in_cube, minimum_spanning_tree};
+pub use tree::{hamiltonian_path_in_cube, minimum_spanning_tree, minimum_spanning_tree_by_rows};
 
 /// Undirected tree/graph edge `(u, v)` with `u < v`.
 pub type Edge = (usize, usize);

@@ -4,12 +4,65 @@
 //! disjoint matchings. A proper edge colouring does exactly that: each colour
 //! class is a matching. We use the Misra–Gries algorithm (at most
 //! max-degree + 1 colours, Vizing's bound) as implemented by
-//! `rustworkx-core`.
+//! `rustworkx-core`, except on large complete graphs (MATCHA's base graph
+//! `Gc` of every pair of silos), where Misra–Gries costs about `N^2.4` (60 s
+//! at 500 silos) and the round-robin 1-factorisation [`complete_graph_matchings`]
+//! gives an optimal colouring in `O(N^2)`: `N - 1` perfect matchings for even
+//! `N`, `N` matchings of `(N - 1) / 2` edges for odd `N` (the chromatic index of
+//! `K_N`). Any proper colouring is a MATCHA decomposition (\[Wang19\] Sec. 3).
+//! Below [`CLOSED_FORM_MIN_SILOS`] the Misra–Gries colouring is kept, so the
+//! paper underlays (at most 315 silos, sprint) keep their committed outputs.
 
 use rustworkx_core::coloring::misra_gries_edge_color;
 use rustworkx_core::petgraph::graph::{NodeIndex, UnGraph};
 
 use super::MatchaError;
+
+/// Fewest silos for which the complete graph is split by the closed-form
+/// round-robin colouring ([`complete_graph_matchings`]) rather than
+/// Misra–Gries. Above every paper underlay (sprint: 315 silos), so their
+/// MATCHA designs and committed outputs are those of Misra–Gries.
+pub const CLOSED_FORM_MIN_SILOS: usize = 400;
+
+/// Whether the normalised (sorted, deduplicated, `a < b`) `edges` over `n`
+/// vertices are every pair: the complete graph `K_n`.
+pub fn is_complete(n: usize, normalized_edges: &[(usize, usize)]) -> bool {
+    n >= 2 && normalized_edges.len() == n * (n - 1) / 2
+}
+
+/// The round-robin 1-factorisation of the complete graph `K_n` (`n >= 2`):
+/// an optimal proper edge colouring in `O(n^2)`.
+///
+/// Even `n`: `n - 1` perfect matchings; matching `r` pairs `n - 1` with `r`
+/// and `(r + i) mod (n - 1)` with `(r - i) mod (n - 1)` for `i = 1..n/2`.
+/// Odd `n`: the factorisation of `K_{n+1}` with the extra vertex `n` dropped,
+/// `n` matchings of `(n - 1) / 2` edges (vertex `r` unmatched in matching
+/// `r`). Each matching is sorted, edges `(a, b)` with `a < b`; every edge of
+/// `K_n` is in exactly one (checked by the tests against
+/// [`check_decomposition`]).
+pub fn complete_graph_matchings(n: usize) -> Vec<Vec<(usize, usize)>> {
+    if n < 2 {
+        return Vec::new();
+    }
+    // Even order of the factorised graph: n, or n + 1 with a dummy vertex.
+    let even = n + n % 2;
+    let m = even - 1;
+    (0..m)
+        .map(|r| {
+            let mut edges = Vec::with_capacity(even / 2);
+            if even - 1 < n {
+                edges.push((r, even - 1));
+            }
+            for i in 1..even / 2 {
+                let a = (r + i) % m;
+                let b = (r + m - i) % m;
+                edges.push((a.min(b), a.max(b)));
+            }
+            edges.sort_unstable();
+            edges
+        })
+        .collect()
+}
 
 /// Undirected edges `(a, b)` with `a < b`, sorted, without duplicates.
 ///
@@ -36,11 +89,31 @@ pub fn normalize_edges(
 /// Returns the non-empty colour classes of a Misra–Gries proper edge
 /// colouring, each sorted, in colour order; their number is at most
 /// max-degree + 1. Every edge (normalised to `a < b`) is in exactly one.
+/// A complete graph of at least [`CLOSED_FORM_MIN_SILOS`] vertices gets the
+/// closed-form colouring [`complete_graph_matchings`] instead (`n - 1` or `n`
+/// colours, the fewest possible).
 ///
 /// # Errors
 /// [`MatchaError::BadEdge`] for an edge outside `0..n` or a self-loop,
 /// [`MatchaError::NoEdges`] when the graph has no edge.
 pub fn matching_decomposition(
+    n: usize,
+    edges: &[(usize, usize)],
+) -> Result<Vec<Vec<(usize, usize)>>, MatchaError> {
+    let edges = normalize_edges(n, edges)?;
+    if edges.is_empty() {
+        return Err(MatchaError::NoEdges);
+    }
+    if n >= CLOSED_FORM_MIN_SILOS && is_complete(n, &edges) {
+        return Ok(complete_graph_matchings(n));
+    }
+    misra_gries_decomposition(n, &edges)
+}
+
+/// The Misra–Gries decomposition of normalised, non-empty `edges` (whatever
+/// the graph: the old path of complete graphs too, kept callable for the
+/// benches and the cross-checks).
+pub fn misra_gries_decomposition(
     n: usize,
     edges: &[(usize, usize)],
 ) -> Result<Vec<Vec<(usize, usize)>>, MatchaError> {
@@ -147,6 +220,50 @@ mod tests {
         let m = matching_decomposition(10, &ring).unwrap();
         check_decomposition(10, &ring, &m).unwrap();
         assert!(m.len() == 2 || m.len() == 3);
+    }
+
+    #[test]
+    fn closed_form_colouring_of_complete_graphs_is_proper_and_optimal() {
+        for n in (2..=64).chain([399, 400, 401, 402]) {
+            let e = complete(n);
+            let m = complete_graph_matchings(n);
+            check_decomposition(n, &e, &m).unwrap();
+            // The chromatic index of K_n: n - 1 (even n), n (odd n).
+            assert_eq!(m.len(), if n % 2 == 0 { n - 1 } else { n }, "n = {n}");
+            for (j, class) in m.iter().enumerate() {
+                assert_eq!(class.len(), n / 2, "n = {n}, matching {j}");
+                assert!(class.windows(2).all(|w| w[0] < w[1]));
+                assert!(class.iter().all(|&(a, b)| a < b));
+            }
+        }
+        assert!(complete_graph_matchings(1).is_empty());
+        assert!(complete_graph_matchings(0).is_empty());
+    }
+
+    #[test]
+    fn closed_form_only_for_large_complete_graphs() {
+        // Below the threshold: Misra–Gries, as before (paper underlays).
+        let n = CLOSED_FORM_MIN_SILOS - 1;
+        let e = complete(n);
+        assert_eq!(
+            matching_decomposition(n, &e).unwrap(),
+            misra_gries_decomposition(n, &e).unwrap()
+        );
+        // At the threshold: the closed form, whatever the edge order.
+        let n = CLOSED_FORM_MIN_SILOS;
+        let mut e = complete(n);
+        e.reverse();
+        let e: Vec<_> = e.into_iter().map(|(a, b)| (b, a)).collect();
+        assert_eq!(
+            matching_decomposition(n, &e).unwrap(),
+            complete_graph_matchings(n)
+        );
+        // One edge short of complete: Misra–Gries.
+        let mut e = complete(n);
+        e.pop();
+        let m = matching_decomposition(n, &e).unwrap();
+        check_decomposition(n, &e, &m).unwrap();
+        assert_eq!(m, misra_gries_decomposition(n, &e).unwrap());
     }
 
     #[test]

@@ -33,9 +33,13 @@ use thiserror::Error;
 use crate::overlay::Overlay;
 use crate::underlay::Underlay;
 
-pub use coloring::{check_decomposition, matching_decomposition};
+pub use coloring::{
+    check_decomposition, complete_graph_matchings, matching_decomposition,
+    misra_gries_decomposition, CLOSED_FORM_MIN_SILOS,
+};
 pub use optimize::{
-    activation_probabilities, mixing_parameter, ActivationSolution, MixingSolution, SolverOptions,
+    activation_probabilities, complete_graph_activation, complete_graph_mixing, mixing_parameter,
+    ActivationSolution, MixingSolution, SolverOptions,
 };
 pub use schedule::MatchaSchedule;
 pub use variant::{MatchaOn, MatchaVariant, MatchaVariantError};
@@ -216,7 +220,11 @@ pub struct MatchaDesign {
 }
 
 impl MatchaDesign {
-    /// Decomposes `edges` and solves both optimisation problems.
+    /// Decomposes `edges` and solves both optimisation problems. The
+    /// complete graph of at least [`CLOSED_FORM_MIN_SILOS`] silos (MATCHA's
+    /// `Gc` at scale) gets the closed-form colouring and the closed-form
+    /// optima of both problems ([`complete_graph_activation`],
+    /// [`complete_graph_mixing`]: exact, zero gap).
     ///
     /// # Errors
     /// See [`MatchaError`].
@@ -231,8 +239,19 @@ impl MatchaDesign {
             return Err(MatchaError::BadBudget(budget));
         }
         let matchings = matching_decomposition(n, edges)?;
-        let activation = activation_probabilities(n, &matchings, budget, solver)?;
-        let mixing = mixing_parameter(n, &matchings, &activation.probabilities)?;
+        let closed_form = n >= CLOSED_FORM_MIN_SILOS && matchings == complete_graph_matchings(n);
+        let (activation, mixing) = if closed_form {
+            // The round-robin factorisation of K_n: both problems have
+            // closed-form optima (no n x n eigen-decomposition).
+            (
+                complete_graph_activation(n, matchings.len(), budget),
+                complete_graph_mixing(n, budget),
+            )
+        } else {
+            let activation = activation_probabilities(n, &matchings, budget, solver)?;
+            let mixing = mixing_parameter(n, &matchings, &activation.probabilities)?;
+            (activation, mixing)
+        };
         Ok(MatchaDesign {
             name: name.to_string(),
             silos: n,

@@ -317,6 +317,45 @@ pub fn activation_probabilities(
     })
 }
 
+/// The exact optimum of MATCHA's first problem on a 1-factorisation of the
+/// complete graph `K_n` ([`super::complete_graph_matchings`], `m` matchings,
+/// `m = n - 1` or `n`): every `p_j = budget`, `lambda_2 = budget * n`, with a
+/// zero gap.
+///
+/// Proof: the matchings' Laplacians sum to `L(K_n) = n I - J`, so uniform
+/// `p_j = budget` gives `budget (n I - J)`, whose `lambda_2` is `budget * n`.
+/// Every matching has `2 floor(n/2)` matched vertices, so for any feasible `q`,
+/// `lambda_2(L(q)) <= trace(L(q)) / (n - 1) = 2 floor(n/2) sum q / (n - 1)
+/// <= 2 floor(n/2) budget m / (n - 1) = budget * n` (both parities).
+pub fn complete_graph_activation(n: usize, matchings: usize, budget: f64) -> ActivationSolution {
+    let lambda2 = budget * n as f64;
+    ActivationSolution {
+        probabilities: vec![budget; matchings],
+        lambda2,
+        upper_bound: lambda2,
+        evals: 0,
+    }
+}
+
+/// The exact optimum of MATCHA's second problem for uniform probabilities
+/// `p` on a 1-factorisation of `K_n`: there `Lbar = p (n I - J)`,
+/// `Ltilde = p (1 - p) (n I - J)`, so every eigenvalue of
+/// `A(alpha)` off the all-ones vector is
+/// `1 - 2 alpha p n + alpha^2 (p^2 n^2 + 2 p (1 - p) n)` (and 0 on it):
+/// minimised at `alpha = 1 / (p n + 2 (1 - p))`, where `rho = 1 - alpha p n`.
+/// Exact, so the lower bound equals `rho`.
+pub fn complete_graph_mixing(n: usize, p: f64) -> MixingSolution {
+    let pn = p * n as f64;
+    let alpha = 1.0 / (pn + 2.0 * (1.0 - p));
+    let rho = (1.0 - alpha * pn).max(0.0);
+    MixingSolution {
+        alpha,
+        beta: alpha * alpha,
+        rho,
+        rho_lower_bound: rho,
+    }
+}
+
 /// Minimises `rho = lambda_max(I - 2 alpha Lbar + alpha^2 (Lbar^2 + 2 Ltilde) - J/n)`
 /// over `alpha` (MATCHA's second problem, with `beta = alpha^2`).
 ///

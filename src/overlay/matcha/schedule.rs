@@ -7,7 +7,7 @@
 //! seeded with `seed`, on stream `k`, so rounds can be asked for in any order.
 
 use std::borrow::Cow;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -20,12 +20,38 @@ use crate::overlay::{Overlay, OverlaySchedule};
 pub struct MatchaSchedule {
     design: Arc<MatchaDesign>,
     seed: u64,
+    /// [`partner_table`] of the design, built on first use.
+    partners: Arc<OnceLock<Vec<u32>>>,
+}
+
+/// No partner in a matching.
+const UNMATCHED: u32 = u32::MAX;
+
+/// `table[v * m + j]`: silo `v`'s partner in matching `j` (`m` matchings),
+/// [`UNMATCHED`] when `j` leaves `v` out. `n * m` entries (4 MB at 1,000
+/// silos on the complete graph).
+fn partner_table(design: &MatchaDesign) -> Vec<u32> {
+    let m = design.matchings.len();
+    let mut table = vec![UNMATCHED; design.silos * m];
+    for (j, matching) in design.matchings.iter().enumerate() {
+        for &(a, b) in matching {
+            // Silo indices fit: a MATCHA design has at most a few thousand
+            // silos (n x n eigenproblems), far below u32::MAX.
+            table[a * m + j] = b as u32;
+            table[b * m + j] = a as u32;
+        }
+    }
+    table
 }
 
 impl MatchaSchedule {
     /// The schedule of `design` with activation seed `seed`.
     pub fn new(design: Arc<MatchaDesign>, seed: u64) -> Self {
-        MatchaSchedule { design, seed }
+        MatchaSchedule {
+            design,
+            seed,
+            partners: Arc::default(),
+        }
     }
 
     /// The same design with another seed (shares the design).
@@ -33,6 +59,7 @@ impl MatchaSchedule {
         MatchaSchedule {
             design: Arc::clone(&self.design),
             seed,
+            partners: Arc::clone(&self.partners),
         }
     }
 
@@ -83,6 +110,25 @@ impl MatchaSchedule {
         e
     }
 
+    /// Arc count and largest degree of round `k`'s overlay (both arcs of
+    /// every edge: in- and out-degrees are equal), counted from the active
+    /// matchings without building the overlay; equal to
+    /// `round(k).arc_count()` and `round(k).max_degree()` (the active
+    /// matchings are disjoint).
+    pub fn round_degrees(&self, k: u64) -> (usize, usize) {
+        let mut deg = vec![0usize; self.design.silos];
+        let mut edges = 0;
+        for j in self.active_matchings(k) {
+            let m = &self.design.matchings[j];
+            edges += m.len();
+            for &(a, b) in m {
+                deg[a] += 1;
+                deg[b] += 1;
+            }
+        }
+        (2 * edges, deg.into_iter().max().unwrap_or(0))
+    }
+
     /// Laplacian `L(k)` of round `k`, row-major `n x n`.
     pub fn laplacian(&self, k: u64) -> Vec<f64> {
         let n = self.design.silos;
@@ -114,11 +160,44 @@ impl OverlaySchedule for MatchaSchedule {
         self.design.silos
     }
     fn round(&self, k: u64) -> Cow<'_, Overlay> {
-        Cow::Owned(Overlay::from_edges(
+        // The active matchings are disjoint: no edge twice, and
+        // `Overlay::from_arcs` sorts (counting sort at scale).
+        let arcs = self
+            .active_matchings(k)
+            .into_iter()
+            .flat_map(|j| self.design.matchings[j].iter())
+            .flat_map(|&(a, b)| [(a, b), (b, a)]);
+        Cow::Owned(Overlay::from_arcs(
             &self.design.name,
             self.design.silos,
-            &self.round_edges(k),
+            arcs,
         ))
+    }
+    fn for_each_round_arc(&self, k: u64, f: &mut dyn FnMut(usize, usize, usize, usize)) {
+        // Silo by silo (the delay model's rows are read in order): silo
+        // `v`'s partners in the active matchings. Undirected: in- and
+        // out-degree are both the number of active matchings covering the
+        // silo (the matchings are disjoint).
+        let n = self.design.silos;
+        let m = self.design.matchings.len();
+        let partners = self.partners.get_or_init(|| partner_table(&self.design));
+        let active = self.active_matchings(k);
+        let deg: Vec<usize> = (0..n)
+            .map(|v| {
+                let row = &partners[v * m..(v + 1) * m];
+                active.iter().filter(|&&j| row[j] != UNMATCHED).count()
+            })
+            .collect();
+        for v in 0..n {
+            let row = &partners[v * m..(v + 1) * m];
+            for &j in &active {
+                let w = row[j];
+                if w != UNMATCHED {
+                    let w = w as usize;
+                    f(v, w, deg[v], deg[w]);
+                }
+            }
+        }
     }
     fn is_static(&self) -> bool {
         self.design

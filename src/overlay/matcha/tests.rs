@@ -171,3 +171,65 @@ fn mean_active_arcs_match_the_expectation() {
         );
     }
 }
+
+/// The one-pass timing of MATCHA's rounds equals the two separate passes
+/// bit for bit, and the degree counts equal the built overlays'.
+#[test]
+fn one_pass_timing_and_degree_counts_equal_the_separate_ones() {
+    use crate::delay::DelayModel;
+    use crate::timing::schedule::{maxplus_rate, round_estimate, round_estimate_and_maxplus_rate};
+    let u = gaia();
+    let d = MatchaDesign::on(
+        "m",
+        &MatchaBase::Connectivity,
+        &u,
+        &MatchaOptions::default(),
+    )
+    .unwrap();
+    let s = d.schedule(5);
+    let model: DelayModel = crate::scenario::NetworkSpec::default().delay_model(&u);
+    let (e, r) = round_estimate_and_maxplus_rate(&s, &model, 300).unwrap();
+    assert_eq!(e, round_estimate(&s, &model, 300).unwrap());
+    assert_eq!(
+        r.to_bits(),
+        maxplus_rate(&s, &model, 300).unwrap().to_bits()
+    );
+    for k in 0..50 {
+        let o = s.round(k);
+        assert_eq!(s.round_degrees(k), (o.arc_count(), o.max_degree()));
+    }
+}
+
+/// The closed-form design of a large complete graph is what the numerical
+/// solvers find on the same round-robin matchings (small `n`, where they
+/// are cheap): `lambda_2 = Cb n` within the solver's certified gap, and the
+/// same `rho` and `alpha`.
+#[test]
+fn closed_form_optima_agree_with_the_solvers() {
+    use super::optimize::{complete_graph_activation, complete_graph_mixing};
+    for n in [6usize, 7, 12, 13] {
+        let m = complete_graph_matchings(n);
+        for cb in [0.2, 0.5, 0.9] {
+            let num = activation_probabilities(n, &m, cb, &SolverOptions::default()).unwrap();
+            let exact = complete_graph_activation(n, m.len(), cb);
+            assert!(
+                num.upper_bound >= exact.lambda2 * (1.0 - 1e-9),
+                "n {n} cb {cb}"
+            );
+            assert!(num.lambda2 <= exact.lambda2 * (1.0 + 1e-9), "n {n} cb {cb}");
+            assert!(
+                (num.lambda2 - exact.lambda2).abs() <= 2e-3 * exact.lambda2,
+                "n {n} cb {cb}: {} vs {}",
+                num.lambda2,
+                exact.lambda2
+            );
+            // The exact lambda_2 of the uniform probabilities.
+            let l2 = super::optimize::lambda2(n, &m, &exact.probabilities).unwrap();
+            assert!((l2 - exact.lambda2).abs() < 1e-9 * exact.lambda2);
+            let mix = mixing_parameter(n, &m, &exact.probabilities).unwrap();
+            let closed = complete_graph_mixing(n, cb);
+            assert!((mix.rho - closed.rho).abs() < 1e-7, "n {n} cb {cb}");
+            assert!((mix.alpha - closed.alpha).abs() < 1e-4 * closed.alpha);
+        }
+    }
+}

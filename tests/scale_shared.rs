@@ -1,0 +1,87 @@
+//! Issue 28: the work a comparison shares between its overlays (the
+//! Christofides tour of RING and ring-opt) gives, bit for bit, what each
+//! overlay built on its own gives, on the paper underlays.
+
+use fedtopo::evaluate::EvaluatedOverlay;
+use fedtopo::overlay::build::{build_overlay, BuildOptions, OverlayKind, SharedBuild};
+use fedtopo::report::compare_overlays;
+use fedtopo::scenario::NetworkSpec;
+use fedtopo::underlay::{Disconnected, LoadOptions, Underlay};
+
+fn paper(name: &str) -> Underlay {
+    let opts = LoadOptions {
+        disconnected: Disconnected::LargestComponent,
+        ..LoadOptions::default()
+    };
+    let dir = fedtopo::builtin::paper_underlays_dir();
+    Underlay::load(&dir.join(format!("{name}.gml")), &opts).expect("paper underlay")
+}
+
+const KINDS: [OverlayKind; 4] = [
+    OverlayKind::Star,
+    OverlayKind::Mst,
+    OverlayKind::Ring,
+    OverlayKind::RingOpt,
+];
+
+#[test]
+fn shared_ring_tour_equals_separate_builds() {
+    for name in ["gaia", "geantdistance", "ebone", "tiscali"] {
+        let u = paper(name);
+        let model = NetworkSpec::default().delay_model(&u);
+        let alone = BuildOptions::default();
+        let shared = BuildOptions {
+            shared: Some(std::sync::Arc::new(SharedBuild::new())),
+            ..BuildOptions::default()
+        };
+        for kind in [OverlayKind::Ring, OverlayKind::RingOpt, OverlayKind::Ring] {
+            assert_eq!(
+                build_overlay(kind, &u, &model, &alone).unwrap(),
+                build_overlay(kind, &u, &model, &shared).unwrap(),
+                "{name} {kind}"
+            );
+        }
+    }
+}
+
+#[test]
+fn comparison_equals_overlays_timed_one_by_one() {
+    for name in ["gaia", "geantdistance", "ebone"] {
+        let u = paper(name);
+        let model = NetworkSpec::default().delay_model(&u);
+        let options = BuildOptions::default();
+        let cmp = compare_overlays(&u, &model, &KINDS, &options).unwrap();
+        for (row, &kind) in cmp.rows.iter().zip(&KINDS) {
+            let o = EvaluatedOverlay::build(kind, &u, &model, &options).unwrap();
+            let t = o.cycle_time(&model).unwrap();
+            assert_eq!(
+                row.cycle_time_ms.to_bits(),
+                t.cycle_time_ms.to_bits(),
+                "{name} {kind}"
+            );
+            assert_eq!(row.arcs, o.degree_stats().arcs, "{name} {kind}");
+        }
+    }
+}
+
+/// MST from weights read row by row equals MST on the weight matrix; the
+/// RING tour from one in-place symmetrised matrix equals the tour of the
+/// old path (a symmetrised copy, orientation read off the matrix).
+#[test]
+fn matrix_free_mst_and_ring_equal_the_matrix_paths() {
+    use fedtopo::overlay::algo::{christofides_tour, directed_ring_cost};
+    use fedtopo::overlay::{mst, ring};
+    for name in ["gaia", "geantdistance", "ebone", "exodus", "tiscali"] {
+        let u = paper(name);
+        let model = NetworkSpec::default().delay_model(&u);
+        assert_eq!(mst::mst(&model), mst::mst_from_matrix(&model), "{name}");
+        let d = ring::ring_delays(&model);
+        let mut old = christofides_tour(&d);
+        let mut rev = old.clone();
+        rev.reverse();
+        if directed_ring_cost(&d, &rev) < directed_ring_cost(&d, &old) {
+            old = rev;
+        }
+        assert_eq!(ring::christofides_ring_tour(&model), old, "{name}");
+    }
+}
