@@ -687,7 +687,7 @@ fn main() -> Result<()> {
     );
     writeln!(
         fitted,
-        "/// Weights of [`super::predictor::FEATURE_NAMES`].\npub const WEIGHTS: [f64; super::predictor::FEATURE_COUNT] = [\n{}];\n",
+        "/// Weights of the predictor's features, in the order of its `FEATURE_NAMES`\n/// (their count is checked where `predictor::shipped` reads them).\npub const WEIGHTS: [f64; {FEATURE_COUNT}] = [\n{}];\n",
         model
             .weights
             .iter()
