@@ -49,12 +49,9 @@ use fedtopo::overlay::file::OverlayPath;
 use fedtopo::overlay::matcha::MatchaOptions;
 use fedtopo::scenario::NetworkSpec;
 use fedtopo::train::checkpoint::RunOptions;
-use fedtopo::train::consensus::ConsensusRule;
-use fedtopo::train::model::ModelKind;
-use fedtopo::train::optim::{LrSchedule, OptimizerKind};
 use fedtopo::train::report::{summarize, Target};
 use fedtopo::train::session::{load_dataset, with_data_labels, Session};
-use fedtopo::train::trainer::{ExecMode, TrainConfig};
+use fedtopo::train::trainer::TrainConfig;
 use fedtopo::underlay::{LoadOptions, Underlay};
 
 /// `fedtopo design`'s default candidate kinds.
@@ -372,17 +369,11 @@ fn run_cell(
         &options,
         &RoundsPredictor::fitted_for(&data),
     )?;
+    // `train`'s defaults: logreg, SGD lr 0.05, batch 32, 1 local step, consensus auto.
     let config = TrainConfig {
-        model: ModelKind::parse("logreg").context("logreg")?,
-        optimizer: OptimizerKind::Sgd { momentum: 0.0 },
-        lr: 0.05,
-        lr_schedule: LrSchedule::Constant,
-        local_steps: 1,
-        batch_size: 32,
-        consensus: ConsensusRule::Auto,
         eval_samples: a.eval_samples,
         seed,
-        mode: ExecMode::Batched,
+        ..TrainConfig::default()
     };
     let session = Session {
         underlay,

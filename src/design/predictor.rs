@@ -261,6 +261,16 @@ pub fn shipped() -> FeatureModel {
     }
 }
 
+/// The rounds the figures below read: the first 8 of `matrices` that are
+/// `n x n` (row-major).
+fn examined(matrices: &[Vec<f64>], n: usize) -> Vec<&Vec<f64>> {
+    matrices
+        .iter()
+        .filter(|w| w.len() == n * n)
+        .take(8)
+        .collect()
+}
+
 /// Label distribution of silo `i` after one consensus round, `q_i = sum_j
 /// W_ij p_j`, against the pooled one: the mean over silos of the total
 /// variation `(1/2) sum_y |q_i(y) - p(y)|`, averaged over `matrices` (row-
@@ -271,11 +281,7 @@ pub fn shipped() -> FeatureModel {
 /// `pooled` the distribution of all examples.
 pub fn mixed_heterogeneity(matrices: &[Vec<f64>], labels: &[Vec<f64>], pooled: &[f64]) -> f64 {
     let n = labels.len();
-    let used: Vec<&Vec<f64>> = matrices
-        .iter()
-        .filter(|w| w.len() == n * n)
-        .take(8)
-        .collect();
+    let used = examined(matrices, n);
     if n == 0 || used.is_empty() {
         return 0.0;
     }
@@ -308,11 +314,7 @@ pub fn mixed_heterogeneity(matrices: &[Vec<f64>], labels: &[Vec<f64>], pooled: &
 /// silos and the first 8 `matrices`. An estimate: labels placed on purpose
 /// (D-Cliques) mix better than this.
 pub fn estimated_mixed_heterogeneity(matrices: &[Vec<f64>], n: usize, h: f64) -> f64 {
-    let used: Vec<&Vec<f64>> = matrices
-        .iter()
-        .filter(|w| w.len() == n * n)
-        .take(8)
-        .collect();
+    let used = examined(matrices, n);
     if n == 0 || used.is_empty() {
         return h;
     }
@@ -343,11 +345,7 @@ pub fn estimated_mixed_heterogeneity(matrices: &[Vec<f64>], n: usize, h: f64) ->
 /// objective, which slows or stops progress to a target measured on all
 /// data.
 pub fn stationary_imbalance(matrices: &[Vec<f64>], n: usize) -> f64 {
-    let used: Vec<&Vec<f64>> = matrices
-        .iter()
-        .filter(|w| w.len() == n * n)
-        .take(8)
-        .collect();
+    let used = examined(matrices, n);
     if n == 0 || used.is_empty() {
         return 0.0;
     }
