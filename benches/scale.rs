@@ -45,10 +45,11 @@ fn ring_large(c: &mut Criterion) {
 /// Issue 28, old and new paths side by side (the ratio in one run):
 /// MATCHA's decomposition of the complete graph (Misra–Gries vs the
 /// closed-form round-robin colouring) at 400 silos, and MST on 3,000 silos
-/// (Prim on the full weight matrix vs weights read row by row).
+/// (Prim on the full weight matrix vs weights read row by row vs the matrix
+/// built in tiles).
 fn issue28_old_vs_new(c: &mut Criterion) {
     use fedtopo::overlay::matcha::{complete_graph_matchings, misra_gries_decomposition};
-    use fedtopo::overlay::mst::{mst, mst_from_matrix};
+    use fedtopo::overlay::mst::{mst, mst_by_rows, mst_from_matrix};
     let mut g = c.benchmark_group("issue28");
     g.sample_size(10);
     let n = 400;
@@ -65,7 +66,8 @@ fn issue28_old_vs_new(c: &mut Criterion) {
     let u = random_geometric(m, 4000.0, radius_for_degree(m, 4000.0, 4.0), 1e9, 1).expect("rgg");
     let model = NetworkSpec::default().delay_model(&u);
     g.bench_function("mst_3000/matrix", |b| b.iter(|| mst_from_matrix(&model)));
-    g.bench_function("mst_3000/rows", |b| b.iter(|| mst(&model)));
+    g.bench_function("mst_3000/rows", |b| b.iter(|| mst_by_rows(&model)));
+    g.bench_function("mst_3000/tiled", |b| b.iter(|| mst(&model)));
     g.finish();
 }
 

@@ -31,11 +31,29 @@ fn edge_capacitated_weight(model: &DelayModel, i: usize, j: usize) -> f64 {
     }
 }
 
-/// The MST overlay (undirected). Prim reads the weights row by row from the
-/// model ([`minimum_spanning_tree_by_rows`]): no `n x n` matrix (800 MB at
-/// 10,000 silos), the same tree as [`minimum_spanning_tree`] on
-/// [`edge_capacitated_weights`] (checked by the tests).
+/// The MST overlay (undirected): Prim on the symmetric weights
+/// ([`minimum_spanning_tree`] on [`edge_capacitated_weights`], the same
+/// tree, checked by the tests), with the matrix built pair by pair in
+/// cache-friendly tiles: each weight reads `d(i, j)` and `d(j, i)`, and a
+/// row at a time the transposed reads missed the cache on every entry
+/// (issue 28). One `n x n` matrix (800 MB at 10,000 silos, what RING holds
+/// too).
 pub fn mst(model: &DelayModel) -> Overlay {
+    let n = model.silo_count();
+    let w = DenseMatrix::from_fn_symmetric_saturating_par(n, |i, j| {
+        edge_capacitated_weight(model, i, j)
+    });
+    Overlay::from_edges(
+        "mst",
+        n,
+        &minimum_spanning_tree_by_rows(n, |v, row| row.copy_from_slice(w.row(v))),
+    )
+}
+
+/// The MST overlay with Prim reading the weights row by row from the model
+/// (no `n x n` matrix, each transposed read a cache miss at scale: the
+/// path before the tiled build, kept for the cross-checks and the benches).
+pub fn mst_by_rows(model: &DelayModel) -> Overlay {
     let n = model.silo_count();
     let tree = minimum_spanning_tree_by_rows(n, |v, row| {
         row.par_chunks_mut(1024).enumerate().for_each(|(c, chunk)| {

@@ -13,8 +13,6 @@
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
 
-use rayon::prelude::*;
-
 use crate::delay::DelayModel;
 use crate::overlay::{Overlay, Protocol};
 use crate::timing;
@@ -134,15 +132,11 @@ pub fn center_by_load(underlay: &Underlay, ms_per_km: f64) -> usize {
 
 /// The centre whose STAR has the smallest cycle time (ties: file order).
 ///
-/// O(n^2), the centres timed in parallel
-/// ([`timing::star_cycle_time_at`], the cycle time of [`star`]).
+/// O(n^2): [`timing::star_cycle_times`], the cycle time of [`star`] at
+/// every centre.
 pub fn center_fastest(model: &DelayModel) -> usize {
-    let times: Vec<f64> = (0..model.silo_count())
-        .into_par_iter()
-        .map(|c| timing::star_cycle_time_at(model, c))
-        .collect();
     let mut best = (f64::INFINITY, 0);
-    for (c, t) in times.into_iter().enumerate() {
+    for (c, t) in timing::star_cycle_times(model).into_iter().enumerate() {
         if t < best.0 {
             best = (t, c);
         }
@@ -181,9 +175,33 @@ mod tests {
                 fast
             })
             .collect();
+        let all = timing::star_cycle_times(&model);
+        assert!(all
+            .iter()
+            .zip(&times)
+            .all(|(a, b)| a.to_bits() == b.to_bits()));
         let c = center_fastest(&model);
         assert!(times.iter().all(|&t| t >= times[c]));
         assert!(times[..c].iter().all(|&t| t > times[c]));
+    }
+
+    /// The tiled all-centre times equal the one-centre ones across tile
+    /// edges (Exodus: 79 silos, two tiles; silos of unequal compute).
+    #[test]
+    fn star_cycle_times_equal_one_centre_at_a_time() {
+        use crate::scenario::{load_underlay, NetworkSpec};
+        let u = load_underlay(Some("underlays/paper/exodus.gml"), &Default::default())
+            .unwrap_or_else(|e| panic!("{e}"));
+        let mut model = NetworkSpec::default().delay_model(&u);
+        let n = model.silo_count();
+        assert!(n > 64);
+        model.compute_ms = Some((0..n).map(|i| 10.0 + (i % 7) as f64).collect());
+        let all = timing::star_cycle_times(&model);
+        assert_eq!(all.len(), n);
+        for (c, t) in all.iter().enumerate() {
+            let one = timing::star_cycle_time_at(&model, c);
+            assert_eq!(t.to_bits(), one.to_bits(), "centre {c}");
+        }
     }
 
     #[test]

@@ -113,6 +113,42 @@ impl DenseMatrix {
         DenseMatrix { n, data }
     }
 
+    /// A symmetric matrix with entry `f(i, j)` at `(i, j)` and `(j, i)`
+    /// for `i < j` (`f` is called once per pair), non-finite values
+    /// saturated to `f64::MAX` as [`Self::from_fn_saturating_par`] does:
+    /// equal to it when `f(i, j) == f(j, i)` bit for bit. The pairs are
+    /// computed in square tiles (row tiles in parallel), so that an `f`
+    /// reading both `(i, j)` and `(j, i)` of a row-major table keeps the
+    /// transposed reads in cache (issue 28); the lower triangle is then
+    /// mirrored tile by tile.
+    pub fn from_fn_symmetric_saturating_par(
+        n: usize,
+        f: impl Fn(usize, usize) -> f64 + Sync,
+    ) -> Self {
+        let mut data = vec![0.0; n.saturating_mul(n)];
+        if n > 0 {
+            data.par_chunks_mut(n * TILE)
+                .enumerate()
+                .for_each(|(b, rows)| {
+                    let i0 = b * TILE;
+                    for j0 in (i0..n).step_by(TILE) {
+                        for (r, row) in rows.chunks_mut(n).enumerate() {
+                            let i = i0 + r;
+                            for j in j0.max(i + 1)..(j0 + TILE).min(n) {
+                                let v = f(i, j);
+                                row[j] = if v.is_finite() { v } else { f64::MAX };
+                            }
+                        }
+                    }
+                });
+            for_each_upper_pair_tiled(n, |i, j| {
+                data[j * n + i] = data[i * n + j];
+                true
+            });
+        }
+        DenseMatrix { n, data }
+    }
+
     /// Number of rows (= columns).
     #[inline]
     pub fn n(&self) -> usize {
@@ -145,33 +181,26 @@ impl DenseMatrix {
     /// in floating point). This is the undirected weight `d^(u)` of the proof
     /// of \[Marfoq20\] Prop. 3.1.
     pub fn symmetrized(&self) -> Self {
-        let n = self.n;
-        let mut data = self.data.clone();
-        for i in 0..n {
-            for j in (i + 1)..n {
-                let a = self.data[i * n + j];
-                let b = self.data[j * n + i];
-                let m = if a == b { a } else { 0.5 * a + 0.5 * b };
-                data[i * n + j] = m;
-                data[j * n + i] = m;
-            }
-        }
-        Self { n, data }
+        let mut out = self.clone();
+        out.symmetrize();
+        out
     }
 
     /// [`Self::symmetrized`] in place (the same values, no second `n x n`
-    /// matrix: 800 MB at 10,000 silos).
+    /// matrix: 800 MB at 10,000 silos). The pairs are visited in square
+    /// tiles of [`TILE`] x [`TILE`] entries, so the transposed reads stay
+    /// in cache (issue 28: a column walk misses it on every entry).
     pub fn symmetrize(&mut self) {
         let n = self.n;
-        for i in 0..n {
-            for j in (i + 1)..n {
-                let a = self.data[i * n + j];
-                let b = self.data[j * n + i];
-                let m = if a == b { a } else { 0.5 * a + 0.5 * b };
-                self.data[i * n + j] = m;
-                self.data[j * n + i] = m;
-            }
-        }
+        let data = &mut self.data;
+        for_each_upper_pair_tiled(n, |i, j| {
+            let a = data[i * n + j];
+            let b = data[j * n + i];
+            let m = if a == b { a } else { 0.5 * a + 0.5 * b };
+            data[i * n + j] = m;
+            data[j * n + i] = m;
+            true
+        });
     }
 
     /// This matrix when it is already symmetric (borrowed, no copy), else
@@ -191,8 +220,33 @@ impl DenseMatrix {
 
     /// Whether `(i, j) == (j, i)` exactly for all pairs.
     pub fn is_symmetric(&self) -> bool {
-        (0..self.n).all(|i| ((i + 1)..self.n).all(|j| self.get(i, j) == self.get(j, i)))
+        let (n, data) = (self.n, &self.data);
+        for_each_upper_pair_tiled(n, |i, j| data[i * n + j] == data[j * n + i])
     }
+}
+
+/// Side of the square tiles in which [`DenseMatrix::symmetrize`] and
+/// [`DenseMatrix::is_symmetric`] visit the pairs (64 x 64 doubles: two
+/// tiles of 32 KB each).
+const TILE: usize = 64;
+
+/// Calls `f(i, j)` for every pair `i < j < n`, tile by tile (row tiles in
+/// order, then column tiles from the diagonal's, then rows and columns in
+/// order within a tile), until `f` returns `false`; returns whether it
+/// never did. Every pair is visited exactly once.
+fn for_each_upper_pair_tiled(n: usize, mut f: impl FnMut(usize, usize) -> bool) -> bool {
+    for i0 in (0..n).step_by(TILE) {
+        for j0 in (i0..n).step_by(TILE) {
+            for i in i0..(i0 + TILE).min(n) {
+                for j in j0.max(i + 1)..(j0 + TILE).min(n) {
+                    if !f(i, j) {
+                        return false;
+                    }
+                }
+            }
+        }
+    }
+    true
 }
 
 #[cfg(test)]
@@ -234,5 +288,82 @@ mod tests {
         assert_eq!(s.symmetrized(), s);
         assert_eq!(m.max_abs(), 21.0);
         assert!(DenseMatrix::from_fn(2, |_, _| f64::INFINITY).is_err());
+    }
+
+    /// The tiled walks equal the plain ones across tile edges: every pair
+    /// once, the same symmetrised values bit for bit, and an asymmetry
+    /// anywhere (the first pair, the last, a tile corner) is found.
+    #[test]
+    fn tiled_symmetrize_equals_the_plain_walk() {
+        for n in [1, 2, 63, 64, 65, 129, 200] {
+            let mut seen = vec![0u8; n * n];
+            for_each_upper_pair_tiled(n, |i, j| {
+                assert!(i < j && j < n);
+                seen[i * n + j] += 1;
+                true
+            });
+            for i in 0..n {
+                for j in 0..n {
+                    assert_eq!(seen[i * n + j], u8::from(i < j), "n={n} ({i},{j})");
+                }
+            }
+            let m = DenseMatrix::from_fn(n, |i, j| ((i * 7919 + j * 104729) % 1013) as f64 / 7.0)
+                .unwrap();
+            let mut plain = m.data.clone();
+            for i in 0..n {
+                for j in i + 1..n {
+                    let (a, b) = (plain[i * n + j], plain[j * n + i]);
+                    let v = if a == b { a } else { 0.5 * a + 0.5 * b };
+                    plain[i * n + j] = v;
+                    plain[j * n + i] = v;
+                }
+            }
+            let s = m.symmetrized();
+            assert!(s
+                .data
+                .iter()
+                .zip(&plain)
+                .all(|(x, y)| x.to_bits() == y.to_bits()));
+            assert!(s.is_symmetric());
+            for (i, j) in [(0, 1), (n.saturating_sub(2), n - 1), (63, 64), (64, 127)] {
+                if j < n && i < j {
+                    let mut t = s.clone();
+                    t.data[j * n + i] += 1.0;
+                    assert!(!t.is_symmetric(), "n={n} ({i},{j})");
+                }
+            }
+        }
+    }
+
+    /// The symmetric tiled build equals the plain parallel one for a
+    /// symmetric function (every entry, saturation included), calling the
+    /// function once per pair.
+    #[test]
+    fn symmetric_build_equals_the_plain_build() {
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        for n in [0, 1, 2, 64, 65, 150] {
+            let f = |i: usize, j: usize| {
+                let (a, b) = (i.min(j), i.max(j));
+                if (a + b) % 17 == 5 {
+                    f64::INFINITY
+                } else {
+                    ((a * 31 + b * 7) % 101) as f64 / 3.0
+                }
+            };
+            let calls = AtomicUsize::new(0);
+            let sym = DenseMatrix::from_fn_symmetric_saturating_par(n, |i, j| {
+                calls.fetch_add(1, Ordering::Relaxed);
+                assert!(i < j);
+                f(i, j)
+            });
+            assert_eq!(calls.into_inner(), n * n.saturating_sub(1) / 2);
+            let plain = DenseMatrix::from_fn_saturating_par(n, f);
+            assert!(sym
+                .data
+                .iter()
+                .zip(&plain.data)
+                .all(|(x, y)| x.to_bits() == y.to_bits()));
+            assert_eq!(sym.data.len(), plain.data.len());
+        }
     }
 }
