@@ -134,9 +134,11 @@ impl DenseMatrix {
                     for j0 in (i0..n).step_by(TILE) {
                         for (r, row) in rows.chunks_mut(n).enumerate() {
                             let i = i0 + r;
-                            for j in j0.max(i + 1)..(j0 + TILE).min(n) {
+                            let from = j0.max(i + 1);
+                            let to = (j0 + TILE).min(n).max(from);
+                            for (j, x) in (from..to).zip(&mut row[from..to]) {
                                 let v = f(i, j);
-                                row[j] = if v.is_finite() { v } else { f64::MAX };
+                                *x = if v.is_finite() { v } else { f64::MAX };
                             }
                         }
                     }
