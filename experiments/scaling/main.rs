@@ -40,18 +40,20 @@ use anyhow::{bail, Context, Result};
 use fedtopo::delay::DelayModel;
 use fedtopo::network::FlowNetwork;
 use fedtopo::overlay::algo::{directed_ring_cost, improve_directed_ring, RingSearch};
-use fedtopo::overlay::build::{build_overlay, BuildOptions, OverlayKind};
+use fedtopo::overlay::build::{build_overlay, BuildOptions, CenterPolicy, OverlayKind};
 use fedtopo::overlay::ring::ring_delays;
 use fedtopo::overlay::Overlay;
 use fedtopo::placement::SiloPlacement;
 use fedtopo::replay::{replay, ReplayOptions};
+use fedtopo::report::compare_overlays;
 use fedtopo::report::plot::{line_plot, Axes, Series};
 use fedtopo::scenario::NetworkSpec;
-use fedtopo::underlay::synthetic::random_geometric;
+use fedtopo::underlay::synthetic::{radius_for_degree, random_geometric};
 use fedtopo::underlay::Underlay;
 
-const STAGES: [&str; 8] = [
+const STAGES: [&str; 9] = [
     "underlay",
+    "compare",
     "star",
     "mst",
     "ring",
@@ -70,6 +72,9 @@ struct Args {
     kill_s: f64,
     rounds: u64,
     routers: Option<usize>,
+    /// Links between routers closer than the radius giving this mean
+    /// degree (`radius_for_degree`) instead of within 400 km.
+    degree: Option<f64>,
     /// `ring-opt` by the historical full scan at every size.
     full_scan: bool,
     /// Only redraw `scaling.svg` from `results.csv`.
@@ -86,6 +91,7 @@ fn parse_args() -> Result<Args> {
         kill_s: 900.0,
         rounds: 100,
         routers: None,
+        degree: None,
         full_scan: false,
         plot_only: false,
         child: None,
@@ -124,6 +130,13 @@ fn parse_args() -> Result<Args> {
                     Some(v.parse().context("--routers: `same` or a count")?)
                 }
             }
+            "--degree" => {
+                let d: f64 = val()?.parse().context("--degree: a mean degree")?;
+                if !(d.is_finite() && d > 0.0) {
+                    bail!("--degree: a positive mean degree, got {d}");
+                }
+                a.degree = Some(d);
+            }
             "--ring-full-scan" => a.full_scan = true,
             "--plot-only" => a.plot_only = true,
             "--child" => {
@@ -138,10 +151,11 @@ fn parse_args() -> Result<Args> {
 }
 
 /// The underlay and delay model at `n` silos.
-fn model(n: usize, routers: Option<usize>) -> Result<(Underlay, DelayModel)> {
+fn model(n: usize, routers: Option<usize>, degree: Option<f64>) -> Result<(Underlay, DelayModel)> {
     let r = routers.unwrap_or(n);
     let side = 4000.0 * (r as f64 / 300.0).sqrt();
-    let u = random_geometric(r, side, 400.0, 1e9, 1)?;
+    let radius = degree.map_or(400.0, |d| radius_for_degree(r, side, d));
+    let u = random_geometric(r, side, radius, 1e9, 1)?;
     let p = SiloPlacement::spread(n, r, 1)?;
     let m = NetworkSpec {
         access_bps: 1e9,
@@ -190,36 +204,83 @@ fn peak_kib() -> u64 {
         .unwrap_or(0)
 }
 
-/// Runs one stage; prints `seconds peak_kib detail`.
+/// CPU time (user + system) of this process so far, s (0 where unknown):
+/// fields 14 and 15 of `/proc/self/stat`, in clock ticks.
+fn cpu_s() -> f64 {
+    let ticks = unsafe { libc::sysconf(libc::_SC_CLK_TCK) } as f64;
+    std::fs::read_to_string("/proc/self/stat")
+        .ok()
+        .and_then(|s| {
+            // The command name (field 2) may hold spaces: count after its `)`.
+            let rest = &s[s.rfind(')')? + 1..];
+            let f: Vec<&str> = rest.split_whitespace().collect();
+            Some((f.get(11)?.parse::<f64>().ok()? + f.get(12)?.parse::<f64>().ok()?) / ticks)
+        })
+        .unwrap_or(0.0)
+}
+
+/// Runs one stage; prints `seconds cpu_seconds peak_kib detail`.
 fn child(a: &Args, stage: &str, n: usize) -> Result<()> {
     let (rounds, routers) = (a.rounds, a.routers);
     let mut detail = String::new();
-    let t = Instant::now();
-    let (u, m) = model(n, routers)?;
+    let (t, c) = (Instant::now(), cpu_s());
+    let (u, m) = model(n, routers, a.degree)?;
     let mut secs = t.elapsed().as_secs_f64();
-    let build = |kind: OverlayKind| -> Result<f64> {
-        let t = Instant::now();
-        let o = build_overlay(kind, &u, &m, &BuildOptions::default())?;
-        let s = t.elapsed().as_secs_f64();
-        std::hint::black_box(o);
-        Ok(s)
+    let mut cpu = cpu_s() - c;
+    // Times `f` alone (wall and CPU seconds).
+    let timed = |f: &mut dyn FnMut() -> Result<()>| -> Result<(f64, f64)> {
+        let (t, c) = (Instant::now(), cpu_s());
+        f()?;
+        Ok((t.elapsed().as_secs_f64(), cpu_s() - c))
+    };
+    let build = |kind: OverlayKind| -> Result<(f64, f64)> {
+        timed(&mut || {
+            let o = build_overlay(kind, &u, &m, &BuildOptions::default())?;
+            std::hint::black_box(o);
+            Ok(())
+        })
     };
     match stage {
         "underlay" => {}
-        "star" => secs = build(OverlayKind::Star)?,
-        "mst" => secs = build(OverlayKind::Mst)?,
-        "ring" => secs = build(OverlayKind::Ring)?,
-        "delta-mbst" => secs = build(OverlayKind::DeltaMbst)?,
+        "compare" => {
+            // `fedtopo compare --overlays star,mst,ring,ring-opt` past the
+            // setup: its default STAR centre (`fastest`), one shared tour,
+            // every cycle time.
+            let kinds = [
+                OverlayKind::Star,
+                OverlayKind::Mst,
+                OverlayKind::Ring,
+                OverlayKind::RingOpt,
+            ];
+            let options = BuildOptions {
+                center: CenterPolicy::Fastest,
+                ..BuildOptions::default()
+            };
+            (secs, cpu) = timed(&mut || {
+                let c = compare_overlays(&u, &m, &kinds, &options)?;
+                detail = c
+                    .rows
+                    .iter()
+                    .map(|r| format!("{} {:.1} ms", r.overlay, r.cycle_time_ms))
+                    .collect::<Vec<_>>()
+                    .join("; ");
+                Ok(())
+            })?;
+        }
+        "star" => (secs, cpu) = build(OverlayKind::Star)?,
+        "mst" => (secs, cpu) = build(OverlayKind::Mst)?,
+        "ring" => (secs, cpu) = build(OverlayKind::Ring)?,
+        "delta-mbst" => (secs, cpu) = build(OverlayKind::DeltaMbst)?,
         "ring-opt" => {
             let start = nearest_neighbour(&ring_delays(&m));
             let search = RingSearch {
                 full_scan_max: if a.full_scan { usize::MAX } else { 400 },
                 ..RingSearch::default()
             };
-            let t = Instant::now();
+            let (t, c) = (Instant::now(), cpu_s());
             let d = ring_delays(&m);
             let tour = improve_directed_ring(&d, start.clone(), &search);
-            secs = t.elapsed().as_secs_f64();
+            (secs, cpu) = (t.elapsed().as_secs_f64(), cpu_s() - c);
             detail = format!(
                 "ring cost {:.1} ms from {:.1} ms",
                 directed_ring_cost(&d, &tour),
@@ -228,9 +289,9 @@ fn child(a: &Args, stage: &str, n: usize) -> Result<()> {
         }
         "cycle-time" => {
             let o = circulant(n, &[1, 2, 5]);
-            let t = Instant::now();
+            let (t, c) = (Instant::now(), cpu_s());
             let tau = fedtopo::timing::cycle_time(&o, &m)?;
-            secs = t.elapsed().as_secs_f64();
+            (secs, cpu) = (t.elapsed().as_secs_f64(), cpu_s() - c);
             std::hint::black_box(tau);
         }
         "flow-replay" => {
@@ -239,19 +300,19 @@ fn child(a: &Args, stage: &str, n: usize) -> Result<()> {
                 rounds,
                 ..ReplayOptions::default()
             };
-            let t = Instant::now();
+            let (t, c) = (Instant::now(), cpu_s());
             let r = replay(&o, &m, &mut FlowNetwork::new(&m), &opts)?;
-            secs = t.elapsed().as_secs_f64();
+            (secs, cpu) = (t.elapsed().as_secs_f64(), cpu_s() - c);
             detail = format!("{} events; makespan {:.3} ms", r.events, r.makespan_ms());
         }
         _ => bail!("unknown stage {stage}"),
     }
-    println!("{secs} {} {detail}", peak_kib());
+    println!("{secs} {cpu} {} {detail}", peak_kib());
     Ok(())
 }
 
-/// What a child reports: seconds, peak KiB, detail.
-type Measured = (f64, u64, String);
+/// What a child reports: wall seconds, CPU seconds, peak KiB, detail.
+type Measured = (f64, f64, u64, String);
 
 /// Runs `--child stage n`, killed after `kill_s`; what it measured or a status.
 fn run_child(a: &Args, stage: &str, n: usize) -> Result<std::result::Result<Measured, String>> {
@@ -265,6 +326,9 @@ fn run_child(a: &Args, stage: &str, n: usize) -> Result<std::result::Result<Meas
     ]);
     if let Some(r) = a.routers {
         cmd.args(["--routers", &r.to_string()]);
+    }
+    if let Some(d) = a.degree {
+        cmd.args(["--degree", &d.to_string()]);
     }
     if a.full_scan {
         cmd.arg("--ring-full-scan");
@@ -284,14 +348,15 @@ fn run_child(a: &Args, stage: &str, n: usize) -> Result<std::result::Result<Meas
                 }
                 return Ok(Err(format!("failed: {}", err.trim().replace(',', ";"))));
             }
-            let mut f = out.trim().splitn(3, ' ');
+            let mut f = out.trim().splitn(4, ' ');
             let secs = f
                 .next()
                 .and_then(|s| s.parse().ok())
                 .context("child output")?;
+            let cpu = f.next().and_then(|s| s.parse().ok()).unwrap_or(0.0);
             let kib = f.next().and_then(|s| s.parse().ok()).unwrap_or(0);
             let detail = f.next().unwrap_or("").replace(',', ";");
-            return Ok(Ok((secs, kib, detail)));
+            return Ok(Ok((secs, cpu, kib, detail)));
         }
         if start.elapsed() > Duration::from_secs_f64(a.kill_s) {
             ch.kill()?;
@@ -313,11 +378,11 @@ fn main() -> Result<()> {
         let mut series: Vec<Series> = Vec::new();
         for line in text.lines().skip(1) {
             let f: Vec<&str> = line.split(',').collect();
-            if f.len() < 5 || f[3] != "ok" {
+            if f.len() < 6 || f[4] != "ok" {
                 continue;
             }
             let n: f64 = f[1].parse().context("results.csv: silos")?;
-            let secs: f64 = f[4].parse().context("results.csv: seconds")?;
+            let secs: f64 = f[5].parse().context("results.csv: seconds")?;
             match series.iter_mut().find(|s| s.name == f[0]) {
                 Some(s) => s.points.push((n, secs.max(1e-4))),
                 None => series.push(Series {
@@ -328,7 +393,12 @@ fn main() -> Result<()> {
         }
         return plot(&a, &series);
     }
-    let mut csv = String::from("stage,silos,routers,status,seconds,peak_mib,detail\n");
+    let generator = match a.degree {
+        Some(d) => format!("rgg degree {d}"),
+        None => "rgg 400 km".to_string(),
+    };
+    let mut csv =
+        String::from("stage,silos,routers,generator,status,seconds,cpu_seconds,peak_mib,detail\n");
     let mut series = Vec::new();
     for stage in &a.stages {
         let mut points = Vec::new();
@@ -340,14 +410,18 @@ fn main() -> Result<()> {
                     "{stage:>12} N={n:>6}: skipped (took > {} s at N={m})",
                     a.cap_s
                 );
-                csv += &format!("{stage},{n},{routers},skipped,,,\n");
+                csv += &format!("{stage},{n},{routers},{generator},skipped,,,,\n");
                 continue;
             }
             match run_child(&a, stage, n)? {
-                Ok((secs, kib, detail)) => {
+                Ok((secs, cpu, kib, detail)) => {
                     let mib = kib as f64 / 1024.0;
-                    eprintln!("{stage:>12} N={n:>6}: {secs:10.3} s, peak {mib:8.1} MiB {detail}");
-                    csv += &format!("{stage},{n},{routers},ok,{secs:.4},{mib:.1},{detail}\n");
+                    eprintln!(
+                        "{stage:>12} N={n:>6}: {secs:10.3} s ({cpu:.2} s CPU), peak {mib:8.1} MiB {detail}"
+                    );
+                    csv += &format!(
+                        "{stage},{n},{routers},{generator},ok,{secs:.4},{cpu:.2},{mib:.1},{detail}\n"
+                    );
                     points.push((n as f64, secs.max(1e-4)));
                     if secs > a.cap_s {
                         over_cap = Some(n);
@@ -355,7 +429,7 @@ fn main() -> Result<()> {
                 }
                 Err(why) => {
                     eprintln!("{stage:>12} N={n:>6}: {why}");
-                    csv += &format!("{stage},{n},{routers},{why},,,\n");
+                    csv += &format!("{stage},{n},{routers},{generator},{why},,,,\n");
                     over_cap = Some(n);
                 }
             }
