@@ -7,11 +7,19 @@
 //! * `ring_3000/christofides`: the RING overlay on 3,000 silos (one per
 //!   router of a random geometric underlay), above the exact-matching limit.
 //!
+//! * `issue28/*`: old and new paths of issue 28 side by side (below), and
+//!   `issue28/setup_3000` (connectivity and delay model of 3,000 routers,
+//!   mean degree 4: one shortest-path tree per router) and
+//!   `issue28/compare_3000` (`compare --overlays star,mst,ring,ring-opt`
+//!   past the setup, STAR centre `fastest`).
+//!
 //! `cargo bench --bench scale`
 
 use criterion::{criterion_group, criterion_main, Criterion};
 
+use fedtopo::overlay::build::{BuildOptions, CenterPolicy, OverlayKind};
 use fedtopo::overlay::ring::ring;
+use fedtopo::report::compare_overlays;
 use fedtopo::scenario::NetworkSpec;
 use fedtopo::underlay::diameter::diameter;
 use fedtopo::underlay::synthetic::{radius_for_degree, random_geometric, random_geometric_gml};
@@ -68,6 +76,34 @@ fn issue28_old_vs_new(c: &mut Criterion) {
     g.bench_function("mst_3000/matrix", |b| b.iter(|| mst_from_matrix(&model)));
     g.bench_function("mst_3000/rows", |b| b.iter(|| mst_by_rows(&model)));
     g.bench_function("mst_3000/tiled", |b| b.iter(|| mst(&model)));
+    g.bench_function("star_centre_3000/one_centre_at_a_time", |b| {
+        b.iter(|| {
+            use rayon::prelude::*;
+            (0..model.silo_count())
+                .into_par_iter()
+                .map(|c| fedtopo::timing::star_cycle_time_at(&model, c))
+                .collect::<Vec<f64>>()
+        })
+    });
+    g.bench_function("star_centre_3000/tiled", |b| {
+        b.iter(|| fedtopo::overlay::star::center_fastest(&model))
+    });
+    g.bench_function("setup_3000", |b| {
+        b.iter(|| NetworkSpec::default().delay_model(&u))
+    });
+    let kinds = [
+        OverlayKind::Star,
+        OverlayKind::Mst,
+        OverlayKind::Ring,
+        OverlayKind::RingOpt,
+    ];
+    let options = BuildOptions {
+        center: CenterPolicy::Fastest,
+        ..BuildOptions::default()
+    };
+    g.bench_function("compare_3000", |b| {
+        b.iter(|| compare_overlays(&u, &model, &kinds, &options).expect("compare"))
+    });
     g.finish();
 }
 
