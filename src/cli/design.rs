@@ -19,7 +19,8 @@ use fedtopo::design::search::{
 };
 use fedtopo::evaluate::EvaluatedOverlay;
 use fedtopo::mixing::FastestOptions;
-use fedtopo::overlay::build::{parse_overlay_list, BuildOptions};
+use fedtopo::overlay::build::{parse_overlay_list, BuildOptions, OverlayKind};
+use fedtopo::overlay::matcha::MatchaVariant;
 use fedtopo::report::table::{serde_csv, Table};
 use fedtopo::report::{render_json, OutputFormat};
 use fedtopo::underlay::Underlay;
@@ -457,7 +458,7 @@ pub fn run(a: DesignArgs) -> Result<()> {
             a.after_dashes.join(" ")
         );
     }
-    let kinds = parse_overlay_list(&a.overlays)?;
+    let mut kinds = parse_overlay_list(&a.overlays)?;
     let mut predictor = match a.predictor.as_str() {
         "proxy" => RoundsPredictor::checked_proxy(a.base_rounds)
             .map_err(|e| anyhow::anyhow!("--base-rounds: {e}"))?,
@@ -517,6 +518,19 @@ pub fn run(a: DesignArgs) -> Result<()> {
              augmenting times every missing arc at each step, beyond {} silos hours of work \
              ({n} silos here)",
             fedtopo::design::MAX_AUGMENT_SILOS
+        );
+    }
+    let matcha_plus = OverlayKind::Matcha(MatchaVariant::MATCHA_PLUS);
+    if a.overlays == DEFAULT_OVERLAYS
+        && n > fedtopo::design::search::MAX_MATCHA_PLUS_SILOS
+        && kinds.contains(&matcha_plus)
+    {
+        kinds.retain(|k| *k != matcha_plus);
+        eprintln!(
+            "note: design: matcha+ is left out: its activation probabilities take a dense {n} x {n} \
+             eigendecomposition per solver step, beyond {} silos minutes of work (ask for it with \
+             --overlays to run it)",
+            fedtopo::design::search::MAX_MATCHA_PLUS_SILOS
         );
     }
     let options = DesignOptions {

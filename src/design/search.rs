@@ -44,6 +44,16 @@ use crate::timing::{cycle_time, TimingError};
 use crate::train::consensus::ConsensusError;
 use crate::underlay::Underlay;
 
+/// Above this many silos `fedtopo design` leaves `matcha+` out of its
+/// default candidates (asked for with `--overlays`, it runs): its
+/// activation probabilities are solved by subgradient steps that each
+/// decompose an `n x n` expected Laplacian densely. Measured (issue 24,
+/// dev profile, loaded 2-core machine): on a 1,000-router random
+/// geometric underlay (`rgg_gml -- 1000 4 1`), `matcha+` alone had not
+/// finished after 3 minutes. Plain MATCHA on the complete connectivity
+/// graph has a closed form from 400 silos on (issue 28).
+pub const MAX_MATCHA_PLUS_SILOS: usize = 400;
+
 /// Settings of [`design_candidates`].
 #[derive(Debug, Clone, PartialEq)]
 pub struct DesignOptions {
