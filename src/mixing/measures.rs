@@ -265,7 +265,6 @@ pub fn slem_per_round(n: usize, rounds: &[&[f64]]) -> Result<f64, SpectrumError>
     // schedule underflows over many rounds) and the scales are summed in
     // logs. A round that cancels the error (relative norm below 1e-12:
     // finite-time exact consensus) gives 0.
-    let centre = DMatrix::<f64>::from_element(n, n, 1.0 / n as f64);
     let doubly = rounds
         .iter()
         .all(|w| (0..n).all(|j| ((0..n).map(|i| w[i * n + j]).sum::<f64>() - 1.0).abs() <= 1e-9));
