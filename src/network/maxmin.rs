@@ -54,11 +54,17 @@ use crate::units::BitsPerSec;
 const TOL: f64 = 1e-9;
 
 /// Up to this many resources in `R`, a fill finds each bottleneck by a scan
-/// of `R` instead of an indexed heap (measured on the worst-case ring of
-/// `examples/flow_profile.rs`: 48 -> 0.73 s, 128 -> 0.68 s, 256 -> 0.60 s;
-/// a scan costs `|R|` per bottleneck, a heap re-key `log |R|` per touched
-/// resource).
-pub const LINEAR_SCAN_MAX: usize = 256;
+/// of `R` instead of an indexed heap (a scan costs `|R|` per bottleneck, a
+/// heap re-key `log |R|` per touched resource; fills have few bottleneck
+/// levels, so the scan wins far beyond small `R`). Measured on the
+/// worst-case ring of `examples/flow_profile.rs`: 48 -> 0.73 s, 128 ->
+/// 0.68 s, 256 -> 0.60 s; on the `flow-replay` stage of
+/// `experiments/scaling` (N routers, plain ring, user CPU s): N = 1000
+/// (100 rounds) 3.9 s at 256, 3.1 s at 2048, 3.2-3.4 s scanning every R;
+/// N = 2000 (100 rounds) 22.0 s at 256, 16.5 s at 2048, 16.3 s scanning
+/// every R; N = 5000 (5 rounds) 28.9 s at 256, 25.7 s at 4096, 29.9 s
+/// scanning every R.
+pub const LINEAR_SCAN_MAX: usize = 4096;
 
 #[derive(Debug, Clone, Default)]
 struct FlowState {
@@ -113,9 +119,10 @@ pub struct MaxMin {
     // Scratch, indexed by flow / resource id, reused across updates.
     epoch: u64,
     flow_mark: Vec<u64>,
-    res_mark: Vec<u64>,
-    /// Resource -> local index in `r_list` (valid when `res_mark == epoch`).
-    res_local: Vec<u32>,
+    /// Resource -> its mark and local index in `r_list` (the index is
+    /// valid when the mark is the current fill's epoch): one array, so a
+    /// fill reads both with one access.
+    res_slot: Vec<ResSlot>,
     s_list: Vec<u32>,
     r_list: Vec<u32>,
     new_rate: Vec<f64>,
@@ -165,8 +172,7 @@ impl MaxMin {
         self.on.push(Vec::new());
         self.bneck_of.push(Vec::new());
         self.load.push(RunningSum::default());
-        self.res_mark.push(0);
-        self.res_local.push(0);
+        self.res_slot.push(ResSlot::default());
         self.check_epoch.push(0);
         self.check_load.push(0.0);
         self.check_max.push(0.0);
@@ -306,9 +312,10 @@ impl MaxMin {
         let d = new - old;
         let bp = d - new;
         let e = (new - (d - bp)) + (-old - bp);
+        let (cap, loads) = (&self.cap, &mut self.load);
         for &r in &self.flows[f as usize].res {
-            if self.cap[r as usize].is_finite() {
-                let load = &mut self.load[r as usize];
+            if cap[r as usize].is_finite() {
+                let load = &mut loads[r as usize];
                 load.add(d);
                 load.lo += e;
             }
@@ -401,7 +408,7 @@ impl MaxMin {
     fn fill_s(&mut self, epoch: u64) {
         self.stats.passes += 1;
         self.stats.flows_filled += self.s_list.len() as u64;
-        // R and its residual capacities. `res_mark` uses its own epoch
+        // R and its residual capacities. `res_slot` uses its own epoch
         // space: a fresh one per pass.
         // Residual = capacity - load of the flows outside S = capacity -
         // load + committed rates of the flows of S (no scan of the
@@ -409,23 +416,32 @@ impl MaxMin {
         let repoch = self.next_epoch();
         self.r_list.clear();
         self.local.clear();
+        // Disjoint borrows of the fields the loop reads and writes (keeps
+        // them in registers instead of reloading them through `self`).
+        let (flows, rate, cap, load) = (&self.flows, &self.rate, &self.cap, &self.load);
+        let (res_slot, r_list, local) = (&mut self.res_slot, &mut self.r_list, &mut self.local);
+        let (frozen, new_rate, new_bneck) =
+            (&mut self.frozen, &mut self.new_rate, &mut self.new_bneck);
         for &f in &self.s_list {
-            self.frozen[f as usize] = false;
-            self.new_rate[f as usize] = f64::INFINITY;
-            self.new_bneck[f as usize] = u32::MAX;
-            let x = committed(self.rate[f as usize]);
-            for &r in &self.flows[f as usize].res {
-                let k = if self.res_mark[r as usize] != repoch {
-                    self.res_mark[r as usize] = repoch;
-                    let k = self.r_list.len();
-                    self.res_local[r as usize] = k as u32;
-                    self.r_list.push(r);
-                    let cap = self.cap[r as usize];
-                    self.local.push(Local {
-                        residual: if cap.is_finite() {
-                            self.load[r as usize].subtract_from(cap)
+            frozen[f as usize] = false;
+            new_rate[f as usize] = f64::INFINITY;
+            new_bneck[f as usize] = u32::MAX;
+            let x = committed(rate[f as usize]);
+            for &r in &flows[f as usize].res {
+                let slot = &mut res_slot[r as usize];
+                let k = if slot.mark != repoch {
+                    let k = r_list.len();
+                    *slot = ResSlot {
+                        mark: repoch,
+                        local: k as u32,
+                    };
+                    r_list.push(r);
+                    let c = cap[r as usize];
+                    local.push(Local {
+                        residual: if c.is_finite() {
+                            load[r as usize].subtract_from(c)
                         } else {
-                            cap
+                            c
                         },
                         max_in_s: 0.0,
                         max_outside: f64::NAN,
@@ -434,9 +450,9 @@ impl MaxMin {
                     });
                     k
                 } else {
-                    self.res_local[r as usize] as usize
+                    slot.local as usize
                 };
-                let l = &mut self.local[k];
+                let l = &mut local[k];
                 l.residual += x;
                 l.count += 1;
             }
@@ -496,28 +512,32 @@ impl MaxMin {
     /// resources whose share changed.
     fn freeze_at(&mut self, k: u32, share: f64, epoch: u64, track: bool) {
         let r = self.r_list[k as usize];
-        self.touched.clear();
+        let (on, flow_mark, rate, flows) = (&self.on, &self.flow_mark, &self.rate, &self.flows);
+        let (frozen, new_rate, new_bneck) =
+            (&mut self.frozen, &mut self.new_rate, &mut self.new_bneck);
+        let (res_slot, local, touched) = (&self.res_slot, &mut self.local, &mut self.touched);
+        touched.clear();
         let mut outside = 0.0f64;
-        for &f in &self.on[r as usize] {
-            if self.flow_mark[f as usize] != epoch {
-                outside = outside.max(self.rate[f as usize]);
+        for &f in &on[r as usize] {
+            if flow_mark[f as usize] != epoch {
+                outside = outside.max(rate[f as usize]);
                 continue;
             }
-            if self.frozen[f as usize] {
+            if frozen[f as usize] {
                 continue;
             }
-            self.frozen[f as usize] = true;
-            self.new_rate[f as usize] = share;
-            self.new_bneck[f as usize] = r;
-            for &r2 in &self.flows[f as usize].res {
-                let k2 = self.res_local[r2 as usize];
-                let l = &mut self.local[k2 as usize];
+            frozen[f as usize] = true;
+            new_rate[f as usize] = share;
+            new_bneck[f as usize] = r;
+            for &r2 in &flows[f as usize].res {
+                let k2 = res_slot[r2 as usize].local;
+                let l = &mut local[k2 as usize];
                 l.residual = (l.residual - share).max(0.0);
                 l.count -= 1;
                 l.max_in_s = l.max_in_s.max(share);
                 if track && k2 != k && !l.touched {
                     l.touched = true;
-                    self.touched.push(k2);
+                    touched.push(k2);
                 }
             }
         }
@@ -538,7 +558,7 @@ impl MaxMin {
         if !cap.is_finite() {
             return false;
         }
-        let l = &self.local[self.res_local[b as usize] as usize];
+        let l = &self.local[self.res_slot[b as usize].local as usize];
         let mut max = l.max_in_s;
         if in_s {
             let outside = l.max_outside;
@@ -666,6 +686,15 @@ impl MaxMin {
         }
         self.candidates = candidates;
     }
+}
+
+/// A resource's mark and local index in a fill.
+#[derive(Debug, Clone, Copy, Default)]
+struct ResSlot {
+    /// Epoch of the fill that last listed the resource in R.
+    mark: u64,
+    /// Its index in `r_list` / `local` during that fill.
+    local: u32,
 }
 
 /// A resource of R in a fill.
