@@ -29,6 +29,7 @@ pub(crate) struct DoneBits {
 impl DoneBits {
     /// True when event `id` fired or was cancelled (or is below the
     /// window). Ids never scheduled read as not done.
+    #[inline]
     pub(crate) fn contains(&self, id: u64) -> bool {
         match (id / 64).checked_sub(self.base) {
             None => true,
@@ -40,6 +41,7 @@ impl DoneBits {
     }
 
     /// Marks event `id` done (a no-op below the window, done already).
+    #[inline]
     pub(crate) fn insert(&mut self, id: u64) {
         if let Some(w) = (id / 64).checked_sub(self.base) {
             if let Some(x) = self.words.get_mut(w as usize) {
@@ -52,6 +54,7 @@ impl DoneBits {
     /// in increasing order). Before a new word, when the window has
     /// doubled, calls `oldest` for the smallest id still queued (`None`:
     /// the queue is empty) and drops the words below it.
+    #[inline]
     pub(crate) fn add(&mut self, id: u64, oldest: impl FnOnce() -> Option<u64>) {
         let word = id / 64;
         if word < self.base + self.words.len() as u64 {
@@ -100,7 +103,11 @@ mod tests {
             }
             assert!(!d.contains(id + 1), "never scheduled");
         }
-        assert!(d.window_words() <= 2 * MIN_TRIM_WORDS, "{}", d.window_words());
+        assert!(
+            d.window_words() <= 2 * MIN_TRIM_WORDS,
+            "{}",
+            d.window_words()
+        );
         assert!(d.contains(5), "below the window: done");
     }
 

@@ -16,6 +16,7 @@ const ARITY: usize = 4;
 
 /// `t`'s bits as an unsigned integer ordered as [`f64::total_cmp`] orders
 /// `t` (negative numbers reversed below the positive ones).
+#[inline]
 pub(crate) fn time_key(t: f64) -> u64 {
     let b = t.to_bits();
     if b >> 63 == 1 {
@@ -26,21 +27,25 @@ pub(crate) fn time_key(t: f64) -> u64 {
 }
 
 /// The time whose [`time_key`] is `k`.
+#[inline]
 pub(crate) fn key_time(k: u64) -> f64 {
     f64::from_bits(if k >> 63 == 1 { k & !(1 << 63) } else { !k })
 }
 
 /// The packed key of an event at `time` (ms) with sequence number `id`.
+#[inline]
 pub(crate) fn pack(time: f64, id: u64) -> u128 {
     (u128::from(time_key(time)) << 64) | u128::from(id)
 }
 
 /// Time (ms) of a packed key.
+#[inline]
 pub(crate) fn key_time_of(key: u128) -> f64 {
     key_time((key >> 64) as u64)
 }
 
 /// Sequence number of a packed key.
+#[inline]
 pub(crate) fn key_id(key: u128) -> u64 {
     key as u64
 }
@@ -51,50 +56,73 @@ pub(crate) struct Entry<E> {
     pub(crate) event: E,
 }
 
-/// A 4-ary min-heap of entries by key (module docs).
+/// A 4-ary min-heap of entries by key (module docs). Keys and events sit
+/// in two parallel vectors, so that comparisons read only keys (four
+/// children: 64 bytes).
 pub(crate) struct QuadHeap<E> {
-    items: Vec<Entry<E>>,
+    keys: Vec<u128>,
+    events: Vec<E>,
 }
 
 impl<E> QuadHeap<E> {
     pub(crate) fn new() -> Self {
-        QuadHeap { items: Vec::new() }
+        QuadHeap {
+            keys: Vec::new(),
+            events: Vec::new(),
+        }
     }
 
     pub(crate) fn len(&self) -> usize {
-        self.items.len()
+        self.keys.len()
     }
 
     /// Key of the smallest entry.
+    #[inline]
     pub(crate) fn peek_key(&self) -> Option<u128> {
-        self.items.first().map(|e| e.key)
+        self.keys.first().copied()
     }
 
-    /// Every entry, in no particular order.
-    pub(crate) fn iter(&self) -> impl Iterator<Item = &Entry<E>> {
-        self.items.iter()
+    /// Every key, in no particular order.
+    pub(crate) fn keys(&self) -> &[u128] {
+        &self.keys
     }
 
+    #[inline]
     pub(crate) fn push(&mut self, key: u128, event: E) {
-        self.items.push(Entry { key, event });
-        self.sift_up(self.items.len() - 1);
+        self.keys.push(key);
+        self.events.push(event);
+        self.sift_up(self.keys.len() - 1);
     }
 
     /// Removes and returns the smallest entry.
+    #[inline]
     pub(crate) fn pop(&mut self) -> Option<Entry<E>> {
-        let last = self.items.pop()?;
-        if self.items.is_empty() {
-            return Some(last);
+        let key = self.keys.pop()?;
+        let event = self.events.pop()?;
+        if self.keys.is_empty() {
+            return Some(Entry { key, event });
         }
-        let top = std::mem::replace(&mut self.items[0], last);
+        let top = Entry {
+            key: std::mem::replace(&mut self.keys[0], key),
+            event: std::mem::replace(&mut self.events[0], event),
+        };
         self.sift_down(0);
         Some(top)
     }
 
-    /// Keeps the entries `keep` accepts (and restores the heap order).
-    pub(crate) fn retain(&mut self, keep: impl FnMut(&Entry<E>) -> bool) {
-        self.items.retain(keep);
-        let n = self.items.len();
+    /// Keeps the entries whose key `keep` accepts (and restores the heap
+    /// order).
+    pub(crate) fn retain(&mut self, mut keep: impl FnMut(u128) -> bool) {
+        let mut i = 0;
+        while i < self.keys.len() {
+            if keep(self.keys[i]) {
+                i += 1;
+            } else {
+                self.keys.swap_remove(i);
+                self.events.swap_remove(i);
+            }
+        }
+        let n = self.keys.len();
         if n > 1 {
             for i in (0..=(n - 2) / ARITY).rev() {
                 self.sift_down(i);
@@ -102,40 +130,56 @@ impl<E> QuadHeap<E> {
         }
     }
 
+    #[inline]
+    fn swap(&mut self, a: usize, b: usize) {
+        self.keys.swap(a, b);
+        self.events.swap(a, b);
+    }
+
+    #[inline]
     fn sift_up(&mut self, mut i: usize) {
-        let key = self.items[i].key;
+        let key = self.keys[i];
         while i > 0 {
             let parent = (i - 1) / ARITY;
-            if self.items[parent].key <= key {
+            if self.keys[parent] <= key {
                 break;
             }
-            self.items.swap(i, parent);
+            self.swap(i, parent);
             i = parent;
         }
     }
 
+    /// Moves entry `i` down while a child is smaller, swapping it with
+    /// its smallest child.
+    #[inline]
     fn sift_down(&mut self, mut i: usize) {
-        let n = self.items.len();
-        let key = self.items[i].key;
+        let n = self.keys.len();
+        let key = self.keys[i];
         loop {
             let first = ARITY * i + 1;
-            if first >= n {
-                break;
+            let best = if first + ARITY <= n {
+                let k = &self.keys[first..first + ARITY];
+                let a = if k[1] < k[0] { 1 } else { 0 };
+                let b = if k[3] < k[2] { 3 } else { 2 };
+                first + if k[b] < k[a] { b } else { a }
+            } else if first < n {
+                (first + 1..n).fold(
+                    first,
+                    |m, c| {
+                        if self.keys[c] < self.keys[m] {
+                            c
+                        } else {
+                            m
+                        }
+                    },
+                )
+            } else {
+                return;
+            };
+            if key <= self.keys[best] {
+                return;
             }
-            let end = (first + ARITY).min(n);
-            let mut best = first;
-            let mut best_key = self.items[first].key;
-            for c in first + 1..end {
-                let k = self.items[c].key;
-                if k < best_key {
-                    best = c;
-                    best_key = k;
-                }
-            }
-            if key <= best_key {
-                break;
-            }
-            self.items.swap(i, best);
+            self.swap(i, best);
             i = best;
         }
     }
@@ -224,7 +268,7 @@ mod tests {
                     prop_assert_eq!(a, b);
                 }
                 if id == 200 {
-                    q.retain(|e| e.event % drop_every != 0);
+                    q.retain(|k| key_id(k) % drop_every != 0);
                     old.retain(|Reverse(o)| o.1 % drop_every != 0);
                 }
                 prop_assert_eq!(q.len(), old.len());

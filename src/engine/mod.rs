@@ -106,6 +106,7 @@ impl<E> Scheduler<E> {
     }
 
     /// Current simulated time, ms.
+    #[inline]
     pub fn now(&self) -> Ms {
         self.now
     }
@@ -135,6 +136,7 @@ impl<E> Scheduler<E> {
     /// # Panics
     /// If `time` is NaN or earlier than [`Scheduler::now`] (a handler bug:
     /// the past cannot be changed).
+    #[inline]
     pub fn schedule_at(&mut self, time: Ms, event: E) -> EventId {
         assert!(
             time >= self.now,
@@ -145,13 +147,14 @@ impl<E> Scheduler<E> {
         self.next_id += 1;
         let heap = &self.heap;
         self.done
-            .add(id, || heap.iter().map(|e| key_id(e.key)).min());
+            .add(id, || heap.keys().iter().map(|&k| key_id(k)).min());
         self.heap.push(pack(time, id), event);
         self.pending += 1;
         EventId(id)
     }
 
     /// Schedules `event` `delay` ms from now (`delay >= 0`).
+    #[inline]
     pub fn schedule_in(&mut self, delay: Ms, event: E) -> EventId {
         self.schedule_at(self.now + delay, event)
     }
@@ -166,7 +169,7 @@ impl<E> Scheduler<E> {
         self.pending -= 1;
         if self.heap.len() > 2 * self.pending + 1024 {
             let done = &self.done;
-            self.heap.retain(|e| !done.contains(key_id(e.key)));
+            self.heap.retain(|k| !done.contains(key_id(k)));
         }
         true
     }
@@ -177,6 +180,7 @@ impl<E> Scheduler<E> {
         self.heap.peek_key().map(key_time_of)
     }
 
+    #[inline]
     fn skip_cancelled(&mut self) {
         while let Some(top) = self.heap.peek_key() {
             if self.done.contains(key_id(top)) {
@@ -189,6 +193,7 @@ impl<E> Scheduler<E> {
 
     /// Removes the next event, advances the clock to its time, calls the
     /// trace hook and returns it.
+    #[inline]
     pub fn pop(&mut self) -> Option<(Ms, EventId, E)> {
         self.skip_cancelled();
         let e = self.heap.pop()?;
