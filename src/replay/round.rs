@@ -392,11 +392,12 @@ impl<'a> RoundProtocol<'a> {
         self.received[c].pop_front();
         let now = link.now();
         // Broadcast the aggregate of round k.
-        let targets = self.info(k).out[c].clone();
-        for j in targets {
+        let targets = std::mem::take(&mut self.info_mut(k).out[c]);
+        for &j in &targets {
             let in_j = self.info(k).overlay.in_degree(j);
             self.send(c, j, k, out_c, in_j, link);
         }
+        self.info_mut(k).out[c] = targets;
         self.start_round(c, k + 1, now, link);
     }
 }
