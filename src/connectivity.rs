@@ -466,12 +466,14 @@ impl Connectivity {
     }
 
     /// Row-major router-pair index of the silo pair `(i, j)`.
+    #[inline]
     fn pair(&self, i: usize, j: usize) -> usize {
         self.placement.router(i) * self.n + self.placement.router(j)
     }
 
     /// Latency `l(i,j)` of the route from silo `i` to silo `j`, ms (0 for
     /// `i == j` and for silos on the same router).
+    #[inline]
     pub fn latency_ms(&self, i: usize, j: usize) -> Ms {
         let (a, b) = (self.placement.router(i), self.placement.router(j));
         if a == b {
@@ -486,6 +488,7 @@ impl Connectivity {
 
     /// Available bandwidth `A(i,j)`, bit/s (infinite for `i == j` and for
     /// silos on the same router).
+    #[inline]
     pub fn bandwidth_bps(&self, i: usize, j: usize) -> BitsPerSec {
         self.bandwidth_bps.get(self.pair(i, j))
     }

@@ -141,6 +141,7 @@ impl DelayModel {
     /// the one code home of eq. (3): both evaluate the same private
     /// expression; the max-plus network model
     /// ([`crate::network::MaxPlusNetwork`]) takes its delays from here.
+    #[inline]
     pub fn comm_ms(&self, i: usize, j: usize, out_deg_i: usize, in_deg_j: usize, bits: Bits) -> Ms {
         // 0 + x == x exactly: this is `l + max(...)` to the last bit.
         self.eq3_ms(0.0, i, j, out_deg_i, in_deg_j, bits)
@@ -162,6 +163,7 @@ impl DelayModel {
     /// so that [`Self::arc_delay`] and [`Self::comm_ms`] keep the exact
     /// floating-point values they always had (adding `s*Tc(i)` last instead
     /// would move results by an ulp and flip ties in overlay builders).
+    #[inline]
     fn eq3_ms(
         &self,
         lead_ms: Ms,

@@ -158,6 +158,7 @@ impl SiloPlacement {
     }
 
     /// Router of silo `i`.
+    #[inline]
     pub fn router(&self, i: usize) -> usize {
         self.router[i]
     }

@@ -46,6 +46,7 @@ pub fn gigabytes(bits: Bits) -> f64 {
 
 /// Time (ms) to push `size` bits through a pipe of `rate` bit/s.
 /// An infinite rate gives 0 ms.
+#[inline]
 pub fn transfer_ms(size: Bits, rate: BitsPerSec) -> Ms {
     if rate.is_infinite() {
         0.0

@@ -66,34 +66,43 @@ pub struct ClockState {
     cell: ClockCell,
     round: u64,
     now_ms: Ms,
+    /// `t(round)`, ms per silo: the last round's end times (a buffer
+    /// reused from round to round).
+    times: Vec<Ms>,
     /// `numpy.frombuffer` (float64 by default).
     frombuffer: Py<PyAny>,
 }
 
 impl ClockState {
     /// Times the next round `k = self.round` on its overlay and advances
-    /// `round` and `now_ms`; returns `t(k+1)`, ms since the start.
-    fn next_round(&mut self) -> PyResult<Vec<f64>> {
+    /// `round` and `now_ms`; `self.times` becomes `t(k+1)`, ms since the
+    /// start.
+    fn next_round(&mut self) -> PyResult<()> {
         let k = self.round;
-        let t = self
-            .cell
+        let times = &mut self.times;
+        self.cell
             .with_dependent_mut(|o, clock| {
                 let overlay = o.rounds.round(k);
-                clock.round_end_times(k, &overlay)
+                clock.round_end_times_into(k, &overlay, times)
             })
             .map_err(|e| value_error(&e))?;
         self.round += 1;
-        self.now_ms = t.iter().copied().fold(self.now_ms, f64::max);
-        Ok(t)
+        self.now_ms = self.times.iter().copied().fold(self.now_ms, f64::max);
+        Ok(())
     }
 
-    /// `t` as a writable float64 NumPy array (over a copy, a bytearray:
-    /// ~1 us, a third of `numpy.asarray(list)`).
-    fn array<'py>(&self, py: Python<'py>, t: &[f64]) -> PyResult<Bound<'py, PyAny>> {
-        let bytes: Vec<u8> = t.iter().flat_map(|x| x.to_ne_bytes()).collect();
-        self.frombuffer
-            .bind(py)
-            .call1((PyByteArray::new(py, &bytes),))
+    /// The last round's end times as a writable float64 NumPy array (over
+    /// a bytearray the times are copied into: ~1 us, a third of
+    /// `numpy.asarray(list)`).
+    fn array<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let t = &self.times;
+        let bytes = PyByteArray::new_with(py, 8 * t.len(), |b| {
+            for (chunk, x) in b.chunks_exact_mut(8).zip(t) {
+                chunk.copy_from_slice(&x.to_ne_bytes());
+            }
+            Ok(())
+        })?;
+        self.frombuffer.bind(py).call1((bytes,))
     }
 }
 
@@ -229,6 +238,7 @@ impl Clock {
             cell,
             round: 0,
             now_ms: 0.0,
+            times: Vec::new(),
             frombuffer,
         };
         Ok(Clock {
@@ -244,8 +254,8 @@ impl Clock {
     /// float64 array (one entry per silo, in `net.silos` order).
     fn step<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         let mut s = self.state(py)?;
-        let t = s.next_round()?;
-        s.array(py, &t)
+        s.next_round()?;
+        s.array(py)
     }
 
     /// Times `rounds` rounds (an int from 1 to 1000000, the CLI's `--rounds`
@@ -273,8 +283,8 @@ impl Clock {
                 py.check_signals()?;
             }
         }
-        let t = s.next_round()?;
-        s.array(py, &t)
+        s.next_round()?;
+        s.array(py)
     }
 
     /// Rounds timed so far (the next `step()` times this round).

@@ -13,12 +13,17 @@
 //! # Ordering
 //! Events are popped by increasing time; events at the same time pop in the
 //! order they were scheduled (every event gets a sequence number, its
-//! [`EventId`]). Runs are therefore deterministic.
+//! [`EventId`]). Runs are therefore deterministic. The queue is a 4-ary
+//! min-heap on one packed integer key per event, the time's bits in
+//! `total_cmp` order then the sequence number (`heap.rs`): no allocation
+//! once it has grown to the run's largest number of pending events.
 //!
 //! # Cancellation
 //! [`Scheduler::cancel`] is amortised O(1): a cancelled event stays in the
 //! heap and is skipped when it reaches the top (lazy deletion). One bit per
-//! event ever scheduled records "fired or cancelled". When cancelled entries
+//! event records "fired or cancelled", over a window that starts at the
+//! oldest event still queued (`done.rs`), so memory does not grow with the
+//! number of events ever scheduled. When cancelled entries
 //! outnumber the pending events (plus a slack of 1024), the heap is rebuilt
 //! without them (`O(heap)`, paid for by those cancellations), so a model
 //! that re-times its events often (the flow model) keeps a small heap. The
@@ -43,53 +48,30 @@
 //! assert_eq!(q.now(), 4.5);
 //! ```
 
-use std::cmp::Ordering;
-use std::collections::BinaryHeap;
+mod done;
+pub mod fx;
+mod heap;
 
 use crate::units::Ms;
+use done::DoneBits;
+use heap::{key_id, key_time_of, pack, QuadHeap};
 
 /// Identifier of a scheduled event: its sequence number (unique per
 /// [`Scheduler`], increasing in scheduling order).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct EventId(pub u64);
 
-/// A heap entry; `BinaryHeap` is a max-heap, so the order is reversed.
-struct Entry<E> {
-    time: Ms,
-    id: u64,
-    event: E,
-}
-
-impl<E> PartialEq for Entry<E> {
-    fn eq(&self, other: &Self) -> bool {
-        self.cmp(other) == Ordering::Equal
-    }
-}
-impl<E> Eq for Entry<E> {}
-impl<E> PartialOrd for Entry<E> {
-    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
-        Some(self.cmp(other))
-    }
-}
-impl<E> Ord for Entry<E> {
-    fn cmp(&self, other: &Self) -> Ordering {
-        other
-            .time
-            .total_cmp(&self.time)
-            .then_with(|| other.id.cmp(&self.id))
-    }
-}
-
 /// Called with `(time ms, id, event)` for every event as it fires.
 pub type TraceHook<E> = Box<dyn FnMut(Ms, EventId, &E)>;
 
 /// The event queue and the simulation clock.
 pub struct Scheduler<E> {
-    heap: BinaryHeap<Entry<E>>,
+    /// Pending and cancelled-but-not-yet-skipped events, by (time, id).
+    heap: QuadHeap<E>,
     now: Ms,
     next_id: u64,
-    /// One bit per event id: set when the event fired or was cancelled.
-    done: Vec<u64>,
+    /// Which events fired or were cancelled.
+    done: DoneBits,
     pending: usize,
     trace: Option<TraceHook<E>>,
 }
@@ -114,16 +96,17 @@ impl<E> Scheduler<E> {
     /// An empty queue at time 0 ms.
     pub fn new() -> Self {
         Scheduler {
-            heap: BinaryHeap::new(),
+            heap: QuadHeap::new(),
             now: 0.0,
             next_id: 0,
-            done: Vec::new(),
+            done: DoneBits::default(),
             pending: 0,
             trace: None,
         }
     }
 
     /// Current simulated time, ms.
+    #[inline]
     pub fn now(&self) -> Ms {
         self.now
     }
@@ -153,6 +136,7 @@ impl<E> Scheduler<E> {
     /// # Panics
     /// If `time` is NaN or earlier than [`Scheduler::now`] (a handler bug:
     /// the past cannot be changed).
+    #[inline]
     pub fn schedule_at(&mut self, time: Ms, event: E) -> EventId {
         assert!(
             time >= self.now,
@@ -161,39 +145,31 @@ impl<E> Scheduler<E> {
         );
         let id = self.next_id;
         self.next_id += 1;
-        if (id / 64) as usize >= self.done.len() {
-            self.done.push(0);
-        }
-        self.heap.push(Entry { time, id, event });
+        let heap = &self.heap;
+        self.done
+            .add(id, || heap.keys().iter().map(|&k| key_id(k)).min());
+        self.heap.push(pack(time, id), event);
         self.pending += 1;
         EventId(id)
     }
 
     /// Schedules `event` `delay` ms from now (`delay >= 0`).
+    #[inline]
     pub fn schedule_in(&mut self, delay: Ms, event: E) -> EventId {
         self.schedule_at(self.now + delay, event)
-    }
-
-    fn is_done(&self, id: u64) -> bool {
-        self.done[(id / 64) as usize] & (1 << (id % 64)) != 0
-    }
-
-    fn mark_done(&mut self, id: u64) {
-        self.done[(id / 64) as usize] |= 1 << (id % 64);
     }
 
     /// Cancels a pending event. Returns `false` (and does nothing) when the
     /// event already fired, was already cancelled, or was never scheduled.
     pub fn cancel(&mut self, id: EventId) -> bool {
-        if id.0 >= self.next_id || self.is_done(id.0) {
+        if id.0 >= self.next_id || self.done.contains(id.0) {
             return false;
         }
-        self.mark_done(id.0);
+        self.done.insert(id.0);
         self.pending -= 1;
         if self.heap.len() > 2 * self.pending + 1024 {
             let done = &self.done;
-            self.heap
-                .retain(|e| done[(e.id / 64) as usize] & (1 << (e.id % 64)) == 0);
+            self.heap.retain(|k| !done.contains(key_id(k)));
         }
         true
     }
@@ -201,12 +177,13 @@ impl<E> Scheduler<E> {
     /// Time of the next pending event, if any.
     pub fn peek_time(&mut self) -> Option<Ms> {
         self.skip_cancelled();
-        self.heap.peek().map(|e| e.time)
+        self.heap.peek_key().map(key_time_of)
     }
 
+    #[inline]
     fn skip_cancelled(&mut self) {
-        while let Some(top) = self.heap.peek() {
-            if self.is_done(top.id) {
+        while let Some(top) = self.heap.peek_key() {
+            if self.done.contains(key_id(top)) {
                 self.heap.pop();
             } else {
                 break;
@@ -216,17 +193,19 @@ impl<E> Scheduler<E> {
 
     /// Removes the next event, advances the clock to its time, calls the
     /// trace hook and returns it.
+    #[inline]
     pub fn pop(&mut self) -> Option<(Ms, EventId, E)> {
         self.skip_cancelled();
         let e = self.heap.pop()?;
-        self.mark_done(e.id);
+        let (time, id) = (key_time_of(e.key), key_id(e.key));
+        self.done.insert(id);
         self.pending -= 1;
-        self.now = e.time;
-        let id = EventId(e.id);
+        self.now = time;
+        let id = EventId(id);
         if let Some(hook) = self.trace.as_mut() {
-            hook(e.time, id, &e.event);
+            hook(time, id, &e.event);
         }
-        Some((e.time, id, e.event))
+        Some((time, id, e.event))
     }
 }
 
@@ -336,6 +315,64 @@ mod tests {
         assert_eq!(s.events, 11);
         assert_eq!(q.pending(), 1);
         assert_eq!(q.peek_time(), Some(11.0));
+    }
+
+    /// Random schedules, cancels (of pending, fired and unknown ids) and
+    /// pops, far past the done window's first trims, against a reference
+    /// queue (an ordered set and a set of done ids): same pops, same
+    /// cancel answers, same pending count.
+    #[test]
+    fn matches_a_reference_queue_over_many_events() {
+        use std::collections::{BTreeSet, HashSet};
+        for seed in 1..4u64 {
+            let mut x = seed;
+            let mut rnd = move |m: u64| {
+                x = x
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
+                (x >> 33) % m
+            };
+            let mut q = Scheduler::new();
+            let mut refq: BTreeSet<(u64, u64)> = BTreeSet::new();
+            let mut done: HashSet<u64> = HashSet::new();
+            let mut next = 0u64;
+            for _ in 0..200_000 {
+                match rnd(10) {
+                    0..=3 => {
+                        // Ties are frequent: delays on a coarse grid.
+                        let at = q.now() + rnd(8) as f64 * 0.5;
+                        let id = q.schedule_at(at, next);
+                        assert_eq!(id, EventId(next));
+                        refq.insert((heap::time_key(at), next));
+                        next += 1;
+                    }
+                    4 => {
+                        let id = if rnd(3) == 0 {
+                            next.saturating_sub(1 + rnd(5000))
+                        } else {
+                            next.saturating_sub(1 + rnd(200))
+                        };
+                        let id = id + rnd(2) * 1_000_000 * u64::from(rnd(50) == 0);
+                        let live = id < next && !done.contains(&id);
+                        assert_eq!(q.cancel(EventId(id)), live, "cancel {id}");
+                        if live {
+                            done.insert(id);
+                            refq.retain(|&(_, i)| i != id);
+                        }
+                    }
+                    _ => {
+                        let want = refq.pop_first();
+                        let got = q.pop().map(|(t, id, e)| (heap::time_key(t), id.0, e));
+                        assert_eq!(got, want.map(|(t, i)| (t, i, i)));
+                        if let Some((_, i)) = want {
+                            done.insert(i);
+                        }
+                    }
+                }
+                assert_eq!(q.pending(), refq.len());
+            }
+            assert!(q.done.window_words() < 1024, "{}", q.done.window_words());
+        }
     }
 
     #[test]

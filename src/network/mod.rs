@@ -73,9 +73,11 @@ pub trait NetEvent {
 pub struct EngineTimers<'q, E>(pub &'q mut Scheduler<E>);
 
 impl<E: NetEvent> Timers for EngineTimers<'_, E> {
+    #[inline]
     fn now(&self) -> Ms {
         self.0.now()
     }
+    #[inline]
     fn set(&mut self, at: Ms, token: u64) -> EventId {
         self.0.schedule_at(at, E::net_timer(token))
     }
@@ -185,6 +187,7 @@ impl<T> Default for Slab<T> {
 }
 
 impl<T> Slab<T> {
+    #[inline]
     pub(crate) fn insert(&mut self, t: T) -> usize {
         if let Some(i) = self.free.pop() {
             self.slots[i] = Some(t);
@@ -194,6 +197,7 @@ impl<T> Slab<T> {
             self.slots.len() - 1
         }
     }
+    #[inline]
     pub(crate) fn remove(&mut self, i: usize) -> T {
         let t = self.slots[i].take().expect("live slab slot");
         self.free.push(i);

@@ -65,4 +65,18 @@ pub enum ClockError {
 pub trait RoundClock {
     /// End times (ms, one per silo) of round `k` on `overlay`.
     fn round_end_times(&mut self, k: u64, overlay: &Overlay) -> Result<Vec<Ms>, ClockError>;
+
+    /// As [`Self::round_end_times`], into `out` (its contents replaced):
+    /// a caller that times round after round into one buffer (Python's
+    /// `Clock.step`) then allocates nothing per round on clocks that
+    /// override it ([`EngineClock`]).
+    fn round_end_times_into(
+        &mut self,
+        k: u64,
+        overlay: &Overlay,
+        out: &mut Vec<Ms>,
+    ) -> Result<(), ClockError> {
+        *out = self.round_end_times(k, overlay)?;
+        Ok(())
+    }
 }

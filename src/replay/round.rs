@@ -4,7 +4,7 @@
 //! STAR protocol (upload, aggregate, broadcast). See the [`super`] docs.
 
 use std::borrow::Cow;
-use std::collections::{HashMap, VecDeque};
+use std::collections::VecDeque;
 
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
@@ -14,6 +14,7 @@ use super::harness::{EventProtocol, Link};
 use super::trace::{TraceRecorder, TraceWindow};
 use super::{ReplayError, Straggler};
 use crate::delay::DelayModel;
+use crate::engine::fx::FxHashMap;
 use crate::network::Transfer;
 use crate::overlay::{Overlay, OverlaySchedule, Protocol};
 use crate::units::Ms;
@@ -39,7 +40,13 @@ pub(crate) struct RoundProtocol<'a> {
     /// (`u64::MAX`: endless).
     rounds: u64,
     straggler: Option<(LogNormal, ChaCha8Rng)>,
-    info: HashMap<u64, RoundInfo>,
+    /// Per-round overlays and compute times of a changing schedule (or
+    /// with stragglers): `info[k - info_first]`, built when first asked
+    /// for (so random compute times are drawn in the same order whatever
+    /// the stepping), dropped once every silo has left the round.
+    info: VecDeque<Option<RoundInfo>>,
+    info_first: u64,
+    /// The one round of a static schedule without stragglers.
     static_info: Option<RoundInfo>,
     /// Current round of every silo.
     pub(crate) round: Vec<u64>,
@@ -49,13 +56,18 @@ pub(crate) struct RoundProtocol<'a> {
     /// `starts[k - first][i] = t_i(k)`, ms (NaN until silo `i` starts
     /// round `k`).
     pub(crate) starts: Vec<Vec<Ms>>,
+    /// Rows of `starts` forgotten, reused for later rounds (an endless
+    /// replay allocates none once warm).
+    spare_starts: Vec<Vec<Ms>>,
     /// Rounds `0..first` were forgotten ([`Self::forget_starts_before`]):
     /// `starts` and `reached` begin at round `first`.
     pub(crate) first: u64,
     /// Transfers started.
     pub(crate) transfers: u64,
-    /// Transfers started per ordered silo pair.
-    pub(crate) arc_transfers: HashMap<(usize, usize), u64>,
+    /// Transfers started per ordered silo pair, when counted
+    /// ([`Self::count_arc_transfers`]: a replay's report; an endless
+    /// stepper does not count).
+    pub(crate) arc_transfers: Option<FxHashMap<(usize, usize), u64>>,
     star_center: Option<usize>,
     /// The schedule's largest arc lag ([`OverlaySchedule::arc_lag`]).
     max_lag: u64,
@@ -118,15 +130,17 @@ impl<'a> RoundProtocol<'a> {
             name,
             rounds,
             straggler,
-            info: HashMap::new(),
+            info: VecDeque::new(),
+            info_first: 0,
             static_info: None,
             round: vec![0; n],
             compute_done: vec![false; n],
             received: vec![VecDeque::new(); n],
             starts: Vec::new(),
+            spare_starts: Vec::new(),
             first: 0,
             transfers: 0,
-            arc_transfers: HashMap::new(),
+            arc_transfers: None,
             star_center,
             max_lag: schedule.max_lag(),
             reached: Vec::new(),
@@ -137,6 +151,12 @@ impl<'a> RoundProtocol<'a> {
             p.static_info = Some(p.make_info(0));
         }
         Ok(p)
+    }
+
+    /// Counts the transfers of every ordered silo pair from now on
+    /// ([`Self::arc_transfers`]).
+    pub(crate) fn count_arc_transfers(&mut self) {
+        self.arc_transfers.get_or_insert_with(FxHashMap::default);
     }
 
     /// Records the events of the rounds of `window` ([`super::trace`]).
@@ -180,7 +200,7 @@ impl<'a> RoundProtocol<'a> {
         let upto = k.min(self.rounds_started());
         let drop = upto.saturating_sub(self.first) as usize;
         if drop > 0 {
-            self.starts.drain(..drop);
+            self.spare_starts.extend(self.starts.drain(..drop));
             self.reached.drain(..drop);
             self.first += drop as u64;
         }
@@ -188,8 +208,16 @@ impl<'a> RoundProtocol<'a> {
 
     /// Forgets the per-round overlays of rounds every silo has left.
     pub(crate) fn forget_past_rounds(&mut self) {
+        if self.info.is_empty() {
+            return;
+        }
         let lowest = self.round.iter().copied().min().unwrap_or(0);
-        self.info.retain(|&r, _| r >= lowest);
+        while self.info_first < lowest && self.info.pop_front().is_some() {
+            self.info_first += 1;
+        }
+        if self.info.is_empty() {
+            self.info_first = lowest;
+        }
     }
 
     fn make_info(&mut self, k: u64) -> RoundInfo {
@@ -212,26 +240,40 @@ impl<'a> RoundProtocol<'a> {
         }
     }
 
-    // `if let` here would hit the NLL conditional-return limitation.
-    #[allow(clippy::unnecessary_unwrap)]
+    #[inline]
     fn info(&mut self, k: u64) -> &RoundInfo {
-        if self.static_info.is_some() && self.straggler.is_none() {
-            return self.static_info.as_ref().unwrap();
-        }
-        if !self.info.contains_key(&k) {
-            let inf = self.make_info(k);
-            self.info.insert(k, inf);
-        }
-        &self.info[&k]
+        self.info_mut(k)
     }
 
+    // `if let` here would hit the NLL conditional-return limitation.
     #[allow(clippy::unnecessary_unwrap)]
+    #[inline]
     fn info_mut(&mut self, k: u64) -> &mut RoundInfo {
-        self.info(k);
         if self.static_info.is_some() && self.straggler.is_none() {
             return self.static_info.as_mut().unwrap();
         }
-        self.info.get_mut(&k).unwrap()
+        self.round_info(k)
+    }
+
+    /// Round `k`'s info in the window of a changing schedule (or with
+    /// stragglers), built when first asked for.
+    #[inline(never)]
+    fn round_info(&mut self, k: u64) -> &mut RoundInfo {
+        // Rounds before the window were dropped when every silo had left
+        // them and are never asked for again; rebuilt if they were.
+        while k < self.info_first {
+            self.info.push_front(None);
+            self.info_first -= 1;
+        }
+        let at = (k - self.info_first) as usize;
+        if self.info.len() <= at {
+            self.info.resize_with(at + 1, || None);
+        }
+        if self.info[at].is_none() {
+            let inf = self.make_info(k);
+            self.info[at] = Some(inf);
+        }
+        self.info[at].as_mut().unwrap()
     }
 
     /// Silo `i` starts round `k` at `now`.
@@ -241,7 +283,10 @@ impl<'a> RoundProtocol<'a> {
         // forgotten: `k >= first` here.
         let at = (k - self.first) as usize;
         if self.starts.len() <= at {
-            self.starts.push(vec![f64::NAN; self.round.len()]);
+            let mut row = self.spare_starts.pop().unwrap_or_default();
+            row.clear();
+            row.resize(self.round.len(), f64::NAN);
+            self.starts.push(row);
             self.reached.push(0);
         }
         self.starts[at][i] = now;
@@ -268,7 +313,9 @@ impl<'a> RoundProtocol<'a> {
         link: &mut Link<'_, ComputeDone>,
     ) {
         self.transfers += 1;
-        *self.arc_transfers.entry((from, to)).or_insert(0) += 1;
+        if let Some(count) = self.arc_transfers.as_mut() {
+            *count.entry((from, to)).or_insert(0) += 1;
+        }
         if let Some(tr) = self.trace.as_mut() {
             tr.sent(from, to, k, link.now());
         }
@@ -324,8 +371,8 @@ impl<'a> RoundProtocol<'a> {
     fn count_received(&mut self, to: usize, round: u64) {
         let off = (round - self.round[to]) as usize;
         let r = &mut self.received[to];
-        if r.len() <= off {
-            r.resize(off + 1, 0);
+        while r.len() <= off {
+            r.push_back(0);
         }
         r[off] += 1;
     }
@@ -345,11 +392,12 @@ impl<'a> RoundProtocol<'a> {
         self.received[c].pop_front();
         let now = link.now();
         // Broadcast the aggregate of round k.
-        let targets = self.info(k).out[c].clone();
-        for j in targets {
+        let targets = std::mem::take(&mut self.info_mut(k).out[c]);
+        for &j in &targets {
             let in_j = self.info(k).overlay.in_degree(j);
             self.send(c, j, k, out_c, in_j, link);
         }
+        self.info_mut(k).out[c] = targets;
         self.start_round(c, k + 1, now, link);
     }
 }

@@ -78,6 +78,7 @@ impl<'a> RoundStepper<'a> {
             options.rounds,
             Some(on_round),
         )?;
+        p.count_arc_transfers();
         if options.trace.count > 0 {
             p.trace_rounds(options.trace);
         }
@@ -131,7 +132,7 @@ impl<'a> RoundStepper<'a> {
         let network_stats = self.harness.network_stats();
         let mut p = self.harness.into_protocol();
         let trace = p.trace.take().map(|t| t.finish());
-        let mut arc_transfers: Vec<_> = p.arc_transfers.into_iter().collect();
+        let mut arc_transfers: Vec<_> = p.arc_transfers.unwrap_or_default().into_iter().collect();
         arc_transfers.sort_unstable();
         Ok(ReplayResult {
             overlay: p.name,

@@ -5,7 +5,7 @@
 //! described in [`crate::timing::two_phase`]; with the
 //! [`crate::network::MaxPlusNetwork`] the replay equals that recurrence.
 
-use std::collections::HashMap;
+use crate::engine::fx::FxHashMap;
 
 use serde::Serialize;
 
@@ -94,11 +94,11 @@ struct TwoPhaseProtocol<'a> {
     phase: Vec<u8>,
     compute_done: Vec<bool>,
     /// Messages received, keyed by (receiver, 2 * round + phase).
-    received: HashMap<(usize, u64), usize>,
+    received: FxHashMap<(usize, u64), usize>,
     starts: Vec<Vec<Ms>>,
     gradient_messages: u64,
     model_messages: u64,
-    arc_transfers: HashMap<(usize, usize), u64>,
+    arc_transfers: FxHashMap<(usize, usize), u64>,
 }
 
 impl TwoPhaseProtocol<'_> {
@@ -245,11 +245,11 @@ pub fn replay_clique_averaging(
         round: vec![0; n],
         phase: vec![0; n],
         compute_done: vec![false; n],
-        received: HashMap::new(),
+        received: FxHashMap::default(),
         starts: vec![vec![f64::NAN; n]; rounds as usize + 1],
         gradient_messages: 0,
         model_messages: 0,
-        arc_transfers: HashMap::new(),
+        arc_transfers: FxHashMap::default(),
     };
     let mut h = Harness::new(protocol, network);
     h.run_to_end()?;
