@@ -88,3 +88,34 @@ fn matrix_free_mst_and_ring_equal_the_matrix_paths() {
         assert_eq!(ring::christofides_ring_tour(&model), old, "{name}");
     }
 }
+
+/// The families `fedtopo design` places on the ring-opt tour get, from a
+/// build that shares the tour, the overlays and schedules they get alone.
+#[test]
+fn families_on_a_shared_ring_opt_tour_equal_separate_builds() {
+    let kinds = [
+        "ring-opt",
+        "exp",
+        "exp-1peer",
+        "base:k=2",
+        "d-equistatic",
+        "od-equidyn",
+        "multigraph:base=ring-opt",
+        "exp:order=search",
+    ];
+    for name in ["gaia", "geantdistance"] {
+        let u = paper(name);
+        let model = NetworkSpec::default().delay_model(&u);
+        let alone = BuildOptions::default();
+        let shared = BuildOptions {
+            shared: Some(std::sync::Arc::new(SharedBuild::new())),
+            ..BuildOptions::default()
+        };
+        for kind in kinds {
+            let kind: OverlayKind = kind.parse().unwrap();
+            let a = EvaluatedOverlay::build(kind, &u, &model, &alone).unwrap();
+            let s = EvaluatedOverlay::build(kind, &u, &model, &shared).unwrap();
+            assert_eq!(format!("{a:?}"), format!("{s:?}"), "{name} {kind}");
+        }
+    }
+}

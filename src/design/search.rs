@@ -39,7 +39,7 @@ use crate::delay::DelayModel;
 use crate::evaluate::{EvalError, EvaluatedOverlay};
 use crate::graph::Overlay;
 use crate::mixing::{effective_neighbours, slem, FastestMixing, FastestOptions, MixingError};
-use crate::overlay::build::{build_overlay, BuildError, BuildOptions, OverlayKind};
+use crate::overlay::build::{build_overlay, BuildError, BuildOptions, OverlayKind, SharedBuild};
 use crate::timing::{cycle_time, TimingError};
 use crate::train::consensus::ConsensusError;
 use crate::underlay::Underlay;
@@ -595,6 +595,18 @@ pub fn design_search(
         )));
     }
     let n = model.silo_count();
+    // One Christofides tour and one ring-opt tour for RING, ring-opt and
+    // every family placed on them (a dozen candidates), not one each.
+    let with_shared;
+    let build = if build.shared.is_some() {
+        build
+    } else {
+        with_shared = BuildOptions {
+            shared: Some(std::sync::Arc::new(SharedBuild::new())),
+            ..build.clone()
+        };
+        &with_shared
+    };
     let mut found = Found {
         silos: n,
         ..Found::default()

@@ -12,7 +12,7 @@ use thiserror::Error;
 
 use crate::delay::DelayModel;
 use crate::graph::PeriodicSchedule;
-use crate::overlay::algo::RingSearch;
+use crate::overlay::algo::{improve_directed_ring, RingSearch};
 use crate::overlay::dcliques::placement::{DCliquesBuild, DCliquesOverlay};
 use crate::overlay::dcliques::{CliqueTopology, DCliquesError};
 use crate::overlay::export::unique_labels;
@@ -318,6 +318,7 @@ pub struct BuildOptions {
 #[derive(Debug, Default)]
 pub struct SharedBuild {
     ring_tour: OnceLock<Vec<usize>>,
+    ring_opt_tour: OnceLock<Vec<usize>>,
 }
 
 impl SharedBuild {
@@ -331,6 +332,16 @@ impl SharedBuild {
     pub fn ring_tour(&self, model: &DelayModel) -> &[usize] {
         self.ring_tour
             .get_or_init(|| ring::christofides_ring_tour(model))
+    }
+
+    /// The ring-opt tour of `model` ([`ring::ring_opt_tour`]: the local
+    /// search from [`Self::ring_tour`]), computed on the first call;
+    /// `model` and `search` must be the same at every call.
+    pub fn ring_opt_tour(&self, model: &DelayModel, search: &RingSearch) -> &[usize] {
+        self.ring_opt_tour.get_or_init(|| {
+            let start = self.ring_tour(model).to_vec();
+            improve_directed_ring(&ring::ring_delays(model), start, search)
+        })
     }
 }
 
@@ -487,12 +498,13 @@ fn family(
     options: &BuildOptions,
 ) -> Result<FamilyBuilt, BuildError> {
     let Family::Multigraph { base, t_max, weak } = spec.family else {
-        return Ok(families::build(
-            spec,
-            model,
-            &options.ring_search,
-            options.seed,
-        )?);
+        let search = &options.ring_search;
+        return Ok(match &options.shared {
+            Some(shared) => families::build_with_tour(spec, model, options.seed, || {
+                shared.ring_opt_tour(model, search).to_vec()
+            })?,
+            None => families::build(spec, model, search, options.seed)?,
+        });
     };
     families::check_size(spec, model.silo_count())?;
     let kind = match base {
@@ -554,10 +566,10 @@ pub fn build_overlay(
         },
         OverlayKind::RingOpt => match &options.shared {
             None => ring::ring_opt(model, &options.ring_search),
-            Some(shared) => ring::ring_opt_from(
-                model,
-                shared.ring_tour(model).to_vec(),
-                &options.ring_search,
+            Some(shared) => Overlay::directed_ring(
+                "ring-opt",
+                n,
+                shared.ring_opt_tour(model, &options.ring_search),
             ),
         },
         OverlayKind::Complete => complete(n),

@@ -139,14 +139,25 @@ pub fn node_order(
     search: &RingSearch,
     seed: u64,
 ) -> Result<Vec<usize>, FamilyError> {
+    node_order_with_tour(spec, model, seed, || ring_opt_tour(model, search))
+}
+
+/// [`node_order`] with the ring-opt tour given by `ring_opt` (see
+/// [`build_with_tour`]).
+fn node_order_with_tour(
+    spec: FamilySpec,
+    model: &DelayModel,
+    seed: u64,
+    ring_opt: impl FnOnce() -> Vec<usize>,
+) -> Result<Vec<usize>, FamilyError> {
     Ok(match spec.order {
-        FamilyOrder::RingOpt => ring_opt_tour(model, search),
+        FamilyOrder::RingOpt => ring_opt(),
         FamilyOrder::Identity => (0..model.silo_count()).collect(),
         FamilyOrder::Search => {
             placement::search_order(
                 spec,
                 model,
-                ring_opt_tour(model, search),
+                ring_opt(),
                 seed,
                 &placement::PlacementOptions::default(),
             )
@@ -215,6 +226,19 @@ pub fn build(
     search: &RingSearch,
     seed: u64,
 ) -> Result<FamilyBuilt, FamilyError> {
+    build_with_tour(spec, model, seed, || ring_opt_tour(model, search))
+}
+
+/// [`build`] with the ring-opt tour given by `ring_opt` (called only when
+/// the family is placed on it or searches from it): the tour
+/// `ring_opt_tour(model, search)`, perhaps computed once for many
+/// families (`fedtopo design` builds a dozen on one network).
+pub fn build_with_tour(
+    spec: FamilySpec,
+    model: &DelayModel,
+    seed: u64,
+    ring_opt: impl FnOnce() -> Vec<usize>,
+) -> Result<FamilyBuilt, FamilyError> {
     let n = model.silo_count();
     check_size(spec, n)?;
     if let Family::Multigraph { .. } = spec.family {
@@ -222,7 +246,7 @@ pub fn build(
             overlay: spec.to_string(),
         });
     }
-    let order = node_order(spec, model, search, seed)?;
+    let order = node_order_with_tour(spec, model, seed, ring_opt)?;
     Ok(place(spec, &order, seed))
 }
 
