@@ -49,7 +49,7 @@ use crate::underlay::Underlay;
 /// activation probabilities are solved by subgradient steps that each
 /// decompose an `n x n` expected Laplacian densely. Measured (issue 24,
 /// dev profile, loaded 2-core machine): on a 1,000-router random
-/// geometric underlay (`rgg_gml -- 1000 4 1`), `matcha+` alone had not
+/// geometric underlay (`rgg_gml -- 1000`), `matcha+` alone had not
 /// finished after 3 minutes. Plain MATCHA on the complete connectivity
 /// graph has a closed form from 400 silos on (issue 28).
 pub const MAX_MATCHA_PLUS_SILOS: usize = 400;
