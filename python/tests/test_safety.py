@@ -122,6 +122,10 @@ def test_advance_can_be_interrupted(net):
     import sys
 
     clock = fedtopo.Clock(net, net.overlay("ring"), network_model="flow")
+    # Python leaves SIGINT alone when it starts with SIGINT ignored (a job
+    # started in the background by a shell without job control): install the
+    # Ctrl-C handler a terminal would give it.
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
     killer = subprocess.Popen(
         [sys.executable, "-c", f"import os, signal, time; time.sleep(0.3); os.kill({os.getpid()}, signal.SIGINT)"]
     )
@@ -132,6 +136,7 @@ def test_advance_can_be_interrupted(net):
                 clock.advance(1_000_000)
     finally:
         killer.wait(timeout=60)
+        signal.signal(signal.SIGINT, previous)
 
 
 def _max_rss_kb() -> int:
