@@ -5,7 +5,7 @@
 //! ```text
 //! cargo run --release --example scaling -- [--out DIR] [--sizes 100,200,...]
 //!     [--stages underlay,star,...] [--cap-s 120] [--kill-s 900] [--rounds 100]
-//!     [--routers same|K] [--ring-full-scan] [--plot-only]
+//!     [--routers same|K] [--degree D] [--ring-full-scan] [--plot-only]
 //! ```
 //!
 //! Every (stage, N) runs in a child process (this binary with `--child`), so
@@ -16,11 +16,14 @@
 //! Underlay at N silos: `random_geometric(R, side, 400 km, 1 Gbit/s, seed 1)`
 //! with `R = N` routers (`--routers same`, one silo per router) or `R = K`
 //! routers, side `4000 km * sqrt(R / 300)` (the `flow_rgg` bench's density:
-//! ~9 links per router at every size), silos spread by
+//! ~9 links per router at every size; with `--degree D`, links within the
+//! radius giving mean degree `D` instead, issue 28's generator at `D = 4`), silos spread by
 //! `SiloPlacement::spread(N, R, 1)`, 1 Gbit/s access, default workload.
 //! Stages (each timed alone; its inputs are built before the clock starts):
 //!
 //! * `underlay`: underlay generation, placement, connectivity and delay model;
+//! * `compare`: `compare --overlays star,mst,ring,ring-opt` past the setup
+//!   (STAR centre `fastest`, one shared tour, every cycle time);
 //! * `star`, `mst`, `ring`, `delta-mbst`: `build_overlay` of that kind;
 //! * `ring-opt`: the eq. (3) ring delay matrix and the local search
 //!   (`improve_directed_ring`, default options) from a nearest-neighbour tour
