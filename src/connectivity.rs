@@ -206,14 +206,7 @@ fn fill_compact_row(
     class_row: &mut [u8],
     hops_row: &mut [u16],
 ) {
-    min_cap.clear();
-    min_cap.resize(class_row.len(), f64::INFINITY);
-    for &v in tree.order.iter().skip(1) {
-        let v = v as usize;
-        let link = tree.pred_link[v] as usize;
-        let parent = adjacency.other_end(link, v);
-        min_cap[v] = min_cap[parent].min(link_capacity[link]);
-    }
+    carry_bottlenecks(tree, adjacency, link_capacity, min_cap);
     for (j, (c, h)) in class_row.iter_mut().zip(hops_row.iter_mut()).enumerate() {
         let cap = if j == tree.source {
             f64::INFINITY
@@ -227,6 +220,26 @@ fn fill_compact_row(
         *c = k as u8;
         // Fewer than 65,536 routers: a route has at most 65,535 hops.
         *h = tree.hops[j] as u16;
+    }
+}
+
+/// `min_cap[v]`: the smallest link capacity (bit/s) on the route from
+/// `tree.source` to every router `v`, carried down the tree in settling
+/// order (each router after its predecessor; `inf` for the source and
+/// unreached routers).
+fn carry_bottlenecks(
+    tree: &ShortestPathTree,
+    adjacency: &Adjacency,
+    link_capacity: &[BitsPerSec],
+    min_cap: &mut Vec<BitsPerSec>,
+) {
+    min_cap.clear();
+    min_cap.resize(tree.length_km.len(), f64::INFINITY);
+    for &v in tree.order.iter().skip(1) {
+        let v = v as usize;
+        let link = tree.pred_link[v] as usize;
+        let parent = adjacency.other_end(link, v);
+        min_cap[v] = min_cap[parent].min(link_capacity[link]);
     }
 }
 
@@ -261,14 +274,7 @@ fn fill_row(
     bandwidths: &mut [BitsPerSec],
 ) {
     lengths.copy_from_slice(&tree.length_km);
-    min_cap.clear();
-    min_cap.resize(lengths.len(), f64::INFINITY);
-    for &v in tree.order.iter().skip(1) {
-        let v = v as usize;
-        let link = tree.pred_link[v] as usize;
-        let parent = adjacency.other_end(link, v);
-        min_cap[v] = min_cap[parent].min(link_capacity[link]);
-    }
+    carry_bottlenecks(tree, adjacency, link_capacity, min_cap);
     for (j, bw) in bandwidths.iter_mut().enumerate() {
         if j == tree.source {
             continue;

@@ -17,6 +17,14 @@ fn paper(name: &str) -> Underlay {
     Underlay::load(&dir.join(format!("{name}.gml")), &opts).expect("paper underlay")
 }
 
+/// Default build options with a fresh [`SharedBuild`].
+fn sharing() -> BuildOptions {
+    BuildOptions {
+        shared: Some(std::sync::Arc::new(SharedBuild::new())),
+        ..BuildOptions::default()
+    }
+}
+
 const KINDS: [OverlayKind; 4] = [
     OverlayKind::Star,
     OverlayKind::Mst,
@@ -30,10 +38,7 @@ fn shared_ring_tour_equals_separate_builds() {
         let u = paper(name);
         let model = NetworkSpec::default().delay_model(&u);
         let alone = BuildOptions::default();
-        let shared = BuildOptions {
-            shared: Some(std::sync::Arc::new(SharedBuild::new())),
-            ..BuildOptions::default()
-        };
+        let shared = sharing();
         for kind in [OverlayKind::Ring, OverlayKind::RingOpt, OverlayKind::Ring] {
             assert_eq!(
                 build_overlay(kind, &u, &model, &alone).unwrap(),
@@ -107,10 +112,7 @@ fn families_on_a_shared_ring_opt_tour_equal_separate_builds() {
         let u = paper(name);
         let model = NetworkSpec::default().delay_model(&u);
         let alone = BuildOptions::default();
-        let shared = BuildOptions {
-            shared: Some(std::sync::Arc::new(SharedBuild::new())),
-            ..BuildOptions::default()
-        };
+        let shared = sharing();
         for kind in kinds {
             let kind: OverlayKind = kind.parse().unwrap();
             let a = EvaluatedOverlay::build(kind, &u, &model, &alone).unwrap();

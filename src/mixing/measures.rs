@@ -122,6 +122,7 @@ pub fn effective_neighbours_periodic(n: usize, rounds: &[&[f64]], gamma: f64) ->
     });
     let mut power = rounds[0].to_vec();
     let mut next = vec![0.0; n * n];
+    let zeros = vec![0.0; n];
     let mut sum = 0.0;
     let mut decay = 1.0;
     for t in 1..=100_000usize {
@@ -132,15 +133,7 @@ pub fn effective_neighbours_periodic(n: usize, rounds: &[&[f64]], gamma: f64) ->
         }
         decay *= gamma * gamma;
         let m = &ms[t % ms.len()];
-        for i in 0..n {
-            let row = &mut next[i * n..(i + 1) * n];
-            row.iter_mut().for_each(|x| *x = 0.0);
-            for (k, w) in m.row(i) {
-                for (x, p) in row.iter_mut().zip(&power[k * n..(k + 1) * n]) {
-                    *x += w * p;
-                }
-            }
-        }
+        sparse_times_dense(n, m, &power, &zeros, &mut next);
         // A static overlay whose power no longer changes (exact averaging
         // J/n, STAR), or a product of row-stochastic rounds that reached
         // consensus (every row the same, `1 pi^T`: a time-varying schedule
@@ -163,6 +156,22 @@ pub fn effective_neighbours_periodic(n: usize, rounds: &[&[f64]], gamma: f64) ->
         }
     }
     (1.0 / (1.0 - gamma * gamma)) / sum
+}
+
+/// `out = 1 start^T + w m` for a sparse `n x n` round `w` and a dense
+/// row-major `n x n` matrix `m`: each row of `out` starts at `start` and
+/// adds `w(i, k) m(k, .)` in the order of `w`'s row, O(nnz n) instead of a
+/// dense O(n^3) product.
+fn sparse_times_dense(n: usize, w: &SparseMatrix, m: &[f64], start: &[f64], out: &mut [f64]) {
+    for i in 0..n {
+        let row = &mut out[i * n..(i + 1) * n];
+        row.copy_from_slice(start);
+        for (k, v) in w.row(i) {
+            for (x, p) in row.iter_mut().zip(&m[k * n..(k + 1) * n]) {
+                *x += v * p;
+            }
+        }
+    }
 }
 
 /// Whether every row of the `n x n` matrix `p` equals its first row (to
@@ -203,18 +212,16 @@ pub fn exact_consensus_round(n: usize, rounds: &[&[f64]]) -> Option<usize> {
         product[i * n + i] = 1.0;
     }
     let mut next = vec![0.0; n * n];
+    let zeros = vec![0.0; n];
     let mut residual = off_centre(&product);
     for (t, w) in rounds.iter().enumerate() {
-        let sparse = SparseMatrix::from_dense(n, w);
-        for i in 0..n {
-            let row = &mut next[i * n..(i + 1) * n];
-            row.iter_mut().for_each(|x| *x = 0.0);
-            for (k, v) in sparse.row(i) {
-                for (x, p) in row.iter_mut().zip(&product[k * n..(k + 1) * n]) {
-                    *x += v * p;
-                }
-            }
-        }
+        sparse_times_dense(
+            n,
+            &SparseMatrix::from_dense(n, w),
+            &product,
+            &zeros,
+            &mut next,
+        );
         std::mem::swap(&mut product, &mut next);
         let before = residual * off_centre(w).max(1.0);
         residual = off_centre(&product);
@@ -302,17 +309,10 @@ pub fn slem_per_round(n: usize, rounds: &[&[f64]]) -> Result<f64, SpectrumError>
         for row in m.chunks(n) {
             means.iter_mut().zip(row).for_each(|(c, x)| *c += x);
         }
-        means.iter_mut().for_each(|c| *c /= n as f64);
+        // Negated: every row of `(W - J/n) m` starts at minus the means.
+        means.iter_mut().for_each(|c| *c = -(*c / n as f64));
         let sparse = SparseMatrix::from_dense(n, w);
-        for i in 0..n {
-            let row = &mut next[i * n..(i + 1) * n];
-            row.iter_mut().zip(&means).for_each(|(x, c)| *x = -c);
-            for (k, v) in sparse.row(i) {
-                for (x, p) in row.iter_mut().zip(&m[k * n..(k + 1) * n]) {
-                    *x += v * p;
-                }
-            }
-        }
+        sparse_times_dense(n, &sparse, &m, &means, &mut next);
         std::mem::swap(&mut m, &mut next);
         let after = frobenius(&m);
         if after <= 1e-12 * before || after == 0.0 {

@@ -88,15 +88,6 @@ pub fn ring_opt_tour(model: &DelayModel, search: &RingSearch) -> Vec<usize> {
     improve_directed_ring(&d, start, search)
 }
 
-/// `ring-opt` from a given start `tour` (the Christofides tour of
-/// [`christofides_ring_tour`], shared with RING): equal to [`ring_opt`] when
-/// `tour` is that tour.
-pub fn ring_opt_from(model: &DelayModel, tour: Vec<usize>, search: &RingSearch) -> Overlay {
-    let d = ring_delays(model);
-    let tour = improve_directed_ring(&d, tour, search);
-    Overlay::directed_ring("ring-opt", model.silo_count(), &tour)
-}
-
 /// `ring-opt` overlay: RING improved by local search on the directed cycle time.
 pub fn ring_opt(model: &DelayModel, search: &RingSearch) -> Overlay {
     let tour = ring_opt_tour(model, search);
