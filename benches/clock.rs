@@ -1,9 +1,9 @@
 //! Cost of one round of the round clock (issue 28: `Clock.step` < 10 µs
-//! at 100 silos): [`EngineClock::round_end_times`], what Python's
+//! at 100 silos): [`EngineClock::round_end_times_into`], what Python's
 //! `Clock.step()` calls, on the `maxplus` network. One step times one
-//! round: it handles every event until all silos have started the next
-//! round (on a ring, ~2 events per silo: a compute timer and a transfer
-//! timer).
+//! round: by the recurrence (one addition per arc), and (`_events`) event
+//! by event, every event until all silos have started the next round (on
+//! a ring, ~2 events per silo: a compute timer and a transfer timer).
 //!
 //! * `clock_step/aws_100_silos_{ring,mst,star}`: 100 silos spread over
 //!   the 22 routers of `aws-north-america` (placement seed 0, default
@@ -23,22 +23,38 @@ use fedtopo::overlay::build::{build_overlay, BuildOptions, OverlayKind};
 use fedtopo::overlay::Overlay;
 use fedtopo::placement::SiloPlacement;
 use fedtopo::replay::clock::{EngineClock, RoundClock};
+use fedtopo::replay::Straggler;
 use fedtopo::scenario::{load_underlay, NetworkSpec};
 use fedtopo::underlay::synthetic::random_geometric;
 use fedtopo::underlay::LoadOptions;
 
-/// Times one round per iteration of a clock over `o` on `m`.
+/// Times one round per iteration of a clock over `o` on `m`: the clock
+/// `EngineClock::new` makes (the `maxplus` recurrence) and, as
+/// `{name}_events`, the event engine it stands for.
 fn bench_steps(c: &mut Criterion, name: &str, o: &Overlay, m: &DelayModel) {
-    let mut clock = EngineClock::new(o, m, NetworkKind::Maxplus).expect("clock");
-    let mut k = 0u64;
     let mut g = c.benchmark_group("clock_step");
-    g.bench_function(name, |b| {
-        b.iter(|| {
-            let t = clock.round_end_times(k, o).expect("round");
-            k += 1;
-            black_box(t)
-        })
-    });
+    for events in [false, true] {
+        let mut clock = if events {
+            EngineClock::event_driven(o, m, NetworkKind::Maxplus, Straggler::None, 0)
+        } else {
+            EngineClock::new(o, m, NetworkKind::Maxplus)
+        }
+        .expect("clock");
+        let mut k = 0u64;
+        let mut t = Vec::new();
+        let id = if events {
+            format!("{name}_events")
+        } else {
+            name.to_string()
+        };
+        g.bench_function(id, |b| {
+            b.iter(|| {
+                clock.round_end_times_into(k, o, &mut t).expect("round");
+                k += 1;
+                black_box(t.len())
+            })
+        });
+    }
     g.finish();
 }
 

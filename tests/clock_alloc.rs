@@ -1,4 +1,5 @@
-//! Issue 28: the round clock allocates nothing per step once warm (the
+//! Issue 28: the round clock allocates nothing per step once warm, on the
+//! `maxplus` recurrence and event by event (the
 //! event queue, the done bits, the start-time rows and the caller's
 //! buffer are all reused). A counting global allocator (this test binary
 //! only) counts the allocations of 2000 steps of warmed-up clocks.
@@ -10,6 +11,7 @@ use fedtopo::network::NetworkKind;
 use fedtopo::overlay::build::{build_overlay, BuildOptions, OverlayKind};
 use fedtopo::placement::SiloPlacement;
 use fedtopo::replay::clock::{EngineClock, RoundClock};
+use fedtopo::replay::Straggler;
 use fedtopo::scenario::{load_underlay, NetworkSpec};
 use fedtopo::underlay::LoadOptions;
 
@@ -39,9 +41,18 @@ fn a_warm_maxplus_clock_allocates_nothing_per_step() {
     let u = load_underlay(Some("aws-north-america"), &LoadOptions::default()).unwrap();
     let p = SiloPlacement::spread(100, u.node_count(), 0).unwrap();
     let m = NetworkSpec::default().delay_model_placed(&u, p);
-    for kind in [OverlayKind::Ring, OverlayKind::Mst, OverlayKind::Star] {
+    for (kind, events) in [OverlayKind::Ring, OverlayKind::Mst, OverlayKind::Star]
+        .into_iter()
+        .flat_map(|k| [(k, false), (k, true)])
+    {
         let o = build_overlay(kind, &u, &m, &BuildOptions::default()).unwrap();
-        let mut clock = EngineClock::new(&o, &m, NetworkKind::Maxplus).unwrap();
+        // The maxplus recurrence, and the event engine it stands for.
+        let mut clock = if events {
+            EngineClock::event_driven(&o, &m, NetworkKind::Maxplus, Straggler::None, 0).unwrap()
+        } else {
+            EngineClock::new(&o, &m, NetworkKind::Maxplus).unwrap()
+        };
+        assert_eq!(clock.is_event_driven(), events);
         let mut t = Vec::new();
         let mut k = 0;
         // Warm up past the done bits' first window trims.
@@ -55,7 +66,10 @@ fn a_warm_maxplus_clock_allocates_nothing_per_step() {
             k += 1;
         }
         let n = ALLOCS.load(Ordering::Relaxed) - before;
-        assert_eq!(n, 0, "{kind}: {n} allocations in 2000 steps");
+        assert_eq!(
+            n, 0,
+            "{kind} (events {events}): {n} allocations in 2000 steps"
+        );
         assert_eq!(t.len(), 100);
     }
 }

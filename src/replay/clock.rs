@@ -8,7 +8,10 @@
 //! recurrence in closed form; [`EngineClock`] replays the rounds event by
 //! event in the discrete-event engine ([`crate::engine`]) over any network
 //! model ([`crate::network::NetworkKind`]: `maxplus | paper | flow`). With the `maxplus`
-//! network both give the same times (tested), an independent cross-check.
+//! network both give the same times to rounding (tested, an independent
+//! cross-check), and [`EngineClock`] computes the event replay's times bit
+//! for bit from the recurrence in the engine's order of additions instead
+//! of handling events (`recurrence`, also tested against the events).
 //! [`CliqueAveragingClock`] times two-phase Clique Averaging rounds with
 //! the max-plus recurrence of [`crate::timing::two_phase`].
 //!
@@ -26,6 +29,7 @@ use super::ReplayError;
 mod clique_averaging;
 mod engine;
 mod maxplus;
+mod recurrence;
 
 pub use clique_averaging::CliqueAveragingClock;
 pub use engine::EngineClock;
