@@ -1,4 +1,4 @@
-"""Cost of Clock.step() per round, µs (issue 18: < 50 µs for 100 silos, maxplus).
+"""Cost of Clock.step() per round, µs (issue 28: < 10 µs for 100 silos, maxplus).
 
     python python/benches/clock_step.py [--silos 100] [--rounds 2000]
 
