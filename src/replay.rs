@@ -125,6 +125,9 @@ pub struct ReplayOptions {
     /// Rounds whose events are recorded in [`ReplayResult::trace`] (a
     /// round timeline; none by default).
     pub trace: TraceWindow,
+    /// Record where every silo's rounds go ([`ReplayResult::breakdown`];
+    /// at most [`breakdown::MAX_BREAKDOWN_ROWS`] silo-rounds).
+    pub breakdown: bool,
 }
 
 impl Default for ReplayOptions {
@@ -134,6 +137,7 @@ impl Default for ReplayOptions {
             straggler: Straggler::None,
             seed: 0,
             trace: TraceWindow::default(),
+            breakdown: false,
         }
     }
 }
@@ -172,6 +176,21 @@ pub enum ReplayError {
         /// Its round.
         round: u64,
     },
+    /// A breakdown of more silo-rounds than [`breakdown::MAX_BREAKDOWN_ROWS`].
+    #[error(
+        "a time breakdown of {rounds} rounds x {silos} silos is {rows} silo-rounds, more than \
+         the {max} kept in memory: ask for fewer rounds"
+    )]
+    BreakdownTooLarge {
+        /// Rounds asked for.
+        rounds: u64,
+        /// Silos.
+        silos: usize,
+        /// `rounds x silos`.
+        rows: u64,
+        /// [`breakdown::MAX_BREAKDOWN_ROWS`].
+        max: u64,
+    },
 }
 
 /// The result of a replay.
@@ -194,6 +213,9 @@ pub struct ReplayResult {
     /// The events of [`ReplayOptions::trace`]'s rounds, when asked for
     /// (gossip and STAR replays; not Clique Averaging's two phases).
     pub trace: Option<RoundTrace>,
+    /// Where every silo's rounds went, when asked for
+    /// ([`ReplayOptions::breakdown`]; gossip and STAR replays).
+    pub breakdown: Option<Breakdown>,
 }
 
 impl ReplayResult {
@@ -253,12 +275,14 @@ pub fn replay_with_progress(
         .finish()
 }
 
+pub mod breakdown;
 pub mod clock;
 pub mod harness;
 mod round;
 mod stepper;
 pub mod trace;
 pub mod two_phase;
+pub use breakdown::{Breakdown, SiloRound};
 pub use stepper::RoundStepper;
 pub use trace::{RoundTrace, TraceWindow};
 

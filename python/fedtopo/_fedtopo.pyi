@@ -162,6 +162,7 @@ class Clock:
         stragglers: str | None = None,
         seed: int = 0,
         failures: str | None = None,
+        breakdown: bool = False,
     ) -> Clock:
         """``network_model``: ``maxplus``, ``paper`` or ``flow``;
         ``stragglers``: ``None`` or ``"lognormal:SIGMA"`` (SIGMA in (0,
@@ -170,9 +171,16 @@ class Clock:
         / ``"link-up:P"`` (P = 1 - Q; the older ``"node:P"`` means
         ``node-up:P``, FutureWarning; gossip overlays); random draws from
         ``seed`` (0 to 2**64-1) -- as ``fedtopo simulate --network
-        --straggler --failures --seed``."""
+        --straggler --failures --seed``; ``breakdown``: record where each
+        round's time goes (``breakdown()``)."""
     def step(self) -> npt.NDArray[np.float64]:
         """Times the next round; per-silo finish times, ms since start."""
+    def breakdown(self) -> dict[str, npt.NDArray[Any]] | None:
+        """Where the last round went, per silo (``breakdown=True``):
+        ``start_ms``, ``compute_ms``, ``transfer_ms``, ``wait_ms``,
+        ``end_ms``, ``via`` (int64 sender of the model the silo waited for
+        last, -1: its own computation) and ``via_sent_ms``; None before
+        the first step."""
     def advance(self, rounds: int) -> npt.NDArray[np.float64]:
         """Times ``rounds`` rounds (1 to 1000000 per call; Ctrl-C
         interrupts); the last round's finish times."""

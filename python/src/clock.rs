@@ -8,7 +8,7 @@ use std::thread::ThreadId;
 
 use pyo3::exceptions::{PyFutureWarning, PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::PyByteArray;
+use pyo3::types::{PyByteArray, PyDict};
 use self_cell::self_cell;
 
 use fedtopo::delay::DelayModel;
@@ -17,7 +17,7 @@ use fedtopo::network::NetworkKind;
 use fedtopo::overlay::failures::{FailureSpec, Failures};
 use fedtopo::overlay::{Overlay as RsOverlay, OverlaySchedule};
 use fedtopo::replay::clock::{EngineClock, RoundClock};
-use fedtopo::replay::Straggler;
+use fedtopo::replay::{SiloRound, Straggler};
 use fedtopo::units::Ms;
 
 use crate::network::Network;
@@ -95,7 +95,11 @@ impl ClockState {
     /// a bytearray the times are copied into: ~1 us, a third of
     /// `numpy.asarray(list)`).
     fn array<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        let t = &self.times;
+        self.float_array(py, &self.times)
+    }
+
+    /// `t` as a writable float64 NumPy array.
+    fn float_array<'py>(&self, py: Python<'py>, t: &[f64]) -> PyResult<Bound<'py, PyAny>> {
         let bytes = PyByteArray::new_with(py, 8 * t.len(), |b| {
             for (chunk, x) in b.chunks_exact_mut(8).zip(t) {
                 chunk.copy_from_slice(&x.to_ne_bytes());
@@ -134,7 +138,9 @@ const GIL_RELEASE_EVERY: std::time::Duration = std::time::Duration::from_millis(
 /// node / directed link down in a round with probability Q in [0, 1), or
 /// `"node-up:P"` / `"link-up:P"` with P = 1 - Q in (0, 1]; the older
 /// `"node:P"` / `"link:P"` mean `node-up:P` and raise a FutureWarning;
-/// [BadieModiri24] Fig. 2, as `--failures`; gossip overlays only).
+/// [BadieModiri24] Fig. 2, as `--failures`; gossip overlays only),
+/// `breakdown` (True: `breakdown()` tells where each round's time went,
+/// per silo; as `fedtopo simulate --breakdown`).
 ///
 /// Memory stays constant however many rounds are timed (no per-round
 /// history is kept: keep the arrays `step()` returns if you need them). A
@@ -170,7 +176,8 @@ impl Clock {
     /// A clock for `overlay` on `net`, every silo at time 0 ms (arguments:
     /// see the class docstring).
     #[new]
-    #[pyo3(signature = (net, overlay, network_model = "maxplus", stragglers = None, seed = 0, failures = None))]
+    #[pyo3(signature = (net, overlay, network_model = "maxplus", stragglers = None, seed = 0, failures = None, breakdown = false))]
+    #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
         net: &Network,
@@ -179,6 +186,7 @@ impl Clock {
         stragglers: Option<&str>,
         #[pyo3(from_py_with = seed_arg)] seed: u64,
         failures: Option<&str>,
+        breakdown: bool,
     ) -> PyResult<Self> {
         if !Arc::ptr_eq(&net.model, &overlay.model) {
             return Err(PyValueError::new_err(
@@ -222,16 +230,22 @@ impl Clock {
         };
         let cell = ClockCell::try_new(owner, |o| -> Result<DynClock<'_>, PyErr> {
             let rounds = o.rounds.as_ref();
-            if straggler == Straggler::None {
+            let mut clock: DynClock<'_> = if straggler == Straggler::None {
                 // The trainer's clock (EvaluatedOverlay::clock).
                 o.overlay
                     .clock(rounds, &o.model, network)
-                    .map_err(|e| value_error(&e))
+                    .map_err(|e| value_error(&e))?
             } else {
                 let c = EngineClock::with_stragglers(rounds, &o.model, network, straggler, seed)
                     .map_err(|e| value_error(&e))?;
-                Ok(Box::new(c))
+                Box::new(c)
+            };
+            if breakdown {
+                clock
+                    .record_breakdown()
+                    .map_err(|e| PyValueError::new_err(format!("breakdown=True: {e}")))?;
             }
+            Ok(clock)
         })?;
         let frombuffer = py.import("numpy")?.getattr("frombuffer")?.unbind();
         let state = ClockState {
@@ -285,6 +299,48 @@ impl Clock {
         }
         s.next_round()?;
         s.array(py)
+    }
+
+    /// Where the last round timed went, silo by silo (a clock made with
+    /// `breakdown=True`): a dict of NumPy arrays, one entry per silo, ms
+    /// unless said: `start_ms`, `compute_ms`, `transfer_ms` (the model the
+    /// silo waited for last, in flight while it idled), `wait_ms` (idle
+    /// before that model was even sent), `end_ms` (what `step()` returned),
+    /// `via` (int64: the silo whose model ended the round, -1 when it
+    /// ended with the silo's own computation) and `via_sent_ms` (NaN
+    /// without one). `compute + transfer + wait = end - start`. None
+    /// before the first step; ValueError for a clock without a breakdown.
+    fn breakdown<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyDict>>> {
+        let s = self.state(py)?;
+        let rows = s
+            .cell
+            .with_dependent(|_, clock| clock.breakdown().map(<[_]>::to_vec));
+        let Some(rows) = rows else {
+            return Err(PyValueError::new_err(
+                "this clock records no breakdown: create it with Clock(..., breakdown=True)",
+            ));
+        };
+        if s.round == 0 {
+            return Ok(None);
+        }
+        let d = PyDict::new(py);
+        let column = |f: &dyn Fn(&SiloRound) -> f64| -> PyResult<Bound<'py, PyAny>> {
+            let v: Vec<f64> = rows.iter().map(f).collect();
+            s.float_array(py, &v)
+        };
+        d.set_item("start_ms", column(&|r| r.start_ms)?)?;
+        d.set_item("compute_ms", column(&|r| r.compute_ms)?)?;
+        d.set_item("transfer_ms", column(&|r| r.transfer_ms)?)?;
+        d.set_item("wait_ms", column(&|r| r.wait_ms)?)?;
+        d.set_item("end_ms", column(&|r| r.end_ms)?)?;
+        d.set_item("via_sent_ms", column(&|r| r.via_sent_ms)?)?;
+        let via: Vec<i64> = rows
+            .iter()
+            .map(|r| r.via.map_or(-1, |v| v as i64))
+            .collect();
+        let numpy = py.import("numpy")?;
+        d.set_item("via", numpy.getattr("array")?.call1((via, "int64"))?)?;
+        Ok(Some(d))
     }
 
     /// Rounds timed so far (the next `step()` times this round).

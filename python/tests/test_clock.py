@@ -123,3 +123,34 @@ def test_clock_failures_refused_where_simulate_refuses():
     c = fedtopo.Clock(net, net.overlay("ring"), failures="node-down:0").advance(5)
     np.testing.assert_array_equal(a, b)
     np.testing.assert_array_equal(a, c)
+
+
+@pytest.mark.parametrize("network", ["maxplus", "flow"])
+def test_clock_breakdown_equals_simulate_breakdown(cli, tmp_path, network):
+    # Where each round's time goes: the clock's breakdown is simulate's
+    # (--breakdown CSV), round by round and silo by silo, and adds up.
+    rounds, checked = 10, 5
+    path = tmp_path / "breakdown.csv"
+    cli("simulate", "--overlays", "star,ring", "--rounds", str(rounds), "--network", network,
+        "--access", "100M", "--format", "json", "--breakdown", str(path))
+    want = defaultdict(dict)
+    with open(path, newline="") as f:
+        for row in csv.DictReader(f):
+            want[(row["overlay"], int(row["round"]))][int(row["silo"])] = row
+    net = fedtopo.Network("aws-north-america", access="100M")
+    for kind in ["star", "ring"]:
+        clock = fedtopo.Clock(net, net.overlay(kind), network_model=network, breakdown=True)
+        assert clock.breakdown() is None
+        for k in range(checked):
+            t = clock.step()
+            b = clock.breakdown()
+            np.testing.assert_array_equal(b["end_ms"], t)
+            np.testing.assert_allclose(b["compute_ms"] + b["transfer_ms"] + b["wait_ms"],
+                                       b["end_ms"] - b["start_ms"], rtol=1e-12, atol=1e-9)
+            for i in range(len(net)):
+                row = want[(kind, k)][i]
+                for col in ["start_ms", "compute_ms", "transfer_ms", "wait_ms", "end_ms"]:
+                    assert abs(b[col][i] - float(row[col])) <= 1e-6, (kind, k, i, col)
+                assert b["via"][i] == (int(row["via"]) if row["via"] else -1)
+    with pytest.raises(ValueError, match="breakdown=True"):
+        fedtopo.Clock(net, net.overlay("ring")).breakdown()

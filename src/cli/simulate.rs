@@ -10,6 +10,9 @@ use fedtopo::evaluate::EvaluatedOverlay;
 use fedtopo::network::NetworkKind;
 use fedtopo::overlay::build::{parse_overlay_list, BuildOptions};
 use fedtopo::replay::{ReplayOptions, Straggler, TraceWindow};
+use fedtopo::report::breakdown::{
+    breakdown_csv, breakdown_json, breakdown_summaries, breakdown_table,
+};
 use fedtopo::report::gantt::gantt_svg;
 use fedtopo::report::network::{append_columns, NetworkDescription};
 use fedtopo::report::replay::{
@@ -70,6 +73,14 @@ pub struct SimulateArgs {
     /// overlay: per silo compute / send / wait, and the critical path).
     #[arg(long)]
     out: Option<PathBuf>,
+    /// Where each round's time goes: write every silo's rounds to FILE
+    /// (CSV: compute, transfer and waiting time, ms, and the silo whose
+    /// model it waited for; JSON when FILE ends in `.json`, with the
+    /// per-round means and the run's critical path) and, with the table
+    /// format, print a summary per overlay (mean compute / transfer / wait
+    /// per silo and round, and what the critical path is made of).
+    #[arg(long, value_name = "FILE")]
+    breakdown: Option<PathBuf>,
     /// Rounds shown in the round timelines (gantt-OVERLAY.svg), from
     /// --timeline-from on.
     #[arg(long, default_value_t = 4, value_parser = super::args::whole::<u64>(1, 100))]
@@ -166,11 +177,18 @@ pub fn run(a: SimulateArgs) -> Result<()> {
     } else {
         TraceWindow::default()
     };
+    // Created now: a path that cannot be written fails before the replays.
+    let breakdown_file = a
+        .breakdown
+        .as_ref()
+        .map(|p| std::fs::File::create(p).with_context(|| format!("writing {}", p.display())))
+        .transpose()?;
     let ropts = ReplayOptions {
         rounds: a.rounds,
         straggler,
         seed: a.seed,
         trace,
+        breakdown: a.breakdown.is_some(),
     };
     let labels = model.connectivity.placement().labels(&underlay);
     let bar = fedtopo::report::progress::Progress::new(
@@ -207,21 +225,49 @@ pub fn run(a: SimulateArgs) -> Result<()> {
     bar.finish();
     let rows = replay_summary(&results, &taus);
     let network = NetworkDescription::new(&underlay, &spec, &model)?;
+    let breakdowns = breakdown_summaries(&results, &labels);
     match a.format {
-        OutputFormat::Table => outln!("{}", replay_summary_table(&rows)),
+        OutputFormat::Table => {
+            outln!("{}", replay_summary_table(&rows));
+            if a.breakdown.is_some() {
+                outln!("where the time goes (mean per silo and round; the critical path runs from 0 to the makespan)");
+                outln!("{}", breakdown_table(&breakdowns).to_terminal());
+            }
+        }
         OutputFormat::Csv => out!(
             "{}",
             append_columns(&serde_csv(&rows)?, &network.csv_columns())?
         ),
-        OutputFormat::Json => out!(
-            "{}",
-            render_json(&serde_json::json!({
+        OutputFormat::Json => {
+            let mut doc = serde_json::json!({
                 "underlay": underlay.name,
                 "silos": model.silo_count(),
                 "rows": rows,
                 "network": network,
-            }))
-        ),
+            });
+            if a.breakdown.is_some() {
+                doc["breakdown"] = serde_json::to_value(&breakdowns)?;
+            }
+            out!("{}", render_json(&doc))
+        }
+    }
+    if let (Some(path), Some(mut file)) = (&a.breakdown, breakdown_file) {
+        for r in results.iter().filter(|r| r.breakdown.is_none()) {
+            eprintln!(
+                "note: {}: no time breakdown (the two-phase Clique Averaging replay records none)",
+                r.overlay
+            );
+        }
+        let json = path
+            .extension()
+            .is_some_and(|e| e.eq_ignore_ascii_case("json"));
+        let text = if json {
+            render_json(&breakdown_json(&results, &labels))
+        } else {
+            breakdown_csv(&results, &labels)
+        };
+        std::io::Write::write_all(&mut file, text.as_bytes())
+            .with_context(|| format!("writing {}", path.display()))?;
     }
     if let Some(dir) = &a.report {
         let title = format!("{} — {} network", underlay.name, a.network_model);

@@ -24,7 +24,7 @@ use crate::overlay::Overlay;
 use crate::timing::TimingError;
 use crate::units::Ms;
 
-use super::ReplayError;
+use super::{ReplayError, SiloRound};
 
 mod clique_averaging;
 mod engine;
@@ -82,5 +82,24 @@ pub trait RoundClock {
     ) -> Result<(), ClockError> {
         *out = self.round_end_times(k, overlay)?;
         Ok(())
+    }
+
+    /// Records where each round's time goes from round 0 on
+    /// ([`Self::breakdown`]).
+    ///
+    /// # Errors
+    /// [`ClockError::Other`] for a clock that records none (the default),
+    /// or once a round has been timed.
+    fn record_breakdown(&mut self) -> Result<(), ClockError> {
+        Err(ClockError::Other(
+            "this clock records no time breakdown (the event clocks do: EngineClock)".into(),
+        ))
+    }
+
+    /// Where the last round timed went, silo by silo
+    /// ([`crate::replay::breakdown`]), when the clock records it
+    /// ([`Self::record_breakdown`]); `None` otherwise.
+    fn breakdown(&self) -> Option<&[SiloRound]> {
+        None
     }
 }

@@ -10,6 +10,7 @@ use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use statrs::distribution::LogNormal;
 
+use super::breakdown::BreakdownRecorder;
 use super::harness::{EventProtocol, Link};
 use super::trace::{TraceRecorder, TraceWindow};
 use super::{ReplayError, Straggler};
@@ -76,6 +77,8 @@ pub(crate) struct RoundProtocol<'a> {
     on_round: Option<&'a mut dyn FnMut(u64)>,
     /// Events of the traced rounds, when asked for.
     pub(crate) trace: Option<TraceRecorder>,
+    /// Where each silo's rounds went, when asked for.
+    pub(crate) breakdown: Option<BreakdownRecorder>,
 }
 
 /// Checks that `schedule` and `delay` have the same silos and builds the
@@ -146,6 +149,7 @@ impl<'a> RoundProtocol<'a> {
             reached: Vec::new(),
             on_round,
             trace: None,
+            breakdown: None,
         };
         if schedule.is_static() {
             p.static_info = Some(p.make_info(0));
@@ -166,6 +170,13 @@ impl<'a> RoundProtocol<'a> {
             self.round.len(),
             self.star_center,
         ));
+    }
+
+    /// Records where every silo's rounds go ([`super::breakdown`]).
+    pub(crate) fn record_breakdown(&mut self) {
+        let n = self.round.len();
+        self.breakdown
+            .get_or_insert_with(|| BreakdownRecorder::new(n));
     }
 
     /// True when every silo has started round `k`.
@@ -278,6 +289,9 @@ impl<'a> RoundProtocol<'a> {
 
     /// Silo `i` starts round `k` at `now`.
     fn start_round(&mut self, i: usize, k: u64, now: Ms, link: &mut Link<'_, ComputeDone>) {
+        if let (Some(b), Some(ended)) = (self.breakdown.as_mut(), k.checked_sub(1)) {
+            b.ended(i, ended, now);
+        }
         self.round[i] = k;
         // Silos never go back and only rounds every silo has started are
         // forgotten: `k >= first` here.
@@ -318,6 +332,9 @@ impl<'a> RoundProtocol<'a> {
         }
         if let Some(tr) = self.trace.as_mut() {
             tr.sent(from, to, k, link.now());
+        }
+        if let Some(b) = self.breakdown.as_mut() {
+            b.sent(from, to, k, link.now());
         }
         link.send(Transfer {
             from,
@@ -418,6 +435,9 @@ impl EventProtocol for RoundProtocol<'_> {
         if let Some(tr) = self.trace.as_mut() {
             tr.computed(i, k, link.now());
         }
+        if let Some(b) = self.breakdown.as_mut() {
+            b.computed(i, link.now());
+        }
         match self.star_center {
             Some(c) if c == i => self.try_aggregate(c, link),
             Some(c) => {
@@ -447,6 +467,9 @@ impl EventProtocol for RoundProtocol<'_> {
     fn on_delivered(&mut self, t: Transfer, link: &mut Link<'_, ComputeDone>) {
         if let Some(tr) = self.trace.as_mut() {
             tr.delivered(t.from, t.to, t.round, link.now());
+        }
+        if let Some(b) = self.breakdown.as_mut() {
+            b.delivered(t.from, t.to, t.round, link.now());
         }
         match self.star_center {
             None => {

@@ -16,6 +16,7 @@
 //! [`super::replay`] is a stepper with a last round run to the end
 //! ([`RoundStepper::finish`]).
 
+use super::breakdown::{Breakdown, SiloRound, MAX_BREAKDOWN_ROWS};
 use super::harness::{Harness, Net};
 use super::round::RoundProtocol;
 use super::{ReplayError, ReplayOptions, ReplayResult, Straggler};
@@ -82,6 +83,19 @@ impl<'a> RoundStepper<'a> {
         if options.trace.count > 0 {
             p.trace_rounds(options.trace);
         }
+        if options.breakdown {
+            let silos = schedule.silo_count();
+            let rows = options.rounds.saturating_mul(silos as u64);
+            if rows > MAX_BREAKDOWN_ROWS {
+                return Err(ReplayError::BreakdownTooLarge {
+                    rounds: options.rounds,
+                    silos,
+                    rows,
+                    max: MAX_BREAKDOWN_ROWS,
+                });
+            }
+            p.record_breakdown();
+        }
         Ok(RoundStepper {
             harness: Harness::new(p, network),
         })
@@ -111,6 +125,30 @@ impl<'a> RoundStepper<'a> {
             .ok_or(ReplayError::Forgotten { round: k, first })
     }
 
+    /// Records where every silo's rounds go from now on (before the first
+    /// [`Self::advance_to`]; [`Self::take_breakdown`] hands them out).
+    pub fn record_breakdown(&mut self) {
+        self.harness.protocol_mut().record_breakdown();
+    }
+
+    /// Round `k`'s [`SiloRound`]s, by silo, into `out` (its contents
+    /// replaced; empty unless [`Self::record_breakdown`] was called and
+    /// every silo ended round `k`), forgetting them and every earlier
+    /// round's.
+    pub fn take_breakdown(&mut self, k: u64, out: &mut Vec<SiloRound>) {
+        out.clear();
+        let n = self.harness.protocol().round.len();
+        let Some(b) = self.harness.protocol_mut().breakdown.as_mut() else {
+            return;
+        };
+        out.extend(b.rows.iter().filter(|r| r.round == k));
+        b.rows.retain(|r| r.round > k);
+        out.sort_unstable_by_key(|r| r.silo);
+        if out.len() != n {
+            out.clear();
+        }
+    }
+
     /// Forgets the start times of rounds before `k` (those complete), so
     /// that a stepper run for ever (a training clock) keeps a bounded
     /// memory: without it every round's `t(k)` is kept (8 bytes per silo
@@ -132,6 +170,11 @@ impl<'a> RoundStepper<'a> {
         let network_stats = self.harness.network_stats();
         let mut p = self.harness.into_protocol();
         let trace = p.trace.take().map(|t| t.finish());
+        let silos = p.round.len();
+        let breakdown = p
+            .breakdown
+            .take()
+            .map(|b| Breakdown::from_rows(silos, b.rows));
         let mut arc_transfers: Vec<_> = p.arc_transfers.unwrap_or_default().into_iter().collect();
         arc_transfers.sort_unstable();
         Ok(ReplayResult {
@@ -143,6 +186,7 @@ impl<'a> RoundStepper<'a> {
             arc_transfers,
             network_stats,
             trace,
+            breakdown,
         })
     }
 

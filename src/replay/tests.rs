@@ -551,12 +551,37 @@ fn critical_paths_are_contiguous_and_span_the_window() {
                     straggler,
                     seed: 3,
                     trace: TraceWindow { first, count: 4 },
+                    breakdown: true,
                 };
                 let r = replay(s.as_ref(), &m, net.build(&m).as_mut(), &o).unwrap();
                 let trace = r.trace.as_ref().expect("a trace");
                 assert!(!trace.truncated);
                 let path = trace.critical_path(&r.starts);
                 let what = format!("{} {net} {straggler:?}", s.round(0).name);
+                if first == 0 {
+                    // Independent walks: the trace's events and the
+                    // breakdown's binding models give the same path.
+                    let b = r.breakdown.as_ref().unwrap().critical_path_until(4);
+                    let steps: Vec<_> = b
+                        .iter()
+                        .map(|c| match c.kind {
+                            "compute" => trace::PathStep::Compute {
+                                silo: c.from,
+                                round: c.round,
+                                from_ms: c.start_ms,
+                                to_ms: c.end_ms,
+                            },
+                            _ => trace::PathStep::Transfer {
+                                from: c.from,
+                                to: c.to,
+                                round: c.round,
+                                sent_ms: c.start_ms,
+                                delivered_ms: c.end_ms,
+                            },
+                        })
+                        .collect();
+                    assert_eq!(steps, path, "{what}");
+                }
                 assert!(path.len() >= 4, "{what}: {path:?}");
                 for w in path.windows(2) {
                     let (a, b) = (w[0].span(), w[1].span());

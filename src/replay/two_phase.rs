@@ -51,6 +51,7 @@ impl CliqueReplay {
             arc_transfers: self.arc_transfers,
             network_stats: self.network_stats,
             trace: None,
+            breakdown: None,
         }
     }
 

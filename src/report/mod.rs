@@ -2,6 +2,7 @@
 //! JSON; replay and reproduction reports. Every hand-made table goes
 //! through [`table::Table`] (terminal, Markdown, CSV via the `csv` crate).
 
+pub mod breakdown;
 mod compare;
 pub mod dcliques;
 mod format;

@@ -6,7 +6,7 @@ use super::{ClockError, RoundClock};
 use crate::delay::DelayModel;
 use crate::network::NetworkKind;
 use crate::overlay::{Overlay, OverlaySchedule};
-use crate::replay::{RoundStepper, Straggler};
+use crate::replay::{RoundStepper, SiloRound, Straggler};
 use crate::units::Ms;
 
 /// Round times from the discrete-event engine: the round replay of
@@ -33,6 +33,8 @@ pub struct EngineClock<'a> {
     schedule: &'a dyn OverlaySchedule,
     timing: Timing<'a>,
     next: u64,
+    /// The last round's breakdown (event path), when recorded.
+    rows: Option<Vec<SiloRound>>,
 }
 
 /// How an [`EngineClock`] times its rounds (one per clock, made once and
@@ -89,6 +91,7 @@ impl<'a> EngineClock<'a> {
                 schedule,
                 timing: Timing::Recurrence(r),
                 next: 0,
+                rows: None,
             });
         }
         Self::event_driven(schedule, delay, network, straggler, seed)
@@ -111,6 +114,7 @@ impl<'a> EngineClock<'a> {
             schedule,
             timing: Timing::Events(stepper),
             next: 0,
+            rows: None,
         })
     }
 
@@ -169,11 +173,38 @@ impl RoundClock for EngineClock<'_> {
                 // Rounds are asked for in order: the ones before are never
                 // needed again, and a clock runs for ever in constant memory.
                 stepper.forget_before(k + 1);
+                if let Some(rows) = self.rows.as_mut() {
+                    stepper.take_breakdown(k, rows);
+                }
             }
             Timing::Recurrence(r) => out.extend_from_slice(r.step(overlay)),
         }
         self.next += 1;
         Ok(())
+    }
+
+    fn record_breakdown(&mut self) -> Result<(), ClockError> {
+        if self.next > 0 {
+            return Err(ClockError::Other(
+                "a clock records its rounds' breakdown from round 0: ask before the first round"
+                    .into(),
+            ));
+        }
+        match &mut self.timing {
+            Timing::Events(s) => {
+                s.record_breakdown();
+                self.rows.get_or_insert_with(Vec::new);
+            }
+            Timing::Recurrence(r) => r.record_breakdown(),
+        }
+        Ok(())
+    }
+
+    fn breakdown(&self) -> Option<&[SiloRound]> {
+        match &self.timing {
+            Timing::Events(_) => self.rows.as_deref(),
+            Timing::Recurrence(r) => r.breakdown(),
+        }
     }
 }
 

@@ -40,7 +40,9 @@ use statrs::distribution::LogNormal;
 
 use crate::delay::DelayModel;
 use crate::overlay::{Overlay, OverlaySchedule, Protocol};
+use crate::replay::breakdown::{binds_before, silo_round};
 use crate::replay::round::checked_straggler;
+use crate::replay::SiloRound;
 use crate::replay::{ReplayError, Straggler};
 use crate::units::Ms;
 
@@ -111,6 +113,8 @@ pub(crate) struct EventOrderRecurrence<'a> {
     static_arcs: bool,
     star: Option<StarLegs>,
     rounds: u64,
+    /// The last round's breakdown, when recorded.
+    breakdown: Option<Vec<SiloRound>>,
 }
 
 impl std::fmt::Debug for EventOrderRecurrence<'_> {
@@ -206,7 +210,19 @@ impl<'a> EventOrderRecurrence<'a> {
             static_arcs,
             star,
             rounds: 0,
+            breakdown: None,
         })
+    }
+
+    /// Records where each round's time goes ([`Self::breakdown`]).
+    pub(crate) fn record_breakdown(&mut self) {
+        self.breakdown.get_or_insert_with(Vec::new);
+    }
+
+    /// The last round's [`SiloRound`]s by silo, when recorded (the same
+    /// as the event replay's, [`crate::replay::breakdown`]).
+    pub(crate) fn breakdown(&self) -> Option<&[SiloRound]> {
+        self.breakdown.as_deref()
     }
 
     /// Rounds timed so far.
@@ -219,6 +235,7 @@ impl<'a> EventOrderRecurrence<'a> {
     /// schedule's round `k` (read once for a static schedule, whose every
     /// round is round 0), and returns `t(k+1)`, ms per silo.
     pub(crate) fn step(&mut self, overlay: &Overlay) -> &[Ms] {
+        let k = self.rounds;
         if let Some((dist, rng)) = self.straggler.as_mut() {
             use rand::distributions::Distribution;
             for (i, c) in self.compute.iter_mut().enumerate() {
@@ -236,6 +253,24 @@ impl<'a> EventOrderRecurrence<'a> {
                     tc = tc.max(r + up);
                 }
             }
+            if let Some(rows) = self.breakdown.as_mut() {
+                rows.clear();
+                let mut upload = None;
+                for (i, (&r, &up)) in self.ready.iter().zip(&s.up).enumerate() {
+                    let new = (r + up, r, i);
+                    if i != c && upload.is_none_or(|b| binds_before(new, b)) {
+                        upload = Some(new);
+                    }
+                }
+                for (j, (&t, &down)) in self.t.iter().zip(&s.down).enumerate() {
+                    let (end, binding) = if j == c {
+                        (tc, upload)
+                    } else {
+                        (tc + down, Some((tc + down, tc, c)))
+                    };
+                    rows.push(silo_round(k, j, t, self.ready[j], end, binding));
+                }
+            }
             for (j, (t, &down)) in self.t.iter_mut().zip(&s.down).enumerate() {
                 *t = if j == c { tc } else { tc + down };
             }
@@ -244,6 +279,22 @@ impl<'a> EventOrderRecurrence<'a> {
                 self.arcs.gossip(overlay, self.delay);
             }
             let a = &self.arcs;
+            if let Some(rows) = self.breakdown.as_mut() {
+                rows.clear();
+                for (i, &t) in self.t.iter().enumerate() {
+                    let mut binding = None;
+                    let mut end = self.ready[i];
+                    for e in a.first[i]..a.first[i + 1] {
+                        let j = a.from[e];
+                        let new = (self.ready[j] + a.comm[e], self.ready[j], j);
+                        end = end.max(new.0);
+                        if binding.is_none_or(|b| binds_before(new, b)) {
+                            binding = Some(new);
+                        }
+                    }
+                    rows.push(silo_round(k, i, t, self.ready[i], end, binding));
+                }
+            }
             for (i, t) in self.t.iter_mut().enumerate() {
                 let mut start = self.ready[i];
                 for e in a.first[i]..a.first[i + 1] {
