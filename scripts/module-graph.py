@@ -55,6 +55,7 @@ FLOORS = [
     ["timing", "mixing"],
     ["overlay"],
     ["replay"],
+    ["calibrate"],
     ["evaluate"],
     ["train"],
     ["program"],

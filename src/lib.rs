@@ -45,7 +45,10 @@
 //! * [`overlay`]: the builders (STAR, MST, delta-MBST, RING, ring-opt,
 //!   complete, random, D-Cliques, MATCHA), build-by-name, export.
 //! * [`replay`]: the one protocol harness over engine and network; round
-//!   replay, two-phase replay, the round stepper and round clocks.
+//!   replay, two-phase replay, the round stepper and round clocks; where
+//!   each round's time goes ([`replay::breakdown`]).
+//! * [`calibrate`]: the network model fitted to a measured run's log
+//!   (compute, access links, pair latencies and cores) and its error.
 //! * [`evaluate`]: [`evaluate::EvaluatedOverlay`], any overlay kind built,
 //!   timed, replayed, clocked and exported through one value.
 //!
@@ -64,6 +67,7 @@
 
 pub mod access;
 pub mod builtin;
+pub mod calibrate;
 pub mod cite;
 pub mod connectivity;
 pub mod csv_file;

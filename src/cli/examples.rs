@@ -133,6 +133,12 @@ Examples:
   fedtopo simulate aws-gaia --overlays ring,matcha --network flow --rounds 20 --format csv
   fedtopo simulate --overlays star,ring-opt --rounds 20 --report /tmp/fedtopo-sim-report   # timelines, maps";
 
+/// `fedtopo calibrate`.
+pub const CALIBRATE: &str = "\
+Examples:
+  fedtopo simulate --overlays ring --rounds 30 --silos-csv silos.csv --log run.csv
+  fedtopo calibrate --log run.csv --out fitted/   # silos.csv, latency.csv, bandwidth.csv";
+
 /// `fedtopo tornado`.
 pub const TORNADO: &str = "\
 Examples:

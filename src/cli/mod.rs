@@ -2,6 +2,7 @@
 
 mod args;
 mod augment;
+mod calibrate;
 mod choice;
 mod compare;
 mod dcliques;
@@ -96,6 +97,10 @@ enum Command {
     #[command(after_help = examples::REPRODUCE)]
     #[command(subcommand)]
     Reproduce(reproduce::ReproduceCommand),
+    /// Fit the network model (compute, access links, pair latencies) to
+    /// a measured run's log, and report the fit error.
+    #[command(after_help = examples::CALIBRATE)]
+    Calibrate(calibrate::CalibrateArgs),
     /// Replay training rounds in wall-clock time (event engine).
     #[command(after_help = examples::SIMULATE)]
     Simulate(simulate::SimulateArgs),
@@ -182,6 +187,7 @@ pub fn run() -> Result<()> {
         #[cfg(not(feature = "train"))]
         Command::Train(a) => no_train::run("train", a),
         Command::Simulate(a) => simulate::run(a),
+        Command::Calibrate(a) => calibrate::run(a),
         Command::Reproduce(c) => reproduce::run(c),
         Command::Tornado(c) => tornado::run(c),
     }

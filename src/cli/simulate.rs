@@ -6,6 +6,7 @@ use std::path::PathBuf;
 use anyhow::{bail, Context, Result};
 use clap::Args;
 
+use fedtopo::calibrate::RunLog;
 use fedtopo::evaluate::EvaluatedOverlay;
 use fedtopo::network::NetworkKind;
 use fedtopo::overlay::build::{parse_overlay_list, BuildOptions};
@@ -81,6 +82,11 @@ pub struct SimulateArgs {
     /// per silo and round, and what the critical path is made of).
     #[arg(long, value_name = "FILE")]
     breakdown: Option<PathBuf>,
+    /// Write the run's log to FILE (CSV `kind,round,from,to,start_ms,end_ms,bits`:
+    /// every computation and every transfer), the format `fedtopo
+    /// calibrate --log` fits a network model to. One overlay only.
+    #[arg(long, value_name = "FILE")]
+    log: Option<PathBuf>,
     /// Rounds shown in the round timelines (gantt-OVERLAY.svg), from
     /// --timeline-from on.
     #[arg(long, default_value_t = 4, value_parser = super::args::whole::<u64>(1, 100))]
@@ -169,14 +175,32 @@ pub fn run(a: SimulateArgs) -> Result<()> {
             a.rounds
         );
     }
-    let trace = if pictures {
+    if a.log.is_some() && kinds.len() != 1 {
+        bail!(
+            "--log writes the log of one run: give one overlay (--overlays), not {}",
+            kinds.len()
+        );
+    }
+    let timeline = TraceWindow {
+        first: a.timeline_from,
+        count: a.timeline_rounds.min(a.rounds - a.timeline_from),
+    };
+    let trace = if a.log.is_some() {
+        // Every round (the pictures take their window out of it).
         TraceWindow {
-            first: a.timeline_from,
-            count: a.timeline_rounds.min(a.rounds - a.timeline_from),
+            first: 0,
+            count: a.rounds,
         }
+    } else if pictures {
+        timeline
     } else {
         TraceWindow::default()
     };
+    let log_file = a
+        .log
+        .as_ref()
+        .map(|p| std::fs::File::create(p).with_context(|| format!("writing {}", p.display())))
+        .transpose()?;
     // Created now: a path that cannot be written fails before the replays.
     let breakdown_file = a
         .breakdown
@@ -223,6 +247,29 @@ pub fn run(a: SimulateArgs) -> Result<()> {
         }
     }
     bar.finish();
+    if let (Some(path), Some(mut file), Some(r)) = (&a.log, log_file, results.first()) {
+        let Some(trace) = r.trace.as_ref() else {
+            bail!(
+                "--log: {} records no events (Clique Averaging's two phases)",
+                r.overlay
+            );
+        };
+        if trace.truncated {
+            bail!(
+                "--log: more than {} transfers: ask for fewer --rounds",
+                fedtopo::replay::trace::MAX_TRACED_TRANSFERS
+            );
+        }
+        let log = RunLog::from_trace(trace, &r.starts, model.workload.model_bits);
+        std::io::Write::write_all(&mut file, log.to_csv(&labels).as_bytes())
+            .with_context(|| format!("writing {}", path.display()))?;
+        for r in &mut results {
+            r.trace = r
+                .trace
+                .as_ref()
+                .map(|t| t.window(timeline.first, timeline.count));
+        }
+    }
     let rows = replay_summary(&results, &taus);
     let network = NetworkDescription::new(&underlay, &spec, &model)?;
     let breakdowns = breakdown_summaries(&results, &labels);

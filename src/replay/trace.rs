@@ -187,6 +187,28 @@ fn same(a: Ms, b: Ms) -> bool {
 }
 
 impl RoundTrace {
+    /// The part of this trace in rounds `first..first + count` (within
+    /// the traced ones).
+    pub fn window(&self, first: u64, count: u64) -> RoundTrace {
+        let first = first.max(self.first);
+        let end = (first.saturating_add(count)).min(self.first + self.count);
+        let count = end.saturating_sub(first);
+        let from = (first - self.first) as usize;
+        RoundTrace {
+            first,
+            count,
+            compute_end: self.compute_end[from..from + count as usize].to_vec(),
+            transfers: self
+                .transfers
+                .iter()
+                .filter(|t| t.round >= first && t.round < end)
+                .copied()
+                .collect(),
+            star_center: self.star_center,
+            truncated: self.truncated,
+        }
+    }
+
     /// When silo `i` finished computing round `k`, if traced.
     pub fn compute_end(&self, k: u64, i: usize) -> Option<Ms> {
         if k < self.first {
