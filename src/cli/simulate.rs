@@ -328,6 +328,11 @@ pub fn run(a: SimulateArgs) -> Result<()> {
         page.section("Rounds")
             .table(&replay_summary_table_rows(&rows))
             .note("ratio: steady-state round time over the max-plus cycle time ([Marfoq20] eq. 3); schedules have none.");
+        if !breakdowns.is_empty() {
+            page.section("Where the time goes")
+                .table(&breakdown_table(&breakdowns))
+                .note("mean per silo and round: computing, the last model in flight while the silo idled (transfer), idle before it was sent (wait); the critical path runs from 0 to the makespan.");
+        }
         let curves = page.section("Rounds completed");
         match timeline_svg(&results, &title) {
             Ok(svg) => curves.figure(
