@@ -197,6 +197,21 @@ enum Shape {
 
 /// An overlay kind built on a network, ready to be timed, replayed,
 /// clocked and exported.
+///
+/// # Examples
+/// ```
+/// use fedtopo::prelude::*;
+///
+/// let u = load_underlay(None, &LoadOptions::default())?;
+/// let m = NetworkSpec::default().delay_model(&u);
+/// let opts = BuildOptions::default();
+/// let star = EvaluatedOverlay::build(OverlayKind::Star, &u, &m, &opts)?;
+/// let ring = EvaluatedOverlay::build(OverlayKind::RingOpt, &u, &m, &opts)?;
+/// // Exact max-plus cycle times, ms per round.
+/// let (s, r) = (star.cycle_time(&m)?.cycle_time_ms, ring.cycle_time(&m)?.cycle_time_ms);
+/// assert!(r < s);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Debug, Clone)]
 pub struct EvaluatedOverlay {
     kind: OverlayKind,

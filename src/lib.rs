@@ -96,3 +96,18 @@ pub mod train;
 pub mod underlay;
 pub mod units;
 pub mod workload;
+
+/// The types of the pipeline in one import (`use fedtopo::prelude::*;`):
+/// load an underlay, turn it into a delay model, build and time overlays,
+/// replay them and clock training rounds. See `examples/library.rs`.
+pub mod prelude {
+    pub use crate::delay::DelayModel;
+    pub use crate::evaluate::EvaluatedOverlay;
+    pub use crate::network::NetworkKind;
+    pub use crate::overlay::build::{BuildOptions, OverlayKind};
+    pub use crate::overlay::{Overlay, OverlaySchedule};
+    pub use crate::replay::clock::{EngineClock, RoundClock};
+    pub use crate::replay::{replay, ReplayOptions, ReplayResult, SiloRound};
+    pub use crate::scenario::{load_underlay, NetworkSpec};
+    pub use crate::underlay::{LoadOptions, Underlay};
+}

@@ -253,6 +253,21 @@ impl ReplayResult {
 /// Replays `options.rounds` synchronous rounds of `schedule` on `delay`
 /// through `network`. STAR (server-client) overlays run the two-phase
 /// protocol; the protocol of round 0's overlay decides for the whole run.
+///
+/// # Examples
+/// ```
+/// use fedtopo::prelude::*;
+///
+/// let u = load_underlay(None, &LoadOptions::default())?;
+/// let m = NetworkSpec { access_bps: 1e8, ..NetworkSpec::default() }.delay_model(&u);
+/// let mst = EvaluatedOverlay::build(OverlayKind::Mst, &u, &m, &BuildOptions::default())?;
+/// let options = ReplayOptions { rounds: 10, breakdown: true, ..ReplayOptions::default() };
+/// let r = replay(mst.schedule(), &m, NetworkKind::Flow.build(&m).as_mut(), &options)?;
+/// // Where the time went: the critical path spans the run.
+/// let path = r.breakdown.as_ref().unwrap().critical_path();
+/// assert_eq!(path.last().unwrap().end_ms, r.makespan_ms());
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub fn replay(
     schedule: &dyn OverlaySchedule,
     delay: &DelayModel,

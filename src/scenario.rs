@@ -208,6 +208,18 @@ fn builtin_names() -> String {
 }
 
 /// Everything that turns an underlay into a [`DelayModel`].
+///
+/// # Examples
+/// ```
+/// use fedtopo::prelude::*;
+///
+/// let u = load_underlay(None, &LoadOptions::default())?;
+/// // 100 Mbit/s access links, the paper's default workload.
+/// let m = NetworkSpec { access_bps: 1e8, ..NetworkSpec::default() }.delay_model(&u);
+/// // [Marfoq20] eq. (3): the delay of arc 0 -> 1 for out- and in-degree 1, ms.
+/// assert!(m.arc_delay(0, 1, 1, 1) > m.compute_round_ms(0));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Debug, Clone)]
 pub struct NetworkSpec {
     /// Connectivity options (path model, latency constants, core capacity).

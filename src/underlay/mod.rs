@@ -316,6 +316,17 @@ pub struct LoadReport {
 }
 
 /// A physical network: routers and undirected core links.
+///
+/// # Examples
+/// ```
+/// use fedtopo::prelude::*;
+///
+/// // The built-in default (aws-north-america), or a GML file's path.
+/// let u = load_underlay(None, &LoadOptions::default())?;
+/// assert_eq!(u.node_count(), 22);
+/// assert!(u.links.len() > 0);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Underlay {
     /// The file stem of the source (e.g. `gaia` for `paper/gaia.gml`).

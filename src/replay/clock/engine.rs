@@ -29,6 +29,24 @@ use crate::units::Ms;
 /// schedule's round `k`. The protocol never stops (there is no last round),
 /// so the times of round `k` do not depend on how many rounds the run has:
 /// a run of `R` rounds resumed to `R2` gets the times of a straight `R2` run.
+///
+/// # Examples
+/// ```
+/// use fedtopo::prelude::*;
+///
+/// let u = load_underlay(None, &LoadOptions::default())?;
+/// let m = NetworkSpec::default().delay_model(&u);
+/// let ring = EvaluatedOverlay::build(OverlayKind::Ring, &u, &m, &BuildOptions::default())?;
+/// let mut clock = EngineClock::new(ring.schedule(), &m, NetworkKind::Flow)?;
+/// let mut last = 0.0;
+/// for k in 0..10 {
+///     // When each silo finishes round k, ms since the start.
+///     let t = clock.round_end_times(k, &ring.schedule().round(k))?;
+///     last = t.iter().copied().fold(last, f64::max);
+/// }
+/// assert!(last > 0.0);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub struct EngineClock<'a> {
     schedule: &'a dyn OverlaySchedule,
     timing: Timing<'a>,
