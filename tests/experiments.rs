@@ -955,6 +955,72 @@ failures = ["node:0.7", "link:0.5"]
     );
 }
 
+/// `breakdown = [true]` adds where the time goes to simulate rows, the
+/// same numbers as `simulate --breakdown`; `false` leaves the cells empty;
+/// anything else is refused.
+#[test]
+fn breakdown_axis_adds_the_time_breakdown() {
+    let text = r#"
+name = "bd"
+kind = "simulate"
+[grid]
+underlay = ["aws-north-america"]
+overlay = ["mst"]
+access = ["100M"]
+rounds = [20]
+breakdown = [true, false]
+"#;
+    let (spec, _out, header, rows) = run_spec("breakdown", text, 1);
+    let col = |name: &str| column(&header, name);
+    assert_eq!(rows.len(), 2);
+    let on = rows
+        .iter()
+        .find(|r| &r[col("breakdown")] == "true")
+        .unwrap();
+    let off = rows
+        .iter()
+        .find(|r| &r[col("breakdown")] == "false")
+        .unwrap();
+    assert_eq!(&off[col("wait_ms_mean")], "");
+    let o = fedtopo(&[
+        "simulate",
+        "--overlays",
+        "mst",
+        "--access",
+        "100M",
+        "--rounds",
+        "20",
+        "--format",
+        "json",
+        "--breakdown",
+        "/dev/null",
+    ]);
+    ok(&o);
+    let doc: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let b = &doc["breakdown"][0];
+    for (c, k) in [
+        ("compute_ms_mean", "compute_ms"),
+        ("transfer_ms_mean", "transfer_ms"),
+        ("wait_ms_mean", "wait_ms"),
+        ("critical_transfer_share", "critical_transfer_share"),
+    ] {
+        let got: f64 = on[col(c)].parse().unwrap();
+        let want = b[k].as_f64().unwrap();
+        assert!(
+            (got - want).abs() <= 1e-9 * want.abs().max(1.0),
+            "{c}: {got} vs {want}"
+        );
+    }
+    std::fs::write(&spec, text.replace("[true, false]", "[\"yes\"]")).unwrap();
+    let o = fedtopo(&["run", spec.to_str().unwrap()]);
+    assert!(!o.status.success());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("breakdown `yes`: expected true or false"),
+        "{err}"
+    );
+}
+
 /// `shared:REL` underlays resolve without `FEDTOPO_SHARED` from the
 /// experiment file's location (a `shared/underlays` beside one of its
 /// ancestors), so a copied or installed binary runs a repository's

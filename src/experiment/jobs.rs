@@ -192,10 +192,12 @@ fn simulate_job(
     let straggler: Straggler = job.get("straggler").parse().map_err(f)?;
     let seed: u64 = parse_axis(job, "seed", "a whole number")?;
     let options = build_options(p.center, seed);
+    let breakdown = job.has("breakdown") && job.get("breakdown").trim() == "true";
     let ropts = ReplayOptions {
         rounds,
         straggler,
         seed,
+        breakdown,
         ..ReplayOptions::default()
     };
     let mut net = network.build(&p.model);
@@ -217,12 +219,11 @@ fn simulate_job(
         .replay(&p.model, net.as_mut(), &ropts, failures, &mut |_| {})
         .map_err(|e| f(e.to_string()))?;
     let stats = round_stats(&result);
-    let mut row = axis_cells(
-        job,
-        underlay,
-        &p,
-        &with_failures(job, &["network", "rounds", "straggler", "seed"]),
-    );
+    let mut axes = with_failures(job, &["network", "rounds", "straggler", "seed"]);
+    if job.has("breakdown") {
+        axes.push("breakdown");
+    }
+    let mut row = axis_cells(job, underlay, &p, &axes);
     row.push("silos", p.model.silo_count());
     push_degrees(&mut row, &overlay);
     row.push("cycle_time_ms", tau.map_or(Cell::from(""), Into::into))
@@ -239,7 +240,27 @@ fn simulate_job(
         .push("events", result.events)
         .push("transfers", result.transfers)
         .push("max_active_flows", result.network_stats.max_active_flows);
+    if job.has("breakdown") {
+        push_breakdown(&mut row, &result);
+    }
     Ok(row)
+}
+
+/// The time-breakdown columns of a simulate row (empty cells for a row
+/// whose `breakdown` is false, or a replay that records none).
+fn push_breakdown(row: &mut ResultRow, result: &crate::replay::ReplayResult) {
+    let s = crate::report::breakdown::breakdown_summaries(std::slice::from_ref(result), &[]);
+    let cell = |f: fn(&crate::report::breakdown::BreakdownSummary) -> f64| {
+        s.first().map_or(Cell::from(""), |b| f(b).into())
+    };
+    row.push("compute_ms_mean", cell(|b| b.compute_ms))
+        .push("transfer_ms_mean", cell(|b| b.transfer_ms))
+        .push("wait_ms_mean", cell(|b| b.wait_ms))
+        .push("critical_compute_share", cell(|b| b.critical_compute_share))
+        .push(
+            "critical_transfer_share",
+            cell(|b| b.critical_transfer_share),
+        );
 }
 
 /// `train`: DPASGD on the overlay, every round timed by the event engine

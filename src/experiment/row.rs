@@ -7,7 +7,7 @@ use crate::units::parse_bandwidth;
 
 /// One value: a result row's cell, or a grid value of an experiment file
 /// (text or a number, kept as written).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(untagged)]
 pub enum Cell {
     /// A whole number (a count).
@@ -17,6 +17,27 @@ pub enum Cell {
     Float(f64),
     /// Text (axis values as written, labels).
     Text(String),
+}
+
+/// A grid value as written: a whole number, a number, text, or a TOML
+/// boolean (kept as the text `true` / `false`).
+impl<'de> Deserialize<'de> for Cell {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Cell {
+            Int(i64),
+            Float(f64),
+            Text(String),
+            Bool(bool),
+        }
+        Ok(match Cell::deserialize(d)? {
+            Cell::Int(v) => Self::Int(v),
+            Cell::Float(v) => Self::Float(v),
+            Cell::Text(v) => Self::Text(v),
+            Cell::Bool(v) => Self::Text(v.to_string()),
+        })
+    }
 }
 
 impl std::fmt::Display for Cell {

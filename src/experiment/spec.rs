@@ -359,6 +359,11 @@ pub struct Grid {
     /// ([`OPTIONAL_KIND_AXES`]).
     #[serde(default)]
     pub failures: Option<Vec<Cell>>,
+    /// Simulate: `true` adds where each round's time goes to the row
+    /// (mean compute / transfer / wait per silo and round, the critical
+    /// path's compute and transfer shares; [`crate::replay::breakdown`]).
+    #[serde(default)]
+    pub breakdown: Option<Vec<Cell>>,
     /// Program: distance between the synthetic classes' means (reference
     /// learner, [`crate::program::learn::LearnOptions`]).
     #[serde(default)]
@@ -372,7 +377,8 @@ use ExperimentKind::{Program, Simulate, Train};
 /// `none`, `node:P` or `link:P` (each node / directed link active in a
 /// round with probability P, drawn from the job's seed), as the CLI's
 /// `--failures`.
-pub const OPTIONAL_KIND_AXES: [(&str, &[ExperimentKind]); 1] = [("failures", &[Simulate, Train])];
+pub const OPTIONAL_KIND_AXES: [(&str, &[ExperimentKind]); 2] =
+    [("failures", &[Simulate, Train]), ("breakdown", &[Simulate])];
 
 /// Network knobs that are grid axes (and result columns) only when the file
 /// gives them, so that files without them keep their columns; every kind
@@ -473,6 +479,7 @@ impl Grid {
             "eval_every" => self.eval_every.as_ref(),
             "separation" => self.separation.as_ref(),
             "failures" => self.failures.as_ref(),
+            "breakdown" => self.breakdown.as_ref(),
             "model_bits" => self.model_bits.as_ref(),
             "compute_ms" => self.compute_ms.as_ref(),
             "access_csv" => self.access_csv.as_ref(),

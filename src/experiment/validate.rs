@@ -229,6 +229,11 @@ fn check_kind_axes(jobs: &[Job], problems: &mut Problems) {
             problems.add(format!("failures `{value}`: {e}"));
         }
     }
+    for value in distinct(jobs, "breakdown") {
+        if !matches!(value.trim(), "true" | "false") {
+            problems.add(format!("breakdown `{value}`: expected true or false"));
+        }
+    }
     let whole = |v: &str, min: u64| v.trim().parse::<u64>().is_ok_and(|n| n >= min);
     for (axis, min) in [
         ("rounds", 1),
