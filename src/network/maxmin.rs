@@ -86,6 +86,10 @@ struct FlowState {
     /// Position in its class's member list.
     pos: u32,
     live: bool,
+    // Fill scratch, meaningful while its class is partly frozen.
+    frozen: bool,
+    new_rate: f64,
+    new_bneck: u32,
 }
 
 /// A rate class: flows with one rate and one recorded bottleneck.
@@ -105,17 +109,25 @@ struct Class {
     // Update scratch.
     /// Epoch of the update whose `S` holds the class.
     mark: u64,
+    /// Every flow frozen (in this fill).
     frozen: bool,
+    /// Some flows froze at a resource the others do not cross: the flows
+    /// are frozen one by one in this fill (their own scratch fields), and
+    /// the class is split after the last fill.
+    partial: bool,
+    /// Flows not yet frozen, while partial.
+    unfrozen: u32,
     new_rate: f64,
     new_bneck: u32,
 }
 
-/// A class crossing a resource: the class and the index of the resource in
-/// the class's footprint (which holds the multiplicity).
+/// A class crossing a resource: the class, the index of the resource in
+/// the class's footprint and the multiplicity (also in the footprint).
 #[derive(Debug, Clone, Copy)]
 struct Cross {
     class: u32,
     fp: u32,
+    mult: u32,
 }
 
 /// What an update changed in the class structure (cleared at the start of
@@ -126,7 +138,7 @@ pub struct Changes {
     /// Classes created by splits, in creation order.
     pub created: Vec<u32>,
     /// Flows moved `(flow, from class, to class)`, in order (a flow may
-    /// move more than once).
+    /// move more than once; a new class's flows arrive by moves).
     pub moved: Vec<(u32, u32, u32)>,
     /// Classes that lost every flow to merges (their ids are not reused
     /// before the next update).
@@ -181,17 +193,17 @@ pub struct MaxMin {
     s_list: Vec<u32>,
     r_list: Vec<u32>,
     local: Vec<Local>,
+    /// Fair share of every resource of R, bit/s (infinite once it has no
+    /// unfrozen flow): a dense array for the scan.
+    shares: Vec<f64>,
     heap: IndexedHeap,
     grow: Vec<u32>,
     /// Classes on the bottleneck being frozen, with their multiplicity.
     freezing: Vec<(u32, u32)>,
+    /// Flows of split classes that leave them after the last fill.
+    orphans: Vec<u32>,
     /// Local resource indices re-keyed after a bottleneck's flows froze.
     touched: Vec<u32>,
-    /// Per resource: epoch of the last check that summed it, its load and
-    /// largest rate then.
-    check_epoch: Vec<u64>,
-    check_load: Vec<f64>,
-    check_max: Vec<f64>,
     /// Re-fill every live flow, each from a class of its own, at every
     /// update (reference mode).
     full: bool,
@@ -225,9 +237,6 @@ impl MaxMin {
         self.cross.push(Vec::new());
         self.bneck_of.push(Vec::new());
         self.res_slot.push(ResSlot::default());
-        self.check_epoch.push(0);
-        self.check_load.push(0.0);
-        self.check_max.push(0.0);
         (self.cap.len() - 1) as u32
     }
 
@@ -360,6 +369,7 @@ impl MaxMin {
         k.live = true;
         k.mark = 0;
         k.frozen = false;
+        k.partial = false;
         c
     }
 
@@ -388,12 +398,16 @@ impl MaxMin {
         class.members.push(f);
         for &r in &state.fin {
             let cross = &mut self.cross[r as usize];
-            match cross.iter().find(|x| x.class == c) {
-                Some(x) => class.fp[x.fp as usize].1 += 1,
+            match cross.iter_mut().find(|x| x.class == c) {
+                Some(x) => {
+                    x.mult += 1;
+                    class.fp[x.fp as usize].1 += 1;
+                }
                 None => {
                     cross.push(Cross {
                         class: c,
                         fp: class.fp.len() as u32,
+                        mult: 1,
                     });
                     class.fp.push((r, 1));
                 }
@@ -417,6 +431,7 @@ impl MaxMin {
             let cross = &mut self.cross[r as usize];
             let i = Self::cross_index(cross, c);
             let j = cross[i].fp as usize;
+            cross[i].mult -= 1;
             class.fp[j].1 -= 1;
             if class.fp[j].1 == 0 {
                 cross.swap_remove(i);
@@ -569,6 +584,7 @@ impl MaxMin {
         for &c in &self.s_list {
             let class = &mut classes[c as usize];
             class.frozen = false;
+            class.partial = false;
             class.new_rate = f64::INFINITY;
             class.new_bneck = NONE;
             self.stats.flows_filled += class.members.len() as u64;
@@ -586,45 +602,50 @@ impl MaxMin {
         // Residual = capacity - load of the classes outside S; count = the
         // flows of S on it.
         for &r in &self.r_list {
-            let (mut outside, mut count) = (0.0f64, 0u32);
+            let (mut outside, mut max_out, mut count) = (0.0f64, 0.0f64, 0u32);
             for x in &self.cross[r as usize] {
                 let class = &self.classes[x.class as usize];
-                let m = class.fp[x.fp as usize].1;
+                let m = x.mult;
                 if class.mark == epoch {
                     count += m;
                 } else {
-                    outside += f64::from(m) * committed(class.rate);
+                    let rate = committed(class.rate);
+                    outside += f64::from(m) * rate;
+                    max_out = max_out.max(rate);
                 }
             }
             self.local.push(Local {
                 residual: (self.cap[r as usize] - outside).max(0.0),
                 count,
+                max_in_s: 0.0,
+                max_out,
                 touched: false,
             });
         }
+        self.shares.clear();
+        self.shares.extend(self.local.iter().map(Local::share));
         if self.local.len() <= self.linear_scan_max.unwrap_or(LINEAR_SCAN_MAX) {
             // Few resources: find the smallest share by a scan (cheaper
             // than keeping a heap; the same order: smallest share, then
             // smallest index).
             loop {
-                let mut best: Option<(f64, u32)> = None;
-                for (k, l) in self.local.iter().enumerate() {
-                    if l.count > 0 {
-                        let share = l.share();
-                        if best.is_none_or(|(b, _)| share < b) {
-                            best = Some((share, k as u32));
-                        }
+                let (mut best, mut k) = (f64::INFINITY, usize::MAX);
+                for (j, &share) in self.shares.iter().enumerate() {
+                    if share < best {
+                        (best, k) = (share, j);
                     }
                 }
-                let Some((share, k)) = best else { break };
-                self.freeze_at(k, share, epoch, false);
+                if k == usize::MAX {
+                    break;
+                }
+                self.freeze_at(k as u32, best, epoch, false);
             }
             return;
         }
         self.heap.reset(self.local.len());
-        for (k, l) in self.local.iter().enumerate() {
-            if l.count > 0 {
-                self.heap.push_unordered(k as u32, l.share());
+        for (k, &share) in self.shares.iter().enumerate() {
+            if share < f64::INFINITY {
+                self.heap.push_unordered(k as u32, share);
             }
         }
         self.heap.heapify();
@@ -635,10 +656,10 @@ impl MaxMin {
         while let Some((k, share)) = self.heap.pop() {
             self.freeze_at(k, share, epoch, true);
             for &k2 in &self.touched {
-                let l = &mut self.local[k2 as usize];
-                l.touched = false;
-                if l.count > 0 {
-                    self.heap.set(k2, l.share());
+                self.local[k2 as usize].touched = false;
+                let share = self.shares[k2 as usize];
+                if share < f64::INFINITY {
+                    self.heap.set(k2, share);
                 } else {
                     self.heap.remove(k2);
                 }
@@ -647,9 +668,10 @@ impl MaxMin {
     }
 
     /// Freezes the unfrozen flows of S on the local resource `k` (the
-    /// bottleneck) at `share` bit/s, splitting the classes only some of
-    /// whose flows cross it; with `track`, lists in `self.touched` the
-    /// other local resources whose share changed.
+    /// bottleneck) at `share` bit/s: whole classes when all their flows
+    /// cross it, otherwise flow by flow (the class becomes partial); with
+    /// `track`, lists in `self.touched` the other local resources whose
+    /// share changed.
     fn freeze_at(&mut self, k: u32, share: f64, epoch: u64, track: bool) {
         let r = self.r_list[k as usize];
         self.touched.clear();
@@ -657,104 +679,82 @@ impl MaxMin {
         for x in &self.cross[r as usize] {
             let class = &self.classes[x.class as usize];
             if class.mark == epoch && !class.frozen {
-                self.freezing.push((x.class, class.fp[x.fp as usize].1));
+                self.freezing.push((x.class, x.mult));
             }
         }
-        for i in 0..self.freezing.len() {
-            let (mut c, m) = self.freezing[i];
-            if m as usize != self.classes[c as usize].members.len() {
-                c = self.split(c, r, epoch);
+        let (classes, flows) = (&mut self.classes, &mut self.flows);
+        let (res_slot, local, touched) = (&self.res_slot, &mut self.local, &mut self.touched);
+        let shares = &mut self.shares;
+        let mut lower = |r2: u32, m2: u32| {
+            let k2 = res_slot[r2 as usize].local;
+            let l = &mut local[k2 as usize];
+            l.residual = (l.residual - f64::from(m2) * share).max(0.0);
+            l.count -= m2;
+            l.max_in_s = l.max_in_s.max(share);
+            shares[k2 as usize] = l.share();
+            if track && k2 != k && !l.touched {
+                l.touched = true;
+                touched.push(k2);
             }
-            let (classes, res_slot, local) = (&mut self.classes, &self.res_slot, &mut self.local);
+        };
+        for &(c, m) in &self.freezing {
             let class = &mut classes[c as usize];
-            class.frozen = true;
-            class.new_rate = share;
-            class.new_bneck = r;
-            for &(r2, m2) in &class.fp {
-                let k2 = res_slot[r2 as usize].local;
-                let l = &mut local[k2 as usize];
-                l.residual = (l.residual - f64::from(m2) * share).max(0.0);
-                l.count -= m2;
-                if track && k2 != k && !l.touched {
-                    l.touched = true;
-                    self.touched.push(k2);
+            if !class.partial && m as usize == class.members.len() {
+                class.frozen = true;
+                class.new_rate = share;
+                class.new_bneck = r;
+                for &(r2, m2) in &class.fp {
+                    lower(r2, m2);
+                }
+                continue;
+            }
+            if !class.partial {
+                class.partial = true;
+                class.unfrozen = class.members.len() as u32;
+                for &f in &class.members {
+                    flows[f as usize].frozen = false;
                 }
             }
-        }
-    }
-
-    /// Moves the flows of class `c` that cross `r` to a new class of `S`
-    /// (logged as created); returns it.
-    fn split(&mut self, c: u32, r: u32, epoch: u64) -> u32 {
-        let to = self.new_class();
-        self.changes.created.push(to);
-        self.classes[to as usize].mark = epoch;
-        self.s_list.push(to);
-        let mut k = 0;
-        while k < self.classes[c as usize].members.len() {
-            let f = self.classes[c as usize].members[k];
-            if self.flows[f as usize].fin.contains(&r) {
-                // Swap-remove: the member now at k is examined next.
-                self.move_flow(f, to);
-            } else {
-                k += 1;
+            for &f in &class.members {
+                let flow = &mut flows[f as usize];
+                if flow.frozen || !flow.fin.contains(&r) {
+                    continue;
+                }
+                flow.frozen = true;
+                flow.new_rate = share;
+                flow.new_bneck = r;
+                class.unfrozen -= 1;
+                for &r2 in &flow.fin {
+                    lower(r2, 1);
+                }
+            }
+            if class.unfrozen == 0 {
+                class.frozen = true;
             }
         }
-        to
-    }
-
-    /// Load and largest rate of resource `r` with the rates of this update
-    /// (new ones for `S`), cached per check.
-    fn sum_resource(&mut self, r: u32, epoch: u64, cepoch: u64) {
-        if self.check_epoch[r as usize] == cepoch {
-            return;
-        }
-        let (mut load, mut max) = (0.0f64, 0.0f64);
-        for x in &self.cross[r as usize] {
-            let class = &self.classes[x.class as usize];
-            let rate = if class.mark == epoch {
-                class.new_rate
-            } else {
-                committed(class.rate)
-            };
-            load += f64::from(class.fp[x.fp as usize].1) * rate;
-            max = max.max(rate);
-        }
-        self.check_epoch[r as usize] = cepoch;
-        self.check_load[r as usize] = load;
-        self.check_max[r as usize] = max;
     }
 
     /// Step 3: bottleneck check on the classes of `S` and the classes
     /// outside `S` whose bottleneck is in `R`; classes to add to `S` go to
-    /// `self.grow`.
+    /// `self.grow`. Every resource it looks at is in `R`, whose final
+    /// residual, largest rate of `S` and largest rate outside `S` the fill
+    /// recorded.
     #[inline(never)]
     fn check(&mut self, epoch: u64) {
-        let cepoch = self.next_epoch();
         // A class of S froze at `b`, saturated by S, with the largest rate
         // of S there: it keeps `b` unless a class outside S has a larger
-        // rate on it (those join S: the next fill can lower them).
+        // rate on it (those join S: the next fill can lower them). A
+        // partial class: the same for each of its flows.
         for k in 0..self.s_list.len() {
             let c = self.s_list[k];
-            let (x, b) = {
-                let class = &self.classes[c as usize];
-                (class.new_rate, class.new_bneck)
-            };
-            let mut max_out = 0.0f64;
-            for y in &self.cross[b as usize] {
-                let other = &self.classes[y.class as usize];
-                if other.mark != epoch {
-                    max_out = max_out.max(committed(other.rate));
+            let class = &self.classes[c as usize];
+            if class.partial {
+                for j in 0..class.members.len() {
+                    let f = &self.flows[self.classes[c as usize].members[j] as usize];
+                    self.check_in_s(f.new_rate, f.new_bneck, epoch);
                 }
-            }
-            if x >= max_out * (1.0 - TOL) {
-                continue;
-            }
-            for y in &self.cross[b as usize] {
-                let other = &self.classes[y.class as usize];
-                if other.mark != epoch && committed(other.rate) > x {
-                    self.grow.push(y.class);
-                }
+            } else {
+                self.check_in_s(class.new_rate, class.new_bneck, epoch);
             }
         }
         // A class outside S whose bottleneck is in R: is it still
@@ -763,27 +763,45 @@ impl MaxMin {
         // load nor its classes' rates changed.
         for k in 0..self.r_list.len() {
             let r = self.r_list[k];
-            for j in 0..self.bneck_of[r as usize].len() {
-                let c = self.bneck_of[r as usize][j];
-                if self.classes[c as usize].mark == epoch {
-                    continue;
-                }
-                self.sum_resource(r, epoch, cepoch);
-                let x = committed(self.classes[c as usize].rate);
-                let cap = self.cap[r as usize];
-                let (load, max) = (self.check_load[r as usize], self.check_max[r as usize]);
-                if !(load >= cap * (1.0 - TOL) && x >= max * (1.0 - TOL)) {
+            let l = &self.local[k];
+            let saturated = l.residual <= self.cap[r as usize] * TOL;
+            let max = l.max_in_s.max(l.max_out);
+            for &c in &self.bneck_of[r as usize] {
+                let class = &self.classes[c as usize];
+                if class.mark != epoch && !(saturated && class.rate >= max * (1.0 - TOL)) {
                     self.grow.push(c);
                 }
             }
         }
     }
 
-    /// After the last fill: merges the classes of `S` that froze at the
-    /// same resource (same fill step, so the same rate bit for bit; the
-    /// smaller class moves into the larger), records bottlenecks and
-    /// commits the new rates.
+    /// The check of a flow of `S` at rate `x` frozen at `b`.
+    fn check_in_s(&mut self, x: f64, b: u32, epoch: u64) {
+        let l = &self.local[self.res_slot[b as usize].local as usize];
+        if x >= l.max_out * (1.0 - TOL) {
+            return;
+        }
+        for y in &self.cross[b as usize] {
+            let other = &self.classes[y.class as usize];
+            if other.mark != epoch && committed(other.rate) > x {
+                self.grow.push(y.class);
+            }
+        }
+    }
+
+    /// After the last fill: splits the partial classes (a class keeps the
+    /// flows of its most common bottleneck), merges the classes of `S`
+    /// that froze at the same resource (same fill step, so the same rate
+    /// bit for bit; the smaller class moves into the larger), records
+    /// bottlenecks and commits the new rates.
     fn merge_and_commit(&mut self, epoch: u64) {
+        self.orphans.clear();
+        for k in 0..self.s_list.len() {
+            let c = self.s_list[k];
+            if self.classes[c as usize].partial {
+                self.split_partial(c);
+            }
+        }
         let repoch = self.next_epoch();
         for k in 0..self.s_list.len() {
             let c = self.s_list[k];
@@ -812,6 +830,38 @@ impl MaxMin {
             self.free_class(gone);
             self.changes.freed.push(gone);
         }
+        // The flows that left split classes join the class of their
+        // bottleneck, or a new one.
+        for k in 0..self.orphans.len() {
+            let f = self.orphans[k];
+            let (rate, b) = {
+                let flow = &self.flows[f as usize];
+                (flow.new_rate, flow.new_bneck)
+            };
+            let slot = self.res_slot[b as usize];
+            let to = if slot.mark == repoch {
+                slot.local
+            } else {
+                let to = self.new_class();
+                self.changes.created.push(to);
+                let class = &mut self.classes[to as usize];
+                class.mark = epoch;
+                class.frozen = true;
+                class.new_rate = rate;
+                class.new_bneck = b;
+                self.s_list.push(to);
+                self.res_slot[b as usize] = ResSlot {
+                    mark: repoch,
+                    local: to,
+                };
+                to
+            };
+            debug_assert_eq!(
+                self.classes[to as usize].new_rate.to_bits(),
+                rate.to_bits()
+            );
+            self.move_flow(f, to);
+        }
         for k in 0..self.s_list.len() {
             let c = self.s_list[k];
             let class = &self.classes[c as usize];
@@ -829,6 +879,40 @@ impl MaxMin {
                 self.stats.flows_changed += class.members.len() as u64;
             }
         }
+    }
+
+    /// A partial class keeps the flows frozen at its most common
+    /// bottleneck (ties: the first met); the others go to `orphans`.
+    fn split_partial(&mut self, c: u32) {
+        let repoch = self.next_epoch();
+        let (classes, flows, res_slot) = (&mut self.classes, &self.flows, &mut self.res_slot);
+        let class = &mut classes[c as usize];
+        let (mut best, mut best_count) = (NONE, 0);
+        for &f in &class.members {
+            let b = flows[f as usize].new_bneck;
+            let slot = &mut res_slot[b as usize];
+            if slot.mark != repoch {
+                *slot = ResSlot {
+                    mark: repoch,
+                    local: 0,
+                };
+            }
+            slot.local += 1;
+            if slot.local > best_count {
+                (best, best_count) = (b, slot.local);
+            }
+        }
+        for &f in &class.members {
+            let flow = &flows[f as usize];
+            if flow.new_bneck == best {
+                class.new_rate = flow.new_rate;
+            } else {
+                self.orphans.push(f);
+            }
+        }
+        class.new_bneck = best;
+        class.partial = false;
+        class.frozen = true;
     }
 }
 
@@ -849,14 +933,22 @@ struct Local {
     residual: f64,
     /// Unfrozen flows of S on it.
     count: u32,
+    /// Largest rate of a frozen flow of S on it, bit/s.
+    max_in_s: f64,
+    /// Largest rate of the classes outside S on it, bit/s.
+    max_out: f64,
     /// Re-key pending after the current bottleneck.
     touched: bool,
 }
 
 impl Local {
-    /// The fair share of the unfrozen flows, bit/s.
+    /// The fair share of the unfrozen flows, bit/s (infinite without any).
     fn share(&self) -> f64 {
-        self.residual / f64::from(self.count)
+        if self.count > 0 {
+            self.residual / f64::from(self.count)
+        } else {
+            f64::INFINITY
+        }
     }
 }
 
