@@ -202,6 +202,10 @@ pub struct MaxMin {
     freezing: Vec<(u32, u32)>,
     /// Flows of split classes that leave them after the last fill.
     orphans: Vec<u32>,
+    /// Classes outside S that found another bottleneck in the check.
+    rebneck: Vec<(u32, u32)>,
+    /// The `res_slot` epoch of the last fill.
+    fill_epoch: u64,
     /// Local resource indices re-keyed after a bottleneck's flows froze.
     touched: Vec<u32>,
     /// Re-fill every live flow, each from a class of its own, at every
@@ -578,6 +582,7 @@ impl MaxMin {
         // R, with every resource listed once (`res_slot` marks, a fresh
         // epoch per pass).
         let repoch = self.next_epoch();
+        self.fill_epoch = repoch;
         self.r_list.clear();
         self.local.clear();
         let (classes, res_slot, r_list) = (&mut self.classes, &mut self.res_slot, &mut self.r_list);
@@ -761,18 +766,64 @@ impl MaxMin {
         // saturated, with no larger rate? Otherwise it joins S. A class
         // outside S whose bottleneck is outside R keeps it: neither its
         // load nor its classes' rates changed.
+        // Before it joins S, a class that lost its bottleneck looks for
+        // another one among the resources all its flows cross.
+        self.rebneck.clear();
         for k in 0..self.r_list.len() {
             let r = self.r_list[k];
             let l = &self.local[k];
             let saturated = l.residual <= self.cap[r as usize] * TOL;
             let max = l.max_in_s.max(l.max_out);
-            for &c in &self.bneck_of[r as usize] {
+            for j in 0..self.bneck_of[r as usize].len() {
+                let c = self.bneck_of[r as usize][j];
                 let class = &self.classes[c as usize];
-                if class.mark != epoch && !(saturated && class.rate >= max * (1.0 - TOL)) {
-                    self.grow.push(c);
+                if class.mark == epoch || (saturated && class.rate >= max * (1.0 - TOL)) {
+                    continue;
+                }
+                match self.other_bottleneck(c, r) {
+                    Some(b) => self.rebneck.push((c, b)),
+                    None => self.grow.push(c),
                 }
             }
         }
+        for k in 0..self.rebneck.len() {
+            let (c, b) = self.rebneck[k];
+            self.set_bneck(c, b);
+        }
+    }
+
+    /// A bottleneck of class `c` (outside S, at its committed rate) other
+    /// than `not`: a resource every flow of `c` crosses, saturated, with no
+    /// larger rate (from the fill's records for a resource of R, summed
+    /// afresh otherwise).
+    fn other_bottleneck(&self, c: u32, not: u32) -> Option<u32> {
+        let class = &self.classes[c as usize];
+        let x = class.rate;
+        let n = class.members.len() as u32;
+        for &(r, m) in &class.fp {
+            if m != n || r == not {
+                continue;
+            }
+            let cap = self.cap[r as usize];
+            let slot = self.res_slot[r as usize];
+            let (saturated, max) = if slot.mark == self.fill_epoch {
+                let l = &self.local[slot.local as usize];
+                (l.residual <= cap * TOL, l.max_in_s.max(l.max_out))
+            } else {
+                // Outside R: no class of S crosses it.
+                let (mut load, mut max) = (0.0f64, 0.0f64);
+                for y in &self.cross[r as usize] {
+                    let rate = committed(self.classes[y.class as usize].rate);
+                    load += f64::from(y.mult) * rate;
+                    max = max.max(rate);
+                }
+                (load >= cap * (1.0 - TOL), max)
+            };
+            if saturated && x >= max * (1.0 - TOL) {
+                return Some(r);
+            }
+        }
+        None
     }
 
     /// The check of a flow of `S` at rate `x` frozen at `b`.
