@@ -536,9 +536,10 @@ impl MaxMin {
         self.added.clear();
         self.dirty.clear();
         loop {
-            self.fill_s(epoch);
             self.grow.clear();
-            self.check(epoch);
+            if self.fill_s(epoch) {
+                self.check(epoch);
+            }
             if self.grow.is_empty() {
                 break;
             }
@@ -575,8 +576,12 @@ impl MaxMin {
     }
 
     /// Step 2: progressive filling of `S` on the residual capacities of `R`.
+    /// Stops early, with the classes to add to `S` in `self.grow`, when a
+    /// bottleneck's share is below the rate of a class outside `S` there
+    /// (the check would add that class: the rest of the fill is wasted);
+    /// returns whether it completed.
     #[inline(never)]
-    fn fill_s(&mut self, epoch: u64) {
+    fn fill_s(&mut self, epoch: u64) -> bool {
         self.stats.passes += 1;
         self.stats.classes_filled += self.s_list.len() as u64;
         // R, with every resource listed once (`res_slot` marks, a fresh
@@ -643,9 +648,12 @@ impl MaxMin {
                 if k == usize::MAX {
                     break;
                 }
+                if self.outside_above(k, best, epoch) {
+                    return false;
+                }
                 self.freeze_at(k as u32, best, epoch, false);
             }
-            return;
+            return true;
         }
         self.heap.reset(self.local.len());
         for (k, &share) in self.shares.iter().enumerate() {
@@ -659,6 +667,9 @@ impl MaxMin {
         // is a total order on (share, index), so deferring the re-keying
         // does not change it).
         while let Some((k, share)) = self.heap.pop() {
+            if self.outside_above(k as usize, share, epoch) {
+                return false;
+            }
             self.freeze_at(k, share, epoch, true);
             for &k2 in &self.touched {
                 self.local[k2 as usize].touched = false;
@@ -670,6 +681,24 @@ impl MaxMin {
                 }
             }
         }
+        true
+    }
+
+    /// Would flows of S freezing at `share` on local resource `k` fail the
+    /// check (a class outside S has a larger rate there)? Then those
+    /// classes go to `self.grow`.
+    fn outside_above(&mut self, k: usize, share: f64, epoch: u64) -> bool {
+        if share >= self.local[k].max_out * (1.0 - TOL) {
+            return false;
+        }
+        let r = self.r_list[k];
+        for y in &self.cross[r as usize] {
+            let other = &self.classes[y.class as usize];
+            if other.mark != epoch && committed(other.rate) > share {
+                self.grow.push(y.class);
+            }
+        }
+        true
     }
 
     /// Freezes the unfrozen flows of S on the local resource `k` (the
