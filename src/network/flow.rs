@@ -417,7 +417,8 @@ impl NetworkModel for FlowNetwork<'_> {
         let res = &self.routes[&(t.from as u32, t.to as u32)];
         let f = self.alloc.add(res);
         if f as usize >= self.progress.len() {
-            self.progress.resize(f as usize + 1, FlowProgress::default());
+            self.progress
+                .resize(f as usize + 1, FlowProgress::default());
         }
         let now = timers.now();
         let c = self.alloc.class_of(f);

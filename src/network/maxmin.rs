@@ -936,10 +936,7 @@ impl MaxMin {
                 };
                 to
             };
-            debug_assert_eq!(
-                self.classes[to as usize].new_rate.to_bits(),
-                rate.to_bits()
-            );
+            debug_assert_eq!(self.classes[to as usize].new_rate.to_bits(), rate.to_bits());
             self.move_flow(f, to);
         }
         for k in 0..self.s_list.len() {
@@ -1299,8 +1296,15 @@ mod tests {
                 max = max.max(other.rate);
             }
             let cap = m.capacity(b);
-            assert!(load >= cap * (1.0 - 1e-6) - 1e-12, "class {c}: {load} of {cap}");
-            assert!(class.rate >= max * (1.0 - 1e-6), "class {c}: {} < {max}", class.rate);
+            assert!(
+                load >= cap * (1.0 - 1e-6) - 1e-12,
+                "class {c}: {load} of {cap}"
+            );
+            assert!(
+                class.rate >= max * (1.0 - 1e-6),
+                "class {c}: {} < {max}",
+                class.rate
+            );
         }
         let in_classes = m
             .live_flows()
@@ -1398,6 +1402,13 @@ mod tests {
     /// [`random_run`] with the given scan threshold; returns every rate
     /// after every batch.
     fn random_run_with(seed: u64, linear_scan_max: Option<usize>) -> Vec<f64> {
+        random_run_counting(seed, linear_scan_max).0
+    }
+
+    /// [`random_run_with`], also returning how many classes splits created,
+    /// flows moved and classes merges freed.
+    fn random_run_counting(seed: u64, linear_scan_max: Option<usize>) -> (Vec<f64>, [usize; 3]) {
+        let mut counts = [0; 3];
         let mut rng = ChaCha8Rng::seed_from_u64(seed);
         let mut m = MaxMin::new();
         if let Some(max) = linear_scan_max {
@@ -1458,6 +1469,9 @@ mod tests {
                 }
             }
             let ch = m.update().clone();
+            counts[0] += ch.created.len();
+            counts[1] += ch.moved.len();
+            counts[2] += ch.freed.len();
             for &(f, from, to) in &ch.moved {
                 assert_eq!(mirror.insert(f, to), Some(from), "move of flow {f}");
             }
@@ -1471,7 +1485,24 @@ mod tests {
             assert_invariants(&m);
             seen.extend(live.iter().map(|&f| m.rate(f)));
         }
-        seen
+        (seen, counts)
+    }
+
+    #[test]
+    fn random_runs_split_move_and_merge_classes() {
+        // The random runs of the property tests do exercise the class
+        // structure: splits, moves and merges all happen.
+        let mut total = [0; 3];
+        for seed in 0..100 {
+            let (_, c) = random_run_counting(seed, None);
+            for k in 0..3 {
+                total[k] += c[k];
+            }
+        }
+        assert!(
+            total.iter().all(|&n| n > 0),
+            "created, moved, freed: {total:?}"
+        );
     }
 
     proptest! {
