@@ -498,14 +498,17 @@ mod tests {
     use proptest::prelude::*;
 
     proptest! {
-        #![proptest_config(ProptestConfig::with_cases(32))]
+        #![proptest_config(ProptestConfig::with_cases(64))]
         /// Random small instances (a seeded random geometric underlay,
         /// silos spread over its routers, a random circulant overlay,
         /// random core and access capacities): the incremental allocation
-        /// (changes batched per instant, only the affected flows re-filled,
-        /// only the flows whose rate changed re-timed) replays to the same
-        /// times as re-filling every active flow from scratch at every
-        /// change.
+        /// (changes batched per instant, only the affected classes
+        /// re-filled, only the classes whose rate or flows changed re-timed)
+        /// replays to the same times as re-filling every active flow from
+        /// scratch, each from a class of its own, at every change (every
+        /// flow moves between classes at every change there). Equal
+        /// transfers started together finish at one instant: many flows
+        /// complete at once.
         #[test]
         fn incremental_replay_equals_full_recompute_on_random_instances(
             seed in 0u64..10_000,
