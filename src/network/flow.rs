@@ -291,10 +291,7 @@ impl<'a> FlowNetwork<'a> {
             self.clocks[c as usize].heap.push(Reverse(e));
         }
         let mut at = f64::INFINITY;
-        loop {
-            let Some(&Reverse(e)) = self.clocks[c as usize].heap.peek() else {
-                break;
-            };
+        while let Some(&Reverse(e)) = self.clocks[c as usize].heap.peek() {
             if !self.valid(&e, c) {
                 self.clocks[c as usize].heap.pop();
                 continue;
