@@ -13,6 +13,11 @@
 //! * `flow_rgg/..._plain_ring_...`: the flow model's worst case on the same
 //!   scenario: the directed ring in plain silo order (consecutive silos sit
 //!   on unrelated routers, so every route is long and shared), 100 rounds.
+//! * `flow_rgg/1000_silos_degree_4_plain_ring_100_rounds`: issue 28's
+//!   worst case, the `flow-replay` stage of `experiments/scaling` with
+//!   `--degree 4` at 1000 silos: 1000 routers (one silo each) in a
+//!   `4000 km * sqrt(1000/300)` square, links within the radius giving mean
+//!   degree 4 (routes of ~sqrt(N) hops), the plain silo-order ring.
 //! * `queue/*`: raw schedule + pop of the event queue.
 //!
 //! Reads the shipped `underlays/paper/sprint.gml`.
@@ -27,7 +32,7 @@ use fedtopo::overlay::Overlay;
 use fedtopo::placement::SiloPlacement;
 use fedtopo::replay::{replay, ReplayOptions};
 use fedtopo::scenario::{load_underlay, NetworkSpec};
-use fedtopo::underlay::synthetic::random_geometric;
+use fedtopo::underlay::synthetic::{radius_for_degree, random_geometric};
 use fedtopo::underlay::LoadOptions;
 
 fn model(spec: &str) -> Option<DelayModel> {
@@ -79,6 +84,23 @@ fn flow_rgg(c: &mut Criterion) {
         .events;
     g.throughput(Throughput::Elements(events));
     g.bench_function("1000_silos_300_routers_plain_ring_100_rounds", |b| {
+        b.iter(|| replay(&plain, &m, &mut FlowNetwork::new(&m), &opts).unwrap())
+    });
+    // experiments/scaling's flow-replay stage, --degree 4, N = 1000.
+    let n = 1000;
+    let side = 4000.0 * (n as f64 / 300.0).sqrt();
+    let u = random_geometric(n, side, radius_for_degree(n, side, 4.0), 1e9, 1).expect("rgg");
+    let p = SiloPlacement::spread(n, n, 1).expect("placement");
+    let m = NetworkSpec {
+        access_bps: 1e9,
+        ..NetworkSpec::default()
+    }
+    .delay_model_placed(&u, p);
+    let events = replay(&plain, &m, &mut FlowNetwork::new(&m), &opts)
+        .unwrap()
+        .events;
+    g.throughput(Throughput::Elements(events));
+    g.bench_function("1000_silos_degree_4_plain_ring_100_rounds", |b| {
         b.iter(|| replay(&plain, &m, &mut FlowNetwork::new(&m), &opts).unwrap())
     });
     g.finish();

@@ -6,13 +6,16 @@
 //! * `UNDERLAY`: a GML path (one silo per router, default
 //!   `underlays/paper/sprint.gml`, shipped) or `rgg:ROUTERS:SILOS` (the
 //!   seeded random geometric underlay of the `flow` bench, silos spread by
-//!   [`fedtopo::placement::SiloPlacement::spread`]).
+//!   [`fedtopo::placement::SiloPlacement::spread`]), or `scale:N[:DEGREE]`
+//!   (the underlay of `experiments/scaling` at N silos: N routers, one silo
+//!   per router, side `4000 km * sqrt(N / 300)`, links within 400 km or,
+//!   with `DEGREE`, within the radius giving that mean degree).
 //! * `OVERLAY`: comma-separated circulant strides (`1` = directed ring over
 //!   the silo order, `1,2,5` = 3 out-neighbours), or an overlay name
 //!   (`ring`, `mst`, ...). Default `1`.
 //!
 //! Access and core links 1 Gbit/s. Set `FULL=1` for the from-scratch
-//! reference allocation.
+//! reference allocation, `DUMP=PATH` to write every `t_i(k)` (ms) to PATH.
 
 use std::time::Instant;
 
@@ -23,7 +26,7 @@ use fedtopo::overlay::Overlay;
 use fedtopo::placement::SiloPlacement;
 use fedtopo::replay::{replay, ReplayOptions};
 use fedtopo::scenario::{load_underlay, NetworkSpec};
-use fedtopo::underlay::synthetic::random_geometric;
+use fedtopo::underlay::synthetic::{radius_for_degree, random_geometric};
 use fedtopo::underlay::{LoadOptions, Underlay};
 
 /// The `flow` bench's synthetic scenario: `routers` routers in a 4000 km
@@ -31,6 +34,22 @@ use fedtopo::underlay::{LoadOptions, Underlay};
 pub fn rgg_model(routers: usize, silos: usize) -> (Underlay, DelayModel) {
     let u = random_geometric(routers, 4000.0, 400.0, 1e9, 1).expect("rgg");
     let p = SiloPlacement::spread(silos, routers, 1).expect("placement");
+    let m = NetworkSpec {
+        access_bps: 1e9,
+        ..NetworkSpec::default()
+    }
+    .delay_model_placed(&u, p);
+    (u, m)
+}
+
+/// The underlay of `experiments/scaling` at `n` silos (one per router):
+/// side `4000 km * sqrt(n / 300)`, links within 400 km or within the radius
+/// giving mean degree `degree`.
+pub fn scaling_model(n: usize, degree: Option<f64>) -> (Underlay, DelayModel) {
+    let side = 4000.0 * (n as f64 / 300.0).sqrt();
+    let radius = degree.map_or(400.0, |d| radius_for_degree(n, side, d));
+    let u = random_geometric(n, side, radius, 1e9, 1).expect("rgg");
+    let p = SiloPlacement::spread(n, n, 1).expect("placement");
     let m = NetworkSpec {
         access_bps: 1e9,
         ..NetworkSpec::default()
@@ -50,6 +69,12 @@ fn main() {
     let (u, m) = if let Some(rest) = spec.strip_prefix("rgg:") {
         let (r, s) = rest.split_once(':').expect("rgg:ROUTERS:SILOS");
         rgg_model(r.parse().expect("routers"), s.parse().expect("silos"))
+    } else if let Some(rest) = spec.strip_prefix("scale:") {
+        let (n, d) = match rest.split_once(':') {
+            Some((n, d)) => (n, Some(d.parse().expect("scale:N:DEGREE"))),
+            None => (rest, None),
+        };
+        scaling_model(n.parse().expect("scale:N"), d)
     } else {
         let u = load_underlay(Some(spec), &LoadOptions::default()).expect("underlay");
         let m = NetworkSpec {
@@ -116,6 +141,16 @@ fn main() {
             (h ^ t.to_bits()).wrapping_mul(0x0000_0100_0000_01b3)
         });
     println!("digest of every t_i(k): {digest:016x}");
+    // DUMP=PATH: every t_i(k), one per line (silo-major), for comparing runs.
+    if let Some(path) = std::env::var_os("DUMP") {
+        let text: String = r
+            .starts
+            .iter()
+            .flatten()
+            .map(|t| format!("{t:e}\n"))
+            .collect();
+        std::fs::write(path, text).expect("DUMP: write");
+    }
 }
 
 /// User CPU time of this process so far, s (Linux `/proc/self/stat`, field

@@ -11,17 +11,32 @@
 //!
 //! Rates are the max-min fair allocation (Bertsekas & Gallager, "Data
 //! Networks", \[BG92\] Sec. 6.5.2), recomputed whenever a flow starts or ends by the
-//! incremental progressive filling of [`super::maxmin::MaxMin`]: only the
-//! flows that share a resource with the change are re-filled, and the set
-//! grows only while some flow lost its bottleneck. Changes at the same
-//! instant are batched into one recomputation. Flows whose rate did not
-//! change keep their completion timer; a flow's remaining bits are brought
-//! up to date only when its rate changes.
+//! incremental progressive filling of [`super::maxmin::MaxMin`], which keeps
+//! flows in **rate classes** (flows that froze at the same bottleneck share
+//! one rate): only the classes that share a resource with the change are
+//! re-filled, and the set grows only while some class lost its bottleneck.
+//! Changes at the same instant are batched into one recomputation.
+//!
+//! Progress is kept per class, not per flow: a class's **clock** counts the
+//! bits served to each of its flows since the class was created (`served`,
+//! brought up to date only when the class's rate changes), and every flow
+//! holds its **target**, the clock value at which it is fully sent. Within a
+//! class the flows finish in target order, whatever the rate, so a class
+//! keeps its flows in a min-heap of targets and a rate change costs one
+//! clock update and the re-timing of the class's first finisher(s), not a
+//! walk over its flows. A flow that moves to another class (the allocator
+//! splits and merges classes, rarely) carries its remaining bits over.
+//!
+//! Every flow still completes in an engine event of its own, in the order
+//! and number of a timer per flow: a class arms one timer per flow of its
+//! earliest finishing time (usually one), so flows that finish at the same
+//! instant all complete before the recomputation that instant triggers.
 //!
 //! The last bit of a flow reaches the receiver `l(i,j)` ms (route
 //! propagation latency) after the flow has been fully transmitted.
 
-use std::collections::HashMap;
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, HashMap};
 
 pub use super::maxmin::progressive_filling;
 use super::maxmin::MaxMin;
@@ -32,18 +47,99 @@ use crate::units::{BitsPerSec, Ms};
 
 const DELIVER: u64 = 1 << 63;
 const RECOMPUTE: u64 = (1 << 63) - 1;
+const NONE: u32 = u32::MAX;
 
-/// Progress of one active flow (indexed by its [`MaxMin`] id).
+/// One active flow (indexed by its [`MaxMin`] id).
 #[derive(Debug, Clone, Default)]
-struct Progress {
+struct FlowProgress {
     transfer: Option<Transfer>,
-    /// Bits still to transmit at time `last`.
-    remaining: f64,
-    /// Rate since `last`, bit/s.
+    /// Its class's `served` value at which the flow is fully sent, bit.
+    target: f64,
+    /// Class whose heap holds the flow's live entry (`NONE`: none).
+    class: u32,
+    /// Bumped whenever the flow leaves a heap: older entries are stale.
+    version: u32,
+}
+
+/// A flow in a class's heap of targets.
+#[derive(Debug, Clone, Copy)]
+struct Entry {
+    target: f64,
+    flow: u32,
+    version: u32,
+}
+
+impl PartialEq for Entry {
+    fn eq(&self, other: &Self) -> bool {
+        self.cmp(other).is_eq()
+    }
+}
+
+impl Eq for Entry {}
+
+impl PartialOrd for Entry {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for Entry {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.target
+            .total_cmp(&other.target)
+            .then(self.flow.cmp(&other.flow))
+            .then(self.version.cmp(&other.version))
+    }
+}
+
+/// Progress of one rate class.
+#[derive(Debug, Default)]
+struct Clock {
+    /// Bits served to each flow of the class at time `last`, bit.
+    served: f64,
+    /// Rate since `last`, bit/s (0 before the first allocation).
     rate: BitsPerSec,
-    /// Time `remaining` was last brought up to date, ms.
+    /// Time `served` was last brought up to date (a rate change), ms.
     last: Ms,
-    completion: Option<EventId>,
+    /// Flows not yet due, by target (may hold stale entries).
+    heap: BinaryHeap<Reverse<Entry>>,
+    /// The flows of the earliest finishing time, each with its completion
+    /// timer, and that time (ms).
+    due: Vec<(Entry, EventId)>,
+    due_at: Ms,
+}
+
+impl Clock {
+    fn reset(&mut self, now: Ms) {
+        self.served = 0.0;
+        self.rate = 0.0;
+        self.last = now;
+        self.heap.clear();
+        debug_assert!(self.due.is_empty());
+        self.due.clear();
+    }
+
+    /// `served` at time `now` (at the current rate).
+    fn served_at(&self, now: Ms) -> f64 {
+        let dt = now - self.last;
+        if dt > 0.0 && self.rate > 0.0 {
+            self.served + self.rate * dt / 1e3
+        } else {
+            self.served
+        }
+    }
+
+    /// Completion time of a flow with `target`, ms, not before `now`
+    /// (infinite at rate 0 with bits left).
+    fn finish(&self, target: f64, now: Ms) -> Ms {
+        let left = target - self.served;
+        let at = if left <= 0.0 {
+            self.last
+        } else {
+            self.last + left / self.rate * 1e3
+        };
+        at.max(now)
+    }
 }
 
 /// Max-min fair fluid network over access and core links.
@@ -54,13 +150,22 @@ pub struct FlowNetwork<'a> {
     alloc: MaxMin,
     /// Resource id of each core link direction, `u32::MAX` until used.
     core_ids: Vec<u32>,
-    progress: Vec<Progress>,
+    progress: Vec<FlowProgress>,
+    /// Per-class progress, by class id.
+    clocks: Vec<Clock>,
     /// Transfers fully sent, waiting for the propagation latency.
     propagating: Slab<Transfer>,
     routes: HashMap<(u32, u32), Vec<u32>>,
     recompute_pending: bool,
-    /// Scratch: flows whose rate changed.
-    changed: Vec<u32>,
+    /// Flows over infinite resources only, started since the last
+    /// recomputation (they complete at once).
+    unbounded: Vec<u32>,
+    /// Scratch: classes to re-time, and their marks.
+    retime: Vec<u32>,
+    retime_mark: Vec<u64>,
+    epoch: u64,
+    /// Scratch: the entries of a class's earliest finishing time.
+    group: Vec<Entry>,
     active: usize,
     stats: NetworkStats,
 }
@@ -82,10 +187,15 @@ impl<'a> FlowNetwork<'a> {
             alloc,
             core_ids: Vec::new(),
             progress: Vec::new(),
+            clocks: Vec::new(),
             propagating: Slab::default(),
             routes: HashMap::new(),
             recompute_pending: false,
-            changed: Vec::new(),
+            unbounded: Vec::new(),
+            retime: Vec::new(),
+            retime_mark: Vec::new(),
+            epoch: 0,
+            group: Vec::new(),
             active: 0,
             stats: NetworkStats::default(),
         }
@@ -132,7 +242,11 @@ impl<'a> FlowNetwork<'a> {
         let mut v: Vec<_> = self
             .progress
             .iter()
-            .filter_map(|p| p.transfer.map(|t| ((t.from, t.to), p.rate)))
+            .enumerate()
+            .filter_map(|(f, p)| {
+                p.transfer
+                    .map(|t| ((t.from, t.to), self.alloc.rate(f as u32)))
+            })
             .collect();
         v.sort_by(|a, b| a.0.cmp(&b.0).then(a.1.total_cmp(&b.1)));
         v
@@ -146,35 +260,147 @@ impl<'a> FlowNetwork<'a> {
         }
     }
 
-    /// Re-allocates rates and re-times the flows whose rate changed.
+    /// The clock of class `c`.
+    fn clock(&mut self, c: u32) -> &mut Clock {
+        let c = c as usize;
+        if c >= self.clocks.len() {
+            self.clocks.resize_with(c + 1, Clock::default);
+            self.retime_mark.resize(c + 1, 0);
+        }
+        &mut self.clocks[c]
+    }
+
+    /// Is `e` the live entry of its flow in class `c`?
+    fn valid(&self, e: &Entry, c: u32) -> bool {
+        let p = &self.progress[e.flow as usize];
+        p.transfer.is_some() && p.class == c && p.version == e.version
+    }
+
+    /// Arms the completion timers of class `c`'s earliest finishing time:
+    /// one per flow finishing then, each carrying its flow id. Timers of a
+    /// group that did not change (same flows, same time) are kept.
+    fn arm(&mut self, c: u32, timers: &mut dyn Timers) {
+        let now = timers.now();
+        let mut group = std::mem::take(&mut self.group);
+        group.clear();
+        // The due flows go back to the heap; the group is recomputed.
+        let clock = &mut self.clocks[c as usize];
+        let old_due = std::mem::take(&mut clock.due);
+        let old_at = clock.due_at;
+        for &(e, _) in &old_due {
+            self.clocks[c as usize].heap.push(Reverse(e));
+        }
+        let mut at = f64::INFINITY;
+        while let Some(&Reverse(e)) = self.clocks[c as usize].heap.peek() {
+            if !self.valid(&e, c) {
+                self.clocks[c as usize].heap.pop();
+                continue;
+            }
+            let t = self.clocks[c as usize].finish(e.target, now);
+            if !t.is_finite() || (!group.is_empty() && t != at) {
+                break;
+            }
+            at = t;
+            group.push(e);
+            self.clocks[c as usize].heap.pop();
+        }
+        let clock = &mut self.clocks[c as usize];
+        let same = at == old_at
+            && group.len() == old_due.len()
+            && group.iter().zip(&old_due).all(|(a, b)| *a == b.0);
+        if same {
+            clock.due = old_due;
+        } else {
+            for &(_, id) in &old_due {
+                timers.cancel(id);
+            }
+            let mut due = old_due;
+            due.clear();
+            for &e in &group {
+                due.push((e, timers.set(at, u64::from(e.flow))));
+            }
+            clock.due = due;
+            clock.due_at = at;
+        }
+        self.group = group;
+    }
+
+    /// Re-allocates rates and re-times the classes whose rate or flows
+    /// changed.
     fn recompute(&mut self, timers: &mut dyn Timers) {
         self.recompute_pending = false;
         let now = timers.now();
-        let mut changed = std::mem::take(&mut self.changed);
-        changed.clear();
-        changed.extend_from_slice(self.alloc.update());
+        self.alloc.update();
         self.stats.recomputations += 1;
-        for &f in &changed {
+        self.epoch += 1;
+        self.retime.clear();
+        let changes = self.alloc.changes();
+        for &c in &changes.created {
+            let c = c as usize;
+            if c >= self.clocks.len() {
+                self.clocks.resize_with(c + 1, Clock::default);
+                self.retime_mark.resize(c + 1, 0);
+            }
+            let clock = &mut self.clocks[c];
+            debug_assert!(clock.due.is_empty());
+            clock.reset(now);
+        }
+        // Moved flows carry their remaining bits, at the old rates.
+        for &(f, from, to) in &changes.moved {
+            let left = self.progress[f as usize].target - self.clocks[from as usize].served_at(now);
+            let target = self.clocks[to as usize].served_at(now) + left;
             let p = &mut self.progress[f as usize];
-            let dt = now - p.last;
-            if dt > 0.0 && p.rate > 0.0 {
-                p.remaining = (p.remaining - p.rate * dt / 1e3).max(0.0);
-            }
-            p.last = now;
-            p.rate = self.alloc.rate(f);
-            if let Some(id) = p.completion.take() {
-                timers.cancel(id);
-            }
-            let left = if p.remaining <= 0.0 {
-                0.0
-            } else {
-                p.remaining / p.rate * 1e3
-            };
-            if left.is_finite() {
-                p.completion = Some(timers.set(now + left, u64::from(f)));
+            p.version = p.version.wrapping_add(1);
+            p.class = to;
+            p.target = target;
+            let version = p.version;
+            self.clocks[to as usize].heap.push(Reverse(Entry {
+                target,
+                flow: f,
+                version,
+            }));
+            for c in [from, to] {
+                if self.retime_mark[c as usize] != self.epoch {
+                    self.retime_mark[c as usize] = self.epoch;
+                    self.retime.push(c);
+                }
             }
         }
-        self.changed = changed;
+        for &c in &changes.freed {
+            let clock = &mut self.clocks[c as usize];
+            for &(_, id) in &clock.due {
+                timers.cancel(id);
+            }
+            clock.due.clear();
+            clock.heap.clear();
+        }
+        for &c in &changes.rated {
+            let rate = self.alloc.class_rate(c);
+            let clock = &mut self.clocks[c as usize];
+            clock.served = clock.served_at(now);
+            clock.last = now;
+            clock.rate = rate;
+            if self.retime_mark[c as usize] != self.epoch {
+                self.retime_mark[c as usize] = self.epoch;
+                self.retime.push(c);
+            }
+        }
+        let mut retime = std::mem::take(&mut self.retime);
+        for &c in &retime {
+            if self.alloc.is_class_live(c) {
+                self.arm(c, timers);
+            }
+        }
+        retime.clear();
+        self.retime = retime;
+        // Flows over infinite resources only: infinite rate, done at once.
+        for k in 0..self.unbounded.len() {
+            let f = self.unbounded[k];
+            if self.progress[f as usize].transfer.is_some() {
+                timers.set(now, u64::from(f));
+            }
+        }
+        self.unbounded.clear();
     }
 }
 
@@ -186,17 +412,31 @@ impl NetworkModel for FlowNetwork<'_> {
     fn start(&mut self, t: Transfer, timers: &mut dyn Timers, _delivered: &mut Vec<Transfer>) {
         self.resources(t.from, t.to);
         let res = &self.routes[&(t.from as u32, t.to as u32)];
-        let f = self.alloc.add(res) as usize;
-        if f >= self.progress.len() {
-            self.progress.resize(f + 1, Progress::default());
+        let f = self.alloc.add(res);
+        if f as usize >= self.progress.len() {
+            self.progress
+                .resize(f as usize + 1, FlowProgress::default());
         }
-        self.progress[f] = Progress {
-            transfer: Some(t),
-            remaining: t.bits,
-            rate: 0.0,
-            last: timers.now(),
-            completion: None,
-        };
+        let now = timers.now();
+        let c = self.alloc.class_of(f);
+        let p = &mut self.progress[f as usize];
+        p.transfer = Some(t);
+        p.version = p.version.wrapping_add(1);
+        p.class = c;
+        p.target = t.bits;
+        let version = p.version;
+        if c == NONE {
+            self.unbounded.push(f);
+        } else {
+            // A new class of its own (its id unused since the last update).
+            let clock = self.clock(c);
+            clock.reset(now);
+            clock.heap.push(Reverse(Entry {
+                target: t.bits,
+                flow: f,
+                version,
+            }));
+        }
         self.active += 1;
         self.stats.max_active_flows = self.stats.max_active_flows.max(self.active);
         self.mark_dirty(timers);
@@ -211,8 +451,23 @@ impl NetworkModel for FlowNetwork<'_> {
             let f = token as u32;
             let p = &mut self.progress[f as usize];
             let t = p.transfer.take().expect("completing an active flow");
-            p.completion = None;
+            p.version = p.version.wrapping_add(1);
+            let c = std::mem::replace(&mut p.class, NONE);
             self.alloc.remove(f);
+            if c != NONE {
+                let clock = &mut self.clocks[c as usize];
+                let k = clock
+                    .due
+                    .iter()
+                    .position(|(e, _)| e.flow == f)
+                    .expect("a due flow");
+                clock.due.remove(k);
+                // The next finishing time, once every flow of this one is
+                // done (the class keeps its rate until the recomputation).
+                if clock.due.is_empty() && self.alloc.is_class_live(c) {
+                    self.arm(c, timers);
+                }
+            }
             self.active -= 1;
             self.mark_dirty(timers);
             let latency = self.delay.connectivity.latency_ms(t.from, t.to);
@@ -240,14 +495,17 @@ mod tests {
     use proptest::prelude::*;
 
     proptest! {
-        #![proptest_config(ProptestConfig::with_cases(32))]
+        #![proptest_config(ProptestConfig::with_cases(64))]
         /// Random small instances (a seeded random geometric underlay,
         /// silos spread over its routers, a random circulant overlay,
         /// random core and access capacities): the incremental allocation
-        /// (changes batched per instant, only the affected flows re-filled,
-        /// only the flows whose rate changed re-timed) replays to the same
-        /// times as re-filling every active flow from scratch at every
-        /// change.
+        /// (changes batched per instant, only the affected classes
+        /// re-filled, only the classes whose rate or flows changed re-timed)
+        /// replays to the same times as re-filling every active flow from
+        /// scratch, each from a class of its own, at every change (every
+        /// flow moves between classes at every change there). Equal
+        /// transfers started together finish at one instant: many flows
+        /// complete at once.
         #[test]
         fn incremental_replay_equals_full_recompute_on_random_instances(
             seed in 0u64..10_000,
