@@ -25,6 +25,7 @@ use std::time::Duration;
 use proptest::prelude::*;
 
 use fedtopo::access::{AccessLinks, DEFAULT_ACCESS_BPS};
+use fedtopo::calibrate::RunLog;
 use fedtopo::experiment::spec::{output_path_parts, ExperimentSpec};
 use fedtopo::links::LinkOverrides;
 use fedtopo::overlay::file::{self, FileOverlay, SiloNames};
@@ -182,6 +183,16 @@ fn seed_links_csv() -> String {
         );
     }
     s
+}
+
+fn seed_run_log() -> String {
+    let l = labels();
+    format!(
+        "kind,round,from,to,start_ms,end_ms,bits\ncompute,0,{a},,0,25.4,\n\
+         transfer,0,{a},{b},25.4,90.5,44961717\ncompute,1,{b},,90.5,100,\n",
+        a = l[1],
+        b = l[2]
+    )
 }
 
 const SEED_EXPERIMENT: &str = r#"name = "fuzz"
@@ -482,6 +493,22 @@ fn read_links(text: String) {
     });
 }
 
+fn read_run_log(text: String) {
+    let shown = text.clone();
+    bounded(&shown, move || {
+        match RunLog::parse(&text, "r.csv", &labels(), 1e6) {
+            Ok(log) => {
+                for s in &log.spans {
+                    assert!(s.start_ms.is_finite() && s.end_ms >= s.start_ms, "{s:?}");
+                    assert!(s.from < log.silos && s.to < log.silos);
+                    assert!(!s.transfer || (s.bits.is_finite() && s.bits > 0.0), "{s:?}");
+                }
+            }
+            Err(e) => assert!(e.to_string().starts_with("r.csv:"), "{e}"),
+        }
+    });
+}
+
 fn read_experiment(text: String) {
     let shown = text.clone();
     bounded(&shown, move || {
@@ -669,6 +696,16 @@ proptest! {
     }
 
     #[test]
+    fn run_log_bytes(bytes in prop::collection::vec(any::<u8>(), 0..300)) {
+        read_run_log(String::from_utf8_lossy(&bytes).into_owned());
+    }
+
+    #[test]
+    fn run_log_mutations(e in edits(CSV_WORDS)) {
+        read_run_log(apply(&seed_run_log(), &e));
+    }
+
+    #[test]
     fn experiment_toml_bytes(bytes in prop::collection::vec(any::<u8>(), 0..400)) {
         read_experiment(String::from_utf8_lossy(&bytes).into_owned());
     }
@@ -689,6 +726,13 @@ fn seeds_are_valid() {
     a.apply_csv_str(&seed_access_csv(), "a.csv", &u).unwrap();
     SiloOverrides::parse(&seed_silos_csv(), "s.csv", &u, &p).unwrap();
     LinkOverrides::parse(&seed_links_csv(), "l.csv", &u).unwrap();
+    assert_eq!(
+        RunLog::parse(&seed_run_log(), "r.csv", &labels(), 1e6)
+            .unwrap()
+            .spans
+            .len(),
+        3
+    );
     ExperimentSpec::parse(SEED_EXPERIMENT, "e.toml").unwrap();
     let names = SiloNames {
         labels: labels(),

@@ -229,6 +229,19 @@ pub fn run(a: SimulateArgs) -> Result<()> {
         bar.set_message(&kind.to_string());
         let mut net = a.network_model.build(&model);
         let overlay = EvaluatedOverlay::build(kind, &underlay, &model, &options)?;
+        if a.log.is_some() {
+            // Refused before the replay rather than after it.
+            let per_round = overlay.schedule().round(0).arc_count() as u64;
+            let max = fedtopo::replay::trace::MAX_TRACED_TRANSFERS as u64;
+            if per_round.saturating_mul(a.rounds) > max {
+                bail!(
+                    "--log: {} rounds of {} transfers each is more than the {max} a log \
+                     holds: ask for fewer --rounds",
+                    a.rounds,
+                    per_round
+                );
+            }
+        }
         // MATCHA (a new seeded overlay every round) has no exact cycle
         // time to compare the replay with; periodic schedules do.
         taus.push(if overlay.has_exact_cycle_time() {
