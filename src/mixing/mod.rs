@@ -27,6 +27,7 @@ mod francis;
 pub mod krylov;
 pub mod measures;
 pub mod spectrum;
+mod tridiagonal;
 
 pub use fastest::{
     fastest_mixing, fastest_work_note, undirected_edges, FastestMixing, FastestOptions,
