@@ -215,7 +215,7 @@ fn fast_dot(a: &[f64], b: &[f64]) -> f64 {
     (s0 + s1) + (s2 + s3) + tail
 }
 
-pub(super) fn norm(a: &[f64]) -> f64 {
+fn norm(a: &[f64]) -> f64 {
     dot(a, a).sqrt()
 }
 

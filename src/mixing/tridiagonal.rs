@@ -27,7 +27,10 @@
 //! `x` (Kahan, "Accurate eigenvalues of a symmetric tri-diagonal matrix",
 //! 1966; Demmel, Dhillon and Ren, ETNA 3, 1995).
 
-use super::krylov::norm;
+/// Euclidean norm, summed in order (as `krylov`'s).
+fn norm(a: &[f64]) -> f64 {
+    a.iter().map(|x| x * x).sum::<f64>().sqrt()
+}
 
 /// The Sturm predicate of `T - x I`: whether more than `target`
 /// eigenvalues lie below `x`, `target` being 0 (the smallest) or `k - 1`
