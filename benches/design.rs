@@ -11,7 +11,11 @@
 //! dense symmetric solve every dense SLEM made, and the one it makes now),
 //! the `modified` and `classical` rows of `fastest-mixing-mst` (Ebone: the
 //! historical Lanczos reorthogonalisation and convergence checks, and the
-//! fast ones).
+//! fast ones), the `complex-schur` and `complex-values` rows of `eigen`
+//! (nalgebra's Schur decomposition, what the exact score of a directed
+//! candidate ran, and the eigenvalues-only QR iteration it runs now).
+//! `design-candidates/ebone` is `fedtopo design` on Ebone without
+//! training; `augment-ring-opt/estimated` its directed augmentation.
 //!
 //! `cargo bench --bench design`
 
@@ -24,7 +28,9 @@ use fedtopo::design::search::{design_candidates, DesignOptions, RoundsPredictor}
 use fedtopo::design::{augment, AugmentOptions};
 use fedtopo::graph::Overlay;
 use fedtopo::mixing::krylov::{lanczos_slem, Reorthogonalisation, SparseMatrix};
-use fedtopo::mixing::spectrum::{symmetric_eigen, symmetric_eigenvalues};
+use fedtopo::mixing::spectrum::{
+    complex_eigenvalues, qr_iterations, symmetric_eigen, symmetric_eigenvalues,
+};
 use fedtopo::mixing::{fastest_mixing, slem, undirected_edges, FastestOptions};
 use fedtopo::overlay::build::{build_overlay, BuildOptions, OverlayKind};
 use fedtopo::scenario::{load_underlay, NetworkSpec};
@@ -100,6 +106,30 @@ fn bench(c: &mut Criterion) {
                 );
             }
         }
+        // Eigenvalues of a directed overlay's local-degree matrix (an
+        // augmented ring-opt, what every exact score of a directed
+        // augmentation solves): nalgebra's Schur decomposition (with the
+        // Schur vectors, what `complex_eigenvalues` ran before) against the
+        // eigenvalues-only QR iteration (the same values to the bit).
+        let ring = overlay("ring-opt", &u, &model);
+        let ring_aug = augment(&ring, &model, &options).expect("augment").augmented;
+        let directed = nalgebra::DMatrix::from_row_slice(n, n, local_degree(&ring_aug).as_slice());
+        g.bench_function(BenchmarkId::new("eigen/complex-schur", name), |b| {
+            b.iter(|| {
+                nalgebra::Schur::try_new(directed.clone(), f64::EPSILON, qr_iterations(n))
+                    .expect("schur")
+                    .complex_eigenvalues()
+            })
+        });
+        g.bench_function(BenchmarkId::new("eigen/complex-values", name), |b| {
+            b.iter(|| complex_eigenvalues(&directed).expect("eigen"))
+        });
+        if name == "ebone" {
+            // The directed augmentation `design` runs (estimated scans).
+            g.bench_function(BenchmarkId::new("augment-ring-opt/estimated", name), |b| {
+                b.iter(|| augment(&ring, &model, &options).expect("augment"))
+            });
+        }
         g.bench_function(BenchmarkId::new("slem/lanczos", name), |b| {
             b.iter(|| {
                 lanczos_slem(&sparse, &[], 1e-12, n)
@@ -123,6 +153,31 @@ fn bench(c: &mut Criterion) {
         g.bench_function(BenchmarkId::new("augment-delta-mbst/lazy", name), |b| {
             b.iter(|| augment(&base, &model, &options).expect("augment"))
         });
+        if name == "ebone" {
+            // `fedtopo design underlays/paper/ebone.gml` without
+            // training: the CLI's default candidates, fastest-mixing weights
+            // and the two augmentations (issue 24 item 7: below 5 s of CPU).
+            let kinds = fedtopo::overlay::build::parse_overlay_list(
+                "star,mst,delta-mbst,ring,ring-opt,matcha,matcha+,regular:k=4,dcliques-ring,exp,exp-1peer,base:k=1,base:k=2,base:k=3,d-equistatic,od-equidyn,multigraph,multigraph:base=ring-opt",
+            )
+            .expect("kinds");
+            let defaults = DesignOptions {
+                kinds,
+                ..DesignOptions::default()
+            };
+            g.bench_function(BenchmarkId::new("design-candidates", name), |b| {
+                b.iter(|| {
+                    design_candidates(
+                        &u,
+                        &model,
+                        &BuildOptions::default(),
+                        &defaults,
+                        &RoundsPredictor::proxy(15.0),
+                    )
+                    .expect("design")
+                })
+            });
+        }
         if name == "aws-north-america" {
             let kinds = fedtopo::overlay::build::parse_overlay_list(
                 "star,mst,delta-mbst,ring,ring-opt,matcha,matcha+,regular:k=4,dcliques-ring,exp,exp-1peer,base:k=1,base:k=2,base:k=3,d-equistatic,od-equidyn",

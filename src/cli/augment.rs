@@ -180,6 +180,7 @@ pub fn run(a: AugmentArgs) -> Result<()> {
         front_steps: a.front_steps,
         gamma: a.gamma,
         exhaustive: a.exhaustive,
+        neighbours: true,
     };
     let result = augment(&base, &model, &options)?;
     if result.estimated_scans > 0 {

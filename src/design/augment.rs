@@ -62,6 +62,12 @@ pub struct AugmentOptions {
     /// candidates of best estimated gap (an approximation of the greedy,
     /// counted in [`Augmentation::estimated_scans`]).
     pub exhaustive: bool,
+    /// Compute every point's effective number of neighbours (and the
+    /// front on it). `design` turns it off: it uses only the augmented
+    /// overlay, and one series per step was 0.3 s of its 5 s on Ebone
+    /// (87 silos). Off: [`AugmentPoint::effective_neighbours`] is NaN and
+    /// no point is on that front.
+    pub neighbours: bool,
 }
 
 impl Default for AugmentOptions {
@@ -71,6 +77,7 @@ impl Default for AugmentOptions {
             front_steps: 30,
             gamma: 0.95,
             exhaustive: false,
+            neighbours: true,
         }
     }
 }
@@ -93,7 +100,8 @@ pub struct AugmentPoint {
     pub cycle_time_ms: f64,
     /// Spectral gap of the local-degree consensus matrix.
     pub spectral_gap: f64,
-    /// Effective number of neighbours of the same matrix.
+    /// Effective number of neighbours of the same matrix (NaN when not
+    /// asked for, [`AugmentOptions::neighbours`]).
     pub effective_neighbours: f64,
     /// On the Pareto front of cycle time against spectral gap.
     pub front_gap: bool,
@@ -153,16 +161,31 @@ pub const DIRECTED_EXACT: usize = 16;
 /// dev profile) against 3.3 s for the estimate.
 pub const DIRECTED_EXHAUSTIVE_MAX: usize = 32;
 
-/// Evaluates an overlay: cycle time, spectral gap, effective neighbours.
-fn measure(o: &Overlay, model: &DelayModel, gamma: f64) -> Result<(f64, f64, f64), AugmentError> {
+/// Evaluates an overlay: cycle time, spectral gap, effective neighbours
+/// (NaN unless `options.neighbours`).
+fn measure(
+    o: &Overlay,
+    model: &DelayModel,
+    options: &AugmentOptions,
+) -> Result<(f64, f64, f64), AugmentError> {
     let t = cycle_time(o, model)?.cycle_time_ms;
     let w = local_degree(o);
     let n = o.silo_count();
     Ok((
         t,
         spectral_gap(n, w.as_slice())?,
-        effective_neighbours(n, w.as_slice(), gamma),
+        neighbours(n, w.as_slice(), options),
     ))
+}
+
+/// The effective number of neighbours of the local-degree matrix `w` when
+/// asked for ([`AugmentOptions::neighbours`]), else NaN.
+fn neighbours(n: usize, w: &[f64], options: &AugmentOptions) -> f64 {
+    if options.neighbours {
+        effective_neighbours(n, w, options.gamma)
+    } else {
+        f64::NAN
+    }
 }
 
 /// Candidate arcs (edges when `undirected`) missing from an overlay of `n`
@@ -246,7 +269,7 @@ pub fn augment(
     }
     let n = base.silo_count();
     let undirected = base.is_undirected();
-    let (t0, g0, e0) = measure(base, model, options.gamma)?;
+    let (t0, g0, e0) = measure(base, model, options)?;
     let limit = t0 * (1.0 + options.tolerance) + 1e-9 * t0.abs().max(1.0);
     let mut points = vec![AugmentPoint {
         step: 0,
@@ -441,7 +464,7 @@ pub fn augment(
             arcs: o.arcs().len(),
             cycle_time_ms: t,
             spectral_gap: g,
-            effective_neighbours: effective_neighbours(n, w.as_slice(), options.gamma),
+            effective_neighbours: neighbours(n, w.as_slice(), options),
             front_gap: false,
             front_neighbours: false,
         });
@@ -456,11 +479,13 @@ pub fn augment(
         g_cur = g;
     }
     mark_front(&mut points, |p| p.spectral_gap, |p, on| p.front_gap = on);
-    mark_front(
-        &mut points,
-        |p| p.effective_neighbours,
-        |p, on| p.front_neighbours = on,
-    );
+    if options.neighbours {
+        mark_front(
+            &mut points,
+            |p| p.effective_neighbours,
+            |p, on| p.front_neighbours = on,
+        );
+    }
     augmented.name = format!("{}+aug", base.name);
     Ok(Augmentation {
         points,
@@ -552,6 +577,48 @@ mod tests {
                 .map(|p| p.cycle_time_ms)
                 .fold(f64::INFINITY, f64::min);
             assert!(front.iter().any(|p| p.cycle_time_ms == cheapest));
+        }
+    }
+
+    /// Without the effective neighbours the same overlays are visited and
+    /// chosen, with the same cycle times and gaps; the neighbours are NaN
+    /// and off their front.
+    #[test]
+    fn neighbours_can_be_left_out() {
+        for kind in ["ring-opt", "delta-mbst"] {
+            let (base, model) = setup(kind);
+            let options = AugmentOptions {
+                front_steps: 3,
+                ..AugmentOptions::default()
+            };
+            let with = augment(&base, &model, &options).unwrap_or_else(|e| panic!("{e}"));
+            let without = augment(
+                &base,
+                &model,
+                &AugmentOptions {
+                    neighbours: false,
+                    ..options
+                },
+            )
+            .unwrap_or_else(|e| panic!("{e}"));
+            assert_eq!(with.augmented, without.augmented, "{kind}");
+            assert_eq!(with.points.len(), without.points.len(), "{kind}");
+            assert!(with.points.iter().any(|p| p.front_neighbours), "{kind}");
+            for (p, q) in with.points.iter().zip(&without.points) {
+                assert!(p.effective_neighbours.is_finite() && q.effective_neighbours.is_nan());
+                assert!(!q.front_neighbours);
+                let blank = AugmentPoint {
+                    effective_neighbours: q.effective_neighbours,
+                    front_neighbours: false,
+                    ..p.clone()
+                };
+                assert_eq!(
+                    format!("{blank:?}"),
+                    format!("{q:?}"),
+                    "{kind}: step {}",
+                    p.step
+                );
+            }
         }
     }
 

@@ -714,6 +714,8 @@ pub fn design_search(
                 &AugmentOptions {
                     front_steps: 0,
                     gamma: options.gamma,
+                    // Only the augmented overlay is used (its figures below).
+                    neighbours: false,
                     ..AugmentOptions::default()
                 },
             )?;

@@ -28,6 +28,7 @@
 use nalgebra::{Complex, DMatrix};
 
 use super::spectrum::{complex_eigenvalues, gelfand_radius, symmetric_eigenvalues, SpectrumError};
+use super::tridiagonal::tridiagonal_extreme;
 
 /// A square matrix known by its products `y = M x`.
 pub trait Operator {
@@ -760,124 +761,6 @@ pub fn extreme_subgradient(
     Ok((value, g))
 }
 
-/// The largest (or smallest) eigenvalue of the symmetric tridiagonal
-/// matrix with diagonal `alpha` and off-diagonal `beta`, by bisection on
-/// Sturm sequence counts to rounding, and its unit eigenvector by two steps
-/// of inverse iteration (tridiagonal elimination with partial pivoting).
-fn tridiagonal_extreme(alpha: &[f64], beta: &[f64], largest: bool) -> (f64, Vec<f64>) {
-    let k = alpha.len();
-    let b = |i: usize| if i < beta.len() { beta[i] } else { 0.0 };
-    // Gershgorin interval.
-    let (mut lo, mut hi) = (f64::INFINITY, f64::NEG_INFINITY);
-    for (i, &a) in alpha.iter().enumerate() {
-        let r = b(i).abs() + if i > 0 { b(i - 1).abs() } else { 0.0 };
-        lo = lo.min(a - r);
-        hi = hi.max(a + r);
-    }
-    let span = (hi - lo).abs().max(1e-300);
-    // Whether more than `target` eigenvalues lie below x (Sturm count of
-    // the pivots of T - x I), `target` being 0 (the smallest) or k - 1
-    // (the largest): the count is decided at the first pivot that settles
-    // it (a negative one for 0, a non-negative one for k - 1), so the scan
-    // stops there; the same answers as the full count.
-    let more_than_target_below = |x: f64| {
-        let mut d = 1.0f64;
-        for (i, &a) in alpha.iter().enumerate() {
-            let off = if i > 0 { b(i - 1) * b(i - 1) } else { 0.0 };
-            d = a - x - if i > 0 { off / d } else { 0.0 };
-            if d == 0.0 {
-                d = -f64::EPSILON * span;
-            }
-            if largest && d >= 0.0 {
-                return false;
-            }
-            if !largest && d < 0.0 {
-                return true;
-            }
-        }
-        largest
-    };
-    // The eigenvalue with `target` eigenvalues below it.
-    for _ in 0..200 {
-        let mid = 0.5 * (lo + hi);
-        if mid <= lo || mid >= hi {
-            break;
-        }
-        if more_than_target_below(mid) {
-            hi = mid;
-        } else {
-            lo = mid;
-        }
-    }
-    let theta = 0.5 * (lo + hi);
-    // Inverse iteration on T - theta I.
-    let shift = theta + if largest { 1e-13 } else { -1e-13 } * (1.0 + theta.abs());
-    let mut x = vec![1.0; k];
-    for _ in 0..2 {
-        x = solve_tridiagonal(alpha, beta, shift, &x);
-        let nx = norm(&x);
-        if !(nx.is_finite() && nx > 0.0) {
-            x = vec![1.0 / (k as f64).sqrt(); k];
-            break;
-        }
-        for v in x.iter_mut() {
-            *v /= nx;
-        }
-    }
-    (theta, x)
-}
-
-/// Solves `(T - shift I) x = rhs` for the symmetric tridiagonal `T` by
-/// Gaussian elimination with partial pivoting (LAPACK `dgtsv`'s scheme; a
-/// zero pivot is replaced by a tiny one: inverse iteration wants the
-/// near-singular solve).
-fn solve_tridiagonal(alpha: &[f64], beta: &[f64], shift: f64, rhs: &[f64]) -> Vec<f64> {
-    let k = alpha.len();
-    if k == 0 {
-        return Vec::new();
-    }
-    let mut d: Vec<f64> = alpha.iter().map(|a| a - shift).collect();
-    let mut dl: Vec<f64> = beta.iter().take(k - 1).copied().collect();
-    let mut du = dl.clone();
-    let mut du2 = vec![0.0; k.saturating_sub(2)];
-    let mut x = rhs.to_vec();
-    let tiny = 1e-290;
-    for i in 0..k - 1 {
-        if d[i].abs() >= dl[i].abs() {
-            if d[i] == 0.0 {
-                d[i] = tiny;
-            }
-            let f = dl[i] / d[i];
-            d[i + 1] -= f * du[i];
-            x[i + 1] -= f * x[i];
-            dl[i] = 0.0;
-        } else {
-            let f = d[i] / dl[i];
-            d[i] = dl[i];
-            let temp = d[i + 1];
-            d[i + 1] = du[i] - f * temp;
-            if i + 2 < k {
-                du2[i] = du[i + 1];
-                du[i + 1] = -f * du2[i];
-            }
-            du[i] = temp;
-            x.swap(i, i + 1);
-            x[i + 1] -= f * x[i];
-        }
-    }
-    if d[k - 1] == 0.0 {
-        d[k - 1] = tiny;
-    }
-    x[k - 1] /= d[k - 1];
-    if k >= 2 {
-        x[k - 2] = (x[k - 2] - du[k - 2] * x[k - 1]) / d[k - 2];
-    }
-    for i in (0..k.saturating_sub(2)).rev() {
-        x[i] = (x[i] - du[i] * x[i + 1] - du2[i] * x[i + 2]) / d[i];
-    }
-    x
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -962,37 +845,6 @@ mod tests {
             let ritz = krylov_ritz(&m, &[&e.largest_vector], 1, true).map_err(|e| TestCaseError::fail(e.to_string()))?;
             prop_assert_eq!(ritz.len(), 1);
             prop_assert!((ritz[0].re - e.largest).abs() < 1e-9);
-        }
-    }
-
-    /// The fast path of the Sturm counts (stop at the deciding pivot)
-    /// gives the full count's extreme eigenvalues: against the dense
-    /// eigenvalues of random tridiagonal matrices, to rounding.
-    #[test]
-    fn tridiagonal_extremes_match_the_dense_eigenvalues() {
-        let mut v = seeded_vector(400, 3).into_iter();
-        for k in [1usize, 2, 3, 7, 20, 60] {
-            let alpha: Vec<f64> = (0..k).map(|_| v.next().unwrap_or(0.1)).collect();
-            let beta: Vec<f64> = (1..k).map(|_| v.next().unwrap_or(0.2)).collect();
-            let t = DMatrix::from_fn(k, k, |i, j| {
-                if i == j {
-                    alpha[i]
-                } else if i + 1 == j {
-                    beta[i]
-                } else if j + 1 == i {
-                    beta[j]
-                } else {
-                    0.0
-                }
-            });
-            let e = symmetric_eigenvalues(&t).unwrap_or_else(|e| panic!("{e}"));
-            let max = e.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-            let min = e.iter().copied().fold(f64::INFINITY, f64::min);
-            let (hi, x) = tridiagonal_extreme(&alpha, &beta, true);
-            let (lo, _) = tridiagonal_extreme(&alpha, &beta, false);
-            assert!((hi - max).abs() < 1e-13, "k {k}: {hi} vs {max}");
-            assert!((lo - min).abs() < 1e-13, "k {k}: {lo} vs {min}");
-            assert!((norm(&x) - 1.0).abs() < 1e-12);
         }
     }
 

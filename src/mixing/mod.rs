@@ -12,7 +12,8 @@
 //!   (\[Boyd04\]), by a projected subgradient method started from
 //!   Metropolis–Hastings weights;
 //! * [`spectrum`]: eigenvalues with a bounded amount of work (every dense
-//!   eigenvalue computation goes through it);
+//!   eigenvalue computation goes through it), the non-symmetric ones by
+//!   `francis` (the double-shift QR iteration without Schur vectors);
 //! * [`krylov`]: cheap extreme eigenvalues of sparse consensus matrices
 //!   (Lanczos SLEM, Krylov Ritz bounds) for the augmentation and the
 //!   fastest-mixing weights above 64 silos.
@@ -22,9 +23,11 @@
 //! an arc or `j = i`).
 
 pub mod fastest;
+mod francis;
 pub mod krylov;
 pub mod measures;
 pub mod spectrum;
+mod tridiagonal;
 
 pub use fastest::{
     fastest_mixing, fastest_work_note, undirected_edges, FastestMixing, FastestOptions,

@@ -16,6 +16,8 @@
 
 use nalgebra::{Complex, DMatrix, DVector, SymmetricEigen};
 
+use super::francis::francis_eigenvalues;
+
 /// Why an eigenvalue computation gave no result.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum SpectrumError {
@@ -111,8 +113,15 @@ pub fn symmetric_eigenvalues(m: &DMatrix<f64>) -> Result<DVector<f64>, SpectrumE
     Ok(m.symmetric_eigenvalues())
 }
 
-/// Complex eigenvalues of the square matrix `m` by a real Schur
-/// decomposition, in at most [`qr_iterations`] QR iterations.
+/// Complex eigenvalues of the square matrix `m` by the implicit
+/// double-shift QR iteration of a real Schur decomposition, in at most
+/// [`qr_iterations`] QR iterations.
+///
+/// From 3 x 3 up the eigenvalues only ([`super::francis`]: no Schur
+/// vectors, only the active block updated), bit for bit the eigenvalues
+/// of nalgebra's `Schur::try_new(m, f64::EPSILON, qr_iterations(n))`
+/// and failing exactly when it fails; smaller (and zero) matrices by
+/// `Schur::try_new` itself.
 ///
 /// # Errors
 /// A non-finite entry, or no convergence within the bound (a permutation
@@ -121,13 +130,16 @@ pub fn complex_eigenvalues(m: &DMatrix<f64>) -> Result<Vec<Complex<f64>>, Spectr
     check_finite(m)?;
     let n = m.nrows();
     let iterations = qr_iterations(n);
-    let schur = nalgebra::Schur::try_new(m.clone(), f64::EPSILON, iterations).ok_or(
-        SpectrumError::NoConvergence {
-            what: "non-symmetric",
-            n,
-            iterations,
-        },
-    )?;
+    let no_convergence = SpectrumError::NoConvergence {
+        what: "non-symmetric",
+        n,
+        iterations,
+    };
+    if n >= 3 && m.iter().any(|&x| x != 0.0) {
+        return francis_eigenvalues(m, f64::EPSILON, iterations).ok_or(no_convergence);
+    }
+    let schur =
+        nalgebra::Schur::try_new(m.clone(), f64::EPSILON, iterations).ok_or(no_convergence)?;
     Ok(schur.complex_eigenvalues().iter().copied().collect())
 }
 
