@@ -136,8 +136,8 @@ Examples:
 /// `fedtopo calibrate`.
 pub const CALIBRATE: &str = "\
 Examples:
-  fedtopo simulate --overlays ring --rounds 30 --silos-csv silos.csv --log run.csv
-  fedtopo calibrate --log run.csv --out fitted/   # silos.csv, latency.csv, bandwidth.csv";
+  fedtopo simulate --overlays mst --rounds 30 --access 100M --network flow --log /tmp/run.csv
+  fedtopo calibrate --log /tmp/run.csv --access 100M --out /tmp/fitted   # silos.csv, latency.csv, bandwidth.csv";
 
 /// `fedtopo tornado`.
 pub const TORNADO: &str = "\
