@@ -42,6 +42,7 @@
 //! (`max(t_i(k) + s*Tc(i), max over the models into i: sent + T)`):
 //! relative errors, mean and largest.
 
+use crate::placement::silo_label;
 use std::collections::BTreeMap;
 
 use serde::Serialize;
@@ -254,7 +255,7 @@ impl RunLog {
 
     /// The log as CSV (module docs), silos by `labels`.
     pub fn to_csv(&self, labels: &[String]) -> String {
-        let label = |i: usize| labels.get(i).cloned().unwrap_or_else(|| i.to_string());
+        let label = |i: usize| silo_label(labels, i);
         let mut out = String::from("kind,round,from,to,start_ms,end_ms,bits\n");
         for s in &self.spans {
             if s.transfer {
@@ -464,9 +465,15 @@ pub fn fit(log: &RunLog, model: &DelayModel) -> Result<Fit, CalibrateError> {
         up[t.from] = up[t.from].max(deg(&out_deg, t.round, t.from) / p);
         down[t.to] = down[t.to].max(deg(&in_deg, t.round, t.to) / p);
     }
+    // Eq. (3)'s access terms of transfer `t`: `(outdeg/Cup, indeg/Cdn)`, ms per bit.
+    let access = |t: &Span| -> (Ms, Ms) {
+        (
+            deg(&out_deg, t.round, t.from) / up[t.from],
+            deg(&in_deg, t.round, t.to) / down[t.to],
+        )
+    };
     let predicted_per_bit = |t: &Span, core: Option<f64>| -> Ms {
-        let a = deg(&out_deg, t.round, t.from) / up[t.from];
-        let b = deg(&in_deg, t.round, t.to) / down[t.to];
+        let (a, b) = access(t);
         a.max(b).max(core.map_or(0.0, |c| 1.0 / c))
     };
     let mut up_identified = vec![false; n];
@@ -477,8 +484,7 @@ pub fn fit(log: &RunLog, model: &DelayModel) -> Result<Fit, CalibrateError> {
         let mut unexplained = Vec::new();
         for t in ts {
             let p = per_bit(t);
-            let a = deg(&out_deg, t.round, i) / up[i];
-            let b = deg(&in_deg, t.round, j) / down[j];
+            let (a, b) = access(t);
             let tight = |x: f64| x >= p * (1.0 - 1e-9);
             if tight(a) && !tight(b) {
                 up_identified[i] = true;
@@ -492,9 +498,8 @@ pub fn fit(log: &RunLog, model: &DelayModel) -> Result<Fit, CalibrateError> {
         }
         // A pair most of whose transfers neither access link explains
         // (within UNEXPLAINED) has its core as the bottleneck.
-        let c = median(unexplained.clone())
-            .filter(|_| unexplained.len() * 2 > ts.len())
-            .map(|p| 1.0 / p);
+        let most = unexplained.len() * 2 > ts.len();
+        let c = median(unexplained).filter(|_| most).map(|p| 1.0 / p);
         if let Some(c) = c {
             core.insert((i, j), c);
         }
@@ -575,7 +580,7 @@ impl Fit {
     pub fn silos_csv(&self, labels: &[String]) -> String {
         let mut out = String::from("silo,compute_ms,up,down\n");
         for (i, s) in self.silos.iter().enumerate() {
-            let label = labels.get(i).cloned().unwrap_or_else(|| i.to_string());
+            let label = silo_label(labels, i);
             let cap =
                 |c: Option<FittedCapacity>| c.map_or(String::new(), |c| format!("{:.6e}", c.bps));
             out += &format!(

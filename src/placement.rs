@@ -209,6 +209,12 @@ impl SiloPlacement {
     }
 }
 
+/// The label of silo (or router) `i` in `labels`, or its index when the
+/// list has none for it (what every report writes).
+pub fn silo_label(labels: &[String], i: usize) -> String {
+    labels.get(i).cloned().unwrap_or_else(|| i.to_string())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

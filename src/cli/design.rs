@@ -29,10 +29,9 @@ use super::args::{CenterArgs, NetworkArgs, PlacementArgs, Setup, UnderlayArgs};
 use super::choice::choice;
 use super::training::TrainingArgs;
 
-/// The candidate kinds searched by default; a default kind that cannot be
-/// built on the network (e.g. `regular:k=4` on 2 or 3 silos) is skipped
-/// with a note.
-const DEFAULT_OVERLAYS: &str = "star,mst,delta-mbst,ring,ring-opt,matcha,matcha+,regular:k=4,dcliques-ring,exp,exp-1peer,base:k=1,base:k=2,base:k=3,d-equistatic,od-equidyn,multigraph,multigraph:base=ring-opt";
+/// The candidate kinds searched by default
+/// ([`fedtopo::design::search::DEFAULT_CANDIDATES`]).
+const DEFAULT_OVERLAYS: &str = fedtopo::design::search::DEFAULT_CANDIDATES;
 
 /// Options of `fedtopo design`.
 #[derive(Debug, Args)]

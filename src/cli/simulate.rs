@@ -137,6 +137,13 @@ fn replay_summary_table_rows(rows: &[fedtopo::report::replay::ReplaySummaryRow])
     t
 }
 
+/// Creates the output file `path` now, so that a path that cannot be
+/// written fails before the replays rather than after them.
+fn create_now(path: Option<&PathBuf>) -> Result<Option<std::fs::File>> {
+    path.map(|p| std::fs::File::create(p).with_context(|| format!("writing {}", p.display())))
+        .transpose()
+}
+
 /// Runs `fedtopo simulate`.
 pub fn run(a: SimulateArgs) -> Result<()> {
     if a.rounds == 0 {
@@ -196,17 +203,9 @@ pub fn run(a: SimulateArgs) -> Result<()> {
     } else {
         TraceWindow::default()
     };
-    let log_file = a
-        .log
-        .as_ref()
-        .map(|p| std::fs::File::create(p).with_context(|| format!("writing {}", p.display())))
-        .transpose()?;
+    let log_file = create_now(a.log.as_ref())?;
     // Created now: a path that cannot be written fails before the replays.
-    let breakdown_file = a
-        .breakdown
-        .as_ref()
-        .map(|p| std::fs::File::create(p).with_context(|| format!("writing {}", p.display())))
-        .transpose()?;
+    let breakdown_file = create_now(a.breakdown.as_ref())?;
     let ropts = ReplayOptions {
         rounds: a.rounds,
         straggler,

@@ -225,6 +225,20 @@ fn multisect(sturm: &Sturm, lo: f64, hi: f64) -> Option<f64> {
     None
 }
 
+/// The Gershgorin interval `(lo, hi)` holding every eigenvalue of the
+/// symmetric tridiagonal matrix with diagonal `alpha` and off-diagonal
+/// `beta` (entries of `beta` past the last row are ignored).
+fn gershgorin(alpha: &[f64], beta: &[f64]) -> (f64, f64) {
+    let b = |i: usize| if i < beta.len() { beta[i] } else { 0.0 };
+    let (mut lo, mut hi) = (f64::INFINITY, f64::NEG_INFINITY);
+    for (i, &a) in alpha.iter().enumerate() {
+        let r = b(i).abs() + if i > 0 { b(i - 1).abs() } else { 0.0 };
+        lo = lo.min(a - r);
+        hi = hi.max(a + r);
+    }
+    (lo, hi)
+}
+
 /// The largest (or smallest) eigenvalue of the symmetric tridiagonal
 /// matrix with diagonal `alpha` and off-diagonal `beta`, by bisection on
 /// Sturm sequence counts to rounding (seven points a pass,
@@ -233,14 +247,7 @@ fn multisect(sturm: &Sturm, lo: f64, hi: f64) -> Option<f64> {
 /// elimination with partial pivoting).
 pub(super) fn tridiagonal_extreme(alpha: &[f64], beta: &[f64], largest: bool) -> (f64, Vec<f64>) {
     let k = alpha.len();
-    let b = |i: usize| if i < beta.len() { beta[i] } else { 0.0 };
-    // Gershgorin interval.
-    let (mut lo, mut hi) = (f64::INFINITY, f64::NEG_INFINITY);
-    for (i, &a) in alpha.iter().enumerate() {
-        let r = b(i).abs() + if i > 0 { b(i - 1).abs() } else { 0.0 };
-        lo = lo.min(a - r);
-        hi = hi.max(a + r);
-    }
+    let (lo, hi) = gershgorin(alpha, beta);
     let span = (hi - lo).abs().max(1e-300);
     let sturm = Sturm::new(alpha, beta, largest, span);
     let theta = multisect(&sturm, lo, hi).unwrap_or_else(|| bisect(&sturm, lo, hi));
@@ -388,12 +395,7 @@ mod tests {
         for (alpha, beta) in &cases {
             for largest in [true, false] {
                 let b = |i: usize| if i < beta.len() { beta[i] } else { 0.0 };
-                let (mut lo, mut hi) = (f64::INFINITY, f64::NEG_INFINITY);
-                for (i, &a) in alpha.iter().enumerate() {
-                    let r = b(i).abs() + if i > 0 { b(i - 1).abs() } else { 0.0 };
-                    lo = lo.min(a - r);
-                    hi = hi.max(a + r);
-                }
+                let (lo, hi) = gershgorin(alpha, beta);
                 let span = (hi - lo).abs().max(1e-300);
                 let sturm = Sturm::new(alpha, beta, largest, span);
                 let reference = bisect(&sturm, lo, hi);

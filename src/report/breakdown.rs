@@ -2,6 +2,7 @@
 //! read it: a summary row per replay (terminal table), every silo-round
 //! as CSV, and the per-round means and the critical path as JSON.
 
+use crate::placement::silo_label;
 use serde::Serialize;
 
 use super::table::Table;
@@ -42,7 +43,7 @@ pub struct BreakdownSummary {
 /// The summary of every replay that recorded a breakdown (`labels`: silo
 /// labels, by silo index).
 pub fn breakdown_summaries(results: &[ReplayResult], labels: &[String]) -> Vec<BreakdownSummary> {
-    let label = |i: usize| labels.get(i).cloned().unwrap_or_else(|| i.to_string());
+    let label = |i: usize| silo_label(labels, i);
     results
         .iter()
         .filter_map(|r| {
@@ -120,7 +121,7 @@ pub fn breakdown_table(rows: &[BreakdownSummary]) -> Table {
 /// `overlay,network,round,silo,label,start_ms,ready_ms,compute_ms,transfer_ms,wait_ms,end_ms,via,via_label,via_sent_ms`
 /// (`via` empty when the round ended with the silo's own computation).
 pub fn breakdown_csv(results: &[ReplayResult], labels: &[String]) -> String {
-    let label = |i: usize| labels.get(i).cloned().unwrap_or_else(|| i.to_string());
+    let label = |i: usize| silo_label(labels, i);
     let mut t = Table::new([
         "overlay",
         "network",

@@ -9,6 +9,7 @@
 //! data-silo data-round>` bars, `<g class="row" data-silo>` rows, one
 //! `<polyline class="critical-path">`.
 
+use crate::placement::silo_label;
 use std::collections::BTreeMap;
 
 use thiserror::Error;
@@ -74,7 +75,7 @@ pub fn gantt_svg(r: &ReplayResult, labels: &[String], title: &str) -> Result<Str
         ((trace.first + trace.count) as usize).min(r.starts.len().saturating_sub(1)),
     );
     let path = trace.critical_path(&r.starts);
-    let label = |i: usize| labels.get(i).cloned().unwrap_or_else(|| i.to_string());
+    let label = |i: usize| silo_label(labels, i);
 
     // Rows: the silos on the critical path, then the others in index order,
     // up to MAX_GANTT_ROWS, shown in index order.

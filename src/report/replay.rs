@@ -1,6 +1,7 @@
 //! Reports of round replays: per-silo start times, per-round durations,
 //! link utilisation (CSV) and a round-completion timeline (SVG).
 
+use crate::placement::silo_label;
 use std::collections::BTreeMap;
 
 use plotters::prelude::*;
@@ -169,13 +170,8 @@ pub fn link_usage_labelled(
             0.0
         }
     };
-    let label = |i: usize| labels.get(i).cloned().unwrap_or_else(|| i.to_string());
-    let router_label = |i: usize| {
-        router_labels
-            .get(i)
-            .cloned()
-            .unwrap_or_else(|| i.to_string())
-    };
+    let label = |i: usize| silo_label(labels, i);
+    let router_label = |i: usize| silo_label(router_labels, i);
     let mut out = Vec::new();
     for (i, bits) in up {
         let cap = model.access.up[i];

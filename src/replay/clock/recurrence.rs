@@ -88,6 +88,32 @@ impl InArcs {
     }
 }
 
+impl InArcs {
+    /// Silo `i`'s round end from the compute-done times `ready`, ms, and
+    /// (when `BINDING`: a breakdown is recorded) the model that ends it,
+    /// `(delivered, sent, from)`. One loop, compiled with and without the
+    /// bookkeeping so that the clock's plain path pays nothing for it.
+    #[inline]
+    fn round_end<const BINDING: bool>(
+        &self,
+        i: usize,
+        ready: &[Ms],
+    ) -> (Ms, Option<(Ms, Ms, usize)>) {
+        let mut end = ready[i];
+        let mut binding = None;
+        for e in self.first[i]..self.first[i + 1] {
+            let j = self.from[e];
+            let at = ready[j] + self.comm[e];
+            end = end.max(at);
+            let new = (at, ready[j], j);
+            if BINDING && binding.is_none_or(|b| binds_before(new, b)) {
+                binding = Some(new);
+            }
+        }
+        (end, binding)
+    }
+}
+
 /// The two legs of a full star (centre `c`): uploads `comm(i,c)` and
 /// broadcasts `comm(c,j)`, ms, per silo (0 at the centre).
 #[derive(Debug, Clone)]
@@ -248,20 +274,20 @@ impl<'a> EventOrderRecurrence<'a> {
         if let Some(s) = &self.star {
             let c = s.center;
             let mut tc = self.ready[c];
+            // The upload that ends the centre's round (breakdowns only).
+            let mut upload = None;
+            let record = self.breakdown.is_some();
             for (i, (&r, &up)) in self.ready.iter().zip(&s.up).enumerate() {
                 if i != c {
                     tc = tc.max(r + up);
+                    let new = (r + up, r, i);
+                    if record && upload.is_none_or(|b| binds_before(new, b)) {
+                        upload = Some(new);
+                    }
                 }
             }
             if let Some(rows) = self.breakdown.as_mut() {
                 rows.clear();
-                let mut upload = None;
-                for (i, (&r, &up)) in self.ready.iter().zip(&s.up).enumerate() {
-                    let new = (r + up, r, i);
-                    if i != c && upload.is_none_or(|b| binds_before(new, b)) {
-                        upload = Some(new);
-                    }
-                }
                 for (j, (&t, &down)) in self.t.iter().zip(&s.down).enumerate() {
                     let (end, binding) = if j == c {
                         (tc, upload)
@@ -279,28 +305,18 @@ impl<'a> EventOrderRecurrence<'a> {
                 self.arcs.gossip(overlay, self.delay);
             }
             let a = &self.arcs;
-            if let Some(rows) = self.breakdown.as_mut() {
+            let mut rows = self.breakdown.as_mut();
+            if let Some(rows) = rows.as_mut() {
                 rows.clear();
-                for (i, &t) in self.t.iter().enumerate() {
-                    let mut binding = None;
-                    let mut end = self.ready[i];
-                    for e in a.first[i]..a.first[i + 1] {
-                        let j = a.from[e];
-                        let new = (self.ready[j] + a.comm[e], self.ready[j], j);
-                        end = end.max(new.0);
-                        if binding.is_none_or(|b| binds_before(new, b)) {
-                            binding = Some(new);
-                        }
-                    }
-                    rows.push(silo_round(k, i, t, self.ready[i], end, binding));
-                }
             }
             for (i, t) in self.t.iter_mut().enumerate() {
-                let mut start = self.ready[i];
-                for e in a.first[i]..a.first[i + 1] {
-                    start = start.max(self.ready[a.from[e]] + a.comm[e]);
+                if let Some(rows) = rows.as_mut() {
+                    let (end, binding) = a.round_end::<true>(i, &self.ready);
+                    rows.push(silo_round(k, i, *t, self.ready[i], end, binding));
+                    *t = end;
+                } else {
+                    *t = a.round_end::<false>(i, &self.ready).0;
                 }
-                *t = start;
             }
         }
         self.rounds += 1;
