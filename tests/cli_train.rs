@@ -419,3 +419,87 @@ fn trained_binary_starts_without_ld_library_path() {
     let summary = String::from_utf8_lossy(&o.stdout);
     assert!(summary.starts_with("overlay,rounds,"), "{summary}");
 }
+
+/// `train --breakdown FILE` writes where every round's time went, the
+/// same silo-rounds `simulate --breakdown` writes for the same overlays
+/// (the trainer's clock is the replay), JSON too, and a resumed run
+/// writes the whole run; a path it cannot write fails before training.
+#[test]
+fn train_breakdown_equals_simulate_breakdown() {
+    let d = tmp("breakdown");
+    std::fs::create_dir_all(&d).unwrap();
+    let csv = d.join("train.csv");
+    ok(&train(
+        &d.join("run"),
+        4,
+        "maxplus",
+        &["--breakdown", csv.to_str().unwrap()],
+    ));
+    let sim = d.join("simulate.csv");
+    ok(&fedtopo(&[
+        "simulate",
+        "aws-north-america",
+        "--access",
+        "100M",
+        "--overlays",
+        "star,ring,matcha",
+        "--network",
+        "maxplus",
+        "--rounds",
+        "4",
+        "--seed",
+        "7",
+        "--breakdown",
+        sim.to_str().unwrap(),
+    ]));
+    let trained = std::fs::read_to_string(&csv).unwrap();
+    assert!(
+        trained.starts_with("overlay,network,round,silo,label,"),
+        "{trained}"
+    );
+    // 3 overlays x 4 rounds x 22 silos, and a header.
+    assert_eq!(trained.lines().count(), 1 + 3 * 4 * 22);
+    assert_eq!(trained, std::fs::read_to_string(&sim).unwrap());
+    // Killed after 2 rounds, resumed to 4: the whole run's breakdown.
+    let resumed = d.join("resumed.csv");
+    let args = [
+        "--checkpoint-every",
+        "2",
+        "--breakdown",
+        resumed.to_str().unwrap(),
+    ];
+    ok(&train(&d.join("run2"), 2, "maxplus", &args));
+    ok(&train(&d.join("run2"), 4, "maxplus", &args));
+    assert_eq!(std::fs::read_to_string(&resumed).unwrap(), trained);
+    // JSON: per-round means, the critical path, the silo-rounds.
+    let json = d.join("train.json");
+    ok(&train(
+        &d.join("run3"),
+        4,
+        "maxplus",
+        &["--breakdown", json.to_str().unwrap()],
+    ));
+    let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    let overlays = v["overlays"].as_array().unwrap();
+    assert_eq!(overlays.len(), 3);
+    assert!(!overlays[1]["critical_path"].as_array().unwrap().is_empty());
+    // An unwritable path: a clear error before any training.
+    let bad = d.join("no/such/dir/b.csv");
+    let o = train(
+        &d.join("run4"),
+        4,
+        "maxplus",
+        &["--breakdown", bad.to_str().unwrap()],
+    );
+    assert!(!o.status.success());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("no/such/dir/b.csv") && !err.contains("panicked"),
+        "{err}"
+    );
+    assert!(
+        !d.join("run4").join("star").exists(),
+        "trained before failing"
+    );
+    std::fs::remove_dir_all(d).ok();
+}

@@ -1092,3 +1092,56 @@ access = ["1G", "fast"]
     assert!(err.contains("access `fast`"), "{err}");
     assert!(!dir.join("out/results.csv").exists());
 }
+
+/// `breakdown = [true]` on train rows: where the training run's time went,
+/// the same summary as a simulate row of the same overlay and rounds (the
+/// trainer's clock is the replay).
+#[cfg(feature = "train")]
+#[test]
+fn breakdown_axis_on_train_rows() {
+    let text = r#"
+name = "bd-train"
+kind = "train"
+[grid]
+underlay = ["aws-gaia"]
+overlay = ["ring"]
+access = ["100M"]
+rounds = [6]
+eval_every = [2]
+network = ["maxplus"]
+breakdown = [true, false]
+"#;
+    let (_spec, _out, header, rows) = run_spec("breakdown-train", text, 1);
+    let col = |name: &str| column(&header, name);
+    let on = rows
+        .iter()
+        .find(|r| &r[col("breakdown")] == "true")
+        .unwrap();
+    let off = rows
+        .iter()
+        .find(|r| &r[col("breakdown")] == "false")
+        .unwrap();
+    assert_eq!(&off[col("wait_ms_mean")], "");
+    let sim = r#"
+name = "bd-sim"
+kind = "simulate"
+[grid]
+underlay = ["aws-gaia"]
+overlay = ["ring"]
+access = ["100M"]
+rounds = [6]
+network = ["maxplus"]
+breakdown = [true]
+"#;
+    let (_s, _o, sh, srows) = run_spec("breakdown-sim", sim, 1);
+    for c in [
+        "compute_ms_mean",
+        "transfer_ms_mean",
+        "wait_ms_mean",
+        "critical_compute_share",
+        "critical_transfer_share",
+    ] {
+        assert!(!on[col(c)].is_empty(), "{c}");
+        assert_eq!(on[col(c)], srows[0][column(&sh, c)], "{c}");
+    }
+}

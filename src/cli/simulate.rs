@@ -12,7 +12,7 @@ use fedtopo::network::NetworkKind;
 use fedtopo::overlay::build::{parse_overlay_list, BuildOptions};
 use fedtopo::replay::{ReplayOptions, Straggler, TraceWindow};
 use fedtopo::report::breakdown::{
-    breakdown_csv, breakdown_json, breakdown_summaries, breakdown_table,
+    breakdown_file_text, breakdown_summaries, breakdown_table, BreakdownRun,
 };
 use fedtopo::report::gantt::gantt_svg;
 use fedtopo::report::network::{append_columns, NetworkDescription};
@@ -139,7 +139,7 @@ fn replay_summary_table_rows(rows: &[fedtopo::report::replay::ReplaySummaryRow])
 
 /// Creates the output file `path` now, so that a path that cannot be
 /// written fails before the replays rather than after them.
-fn create_now(path: Option<&PathBuf>) -> Result<Option<std::fs::File>> {
+pub(super) fn create_now(path: Option<&PathBuf>) -> Result<Option<std::fs::File>> {
     path.map(|p| std::fs::File::create(p).with_context(|| format!("writing {}", p.display())))
         .transpose()
 }
@@ -284,7 +284,8 @@ pub fn run(a: SimulateArgs) -> Result<()> {
     }
     let rows = replay_summary(&results, &taus);
     let network = NetworkDescription::new(&underlay, &spec, &model)?;
-    let breakdowns = breakdown_summaries(&results, &labels);
+    let recorded = BreakdownRun::of_replays(&results);
+    let breakdowns = breakdown_summaries(&recorded, &labels);
     match a.format {
         OutputFormat::Table => {
             outln!("{}", replay_summary_table(&rows));
@@ -317,14 +318,7 @@ pub fn run(a: SimulateArgs) -> Result<()> {
                 r.overlay
             );
         }
-        let json = path
-            .extension()
-            .is_some_and(|e| e.eq_ignore_ascii_case("json"));
-        let text = if json {
-            render_json(&breakdown_json(&results, &labels))
-        } else {
-            breakdown_csv(&results, &labels)
-        };
+        let text = breakdown_file_text(path, &recorded, &labels);
         std::io::Write::write_all(&mut file, text.as_bytes())
             .with_context(|| format!("writing {}", path.display()))?;
     }

@@ -9,6 +9,9 @@ use clap::Args;
 
 use fedtopo::overlay::build::{parse_overlay_list, BuildOptions};
 use fedtopo::overlay::matcha::MatchaOptions;
+use fedtopo::report::breakdown::{
+    breakdown_file_text, breakdown_summaries, breakdown_table, BreakdownRun,
+};
 use fedtopo::report::train_curves::plot_runs;
 use fedtopo::silos::DataSizes;
 use fedtopo::train::checkpoint::RunOptions;
@@ -53,6 +56,13 @@ pub struct TrainArgs {
     /// Ignore existing checkpoints in --out and start over.
     #[arg(long)]
     fresh: bool,
+    /// Write where every round's time went to FILE, as `simulate
+    /// --breakdown` (CSV of every silo-round: compute, transfer and waiting
+    /// time, ms, and the silo whose model it waited for; JSON when FILE
+    /// ends in `.json`), and print a summary per overlay on stderr. A
+    /// resumed run records from round 0 (its clock replays the rounds done).
+    #[arg(long, value_name = "FILE")]
+    breakdown: Option<PathBuf>,
     #[command(flatten)]
     dcliques: super::dcliques::DCliquesArgs,
 }
@@ -124,7 +134,9 @@ pub fn run_train(a: TrainArgs) -> Result<()> {
     std::fs::create_dir_all(&a.out).with_context(|| format!("creating {}", a.out.display()))?;
     let labels = model.connectivity.placement().labels(&underlay);
     report_partition(&a, &data, &labels, sizes.as_ref())?;
+    let breakdown_file = super::simulate::create_now(a.breakdown.as_ref())?;
     let mut runs = Vec::new();
+    let mut recorded = Vec::new();
     let session = Session {
         underlay: &underlay,
         model: &model,
@@ -156,7 +168,7 @@ pub fn run_train(a: TrainArgs) -> Result<()> {
             stop_after: None,
             stop_at: None,
         };
-        let recs = session.train(kind, &opts, |r, recs| {
+        let run = session.train_run(kind, &opts, a.breakdown.is_some(), |r, recs| {
             bar.set_position(r);
             if let Some(l) = recs.last() {
                 bar.set_message(&format!(
@@ -168,7 +180,37 @@ pub fn run_train(a: TrainArgs) -> Result<()> {
             }
         })?;
         bar.finish();
-        runs.push((kind.to_string(), recs));
+        if a.breakdown.is_some() && run.breakdown.is_none() {
+            eprintln!(
+                "note: {kind}: no time breakdown (the two-phase Clique Averaging clock records none)"
+            );
+        }
+        recorded.push((kind.to_string(), run.breakdown));
+        runs.push((kind.to_string(), run.records));
+    }
+    if let (Some(path), Some(mut file)) = (&a.breakdown, breakdown_file) {
+        let network = t.network_model.to_string();
+        let views: Vec<BreakdownRun> = recorded
+            .iter()
+            .filter_map(|(overlay, b)| {
+                Some(BreakdownRun {
+                    overlay,
+                    network: &network,
+                    breakdown: b.as_ref()?,
+                })
+            })
+            .collect();
+        if !t.quiet {
+            eprintln!(
+                "{}",
+                breakdown_table(&breakdown_summaries(&views, &labels)).to_terminal()
+            );
+        }
+        std::io::Write::write_all(
+            &mut file,
+            breakdown_file_text(path, &views, &labels).as_bytes(),
+        )
+        .with_context(|| format!("writing {}", path.display()))?;
     }
     let rows = summarize(&runs, target, None);
     let summary = render_summary_csv(&rows, target);

@@ -19,6 +19,7 @@ use crate::overlay::build::{BuildOptions, CenterPolicy, OverlayKind};
 use crate::overlay::failures::FailureSpec;
 use crate::overlay::matcha::MatchaOptions;
 use crate::replay::{ReplayOptions, Straggler};
+use crate::report::breakdown::{breakdown_summaries, BreakdownRun, BreakdownSummary};
 use crate::report::replay::round_stats;
 use crate::underlay::Underlay;
 
@@ -241,18 +242,17 @@ fn simulate_job(
         .push("transfers", result.transfers)
         .push("max_active_flows", result.network_stats.max_active_flows);
     if job.has("breakdown") {
-        push_breakdown(&mut row, &result);
+        let runs = BreakdownRun::of_replays(std::slice::from_ref(&result));
+        push_breakdown(&mut row, runs.first().copied());
     }
     Ok(row)
 }
 
-/// The time-breakdown columns of a simulate row (empty cells for a row
-/// whose `breakdown` is false, or a replay that records none).
-fn push_breakdown(row: &mut ResultRow, result: &crate::replay::ReplayResult) {
-    let s = crate::report::breakdown::breakdown_summaries(std::slice::from_ref(result), &[]);
-    let cell = |f: fn(&crate::report::breakdown::BreakdownSummary) -> f64| {
-        s.first().map_or(Cell::from(""), |b| f(b).into())
-    };
+/// The time-breakdown columns of a simulate or train row (empty cells for
+/// a row whose `breakdown` is false, or a run that records none).
+fn push_breakdown(row: &mut ResultRow, run: Option<BreakdownRun>) {
+    let s = breakdown_summaries(run.as_slice(), &[]);
+    let cell = |f: fn(&BreakdownSummary) -> f64| s.first().map_or(Cell::from(""), |b| f(b).into());
     row.push("compute_ms_mean", cell(|b| b.compute_ms))
         .push("transfer_ms_mean", cell(|b| b.transfer_ms))
         .push("wait_ms_mean", cell(|b| b.wait_ms))
@@ -346,35 +346,36 @@ fn train_job(
         stop_after: None,
         stop_at: None,
     };
-    let records = session
-        .train(p.kind, &opts, |_, _| {})
+    let breakdown = job.has("breakdown") && job.get("breakdown").trim() == "true";
+    let run = session
+        .train_run(p.kind, &opts, breakdown, |_, _| {})
         .map_err(|e| f(e.to_string()))?;
+    let (records, recorded) = (run.records, run.breakdown);
     let name = p.name.clone();
     let s = summarize(&[(name, records)], target, None)
         .pop()
         .ok_or_else(|| f("no rounds were trained".into()))?;
-    let mut row = axis_cells(
+    let mut axes = with_failures(
         job,
-        underlay,
-        &p,
-        &with_failures(
-            job,
-            &[
-                "network",
-                "rounds",
-                "seed",
-                "dataset",
-                "partition",
-                "model",
-                "optimizer",
-                "lr",
-                "batch_size",
-                "consensus",
-                "target",
-                "eval_every",
-            ],
-        ),
+        &[
+            "network",
+            "rounds",
+            "seed",
+            "dataset",
+            "partition",
+            "model",
+            "optimizer",
+            "lr",
+            "batch_size",
+            "consensus",
+            "target",
+            "eval_every",
+        ],
     );
+    if job.has("breakdown") {
+        axes.push("breakdown");
+    }
+    let mut row = axis_cells(job, underlay, &p, &axes);
     let opt_f = |v: Option<f64>| v.map_or(Cell::from(""), Cell::from);
     row.push("silos", p.model.silo_count());
     if job.has("silos_csv") {
@@ -395,6 +396,16 @@ fn train_job(
     row.push("final_train_loss", s.final_train_loss)
         .push("final_test_acc", s.final_test_acc);
     matcha_variant_cells(&mut row, p.kind, MatchaOptions::default().budget);
+    if job.has("breakdown") {
+        let overlay = p.kind.to_string();
+        let network = network.to_string();
+        let run = recorded.as_ref().map(|b| BreakdownRun {
+            overlay: &overlay,
+            network: &network,
+            breakdown: b,
+        });
+        push_breakdown(&mut row, run);
+    }
     Ok(row)
 }
 

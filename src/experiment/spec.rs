@@ -359,7 +359,7 @@ pub struct Grid {
     /// ([`OPTIONAL_KIND_AXES`]).
     #[serde(default)]
     pub failures: Option<Vec<Cell>>,
-    /// Simulate: `true` adds where each round's time goes to the row
+    /// Simulate, train: `true` adds where each round's time goes to the row
     /// (mean compute / transfer / wait per silo and round, the critical
     /// path's compute and transfer shares; [`crate::replay::breakdown`]).
     #[serde(default)]
@@ -377,8 +377,10 @@ use ExperimentKind::{Program, Simulate, Train};
 /// `none`, `node:P` or `link:P` (each node / directed link active in a
 /// round with probability P, drawn from the job's seed), as the CLI's
 /// `--failures`.
-pub const OPTIONAL_KIND_AXES: [(&str, &[ExperimentKind]); 2] =
-    [("failures", &[Simulate, Train]), ("breakdown", &[Simulate])];
+pub const OPTIONAL_KIND_AXES: [(&str, &[ExperimentKind]); 2] = [
+    ("failures", &[Simulate, Train]),
+    ("breakdown", &[Simulate, Train]),
+];
 
 /// Network knobs that are grid axes (and result columns) only when the file
 /// gives them, so that files without them keep their columns; every kind

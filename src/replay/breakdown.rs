@@ -236,6 +236,18 @@ impl Breakdown {
         (self.rows.len() / self.silos.max(1)) as u64
     }
 
+    /// When the last recorded round ended (its last silo), ms: the
+    /// replay's makespan over these rounds, and the critical path's end.
+    pub fn makespan_ms(&self) -> Ms {
+        let k = self.rounds().saturating_sub(1) as usize * self.silos;
+        self.rows
+            .get(k..)
+            .unwrap_or_default()
+            .iter()
+            .map(|r| r.end_ms)
+            .fold(0.0, f64::max)
+    }
+
     /// Silo `i`'s round `k`.
     pub fn get(&self, k: u64, i: usize) -> Option<&SiloRound> {
         if i >= self.silos {

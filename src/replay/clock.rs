@@ -29,11 +29,13 @@ use super::{ReplayError, SiloRound};
 mod clique_averaging;
 mod engine;
 mod maxplus;
+mod recording;
 mod recurrence;
 
 pub use clique_averaging::CliqueAveragingClock;
 pub use engine::EngineClock;
 pub use maxplus::MaxPlusClock;
+pub use recording::RecordingClock;
 
 /// Why a clock could not time a round.
 #[derive(Debug, Error)]

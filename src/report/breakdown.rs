@@ -6,7 +6,7 @@ use crate::placement::silo_label;
 use serde::Serialize;
 
 use super::table::Table;
-use crate::replay::breakdown::CriticalStep;
+use crate::replay::breakdown::{Breakdown, CriticalStep};
 use crate::replay::ReplayResult;
 use crate::units::Ms;
 
@@ -40,14 +40,41 @@ pub struct BreakdownSummary {
     pub top_arc_share: f64,
 }
 
-/// The summary of every replay that recorded a breakdown (`labels`: silo
-/// labels, by silo index).
-pub fn breakdown_summaries(results: &[ReplayResult], labels: &[String]) -> Vec<BreakdownSummary> {
+/// One run's recorded breakdown, with the overlay and network it ran on:
+/// what the renderers below read, from a replay ([`Self::of_replays`]) or
+/// a training run.
+#[derive(Debug, Clone, Copy)]
+pub struct BreakdownRun<'a> {
+    /// Overlay name.
+    pub overlay: &'a str,
+    /// Network model.
+    pub network: &'a str,
+    /// The breakdown.
+    pub breakdown: &'a Breakdown,
+}
+
+impl<'a> BreakdownRun<'a> {
+    /// The replays that recorded a breakdown.
+    pub fn of_replays(results: &'a [ReplayResult]) -> Vec<Self> {
+        results
+            .iter()
+            .filter_map(|r| {
+                Some(BreakdownRun {
+                    overlay: &r.overlay,
+                    network: &r.network,
+                    breakdown: r.breakdown.as_ref()?,
+                })
+            })
+            .collect()
+    }
+}
+
+/// The summary of every run (`labels`: silo labels, by silo index).
+pub fn breakdown_summaries(runs: &[BreakdownRun], labels: &[String]) -> Vec<BreakdownSummary> {
     let label = |i: usize| silo_label(labels, i);
-    results
-        .iter()
-        .filter_map(|r| {
-            let b = r.breakdown.as_ref()?;
+    runs.iter()
+        .map(|r| {
+            let b = r.breakdown;
             let n = b.rows.len().max(1) as f64;
             let mean =
                 |f: fn(&crate::replay::SiloRound) -> Ms| b.rows.iter().map(f).sum::<Ms>() / n;
@@ -64,20 +91,20 @@ pub fn breakdown_summaries(results: &[ReplayResult], labels: &[String]) -> Vec<B
                 .iter()
                 .max_by(|a, b| a.1.total_cmp(b.1).then(b.0.cmp(a.0)))
                 .map(|(&(f, t), &ms)| (format!("{}->{}", label(f), label(t)), ms / total));
-            Some(BreakdownSummary {
-                overlay: r.overlay.clone(),
-                network: r.network.clone(),
+            BreakdownSummary {
+                overlay: r.overlay.to_string(),
+                network: r.network.to_string(),
                 rounds: b.rounds(),
                 compute_ms: mean(|s| s.compute_ms),
                 transfer_ms: mean(|s| s.transfer_ms),
                 wait_ms: mean(|s| s.wait_ms),
-                makespan_ms: r.makespan_ms(),
+                makespan_ms: b.makespan_ms(),
                 critical_compute_share: share("compute"),
                 critical_transfer_share: share("transfer"),
                 critical_steps: path.len(),
                 top_arc: top.as_ref().map_or_else(|| "-".into(), |t| t.0.clone()),
                 top_arc_share: top.map_or(0.0, |t| t.1),
-            })
+            }
         })
         .collect()
 }
@@ -120,7 +147,7 @@ pub fn breakdown_table(rows: &[BreakdownSummary]) -> Table {
 /// Every silo-round of every replay with a breakdown:
 /// `overlay,network,round,silo,label,start_ms,ready_ms,compute_ms,transfer_ms,wait_ms,end_ms,via,via_label,via_sent_ms`
 /// (`via` empty when the round ended with the silo's own computation).
-pub fn breakdown_csv(results: &[ReplayResult], labels: &[String]) -> String {
+pub fn breakdown_csv(runs: &[BreakdownRun], labels: &[String]) -> String {
     let label = |i: usize| silo_label(labels, i);
     let mut t = Table::new([
         "overlay",
@@ -138,13 +165,12 @@ pub fn breakdown_csv(results: &[ReplayResult], labels: &[String]) -> String {
         "via_label",
         "via_sent_ms",
     ]);
-    for r in results {
-        let Some(b) = &r.breakdown else { continue };
-        for s in &b.rows {
+    for r in runs {
+        for s in &r.breakdown.rows {
             let ms = |x: Ms| format!("{x:.6}");
             t.row([
-                r.overlay.clone(),
-                r.network.clone(),
+                r.overlay.to_string(),
+                r.network.to_string(),
                 s.round.to_string(),
                 s.silo.to_string(),
                 label(s.silo),
@@ -165,19 +191,36 @@ pub fn breakdown_csv(results: &[ReplayResult], labels: &[String]) -> String {
 
 /// Per replay: the per-round means, the critical path and every
 /// silo-round, as JSON.
-pub fn breakdown_json(results: &[ReplayResult], labels: &[String]) -> serde_json::Value {
-    let overlays: Vec<_> = results
+pub fn breakdown_json(runs: &[BreakdownRun], labels: &[String]) -> serde_json::Value {
+    let overlays: Vec<_> = runs
         .iter()
-        .filter_map(|r| {
-            let b = r.breakdown.as_ref()?;
-            Some(serde_json::json!({
+        .map(|r| {
+            let b = r.breakdown;
+            serde_json::json!({
                 "overlay": r.overlay,
                 "network": r.network,
                 "rounds": b.per_round(),
                 "critical_path": b.critical_path(),
                 "silo_rounds": b.rows,
-            }))
+            })
         })
         .collect();
     serde_json::json!({ "labels": labels, "overlays": overlays })
+}
+
+/// The text of a breakdown file: JSON ([`breakdown_json`]) when `path`
+/// ends in `.json`, CSV ([`breakdown_csv`]) otherwise.
+pub fn breakdown_file_text(
+    path: &std::path::Path,
+    runs: &[BreakdownRun],
+    labels: &[String],
+) -> String {
+    let json = path
+        .extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("json"));
+    if json {
+        super::render_json(&breakdown_json(runs, labels))
+    } else {
+        breakdown_csv(runs, labels)
+    }
 }

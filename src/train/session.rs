@@ -16,6 +16,8 @@ use crate::network::NetworkKind;
 use crate::overlay::build::{BuildOptions, OverlayKind};
 use crate::overlay::failures::FailureSpec;
 use crate::overlay::Protocol;
+use crate::replay::breakdown::Breakdown;
+use crate::replay::clock::RecordingClock;
 use crate::silos::DataSizes;
 use crate::train::stationary::InitGain;
 use crate::underlay::Underlay;
@@ -32,6 +34,16 @@ use super::data::{cifar, mnist, FederatedData};
 use super::optim::OptimizerKind;
 use super::report::{RoundRecord, Target};
 use super::trainer::{TrainConfig, TrainError, Trainer};
+
+/// One overlay's training run.
+#[derive(Debug, Clone)]
+pub struct TrainedRun {
+    /// Round records (round 0 = initial models, time 0).
+    pub records: Vec<RoundRecord>,
+    /// Where every round's time went, when asked for and the clock records
+    /// it ([`Session::train_run`]).
+    pub breakdown: Option<Breakdown>,
+}
 
 /// What the overlays of one comparison share.
 #[derive(Debug, Clone, Copy)]
@@ -69,6 +81,26 @@ impl Session<'_> {
         opts: &RunOptions,
         progress: impl FnMut(u64, &[RoundRecord]),
     ) -> Result<Vec<RoundRecord>, TrainError> {
+        Ok(self.train_run(kind, opts, false, progress)?.records)
+    }
+
+    /// [`Self::train`], also recording where every round's time went when
+    /// `breakdown` is set ([`crate::replay::breakdown`]; a resumed run
+    /// records the rounds it replays to rebuild its clock, so the breakdown
+    /// always starts at round 0). A clock that records none (two-phase
+    /// Clique Averaging) gives `breakdown: None`.
+    ///
+    /// # Errors
+    /// As [`Self::train`]; also a breakdown of more than
+    /// [`crate::replay::breakdown::MAX_BREAKDOWN_ROWS`] silo-rounds,
+    /// refused before the first round.
+    pub fn train_run(
+        &self,
+        kind: OverlayKind,
+        opts: &RunOptions,
+        breakdown: bool,
+        progress: impl FnMut(u64, &[RoundRecord]),
+    ) -> Result<TrainedRun, TrainError> {
         let mut cfg = self.config.clone();
         let build = |e: &dyn std::fmt::Display| TrainError::Config(format!("overlay {kind}: {e}"));
         let overlay = EvaluatedOverlay::build(kind, self.underlay, self.model, self.options)
@@ -130,14 +162,39 @@ impl Session<'_> {
                 EvalError::Clock(c) => TrainError::Clock(c),
                 other => TrainError::Config(other.to_string()),
             })?;
-        checkpoint::run(
-            &mut trainer,
-            schedule.as_ref(),
-            clock.as_mut(),
-            opts,
-            &fingerprint,
-            progress,
-        )
+        let silos = schedule.silo_count();
+        let recording = if breakdown {
+            RecordingClock::new(clock.as_mut(), silos, opts.rounds)?
+        } else {
+            None
+        };
+        Ok(match recording {
+            Some(mut rec) => {
+                let records = checkpoint::run(
+                    &mut trainer,
+                    schedule.as_ref(),
+                    &mut rec,
+                    opts,
+                    &fingerprint,
+                    progress,
+                )?;
+                TrainedRun {
+                    records,
+                    breakdown: Some(rec.into_breakdown()),
+                }
+            }
+            None => TrainedRun {
+                records: checkpoint::run(
+                    &mut trainer,
+                    schedule.as_ref(),
+                    clock.as_mut(),
+                    opts,
+                    &fingerprint,
+                    progress,
+                )?,
+                breakdown: None,
+            },
+        })
     }
 
     /// The consensus rule a run of `overlay` uses: the configured rule,
