@@ -290,6 +290,7 @@ pub fn replay_with_progress(
         .finish()
 }
 
+pub mod asynchronous;
 pub mod breakdown;
 pub mod clock;
 pub mod harness;

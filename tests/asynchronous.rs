@@ -1,0 +1,286 @@
+//! Asynchronous protocols in the event engine (`fedtopo::replay::asynchronous`):
+//! hand-computed timelines of two silos with known speeds, the flow model
+//! against the max-plus arcs where nothing is shared, the budget and the
+//! protocol invariants on real underlays, determinism under seeds.
+
+use fedtopo::access::AccessLinks;
+use fedtopo::connectivity::{Connectivity, ConnectivityOptions};
+use fedtopo::delay::DelayModel;
+use fedtopo::graph::Overlay;
+use fedtopo::network::NetworkKind;
+use fedtopo::overlay::build::{build_overlay, BuildOptions, OverlayKind};
+use fedtopo::replay::asynchronous::buffered::buffered_async;
+use fedtopo::replay::asynchronous::gossip::async_gossip;
+use fedtopo::replay::asynchronous::{AsyncOp, AsyncOptions, AsyncRun};
+use fedtopo::scenario::{load_underlay, NetworkSpec};
+use fedtopo::underlay::{LoadOptions, Underlay};
+use fedtopo::workload::Workload;
+
+/// Two silos 300 km apart, 1 Gbit/s everywhere, a 10^7-bit model;
+/// computations of 10 ms (silo 0) and 30 ms (silo 1).
+fn pair() -> DelayModel {
+    let g = "graph [ node [ id 1 label \"a\" ] node [ id 2 label \"b\" ]
+        edge [ source 1 target 2 distance 300 capacity 1e9 ] ]";
+    let u = Underlay::from_gml_str(g, "pair.gml", &LoadOptions::default()).unwrap();
+    let conn = Connectivity::new(&u, &ConnectivityOptions::default());
+    let w = Workload {
+        name: "t".into(),
+        model_bits: 1e7,
+        compute_ms: 10.0,
+        local_steps: 1,
+    };
+    let mut m = DelayModel::new(conn, AccessLinks::uniform(2, 1e9), w);
+    m.compute_ms = Some(vec![10.0, 30.0]);
+    m
+}
+
+fn opts(computations: u64) -> AsyncOptions {
+    AsyncOptions {
+        computations,
+        seed: 1,
+    }
+}
+
+fn close(a: f64, b: f64) -> bool {
+    (a - b).abs() <= 1e-9 * b.abs().max(1.0)
+}
+
+/// The times of the operations of one kind.
+fn times(run: &AsyncRun, kind: &str) -> Vec<f64> {
+    run.ops
+        .iter()
+        .filter(|o| match o {
+            AsyncOp::Compute { .. } => kind == "compute",
+            AsyncOp::Average { .. } => kind == "average",
+            AsyncOp::Download { .. } => kind == "download",
+            AsyncOp::Upload { .. } => kind == "upload",
+            AsyncOp::Aggregate { .. } => kind == "aggregate",
+        })
+        .map(AsyncOp::at_ms)
+        .collect()
+}
+
+#[test]
+fn gossip_of_two_silos_with_known_speeds() {
+    let m = pair();
+    let d = m.comm_ms(0, 1, 1, 1, 1e7);
+    assert!(d > 10.0, "{d}");
+    let line = Overlay::from_edges("line", 2, &[(0, 1)]);
+    for net in [NetworkKind::Maxplus, NetworkKind::Flow] {
+        let run = async_gossip(&line, &m, net.build(&m).as_mut(), &opts(6)).unwrap();
+        // Silo 0 waits for silo 1 (busy until 30 ms); they exchange; both
+        // compute again from the average.
+        let want = [
+            10.0,
+            30.0,
+            40.0 + d,
+            60.0 + d,
+            70.0 + 2.0 * d,
+            90.0 + 2.0 * d,
+        ];
+        let got = times(&run, "compute");
+        assert_eq!(got.len(), want.len(), "{net}");
+        for (g, w) in got.iter().zip(want) {
+            assert!(close(*g, w), "{net}: computation ends at {g}, expected {w}");
+        }
+        let want_avg = [30.0 + d, 60.0 + 2.0 * d, 90.0 + 3.0 * d];
+        let got = times(&run, "average");
+        assert_eq!(got.len(), 3, "{net}");
+        for (g, w) in got.iter().zip(want_avg) {
+            assert!(close(*g, w), "{net}: average at {g}, expected {w}");
+        }
+        assert_eq!(run.computations, vec![3, 3]);
+        assert_eq!(run.transfers, 6);
+        assert!(close(run.makespan_ms, 90.0 + 3.0 * d));
+    }
+}
+
+#[test]
+fn buffered_of_two_silos_with_known_speeds() {
+    let m = pair();
+    // The server (silo 0) computes every 10 ms and is its own client; the
+    // other client downloads (d), computes 30 ms and uploads (u).
+    let d = m.comm_ms(0, 1, 1, 1, 1e7);
+    let u = m.comm_ms(1, 0, 1, 1, 1e7);
+    for net in [NetworkKind::Maxplus, NetworkKind::Flow] {
+        let run = buffered_async(&m, 0, 1, net.build(&m).as_mut(), &opts(12)).unwrap();
+        let arrival = d + 30.0 + u;
+        // Every 10 ms the server's own update makes a version; silo 1's
+        // update arrives at `arrival`, floor(arrival / 10) versions late.
+        let stale_1 = (arrival / 10.0).floor() as u64;
+        let mut seen = false;
+        // The server's own update is fresh unless silo 1's arrived while
+        // it computed (one version late then).
+        let mut other_since_own = 0;
+        for op in &run.ops {
+            if let AsyncOp::Aggregate { at_ms, updates, .. } = op {
+                for &(silo, staleness) in updates {
+                    if silo == 0 {
+                        assert_eq!(staleness, other_since_own, "{net} at {at_ms}");
+                        other_since_own = 0;
+                    } else {
+                        other_since_own += 1;
+                    }
+                    if silo == 1 && !seen {
+                        seen = true;
+                        assert!(close(*at_ms, arrival), "{net}: {at_ms} vs {arrival}");
+                        assert_eq!(staleness, stale_1, "{net}");
+                    }
+                }
+            }
+        }
+        assert!(seen, "{net}: silo 1's update never aggregated");
+        // The server's computations end at 10, 20, ... while silo 1's
+        // second starts after its second download arrives.
+        let c: Vec<(usize, f64, f64)> = run
+            .ops
+            .iter()
+            .filter_map(|o| match o {
+                AsyncOp::Compute {
+                    silo,
+                    start_ms,
+                    at_ms,
+                    ..
+                } => Some((*silo, *start_ms, *at_ms)),
+                _ => None,
+            })
+            .collect();
+        let second = c.iter().filter(|x| x.0 == 1).nth(1).unwrap();
+        assert!(close(second.1, arrival + d), "{net}: {second:?}");
+        assert_eq!(run.computations.iter().sum::<u64>(), 12);
+        assert_eq!(run.unapplied_updates, 0);
+    }
+}
+
+/// On real underlays: the budget is spent exactly, every operation is in
+/// time order, a computing silo's model is never touched (gossip), every
+/// update is aggregated once with its right staleness (buffered), and the
+/// same seed gives the same run.
+#[test]
+fn protocol_invariants_on_real_underlays() {
+    for name in ["aws-north-america", "aws-gaia"] {
+        let u = load_underlay(Some(name), &LoadOptions::default()).unwrap();
+        let m = NetworkSpec {
+            access_bps: 1e8,
+            ..NetworkSpec::default()
+        }
+        .build(&u)
+        .unwrap();
+        let n = m.silo_count();
+        for kind in [OverlayKind::Ring, OverlayKind::Mst] {
+            let o = build_overlay(kind, &u, &m, &BuildOptions::default()).unwrap();
+            for net in [NetworkKind::Maxplus, NetworkKind::Flow] {
+                let budget = 7 * n as u64 + 3;
+                let run = async_gossip(&o, &m, net.build(&m).as_mut(), &opts(budget)).unwrap();
+                assert_eq!(run.computations.iter().sum::<u64>(), budget);
+                assert!(run.ops.windows(2).all(|w| w[0].at_ms() <= w[1].at_ms()));
+                // No average touches a silo while it computes.
+                for op in &run.ops {
+                    if let AsyncOp::Average {
+                        a,
+                        b,
+                        start_ms,
+                        at_ms,
+                    } = op
+                    {
+                        for x in [a, b] {
+                            let overlap = run.ops.iter().any(|c| {
+                                matches!(c, AsyncOp::Compute { silo, start_ms: s, at_ms: e, .. }
+                                    if silo == x && *s < *at_ms && *e > *start_ms)
+                            });
+                            assert!(
+                                !overlap,
+                                "{name} {kind} {net}: silo {x} averaged while computing"
+                            );
+                        }
+                        assert!(o.arcs().contains(&(*a, *b)) || o.arcs().contains(&(*b, *a)));
+                    }
+                }
+                let again = async_gossip(&o, &m, net.build(&m).as_mut(), &opts(budget)).unwrap();
+                assert_eq!(run, again, "{name} {kind} {net}: not deterministic");
+                let other = async_gossip(
+                    &o,
+                    &m,
+                    net.build(&m).as_mut(),
+                    &AsyncOptions {
+                        computations: budget,
+                        seed: 2,
+                    },
+                )
+                .unwrap();
+                assert_ne!(
+                    run.ops, other.ops,
+                    "{name} {kind} {net}: the seed changes nothing"
+                );
+            }
+        }
+        for k in [1, 3, n] {
+            let budget = 5 * n as u64;
+            let run = buffered_async(
+                &m,
+                0,
+                k,
+                NetworkKind::Flow.build(&m).as_mut(),
+                &opts(budget),
+            )
+            .unwrap();
+            assert_eq!(run.computations.iter().sum::<u64>(), budget);
+            let uploads = times(&run, "upload").len();
+            let aggregated: usize = run
+                .ops
+                .iter()
+                .map(|o| match o {
+                    AsyncOp::Aggregate { updates, .. } => {
+                        assert_eq!(updates.len(), k);
+                        k
+                    }
+                    _ => 0,
+                })
+                .sum();
+            assert_eq!(uploads, budget as usize);
+            assert_eq!(aggregated + run.unapplied_updates, uploads);
+            // Staleness: the versions made between an update's base and its
+            // aggregation.
+            let mut version = 0;
+            let mut base = vec![0u64; n];
+            for op in &run.ops {
+                match op {
+                    AsyncOp::Download {
+                        silo, version: v, ..
+                    } => {
+                        assert_eq!(*v, version);
+                        base[*silo] = *v;
+                    }
+                    AsyncOp::Aggregate {
+                        version: v,
+                        updates,
+                        ..
+                    } => {
+                        for &(s, st) in updates {
+                            assert_eq!(st, version - base[s]);
+                        }
+                        version += 1;
+                        assert_eq!(*v, version);
+                    }
+                    _ => {}
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn bad_options_are_clear_errors() {
+    let m = pair();
+    let line = Overlay::from_edges("line", 2, &[(0, 1)]);
+    let net = || NetworkKind::Maxplus.build(&m);
+    let e = async_gossip(&line, &m, net().as_mut(), &opts(0)).unwrap_err();
+    assert!(e.to_string().contains("computations 0"), "{e}");
+    let lonely = Overlay::from_edges("lonely", 2, &[]);
+    let e = async_gossip(&lonely, &m, net().as_mut(), &opts(4)).unwrap_err();
+    assert!(e.to_string().contains("silo 0 has no neighbour"), "{e}");
+    let e = buffered_async(&m, 5, 1, net().as_mut(), &opts(4)).unwrap_err();
+    assert!(e.to_string().contains("server silo 5"), "{e}");
+    let e = buffered_async(&m, 0, 3, net().as_mut(), &opts(4)).unwrap_err();
+    assert!(e.to_string().contains("buffer size 3"), "{e}");
+}
