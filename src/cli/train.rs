@@ -9,14 +9,16 @@ use clap::Args;
 
 use fedtopo::overlay::build::{parse_overlay_list, BuildOptions};
 use fedtopo::overlay::matcha::MatchaOptions;
+use fedtopo::replay::asynchronous::AsyncProtocol;
 use fedtopo::report::breakdown::{
     breakdown_file_text, breakdown_summaries, breakdown_table, BreakdownRun,
 };
 use fedtopo::report::train_curves::plot_runs;
 use fedtopo::silos::DataSizes;
+use fedtopo::train::asynchronous::AsyncTrainOptions;
 use fedtopo::train::checkpoint::RunOptions;
 use fedtopo::train::data::FederatedData;
-use fedtopo::train::report::{render_summary_csv, summarize, write_atomic};
+use fedtopo::train::report::{render_csv, render_summary_csv, summarize, write_atomic};
 use fedtopo::train::session::{with_data_labels, Session};
 use fedtopo::train::trainer::Trainer;
 
@@ -56,6 +58,16 @@ pub struct TrainArgs {
     /// Ignore existing checkpoints in --out and start over.
     #[arg(long)]
     fresh: bool,
+    /// Protocol: `sync` (rounds, DPASGD), `async-gossip` (each silo
+    /// averages with a random neighbour of the overlay as soon as both are
+    /// free, AD-PSGD style) or `fedbuff[:K]` (buffered asynchronous
+    /// aggregation at the STAR centre, K updates per server step,
+    /// staleness-weighted; default K = min(10, N); overlay `star`). Async
+    /// runs spend the computations of --rounds rounds (rounds x N), are
+    /// evaluated every --eval-every x N computations and are not
+    /// checkpointed.
+    #[arg(long, default_value = "sync", value_parser = parse_protocol)]
+    protocol: ProtocolArg,
     /// Write where every round's time went to FILE, as `simulate
     /// --breakdown` (CSV of every silo-round: compute, transfer and waiting
     /// time, ms, and the silo whose model it waited for; JSON when FILE
@@ -65,6 +77,18 @@ pub struct TrainArgs {
     breakdown: Option<PathBuf>,
     #[command(flatten)]
     dcliques: super::dcliques::DCliquesArgs,
+}
+
+/// `--protocol`: `sync` (None) or an asynchronous protocol.
+#[derive(Debug, Clone, Copy)]
+struct ProtocolArg(Option<AsyncProtocol>);
+
+fn parse_protocol(s: &str) -> Result<ProtocolArg, String> {
+    if s.trim() == "sync" {
+        Ok(ProtocolArg(None))
+    } else {
+        s.parse().map(|p| ProtocolArg(Some(p)))
+    }
 }
 
 /// States the partition used (stderr), and writes it to `OUT/partition.csv`
@@ -134,6 +158,11 @@ pub fn run_train(a: TrainArgs) -> Result<()> {
     std::fs::create_dir_all(&a.out).with_context(|| format!("creating {}", a.out.display()))?;
     let labels = model.connectivity.placement().labels(&underlay);
     report_partition(&a, &data, &labels, sizes.as_ref())?;
+    if let (Some(p), Some(_)) = (a.protocol.0, &a.breakdown) {
+        anyhow::bail!(
+            "--breakdown: the time breakdown is for synchronous rounds, not --protocol {p}"
+        );
+    }
     let breakdown_file = super::simulate::create_now(a.breakdown.as_ref())?;
     let mut runs = Vec::new();
     let mut recorded = Vec::new();
@@ -168,6 +197,40 @@ pub fn run_train(a: TrainArgs) -> Result<()> {
             stop_after: None,
             stop_at: None,
         };
+        if let Some(protocol) = a.protocol.0 {
+            let async_opts = AsyncTrainOptions {
+                eval_every: opts.eval_every,
+                ..AsyncTrainOptions::default()
+            };
+            let trained = session.train_async(kind, protocol, t.rounds, &async_opts)?;
+            bar.finish();
+            let r = &trained.run;
+            eprintln!(
+                "{protocol} on {kind} ({} network): {} computations (per silo {}..{}), {} transfers, \
+                 {:.1} s simulated{}",
+                r.network,
+                r.computations.iter().sum::<u64>(),
+                r.computations.iter().min().unwrap_or(&0),
+                r.computations.iter().max().unwrap_or(&0),
+                r.transfers,
+                r.makespan_ms / 1e3,
+                if r.unapplied_updates > 0 {
+                    format!(
+                        "; {} updates left in the buffer at the end, not applied",
+                        r.unapplied_updates
+                    )
+                } else {
+                    String::new()
+                }
+            );
+            std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
+            write_atomic(
+                &dir.join("metrics.csv"),
+                render_csv(&trained.records).as_bytes(),
+            )?;
+            runs.push((format!("{kind} {protocol}"), trained.records));
+            continue;
+        }
         let run = session.train_run(kind, &opts, a.breakdown.is_some(), |r, recs| {
             bar.set_position(r);
             if let Some(l) = recs.last() {

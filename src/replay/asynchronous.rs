@@ -105,6 +105,63 @@ impl AsyncOp {
     }
 }
 
+/// Which asynchronous protocol: `async-gossip` or `fedbuff[:K]`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AsyncProtocol {
+    /// Asynchronous gossip on the overlay's neighbours ([`gossip`]).
+    Gossip,
+    /// Buffered aggregation at the STAR centre with a buffer of `K`
+    /// updates ([`buffered`]); `None`: `min(10, N - 1)` (FedBuff's
+    /// default, at most the clients).
+    Buffered {
+        /// `K`.
+        buffer: Option<usize>,
+    },
+}
+
+impl AsyncProtocol {
+    /// The buffer size for `n` silos.
+    pub fn buffer_for(&self, n: usize) -> Option<usize> {
+        match self {
+            AsyncProtocol::Gossip => None,
+            AsyncProtocol::Buffered { buffer } => {
+                Some(buffer.unwrap_or(10.min(n.saturating_sub(1)).max(1)))
+            }
+        }
+    }
+}
+
+impl std::fmt::Display for AsyncProtocol {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            AsyncProtocol::Gossip => write!(f, "async-gossip"),
+            AsyncProtocol::Buffered { buffer: None } => write!(f, "fedbuff"),
+            AsyncProtocol::Buffered { buffer: Some(k) } => write!(f, "fedbuff:{k}"),
+        }
+    }
+}
+
+impl std::str::FromStr for AsyncProtocol {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        let s = s.trim();
+        let bad = || {
+            format!("protocol `{s}`: expected sync, async-gossip, fedbuff or fedbuff:K (K >= 1)")
+        };
+        match s {
+            "async-gossip" => Ok(AsyncProtocol::Gossip),
+            "fedbuff" => Ok(AsyncProtocol::Buffered { buffer: None }),
+            _ => {
+                let k = s.strip_prefix("fedbuff:").ok_or_else(bad)?;
+                match k.trim().parse::<usize>() {
+                    Ok(k) if k >= 1 => Ok(AsyncProtocol::Buffered { buffer: Some(k) }),
+                    _ => Err(bad()),
+                }
+            }
+        }
+    }
+}
+
 /// Options of an asynchronous run.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct AsyncOptions {

@@ -21,6 +21,8 @@
 //! * [`checkpoint`]: resumable runs with atomic outputs.
 //! * [`session`]: one overlay's run on a network (shared by the CLI and
 //!   experiment files).
+//! * [`asynchronous`]: asynchronous gossip and buffered aggregation's
+//!   model updates, applied in the order the event engine ran them.
 
 pub mod clique_averaging;
 pub mod consensus;
@@ -28,6 +30,8 @@ pub mod data;
 pub mod report;
 pub mod stationary;
 
+#[cfg(feature = "train")]
+pub mod asynchronous;
 #[cfg(feature = "train")]
 pub mod checkpoint;
 #[cfg(feature = "train")]

@@ -16,6 +16,9 @@ use crate::network::NetworkKind;
 use crate::overlay::build::{BuildOptions, OverlayKind};
 use crate::overlay::failures::FailureSpec;
 use crate::overlay::Protocol;
+use crate::replay::asynchronous::buffered::buffered_async;
+use crate::replay::asynchronous::gossip::async_gossip;
+use crate::replay::asynchronous::{AsyncOptions, AsyncProtocol, AsyncRun};
 use crate::replay::breakdown::Breakdown;
 use crate::replay::clock::RecordingClock;
 use crate::silos::DataSizes;
@@ -24,6 +27,7 @@ use crate::underlay::Underlay;
 
 use crate::overlay::dcliques::placement::{DCliquesBuild, LabelSource};
 
+use super::asynchronous::{train_async, AsyncTrainOptions};
 use super::checkpoint::{self, RunOptions};
 use super::clique_averaging::gradient_matrix;
 use super::consensus::ConsensusRule;
@@ -43,6 +47,16 @@ pub struct TrainedRun {
     /// Where every round's time went, when asked for and the clock records
     /// it ([`Session::train_run`]).
     pub breakdown: Option<Breakdown>,
+}
+
+/// One overlay's asynchronous training run.
+#[derive(Debug, Clone)]
+pub struct AsyncTrained {
+    /// Records (round = computations / N; time of the operation that
+    /// completed them).
+    pub records: Vec<RoundRecord>,
+    /// The timing run (operations, transfers, unapplied updates).
+    pub run: AsyncRun,
 }
 
 /// What the overlays of one comparison share.
@@ -195,6 +209,70 @@ impl Session<'_> {
                 breakdown: None,
             },
         })
+    }
+
+    /// Trains with asynchronous protocol `protocol` on overlay `kind` for
+    /// the computations of `rounds` synchronous rounds (`rounds x N`):
+    /// the event engine runs the protocol over the session's network
+    /// ([`crate::replay::asynchronous`]), then the trainer applies its log
+    /// of model operations in order ([`super::asynchronous`]). Gossip runs
+    /// on the overlay's neighbours (a static overlay); buffered aggregation
+    /// on `star`, its centre the server. Not checkpointed (a killed run
+    /// starts over).
+    ///
+    /// # Errors
+    /// A schedule (MATCHA) for gossip, another overlay than `star` for
+    /// buffered aggregation, options the asynchronous runs do not support
+    /// (uncoordinated initialisation, failures, Clique Averaging), or a
+    /// timing or trainer error.
+    pub fn train_async(
+        &self,
+        kind: OverlayKind,
+        protocol: AsyncProtocol,
+        rounds: u64,
+        opts: &AsyncTrainOptions,
+    ) -> Result<AsyncTrained, TrainError> {
+        let bad = |m: String| TrainError::Config(format!("{protocol} on {kind}: {m}"));
+        if self.init.is_some() || self.failures.is_some() {
+            return Err(bad(
+                "uncoordinated initialisation and failures are for synchronous runs".into(),
+            ));
+        }
+        let overlay = EvaluatedOverlay::build(kind, self.underlay, self.model, self.options)
+            .map_err(|e| bad(e.to_string()))?;
+        if overlay.gradient_groups().is_some() {
+            return Err(bad("Clique Averaging is a synchronous protocol".into()));
+        }
+        let n = self.model.silo_count();
+        let options = AsyncOptions {
+            computations: rounds.saturating_mul(n as u64),
+            seed: self.config.seed,
+        };
+        let mut net = self.network.build(self.model);
+        let run = match protocol {
+            AsyncProtocol::Gossip => {
+                let o = overlay.overlay().ok_or_else(|| {
+                    bad("asynchronous gossip needs a static overlay (not a schedule)".into())
+                })?;
+                async_gossip(o, self.model, net.as_mut(), &options)
+            }
+            AsyncProtocol::Buffered { .. } => {
+                let center = match overlay.schedule().round(0).protocol {
+                    Protocol::ServerClient { center } => center,
+                    Protocol::Gossip => {
+                        return Err(bad(
+                            "buffered aggregation runs on star (its centre is the server)".into(),
+                        ))
+                    }
+                };
+                let k = protocol.buffer_for(n).unwrap_or(1);
+                buffered_async(self.model, center, k, net.as_mut(), &options)
+            }
+        }
+        .map_err(|e| bad(e.to_string()))?;
+        let mut trainer = Trainer::new(self.config.clone(), self.data)?;
+        let records = train_async(&mut trainer, &run, opts)?;
+        Ok(AsyncTrained { records, run })
     }
 
     /// The consensus rule a run of `overlay` uses: the configured rule,

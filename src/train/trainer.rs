@@ -879,6 +879,139 @@ impl Trainer {
         self.round = round;
         Ok(())
     }
+
+    fn check_silo(&self, i: usize) -> Result<(), TrainError> {
+        if i >= self.n {
+            return Err(TrainError::Config(format!(
+                "silo {i} out of range (0..{})",
+                self.n
+            )));
+        }
+        Ok(())
+    }
+
+    /// Silo `i`'s parameters (copies, each with a leading dimension of 1),
+    /// in model order.
+    ///
+    /// # Errors
+    /// `i` out of range.
+    pub fn silo_parameters(&self, i: usize) -> Result<Vec<Tensor>, TrainError> {
+        self.check_silo(i)?;
+        Ok(if self.parts.len() == 1 {
+            self.parts[0]
+                .model
+                .parameters()
+                .iter()
+                .map(|p| p.detach().narrow(0, i as i64, 1).copy())
+                .collect()
+        } else {
+            self.parts[i]
+                .model
+                .parameters()
+                .iter()
+                .map(|p| p.detach().copy())
+                .collect()
+        })
+    }
+
+    /// Replaces silo `i`'s parameters by `params` (as
+    /// [`Self::silo_parameters`] gives them); its optimiser state stays.
+    ///
+    /// # Errors
+    /// `i` out of range, or `params` of other shapes.
+    pub fn set_silo_parameters(&mut self, i: usize, params: &[Tensor]) -> Result<(), TrainError> {
+        self.check_silo(i)?;
+        let batched = self.parts.len() == 1;
+        let part = if batched { 0 } else { i };
+        let mut targets = self.parts[part].model.parameters_mut();
+        if targets.len() != params.len() {
+            return Err(TrainError::Config(format!(
+                "{} parameter tensors for a model of {}",
+                params.len(),
+                targets.len()
+            )));
+        }
+        tch::no_grad(|| {
+            for (t, src) in targets.iter_mut().zip(params) {
+                let mut row = if batched {
+                    t.narrow(0, i as i64, 1)
+                } else {
+                    t.shallow_clone()
+                };
+                if row.size() != src.size() {
+                    return Err(TrainError::Config(format!(
+                        "parameter of shape {:?} for a slot of {:?}",
+                        src.size(),
+                        row.size()
+                    )));
+                }
+                row.copy_(src);
+            }
+            Ok(())
+        })
+    }
+
+    /// Silo `i`'s local steps as its `count`-th computation (from 0): the
+    /// mini-batches and learning rate of round `count` for silo `i`, every
+    /// other silo untouched (models and optimiser state), as in
+    /// [`Self::train_round_masked`]. The asynchronous protocols' update
+    /// (`super::asynchronous`); the round counter does not move.
+    ///
+    /// # Errors
+    /// `i` out of range, or Clique Averaging enabled.
+    pub fn local_steps_of(&mut self, i: usize, count: u64) -> Result<(), TrainError> {
+        self.check_silo(i)?;
+        let lr = self.cfg.lr_schedule.at(self.cfg.lr, count);
+        self.local_steps_subset(count, lr, &[i])
+    }
+
+    /// Silos `a` and `b` both take the average of their two models
+    /// (asynchronous gossip's exchange); the others are untouched.
+    ///
+    /// # Errors
+    /// `a` or `b` out of range, or equal.
+    pub fn average_pair(&mut self, a: usize, b: usize) -> Result<(), TrainError> {
+        self.check_silo(a)?;
+        self.check_silo(b)?;
+        if a == b {
+            return Err(TrainError::Config(format!("silo {a} averaged with itself")));
+        }
+        let pa = self.silo_parameters(a)?;
+        let pb = self.silo_parameters(b)?;
+        let mean: Vec<Tensor> = pa.iter().zip(&pb).map(|(x, y)| (x + y) * 0.5).collect();
+        self.set_silo_parameters(a, &mean)?;
+        self.set_silo_parameters(b, &mean)
+    }
+
+    /// Metrics of one model `params` (as [`Self::silo_parameters`] gives
+    /// them) at wall-clock `wall_clock_ms`: every silo's model is set to it
+    /// for the evaluation and put back afterwards (a server's model).
+    ///
+    /// # Errors
+    /// `params` of other shapes.
+    pub fn evaluate_model(
+        &mut self,
+        params: &[Tensor],
+        wall_clock_ms: f64,
+    ) -> Result<RoundRecord, TrainError> {
+        let saved: Vec<Vec<Tensor>> = (0..self.n)
+            .map(|i| self.silo_parameters(i))
+            .collect::<Result<_, _>>()?;
+        for i in 0..self.n {
+            self.set_silo_parameters(i, params)?;
+        }
+        let record = self.evaluate(wall_clock_ms);
+        for (i, p) in saved.iter().enumerate() {
+            self.set_silo_parameters(i, p)?;
+        }
+        Ok(record)
+    }
+
+    /// Sets the round counter (the rounds an asynchronous run's records
+    /// report: its computations over `N`).
+    pub fn set_round(&mut self, round: u64) {
+        self.round = round;
+    }
 }
 
 #[cfg(test)]

@@ -6,8 +6,10 @@
 //! `crate::train::asynchronous`), making a new version. A client downloads
 //! the latest model as soon as its upload has arrived.
 //!
-//! The server is one of the silos (the STAR centre) and is a client too:
-//! its own download and upload are instantaneous. Transfers are `M` bits;
+//! The server is one of the silos (the STAR centre) and only aggregates,
+//! as in FedBuff: the other `N - 1` silos are the clients (as a client with
+//! instantaneous transfers the server's silo would make most of the
+//! updates from its own data alone). Transfers are `M` bits;
 //! for eq. (3)'s static shares a download leaves the server as one of
 //! `N - 1` and an upload arrives as one of `N - 1`, as in STAR (under
 //! `--network flow` the server's access link is shared by the transfers
@@ -24,10 +26,6 @@ use crate::units::Ms;
 enum Ev {
     /// Client `i` finished computing.
     Computed(usize),
-    /// The server's own download arrived (instantly).
-    OwnDownload,
-    /// The server's own upload arrived (instantly).
-    OwnUpload,
 }
 
 struct Buffered<'m> {
@@ -61,19 +59,15 @@ impl Buffered<'_> {
             version: self.version,
             at_ms: link.now(),
         });
-        if i == self.server {
-            link.schedule_in(0.0, Ev::OwnDownload);
-        } else {
-            self.transfers += 1;
-            link.send(Transfer {
-                from: self.server,
-                to: i,
-                round: self.version,
-                bits: self.model.workload.model_bits,
-                out_deg: self.n() - 1,
-                in_deg: 1,
-            });
-        }
+        self.transfers += 1;
+        link.send(Transfer {
+            from: self.server,
+            to: i,
+            round: self.version,
+            bits: self.model.workload.model_bits,
+            out_deg: self.n() - 1,
+            in_deg: 1,
+        });
     }
 
     fn compute(&mut self, i: usize, link: &mut Link<'_, Ev>) {
@@ -113,7 +107,8 @@ impl EventProtocol for Buffered<'_> {
     type Stall = AsyncError;
 
     fn start(&mut self, link: &mut Link<'_, Ev>) {
-        for i in 0..self.n() {
+        let server = self.server;
+        for i in (0..self.n()).filter(|&i| i != server) {
             if self.started < self.budget {
                 self.download(i, link);
             }
@@ -130,22 +125,16 @@ impl EventProtocol for Buffered<'_> {
                     at_ms: link.now(),
                 });
                 self.count[i] += 1;
-                if i == self.server {
-                    link.schedule_in(0.0, Ev::OwnUpload);
-                } else {
-                    self.transfers += 1;
-                    link.send(Transfer {
-                        from: i,
-                        to: self.server,
-                        round: self.base[i],
-                        bits: self.model.workload.model_bits,
-                        out_deg: 1,
-                        in_deg: self.n() - 1,
-                    });
-                }
+                self.transfers += 1;
+                link.send(Transfer {
+                    from: i,
+                    to: self.server,
+                    round: self.base[i],
+                    bits: self.model.workload.model_bits,
+                    out_deg: 1,
+                    in_deg: self.n() - 1,
+                });
             }
-            Ev::OwnDownload => self.compute(self.server, link),
-            Ev::OwnUpload => self.arrived(self.server, link),
         }
     }
 
@@ -190,9 +179,10 @@ pub fn buffered_async(
             "server silo {server} out of range (0..{n})"
         )));
     }
-    if buffer == 0 || buffer > n {
+    if buffer == 0 || buffer >= n {
         return Err(AsyncError::Config(format!(
-            "buffer size {buffer}: expected 1 to the {n} silos"
+            "buffer size {buffer}: expected 1 to the {} clients",
+            n - 1
         )));
     }
     let protocol = Buffered {
