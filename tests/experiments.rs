@@ -1145,3 +1145,79 @@ breakdown = [true]
         assert_eq!(on[col(c)], srows[0][column(&sh, c)], "{c}");
     }
 }
+
+/// `protocol` on train rows: `sync` and the asynchronous protocols side by
+/// side, the asynchronous row the same run as `fedtopo train --protocol`;
+/// a bad value is refused before any job runs.
+#[cfg(feature = "train")]
+#[test]
+fn protocol_axis_on_train_rows() {
+    let text = r#"
+name = "protocol"
+kind = "train"
+[grid]
+underlay = ["aws-gaia"]
+overlay = ["star"]
+protocol = ["sync", "fedbuff:2"]
+access = ["1G"]
+center = ["first"]
+core_capacity = ["file"]
+network = ["flow"]
+rounds = [6]
+eval_every = [2]
+"#;
+    let (spec, out, header, rows) = run_spec("protocol", text, 1);
+    let col = |name: &str| column(&header, name);
+    assert_eq!(rows.len(), 2);
+    let fb = rows
+        .iter()
+        .find(|r| &r[col("protocol")] == "fedbuff:2")
+        .unwrap();
+    let sync = rows.iter().find(|r| &r[col("protocol")] == "sync").unwrap();
+    assert_ne!(
+        fb[col("final_wall_clock_ms")],
+        sync[col("final_wall_clock_ms")]
+    );
+    // The CLI's run of the same point.
+    let cli = out.join("cli");
+    let o = fedtopo(&[
+        "train",
+        "aws-gaia",
+        "--overlays",
+        "star",
+        "--protocol",
+        "fedbuff:2",
+        "--access",
+        "1G",
+        "--network",
+        "flow",
+        "--rounds",
+        "6",
+        "--eval-every",
+        "2",
+        "--center",
+        "first",
+        "--core-capacity",
+        "file",
+        "--quiet",
+        "--out",
+        cli.to_str().unwrap(),
+    ]);
+    ok(&o);
+    let text_out = String::from_utf8_lossy(&o.stdout).to_string();
+    let cli_ms: f64 = text_out
+        .lines()
+        .nth(1)
+        .unwrap()
+        .split(',')
+        .nth(2)
+        .unwrap()
+        .parse()
+        .unwrap();
+    let exp_ms: f64 = fb[col("final_wall_clock_ms")].parse().unwrap();
+    assert!((cli_ms - exp_ms).abs() < 1e-3, "{cli_ms} vs {exp_ms}");
+    std::fs::write(&spec, text.replace("\"fedbuff:2\"", "\"fedbuff:0\"")).unwrap();
+    let o = fedtopo(&["run", spec.to_str().unwrap()]);
+    assert!(!o.status.success());
+    assert!(String::from_utf8_lossy(&o.stderr).contains("fedbuff:K"));
+}

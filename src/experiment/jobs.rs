@@ -347,10 +347,45 @@ fn train_job(
         stop_at: None,
     };
     let breakdown = job.has("breakdown") && job.get("breakdown").trim() == "true";
-    let run = session
-        .train_run(p.kind, &opts, breakdown, |_, _| {})
-        .map_err(|e| f(e.to_string()))?;
-    let (records, recorded) = (run.records, run.breakdown);
+    let protocol = match job.get("protocol").trim() {
+        "" | "sync" => None,
+        other => Some(
+            other
+                .parse::<crate::replay::asynchronous::AsyncProtocol>()
+                .map_err(f)?,
+        ),
+    };
+    let (records, recorded) = match protocol {
+        Some(protocol) => {
+            if breakdown {
+                return Err(f(format!(
+                    "breakdown: the time breakdown is for synchronous rounds, not protocol {protocol}"
+                )));
+            }
+            let async_opts = crate::train::asynchronous::AsyncTrainOptions {
+                eval_every,
+                ..Default::default()
+            };
+            let trained = session
+                .train_async(p.kind, protocol, rounds, &async_opts)
+                .map_err(|e| f(e.to_string()))?;
+            // The per-round records, as a synchronous run keeps them.
+            std::fs::create_dir_all(run_dir)
+                .map_err(|e| f(format!("{}: {e}", run_dir.display())))?;
+            crate::train::report::write_atomic(
+                &run_dir.join("metrics.csv"),
+                crate::train::report::render_csv(&trained.records).as_bytes(),
+            )
+            .map_err(|e| f(e.to_string()))?;
+            (trained.records, None)
+        }
+        None => {
+            let run = session
+                .train_run(p.kind, &opts, breakdown, |_, _| {})
+                .map_err(|e| f(e.to_string()))?;
+            (run.records, run.breakdown)
+        }
+    };
     let name = p.name.clone();
     let s = summarize(&[(name, records)], target, None)
         .pop()
@@ -372,8 +407,10 @@ fn train_job(
             "eval_every",
         ],
     );
-    if job.has("breakdown") {
-        axes.push("breakdown");
+    for axis in ["breakdown", "protocol"] {
+        if job.has(axis) {
+            axes.push(axis);
+        }
     }
     let mut row = axis_cells(job, underlay, &p, &axes);
     let opt_f = |v: Option<f64>| v.map_or(Cell::from(""), Cell::from);

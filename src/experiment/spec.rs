@@ -364,6 +364,11 @@ pub struct Grid {
     /// path's compute and transfer shares; [`crate::replay::breakdown`]).
     #[serde(default)]
     pub breakdown: Option<Vec<Cell>>,
+    /// Train: `sync` (rounds), `async-gossip` or `fedbuff[:K]`
+    /// ([`crate::replay::asynchronous::AsyncProtocol`]; the asynchronous
+    /// runs spend the computations of `rounds` rounds).
+    #[serde(default)]
+    pub protocol: Option<Vec<Cell>>,
     /// Program: distance between the synthetic classes' means (reference
     /// learner, [`crate::program::learn::LearnOptions`]).
     #[serde(default)]
@@ -377,9 +382,10 @@ use ExperimentKind::{Program, Simulate, Train};
 /// `none`, `node:P` or `link:P` (each node / directed link active in a
 /// round with probability P, drawn from the job's seed), as the CLI's
 /// `--failures`.
-pub const OPTIONAL_KIND_AXES: [(&str, &[ExperimentKind]); 2] = [
+pub const OPTIONAL_KIND_AXES: [(&str, &[ExperimentKind]); 3] = [
     ("failures", &[Simulate, Train]),
     ("breakdown", &[Simulate, Train]),
+    ("protocol", &[Train]),
 ];
 
 /// Network knobs that are grid axes (and result columns) only when the file
@@ -482,6 +488,7 @@ impl Grid {
             "separation" => self.separation.as_ref(),
             "failures" => self.failures.as_ref(),
             "breakdown" => self.breakdown.as_ref(),
+            "protocol" => self.protocol.as_ref(),
             "model_bits" => self.model_bits.as_ref(),
             "compute_ms" => self.compute_ms.as_ref(),
             "access_csv" => self.access_csv.as_ref(),

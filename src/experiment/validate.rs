@@ -234,6 +234,13 @@ fn check_kind_axes(jobs: &[Job], problems: &mut Problems) {
             problems.add(format!("breakdown `{value}`: expected true or false"));
         }
     }
+    for value in distinct(jobs, "protocol") {
+        if value.trim() != "sync" {
+            if let Err(e) = value.parse::<crate::replay::asynchronous::AsyncProtocol>() {
+                problems.add(e);
+            }
+        }
+    }
     let whole = |v: &str, min: u64| v.trim().parse::<u64>().is_ok_and(|n| n >= min);
     for (axis, min) in [
         ("rounds", 1),
