@@ -19,6 +19,9 @@
 //!   `4000 km * sqrt(1000/300)` square, links within the radius giving mean
 //!   degree 4 (routes of ~sqrt(N) hops), the plain silo-order ring.
 //! * `queue/*`: raw schedule + pop of the event queue.
+//! * `async/*`: the asynchronous protocols (`replay::asynchronous`) on
+//!   sprint's 315 silos, 100 x N computations, 1 Gbit/s: gossip on the
+//!   plain ring and FedBuff (K = 10) at silo 0, max-plus and flow networks.
 //!
 //! Reads the shipped `underlays/paper/sprint.gml`.
 //! Run: `cargo bench --bench engine -- --warm-up-time 1 --measurement-time 5`
@@ -175,5 +178,41 @@ fn bench(c: &mut Criterion) {
     }
 }
 
-criterion_group!(benches, bench, flow_rgg);
+/// Asynchronous gossip and FedBuff on sprint (315 silos).
+fn asynchronous(c: &mut Criterion) {
+    use fedtopo::network::NetworkKind;
+    use fedtopo::replay::asynchronous::buffered::buffered_async;
+    use fedtopo::replay::asynchronous::gossip::async_gossip;
+    use fedtopo::replay::asynchronous::AsyncOptions;
+    let Some(m) = model("underlays/paper/sprint.gml") else {
+        return;
+    };
+    let n = m.silo_count();
+    let ring = circulant(n, &[1]);
+    let opts = AsyncOptions {
+        computations: 100 * n as u64,
+        seed: 1,
+    };
+    let mut g = c.benchmark_group("async");
+    g.sample_size(10);
+    for net in [NetworkKind::Maxplus, NetworkKind::Flow] {
+        let events = async_gossip(&ring, &m, net.build(&m).as_mut(), &opts)
+            .unwrap()
+            .events;
+        g.throughput(Throughput::Elements(events));
+        g.bench_function(format!("sprint_gossip_ring_{net}"), |b| {
+            b.iter(|| async_gossip(&ring, &m, net.build(&m).as_mut(), &opts).unwrap())
+        });
+        let events = buffered_async(&m, 0, 10, net.build(&m).as_mut(), &opts)
+            .unwrap()
+            .events;
+        g.throughput(Throughput::Elements(events));
+        g.bench_function(format!("sprint_fedbuff10_{net}"), |b| {
+            b.iter(|| buffered_async(&m, 0, 10, net.build(&m).as_mut(), &opts).unwrap())
+        });
+    }
+    g.finish();
+}
+
+criterion_group!(benches, bench, flow_rgg, asynchronous);
 criterion_main!(benches);
