@@ -53,9 +53,16 @@
 //!
 //! Step 2 finds each bottleneck (smallest fair share `residual / unfrozen
 //! flows`, ties to the resource listed first) by a scan of `R` when `R` has
-//! at most [`LINEAR_SCAN_MAX`] resources, and otherwise keeps the shares in
-//! an indexed binary min-heap; both give the same order, so the same rates
-//! bit for bit (test). Loads are summed afresh from the crossing classes
+//! at most [`LINEAR_SCAN_MAX`] resources (a minimum over 8 lanes, then the
+//! first index holding it), and otherwise keeps the shares in an indexed
+//! binary min-heap; both give the same order, so the same rates bit for bit
+//! (test). A fill ends when every class of `S` froze. Between the passes of
+//! one update `R` only grows: the footprints of the classes that joined `S`
+//! are appended (in the order a rebuild from all of `S` would list them)
+//! and the resources they cross are re-initialised; every other resource of
+//! `R` keeps its initial residual, count and largest rate outside `S`, which
+//! depend only on which of its crossing classes are in `S` and on committed
+//! rates (unchanged until the update commits). Loads are summed afresh from the crossing classes
 //! when needed (a handful of terms), so no running sum can drift. All
 //! scratch space is reused between updates.
 
