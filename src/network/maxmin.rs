@@ -62,9 +62,9 @@
 //! and the resources they cross are re-initialised; every other resource of
 //! `R` keeps its initial residual, count and largest rate outside `S`, which
 //! depend only on which of its crossing classes are in `S` and on committed
-//! rates (unchanged until the update commits). Loads are summed afresh from the crossing classes
-//! when needed (a handful of terms), so no running sum can drift. All
-//! scratch space is reused between updates.
+//! rates (unchanged until the update commits). Loads are summed afresh
+//! from the crossing classes when needed (a handful of terms), so no
+//! running sum can drift. All scratch space is reused between updates.
 
 use std::collections::HashMap;
 
