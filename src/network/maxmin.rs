@@ -53,11 +53,18 @@
 //!
 //! Step 2 finds each bottleneck (smallest fair share `residual / unfrozen
 //! flows`, ties to the resource listed first) by a scan of `R` when `R` has
-//! at most [`LINEAR_SCAN_MAX`] resources, and otherwise keeps the shares in
-//! an indexed binary min-heap; both give the same order, so the same rates
-//! bit for bit (test). Loads are summed afresh from the crossing classes
-//! when needed (a handful of terms), so no running sum can drift. All
-//! scratch space is reused between updates.
+//! at most [`LINEAR_SCAN_MAX`] resources (a minimum over 8 lanes, then the
+//! first index holding it), and otherwise keeps the shares in an indexed
+//! binary min-heap; both give the same order, so the same rates bit for bit
+//! (test). A fill ends when every class of `S` froze. Between the passes of
+//! one update `R` only grows: the footprints of the classes that joined `S`
+//! are appended (in the order a rebuild from all of `S` would list them)
+//! and the resources they cross are re-initialised; every other resource of
+//! `R` keeps its initial residual, count and largest rate outside `S`, which
+//! depend only on which of its crossing classes are in `S` and on committed
+//! rates (unchanged until the update commits). Loads are summed afresh
+//! from the crossing classes when needed (a handful of terms), so no
+//! running sum can drift. All scratch space is reused between updates.
 
 use std::collections::HashMap;
 
@@ -208,6 +215,20 @@ pub struct MaxMin {
     fill_epoch: u64,
     /// Local resource indices re-keyed after a bottleneck's flows froze.
     touched: Vec<u32>,
+    /// Every resource of R as the fills of the current update start it
+    /// (before any flow of S froze).
+    base: Vec<Local>,
+    /// Largest rate of the classes outside S on every resource of R, bit/s
+    /// (by local index; it does not change while S is filled).
+    max_out: Vec<f64>,
+    /// Pass that last (re)initialised each entry of `base`.
+    stamp: Vec<u64>,
+    /// Local indices (re)initialised in the current pass.
+    refresh: Vec<u32>,
+    /// Classes of `s_list` (a prefix) whose footprints are in R.
+    s_in_r: usize,
+    /// Classes of S not yet frozen in the current fill.
+    unfrozen_classes: usize,
     /// Re-fill every live flow, each from a class of its own, at every
     /// update (reference mode).
     full: bool,
@@ -535,9 +556,12 @@ impl MaxMin {
         }
         self.added.clear();
         self.dirty.clear();
+        let mut first = true;
         loop {
             self.grow.clear();
-            if self.fill_s(epoch) {
+            let complete = self.fill_s(epoch, first);
+            first = false;
+            if complete {
                 self.check(epoch);
             }
             if self.grow.is_empty() {
@@ -581,24 +605,31 @@ impl MaxMin {
     /// (the check would add that class: the rest of the fill is wasted);
     /// returns whether it completed.
     #[inline(never)]
-    fn fill_s(&mut self, epoch: u64) -> bool {
+    fn fill_s(&mut self, epoch: u64, first: bool) -> bool {
         self.stats.passes += 1;
         self.stats.classes_filled += self.s_list.len() as u64;
-        // R, with every resource listed once (`res_slot` marks, a fresh
-        // epoch per pass).
-        let repoch = self.next_epoch();
-        self.fill_epoch = repoch;
-        self.r_list.clear();
-        self.local.clear();
+        if first {
+            // R, with every resource listed once (`res_slot` marks, a fresh
+            // epoch per update: R only grows between the passes of one).
+            self.fill_epoch = self.next_epoch();
+            self.r_list.clear();
+            self.base.clear();
+            self.max_out.clear();
+            self.stamp.clear();
+            self.s_in_r = 0;
+        }
+        let repoch = self.fill_epoch;
+        // The classes that joined S since the last pass (all of S at the
+        // first): their footprints join R, listed after the resources
+        // already there (the order a rebuild from all of S would give), and
+        // every resource they cross is (re)initialised below; the others
+        // keep their residual, count and largest outside rate, which only
+        // depend on which crossing classes are in S and on committed rates.
+        self.refresh.clear();
+        let pass = self.stats.passes;
         let (classes, res_slot, r_list) = (&mut self.classes, &mut self.res_slot, &mut self.r_list);
-        for &c in &self.s_list {
-            let class = &mut classes[c as usize];
-            class.frozen = false;
-            class.partial = false;
-            class.new_rate = f64::INFINITY;
-            class.new_bneck = NONE;
-            self.stats.flows_filled += class.members.len() as u64;
-            for &(r, _) in &class.fp {
+        for &c in &self.s_list[self.s_in_r..] {
+            for &(r, _) in &classes[c as usize].fp {
                 let slot = &mut res_slot[r as usize];
                 if slot.mark != repoch {
                     *slot = ResSlot {
@@ -606,12 +637,31 @@ impl MaxMin {
                         local: r_list.len() as u32,
                     };
                     r_list.push(r);
+                    self.base.push(Local::EMPTY);
+                    self.max_out.push(0.0);
+                    self.stamp.push(0);
+                }
+                let k = slot.local as usize;
+                if self.stamp[k] != pass {
+                    self.stamp[k] = pass;
+                    self.refresh.push(k as u32);
                 }
             }
         }
+        self.s_in_r = self.s_list.len();
+        self.unfrozen_classes = self.s_list.len();
+        for &c in &self.s_list {
+            let class = &mut classes[c as usize];
+            class.frozen = false;
+            class.partial = false;
+            class.new_rate = f64::INFINITY;
+            class.new_bneck = NONE;
+            self.stats.flows_filled += class.members.len() as u64;
+        }
         // Residual = capacity - load of the classes outside S; count = the
         // flows of S on it.
-        for &r in &self.r_list {
+        for &k in &self.refresh {
+            let r = self.r_list[k as usize];
             let (mut outside, mut max_out, mut count) = (0.0f64, 0.0f64, 0u32);
             for x in &self.cross[r as usize] {
                 let class = &self.classes[x.class as usize];
@@ -624,30 +674,28 @@ impl MaxMin {
                     max_out = max_out.max(rate);
                 }
             }
-            self.local.push(Local {
+            self.base[k as usize] = Local {
                 residual: (self.cap[r as usize] - outside).max(0.0),
                 count,
                 max_in_s: 0.0,
-                max_out,
                 touched: false,
-            });
+            };
+            self.max_out[k as usize] = max_out;
         }
+        self.local.clear();
+        self.local.extend_from_slice(&self.base);
         self.shares.clear();
         self.shares.extend(self.local.iter().map(Local::share));
         if self.local.len() <= self.linear_scan_max.unwrap_or(LINEAR_SCAN_MAX) {
             // Few resources: find the smallest share by a scan (cheaper
             // than keeping a heap; the same order: smallest share, then
             // smallest index).
-            loop {
-                let (mut best, mut k) = (f64::INFINITY, usize::MAX);
-                for (j, &share) in self.shares.iter().enumerate() {
-                    if share < best {
-                        (best, k) = (share, j);
-                    }
-                }
-                if k == usize::MAX {
+            // Once every class of S froze, every share is infinite: no
+            // scan needed to see it.
+            while self.unfrozen_classes > 0 {
+                let Some((k, best)) = first_min(&self.shares) else {
                     break;
-                }
+                };
                 if self.outside_above(k, best, epoch) {
                     return false;
                 }
@@ -688,7 +736,7 @@ impl MaxMin {
     /// check (a class outside S has a larger rate there)? Then those
     /// classes go to `self.grow`.
     fn outside_above(&mut self, k: usize, share: f64, epoch: u64) -> bool {
-        if share >= self.local[k].max_out * (1.0 - TOL) {
+        if share >= self.max_out[k] * (1.0 - TOL) {
             return false;
         }
         let r = self.r_list[k];
@@ -731,10 +779,12 @@ impl MaxMin {
                 touched.push(k2);
             }
         };
+        let mut froze = 0;
         for &(c, m) in &self.freezing {
             let class = &mut classes[c as usize];
             if !class.partial && m as usize == class.members.len() {
                 class.frozen = true;
+                froze += 1;
                 class.new_rate = share;
                 class.new_bneck = r;
                 for &(r2, m2) in &class.fp {
@@ -764,8 +814,10 @@ impl MaxMin {
             }
             if class.unfrozen == 0 {
                 class.frozen = true;
+                froze += 1;
             }
         }
+        self.unfrozen_classes -= froze;
     }
 
     /// Step 3: bottleneck check on the classes of `S` and the classes
@@ -802,7 +854,7 @@ impl MaxMin {
             let r = self.r_list[k];
             let l = &self.local[k];
             let saturated = l.residual <= self.cap[r as usize] * TOL;
-            let max = l.max_in_s.max(l.max_out);
+            let max = l.max_in_s.max(self.max_out[k]);
             for j in 0..self.bneck_of[r as usize].len() {
                 let c = self.bneck_of[r as usize][j];
                 let class = &self.classes[c as usize];
@@ -837,7 +889,8 @@ impl MaxMin {
             let slot = self.res_slot[r as usize];
             let (saturated, max) = if slot.mark == self.fill_epoch {
                 let l = &self.local[slot.local as usize];
-                (l.residual <= cap * TOL, l.max_in_s.max(l.max_out))
+                let max_out = self.max_out[slot.local as usize];
+                (l.residual <= cap * TOL, l.max_in_s.max(max_out))
             } else {
                 // Outside R: no class of S crosses it.
                 let (mut load, mut max) = (0.0f64, 0.0f64);
@@ -857,8 +910,7 @@ impl MaxMin {
 
     /// The check of a flow of `S` at rate `x` frozen at `b`.
     fn check_in_s(&mut self, x: f64, b: u32, epoch: u64) {
-        let l = &self.local[self.res_slot[b as usize].local as usize];
-        if x >= l.max_out * (1.0 - TOL) {
+        if x >= self.max_out[self.res_slot[b as usize].local as usize] * (1.0 - TOL) {
             return;
         }
         for y in &self.cross[b as usize] {
@@ -1012,13 +1064,19 @@ struct Local {
     count: u32,
     /// Largest rate of a frozen flow of S on it, bit/s.
     max_in_s: f64,
-    /// Largest rate of the classes outside S on it, bit/s.
-    max_out: f64,
     /// Re-key pending after the current bottleneck.
     touched: bool,
 }
 
 impl Local {
+    /// Placeholder until initialised.
+    const EMPTY: Local = Local {
+        residual: 0.0,
+        count: 0,
+        max_in_s: 0.0,
+        touched: false,
+    };
+
     /// The fair share of the unfrozen flows, bit/s (infinite without any).
     fn share(&self) -> f64 {
         if self.count > 0 {
@@ -1027,6 +1085,35 @@ impl Local {
             f64::INFINITY
         }
     }
+}
+
+/// The smallest share and its index, the first one among equal shares
+/// (`None` when every share is infinite): the scan `if share < best`,
+/// computed as a minimum over 8 independent lanes (vectorised), then the
+/// first index holding it. `shares` has no NaN, so the minimum is the same
+/// value in any order; `-0.0 == 0.0` as in the scan, and the share returned
+/// is the one at the index found.
+fn first_min(shares: &[f64]) -> Option<(usize, f64)> {
+    const LANES: usize = 8;
+    let mut lanes = [f64::INFINITY; LANES];
+    let chunks = shares.chunks_exact(LANES);
+    let mut best = f64::INFINITY;
+    for &share in chunks.remainder() {
+        best = if share < best { share } else { best };
+    }
+    for chunk in chunks {
+        for (lane, &share) in lanes.iter_mut().zip(chunk) {
+            *lane = if share < *lane { share } else { *lane };
+        }
+    }
+    for lane in lanes {
+        best = if lane < best { lane } else { best };
+    }
+    if best == f64::INFINITY {
+        return None;
+    }
+    let k = shares.iter().position(|&share| share == best)?;
+    Some((k, shares[k]))
 }
 
 /// A committed rate as it counts in a load, bit/s: 0 for a class not yet
