@@ -42,6 +42,8 @@
 //! (`max(t_i(k) + s*Tc(i), max over the models into i: sent + T)`):
 //! relative errors, mean and largest.
 
+pub mod links;
+
 use crate::placement::silo_label;
 use std::collections::BTreeMap;
 
@@ -320,6 +322,9 @@ pub struct FittedPair {
     /// Core capacity `A(i,j)` when neither access link explains the pair's
     /// transfers, bit/s.
     pub core_bps: Option<BitsPerSec>,
+    /// The fastest rate a transfer of the pair reached, bit/s: a lower
+    /// bound on `A(i,j)` (eq. (3) never lets a transfer beat its core).
+    pub max_rate_bps: BitsPerSec,
 }
 
 /// Relative errors of the fitted model against the log.
@@ -504,7 +509,9 @@ pub fn fit(log: &RunLog, model: &DelayModel) -> Result<Fit, CalibrateError> {
             core.insert((i, j), c);
         }
         let (l, fitted) = latency[&(i, j)];
+        let max_rate = ts.iter().map(|t| 1.0 / per_bit(t)).fold(0.0, f64::max);
         pairs.push(FittedPair {
+            max_rate_bps: max_rate * 1e3,
             from: i,
             to: j,
             transfers: ts.len(),

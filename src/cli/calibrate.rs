@@ -5,6 +5,7 @@ use std::path::PathBuf;
 use anyhow::{Context, Result};
 use clap::Args;
 
+use fedtopo::calibrate::links::fit_links;
 use fedtopo::calibrate::{fit, Fit, FittedCapacity, RunLog};
 use fedtopo::csv_file::read_bounded;
 use fedtopo::report::table::Table;
@@ -122,6 +123,24 @@ pub fn run(a: CalibrateArgs) -> Result<()> {
         let (lat, bw) = f.matrices_csv(&labels);
         write("latency.csv", lat)?;
         write("bandwidth.csv", bw)?;
+        if let Some(links) = fit_links(&f, &model, &underlay) {
+            eprintln!(
+                "links: {} fitted ({} pairs' latencies over the underlay's routes, largest \
+                 residual {:.3} ms{}; {} core-limited pairs, {} not explained within 5%); \
+                 routes are the underlay's and are not recomputed",
+                links.links.len(),
+                links.latency_pairs,
+                links.latency_max_residual_ms,
+                if links.clamped > 0 {
+                    format!(", {} negative latencies set to 0", links.clamped)
+                } else {
+                    String::new()
+                },
+                links.capacity_pairs,
+                links.capacity_unexplained
+            );
+            write("links.csv", links.links_csv(&underlay))?;
+        }
     }
     Ok(())
 }
