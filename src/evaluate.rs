@@ -590,6 +590,14 @@ impl EvaluatedOverlay {
     ) -> Result<Box<dyn RoundClock + 'a>, EvalError> {
         match &self.shape {
             Shape::CliqueAveraging { topology, .. } => {
+                if model.dynamics.is_some() {
+                    // A closed form: it cannot follow a trace.
+                    return Err(EvalError::Unsupported {
+                        overlay: self.name(),
+                        what: "clocks on network traces (the two-phase max-plus recurrence) are"
+                            .into(),
+                    });
+                }
                 if network != NetworkKind::Maxplus {
                     return Err(EvalError::ClockNetwork {
                         overlay: self.name(),

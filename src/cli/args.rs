@@ -343,6 +343,13 @@ pub struct NetworkArgs {
     /// Path model: `paper` (capacity / hops) or `bottleneck` (min capacity on the route).
     #[arg(long, default_value = "paper", value_parser = PathModel::ALL.map(PathModel::name))]
     pub connectivity: String,
+    /// Network dynamics: CSV `time_s,target,value` of bandwidth, latency
+    /// and availability changes over time (targets `up:SILO`, `down:SILO`,
+    /// `access:SILO`, `latency:SILO` ms, `avail:SILO` up/down,
+    /// `link:A|B`); write one with `fedtopo trace diurnal|churn`. Replays
+    /// and clocks then run event by event (no max-plus closed form).
+    #[arg(long, value_name = "FILE")]
+    pub trace: Option<PathBuf>,
 }
 
 impl NetworkArgs {
@@ -358,6 +365,7 @@ impl NetworkArgs {
         let csv = path(&self.access_csv);
         let silos_csv = path(&self.silos_csv);
         let links_csv = path(&self.links_csv);
+        let trace = path(&self.trace);
         let knob = |key: &str| match key {
             "workload" => Some(self.workload.as_str()),
             "local_steps" => Some(steps.as_str()),
@@ -372,6 +380,7 @@ impl NetworkArgs {
             "silos_per_router" => per_router.as_deref(),
             "silos" => silos.as_deref(),
             "placement_seed" => seed.as_deref(),
+            "trace" => trace.as_deref(),
             _ => None,
         };
         for (key, warning) in NetworkSpec::knob_warnings(knob) {
@@ -411,6 +420,7 @@ impl NetworkArgs {
             ("access-csv", &self.access_csv),
             ("links-csv", &self.links_csv),
             ("silos-csv", &self.silos_csv),
+            ("trace", &self.trace),
         ] {
             if let Some(p) = path {
                 flag(name, &p.display().to_string(), None);

@@ -133,6 +133,14 @@ Examples:
   fedtopo simulate aws-gaia --overlays ring,matcha --network flow --rounds 20 --format csv
   fedtopo simulate --overlays star,ring-opt --rounds 20 --report /tmp/fedtopo-sim-report   # timelines, maps";
 
+/// `fedtopo trace`.
+pub const TRACE: &str = "\
+Examples:
+  fedtopo trace churn aws-gaia --mean-up-s 600 --mean-down-s 60 --duration-s 3600 --seed 1 -o /tmp/churn.csv
+  fedtopo simulate aws-gaia --overlays ring,star --rounds 20 --trace /tmp/churn.csv
+  fedtopo trace diurnal aws-gaia --base 1G --depth 0.6 --seed 2 -o /tmp/diurnal.csv
+  fedtopo simulate aws-gaia --overlays ring --rounds 20 --access 1G --network flow --trace /tmp/diurnal.csv";
+
 /// `fedtopo calibrate`.
 pub const CALIBRATE: &str = "\
 Examples:

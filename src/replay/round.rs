@@ -313,7 +313,12 @@ impl<'a> RoundProtocol<'a> {
         self.compute_done[i] = false;
         if k < self.rounds {
             let c = self.info(k).compute[i];
-            link.schedule_at(now + c, i);
+            // A silo down for good never finishes: the replay then reports
+            // the silos left waiting.
+            let end = self.delay.compute_end_ms(i, now, c);
+            if end.is_finite() {
+                link.schedule_at(end, i);
+            }
         }
     }
 
