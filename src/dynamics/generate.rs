@@ -42,8 +42,9 @@ pub struct Diurnal {
 
 /// Exponential on/off churn: every silo is up at 0, stays up for an
 /// exponential time of mean `mean_up_s`, then down for one of mean
-/// `mean_down_s`, and so on until `duration_s` (draws from `seed`, silo by
-/// silo in order).
+/// `mean_down_s`, and so on until `duration_s`, when every silo that is
+/// down comes back up (a trace never leaves a silo down for good); draws
+/// from `seed`, silo by silo in order.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Churn {
     /// Mean up time, s.
@@ -137,6 +138,13 @@ impl Churn {
             loop {
                 t += exp(if up { self.mean_up_s } else { self.mean_down_s });
                 if t >= self.duration_s {
+                    if !up {
+                        rows.push(TraceRow {
+                            time_s: self.duration_s,
+                            target: format!("avail:{label}"),
+                            value: "up".into(),
+                        });
+                    }
                     break;
                 }
                 up = !up;

@@ -153,6 +153,15 @@ impl Dynamics {
         earliest([cap, &self.avail[i]].into_iter().flatten(), t)
     }
 
+    /// The first silo the trace leaves down for good, with the time it
+    /// went down (ms).
+    pub fn down_for_good(&self) -> Option<(usize, Ms)> {
+        self.avail.iter().enumerate().find_map(|(i, s)| {
+            let s = s.as_ref()?;
+            (s.values().last() == Some(&0.0)).then(|| (i, *s.times().last().unwrap_or(&0.0)))
+        })
+    }
+
     /// Capacity series of core link `l`, if traced.
     pub fn link(&self, l: usize) -> Option<&Series> {
         self.links.iter().find(|(k, _)| *k == l).map(|(_, s)| s)

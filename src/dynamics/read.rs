@@ -315,7 +315,7 @@ mod tests {
         assert!(!d.is_up(1, 5e3) && d.is_up(1, 6e3) && d.is_up(1, 4999.0));
         assert_eq!(d.latency_at(1, 1e3), 3.5);
         assert_eq!(d.links, vec![(0, Series::new(vec![(2e3, 5e9)]))]);
-        assert_eq!(d.changes(), 8);
+        assert_eq!(d.changes(), 7);
         assert_eq!(d.up_at(1, 5.5e3, 7.0), 0.0, "down: no capacity");
     }
 
@@ -326,7 +326,7 @@ mod tests {
         for (body, want) in [
             (
                 "x,up:{a},1G",
-                "line 2: column 1 (time_s): `x`: expected seconds",
+                "t.csv:2: column 1 (time_s): `x`: expected seconds",
             ),
             ("-1,up:{a},1G", "column 1 (time_s)"),
             ("1e10,up:{a},1G", "column 1 (time_s)"),
@@ -348,7 +348,7 @@ mod tests {
             ("1,link:{a}|{a},1G", "no core link between"),
             (
                 "2,up:{a},1G\n1,up:{a},2G",
-                "line 3: column 1 (time_s): `1` is not after",
+                "t.csv:3: column 1 (time_s): `1` is not after",
             ),
             (
                 "2,up:{a},1G\n2,access:{a},2G",
