@@ -423,8 +423,8 @@ fn flow_with_traces_equals_the_full_recompute_reference() {
         let mut m = m0.clone();
         m.dynamics = Some(Arc::new(d));
         for kind in [OverlayKind::Ring, OverlayKind::Complete, OverlayKind::Star] {
-            let o = EvaluatedOverlay::build(kind.clone(), &u, &m0, &BuildOptions::default())
-                .unwrap();
+            let o =
+                EvaluatedOverlay::build(kind.clone(), &u, &m0, &BuildOptions::default()).unwrap();
             let opts = ReplayOptions {
                 rounds: 15,
                 ..ReplayOptions::default()
@@ -437,7 +437,12 @@ fn flow_with_traces_equals_the_full_recompute_reference() {
                 &opts,
             )
             .unwrap();
-            for (a, b) in inc.starts.iter().flatten().zip(full.starts.iter().flatten()) {
+            for (a, b) in inc
+                .starts
+                .iter()
+                .flatten()
+                .zip(full.starts.iter().flatten())
+            {
                 assert!(
                     (a - b).abs() <= 1e-9 * b.abs().max(1.0),
                     "seed {seed}, {kind:?}: {a} vs {b}"
