@@ -459,3 +459,67 @@ fn flow_with_traces_equals_the_full_recompute_reference() {
         }
     }
 }
+
+/// `trace` is an axis of experiment files (the same knob): a `simulate`
+/// grid over no trace and a trace file reports which model ran and no
+/// max-plus cycle time for the traced rows; `compare` refuses a trace.
+#[test]
+fn experiment_files_take_a_trace_axis() {
+    let dir = std::env::temp_dir().join(format!("fedtopo-dyn-exp-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        dir.join("slow.csv"),
+        "time_s,target,value\n0.2,access:Tokyo,100M\n0.5,avail:Seoul,down\n0.9,avail:Seoul,up\n",
+    )
+    .unwrap();
+    let file = dir.join("e.toml");
+    std::fs::write(
+        &file,
+        "name = \"dyn\"\ndescription = \"t\"\nkind = \"simulate\"\n\
+         [grid]\nunderlay = [\"aws-gaia\"]\noverlay = [\"ring\"]\nnetwork = [\"maxplus\", \"flow\"]\n\
+         rounds = [20]\ntrace = [\"\", \"slow.csv\"]\n",
+    )
+    .unwrap();
+    let out = dir.join("out");
+    let o = common::fedtopo(&[
+        "run",
+        file.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        "--threads",
+        "1",
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let csv = std::fs::read_to_string(out.join("results.csv")).unwrap();
+    let mut lines = csv.lines();
+    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let col = |name: &str| header.iter().position(|h| *h == name).unwrap();
+    let (model, tau, trace) = (col("network_model"), col("cycle_time_ms"), col("trace"));
+    let rows: Vec<Vec<&str>> = lines.map(|l| l.split(',').collect()).collect();
+    assert_eq!(rows.len(), 4, "{csv}");
+    for r in &rows {
+        let traced = !r[trace].is_empty();
+        assert_eq!(r[model].ends_with("+traces"), traced, "{csv}");
+        assert_eq!(r[tau].is_empty(), traced, "{csv}");
+    }
+    std::fs::write(
+        &file,
+        "name = \"dyn\"\ndescription = \"t\"\nkind = \"compare\"\n\
+         [grid]\nunderlay = [\"aws-gaia\"]\noverlay = [\"ring\"]\ntrace = [\"slow.csv\"]\n",
+    )
+    .unwrap();
+    let out2 = dir.join("out2");
+    let o = common::fedtopo(&[
+        "run",
+        file.to_str().unwrap(),
+        "--out",
+        out2.to_str().unwrap(),
+    ]);
+    let all = format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(all.contains("cannot follow a trace"), "{all}");
+    std::fs::remove_dir_all(&dir).ok();
+}
