@@ -568,4 +568,25 @@ mod tests {
             assert_eq!(overlay_list(good).as_deref(), Ok(good));
         }
     }
+    /// `--trace FILE` is a network option: every command that takes the
+    /// network options (simulate, train, calibrate, ...) puts it in the
+    /// spec, and prints it back as a flag.
+    #[test]
+    fn the_trace_option_reaches_the_network_spec() {
+        use clap::Parser;
+        #[derive(Parser)]
+        struct W {
+            #[command(flatten)]
+            n: super::NetworkArgs,
+        }
+        let w = W::try_parse_from(["w", "--trace", "churn.csv"]).unwrap();
+        let spec = w.n.spec(None).unwrap();
+        assert_eq!(
+            spec.trace.as_deref(),
+            Some(std::path::Path::new("churn.csv"))
+        );
+        assert!(w.n.as_flags().join(" ").contains("--trace churn.csv"));
+        let none = W::try_parse_from(["w"]).unwrap();
+        assert!(none.n.spec(None).unwrap().trace.is_none());
+    }
 }

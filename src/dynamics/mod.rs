@@ -103,8 +103,8 @@ impl Dynamics {
     pub fn describe(&self) -> String {
         let count = |v: &[Option<Series>]| v.iter().flatten().count();
         format!(
-            "{}: {} changes (up {} silos, down {}, latency {}, availability {}, core links {}); \
-             event replay with traces (the max-plus cycle time does not apply)",
+            "{}: {} changes (silos traced: uplink {}, downlink {}, latency {}, availability {}; \
+             core links {}); event replay with traces (the max-plus cycle time does not apply)",
             self.source,
             self.changes(),
             count(&self.up),
