@@ -74,12 +74,10 @@ fn a_bandwidth_change_mid_transfer_is_exact_on_every_model() {
     ] {
         let r = run(&m, kind, 1);
         assert!(r.network.ends_with("+traces"), "{}", r.network);
-        for i in 0..2 {
+        for (i, (&got, &want)) in r.starts[1].iter().zip(&want).enumerate() {
             assert!(
-                close(r.starts[1][i], want[i]),
-                "{kind}: silo {i} starts round 1 at {} ms, hand-computed {} ms",
-                r.starts[1][i],
-                want[i]
+                close(got, want),
+                "{kind}: silo {i} starts round 1 at {got} ms, hand-computed {want} ms"
             );
         }
     }
@@ -213,8 +211,7 @@ fn a_trace_that_changes_nothing_equals_the_static_replay() {
             OverlayKind::Mst,
             OverlayKind::Complete,
         ] {
-            let o =
-                EvaluatedOverlay::build(kind.clone(), &u, &m, &BuildOptions::default()).unwrap();
+            let o = EvaluatedOverlay::build(kind, &u, &m, &BuildOptions::default()).unwrap();
             for net in NetworkKind::ALL {
                 let opts = ReplayOptions {
                     rounds: 12,
@@ -423,8 +420,7 @@ fn flow_with_traces_equals_the_full_recompute_reference() {
         let mut m = m0.clone();
         m.dynamics = Some(Arc::new(d));
         for kind in [OverlayKind::Ring, OverlayKind::Complete, OverlayKind::Star] {
-            let o =
-                EvaluatedOverlay::build(kind.clone(), &u, &m0, &BuildOptions::default()).unwrap();
+            let o = EvaluatedOverlay::build(kind, &u, &m0, &BuildOptions::default()).unwrap();
             let opts = ReplayOptions {
                 rounds: 15,
                 ..ReplayOptions::default()
