@@ -12,6 +12,11 @@ use fedtopo::scenario::PlacementSpec;
 use super::args::{PlacementArgs, UnderlayArgs};
 use super::output::out;
 
+/// A time in seconds, > 0 and at most a trace's latest time.
+fn secs() -> impl Fn(&str) -> Result<f64, String> + Clone + Send + Sync + 'static {
+    super::args::real(0.0, false, fedtopo::dynamics::read::MAX_TRACE_TIME_S, true)
+}
+
 /// The generators.
 #[derive(Debug, Subcommand)]
 pub enum TraceCommand {
@@ -36,7 +41,7 @@ pub struct TraceTarget {
     #[arg(long, default_value_t = 0, value_parser = super::args::whole::<u64>(0, u64::MAX))]
     seed: u64,
     /// Length of the trace, s.
-    #[arg(long, default_value_t = 86400.0)]
+    #[arg(long, default_value_t = 86400.0, value_parser = secs())]
     duration_s: f64,
     /// Write the trace to FILE instead of standard output.
     #[arg(long, short = 'o', value_name = "FILE")]
@@ -52,13 +57,13 @@ pub struct DiurnalArgs {
     #[arg(long, default_value = "10G")]
     base: String,
     /// Relative depth of the trough, in [0, 1).
-    #[arg(long, default_value_t = 0.5)]
+    #[arg(long, default_value_t = 0.5, value_parser = super::args::real(0.0, true, 1.0, false))]
     depth: f64,
     /// Period, s.
-    #[arg(long, default_value_t = 86400.0)]
+    #[arg(long, default_value_t = 86400.0, value_parser = secs())]
     period_s: f64,
     /// Step of the piecewise-constant series, s.
-    #[arg(long, default_value_t = 3600.0)]
+    #[arg(long, default_value_t = 3600.0, value_parser = secs())]
     step_s: f64,
 }
 
@@ -68,10 +73,10 @@ pub struct ChurnArgs {
     #[command(flatten)]
     target: TraceTarget,
     /// Mean up time, s.
-    #[arg(long, default_value_t = 3600.0)]
+    #[arg(long, default_value_t = 3600.0, value_parser = secs())]
     mean_up_s: f64,
     /// Mean down time, s.
-    #[arg(long, default_value_t = 300.0)]
+    #[arg(long, default_value_t = 300.0, value_parser = secs())]
     mean_down_s: f64,
 }
 
