@@ -23,10 +23,12 @@ pub enum TraceCommand {
     /// Diurnal bandwidth: every silo's access capacity follows a day's
     /// cosine between --base and --base * (1 - --depth), held constant over
     /// steps of --step-s, each silo with a phase drawn from --seed.
+    #[command(after_help = super::examples::TRACE_DIURNAL)]
     Diurnal(DiurnalArgs),
     /// Exponential on/off churn: every silo is up at 0, then alternates
     /// exponential up times (mean --mean-up-s) and down times (mean
     /// --mean-down-s), drawn from --seed.
+    #[command(after_help = super::examples::TRACE_CHURN)]
     Churn(ChurnArgs),
 }
 
