@@ -519,3 +519,41 @@ fn experiment_files_take_a_trace_axis() {
     assert!(all.contains("cannot follow a trace"), "{all}");
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// Closed forms refuse a network with dynamics rather than ignore it: the
+/// cycle time in the library, and the commands that time the static
+/// network (compare, design, ...) on the command line.
+#[test]
+fn closed_forms_refuse_a_trace() {
+    let u = load_underlay(Some("aws-gaia"), &LoadOptions::default()).unwrap();
+    let mut m = NetworkSpec::default().build(&u).unwrap();
+    let o = EvaluatedOverlay::build(OverlayKind::Ring, &u, &m, &BuildOptions::default()).unwrap();
+    assert!(o.cycle_time(&m).is_ok());
+    m.dynamics = Some(Arc::new(fedtopo::dynamics::Dynamics::new(
+        m.silo_count(),
+        "t.csv",
+    )));
+    let e = o.cycle_time(&m).unwrap_err().to_string();
+    assert!(e.contains("cannot follow a trace"), "{e}");
+    let dir = std::env::temp_dir().join(format!("fedtopo-dyn-cf-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let t = dir.join("t.csv");
+    std::fs::write(
+        &t,
+        "time_s,target,value\n1,avail:Tokyo,down\n2,avail:Tokyo,up\n",
+    )
+    .unwrap();
+    for cmd in [
+        &["compare", "aws-gaia"][..],
+        &["design", "aws-gaia"],
+        &["augment", "aws-gaia"],
+    ] {
+        let mut args = cmd.to_vec();
+        args.extend(["--trace", t.to_str().unwrap()]);
+        let o = common::fedtopo(&args);
+        assert!(!o.status.success(), "{args:?}");
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(err.contains("cannot follow a trace"), "{args:?}: {err}");
+    }
+    std::fs::remove_dir_all(&dir).ok();
+}

@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 
-use anyhow::Result;
+use anyhow::{bail, Result};
 use clap::{Args, ValueEnum};
 
 use fedtopo::connectivity::PathModel;
@@ -431,9 +431,26 @@ impl NetworkArgs {
         out
     }
 
-    /// The delay model of `underlay` under these options, one silo per router.
+    /// The delay model of `underlay` under these options, one silo per
+    /// router (static: a `--trace` is refused).
     pub fn delay_model(&self, underlay: &Underlay) -> Result<DelayModel> {
+        self.refuse_trace()?;
         Ok(self.spec(None)?.build(underlay)?)
+    }
+
+    /// Refuses `--trace` in a command that times the static network
+    /// (max-plus cycle times, overlay design, calibration): it would be
+    /// ignored there.
+    pub fn refuse_trace(&self) -> Result<()> {
+        if let Some(t) = &self.trace {
+            bail!(
+                "--trace {}: this command times the static network (max-plus cycle times, \
+                 designs, fits) and cannot follow a trace; `fedtopo simulate`, `fedtopo train`, \
+                 experiment files of kind simulate or train and Python clocks replay one",
+                t.display()
+            );
+        }
+        Ok(())
     }
 }
 
@@ -520,8 +537,16 @@ pub struct Setup {
 }
 
 impl Setup {
-    /// Loads the underlay and builds the network of the options.
+    /// Loads the underlay and builds the static network of the options
+    /// (a `--trace` is refused: see [`NetworkArgs::refuse_trace`]).
     pub fn load(u: &UnderlayArgs, n: &NetworkArgs, p: &PlacementArgs) -> Result<Setup> {
+        n.refuse_trace()?;
+        Self::load_dynamic(u, n, p)
+    }
+
+    /// As [`Self::load`], with the network dynamics of `--trace` (for
+    /// the commands that replay event by event).
+    pub fn load_dynamic(u: &UnderlayArgs, n: &NetworkArgs, p: &PlacementArgs) -> Result<Setup> {
         let underlay = u.load(false)?;
         let spec = n.spec(Some(p))?;
         let model = spec.build(&underlay)?;

@@ -155,7 +155,7 @@ pub fn run(a: SimulateArgs) -> Result<()> {
     let straggler = parse_straggler(&a.straggler)?;
     let kinds = parse_overlay_list(&a.overlays)?;
     let failures = super::args::failures(&a.failures)?;
-    let setup = Setup::load(&a.underlay, &a.network, &a.placement)?;
+    let setup = Setup::load_dynamic(&a.underlay, &a.network, &a.placement)?;
     let Setup {
         underlay,
         spec,
