@@ -54,3 +54,16 @@ def test_bad_trace_names_the_file_and_line(tmp_path):
     bad.write_text("time_s,target,value\n1,up:Atlantis,1G\n")
     with pytest.raises(ValueError, match=r"bad.csv:2: column 2 \(target\)"):
         fedtopo.Network("aws-north-america", trace=bad)
+
+
+def test_closed_forms_refuse_a_traced_network(tmp_path):
+    trace = tmp_path / "t.csv"
+    trace.write_text("time_s,target,value\n1,avail:Seattle,down\n2,avail:Seattle,up\n")
+    net = fedtopo.Network("aws-north-america", trace=trace)
+    ring = net.overlay("ring")
+    with pytest.raises(ValueError, match="cannot follow a trace"):
+        ring.cycle_time_ms()
+    # The clock replays it.
+    clock = fedtopo.Clock(net, ring)
+    assert clock.network == "maxplus+traces"
+    assert clock.step().shape == (len(net),)
