@@ -107,10 +107,7 @@ impl<'a> EngineClock<'a> {
         seed: u64,
     ) -> Result<Self, ClockError> {
         // With network dynamics the recurrence no longer holds: events.
-        if network == NetworkKind::Maxplus
-            && delay.dynamics.is_none()
-            && EventOrderRecurrence::applies(schedule)
-        {
+        if network == NetworkKind::Maxplus && EventOrderRecurrence::applies(schedule, delay) {
             let r = EventOrderRecurrence::new(schedule, delay, straggler, seed)?;
             return Ok(EngineClock {
                 schedule,
