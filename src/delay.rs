@@ -95,9 +95,12 @@ impl DelayModel {
                     }
                 }
             }
-            for (l, s) in &d.links {
+            // Core links: capacity series tagged -1, latency series -2.
+            let tagged = d.links.iter().map(|x| (-1.0, x));
+            for (tag, (l, s)) in tagged.chain(d.link_latency.iter().map(|x| (-2.0, x))) {
                 for (t, x) in s.times().iter().zip(s.values()) {
-                    eat(-(*l as f64) - 1.0);
+                    eat(tag);
+                    eat(*l as f64);
                     eat(*t);
                     eat(*x);
                 }

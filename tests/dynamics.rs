@@ -151,16 +151,22 @@ fn a_silo_down_for_exactly_one_round_costs_one_round() {
     );
 }
 
-/// Extra access latency is taken at send time (max-plus): 5 ms on `a`
-/// from 0 s adds 5 ms to both directions.
+/// Extra access latency (5 ms on `a`) and core-link latency (7 ms on
+/// `a|b`) from 0 s add to both directions on every model (paper: after
+/// its serialised 100 ms download). A link latency change later than the
+/// transfers changes nothing.
 #[test]
 fn extra_latency_adds_to_both_directions() {
-    let m = pair_model("0,latency:a,5\n");
+    let m = pair_model("0,latency:a,5\n0,link_latency:a|b,7\n9,link_latency:a|b,70\n");
     let l = m.connectivity.latency_ms(0, 1);
-    for kind in [NetworkKind::Maxplus, NetworkKind::Flow] {
+    for (kind, want) in [
+        (NetworkKind::Maxplus, 122.0 + l),
+        (NetworkKind::Flow, 122.0 + l),
+        (NetworkKind::Paper, 222.0 + l),
+    ] {
         let r = run(&m, kind, 1);
-        assert!(close(r.starts[1][0], 115.0 + l), "{kind}");
-        assert!(close(r.starts[1][1], 115.0 + l), "{kind}");
+        assert!(close(r.starts[1][0], want), "{kind}: {:?}", r.starts[1]);
+        assert!(close(r.starts[1][1], want), "{kind}: {:?}", r.starts[1]);
     }
 }
 
@@ -197,10 +203,8 @@ fn a_trace_that_changes_nothing_equals_the_static_replay() {
         for (l, link) in u.links.iter().enumerate().take(6) {
             let cap = m.connectivity.link_capacity_bps(l);
             let t = rng.gen::<f64>();
-            rows += &format!(
-                "{t},link:{}|{},{cap}\n",
-                u.routers[link.a].label, u.routers[link.b].label
-            );
+            let (a, b) = (&u.routers[link.a].label, &u.routers[link.b].label);
+            rows += &format!("{t},link:{a}|{b},{cap}\n{t},link_latency:{a}|{b},0\n");
         }
         let d = parse(&rows, "same.csv", &u, m.connectivity.placement()).unwrap();
         let mut traced = m.clone();

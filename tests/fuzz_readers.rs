@@ -195,7 +195,7 @@ fn seed_trace_csv() -> String {
     );
     format!(
         "time_s,target,value\n0,up:{},500M\n1.5,access:{},2G\n2,latency:{},3\n\
-         3,avail:{},down\n4,avail:{},up\n5,link:{a}|{b},1G\n",
+         3,avail:{},down\n4,avail:{},up\n5,link:{a}|{b},1G\n6,link_latency:{a}|{b},2.5\n",
         l[1], l[2], l[3], l[4], l[4]
     )
 }
@@ -599,6 +599,7 @@ const CSV_WORDS: &[&str] = &[
     "up:",
     "avail:",
     "link:",
+    "link_latency:",
     "|",
     ":",
     "-1",

@@ -346,7 +346,8 @@ pub struct NetworkArgs {
     /// Network dynamics: CSV `time_s,target,value` of bandwidth, latency
     /// and availability changes over time (targets `up:SILO`, `down:SILO`,
     /// `access:SILO`, `latency:SILO` ms, `avail:SILO` up/down,
-    /// `link:A|B`); write one with `fedtopo trace diurnal|churn`. Replays
+    /// `link:A|B`, `link_latency:A|B` ms); write one with `fedtopo trace
+    /// diurnal|churn`. Replays
     /// and clocks then run event by event (no max-plus closed form).
     #[arg(long, value_name = "FILE")]
     pub trace: Option<PathBuf>,

@@ -13,6 +13,9 @@
 //!   added to every transfer the silo sends or receives.
 //! * `link:A|B`: the capacity of the core link between routers `A` and
 //!   `B` (both directions), bit/s.
+//! * `link_latency:A|B`: extra one-way latency of that core link, ms,
+//!   added to every route that crosses it (routes stay those of the
+//!   static network: a latency change does not re-route).
 //! * `avail:SILO`: the silo is `up` or `down`. A silo that is down neither
 //!   computes (its local steps pause and resume when it is back up) nor
 //!   sends nor receives (its access capacities are 0 while it is down;
@@ -71,6 +74,8 @@ pub struct Dynamics {
     pub avail: Vec<Option<Series>>,
     /// Capacity series of core links, by underlay link index, bit/s.
     pub links: Vec<(usize, Series)>,
+    /// Extra latency series of core links, by underlay link index, ms.
+    pub link_latency: Vec<(usize, Series)>,
     /// What a round does about a silo that is down.
     pub policy: AvailabilityPolicy,
 }
@@ -85,6 +90,7 @@ impl Dynamics {
             latency: vec![None; n],
             avail: vec![None; n],
             links: Vec::new(),
+            link_latency: Vec::new(),
             policy: AvailabilityPolicy::Wait,
         }
     }
@@ -97,6 +103,11 @@ impl Dynamics {
             + silo(&self.latency)
             + silo(&self.avail)
             + self.links.iter().map(|(_, s)| s.len()).sum::<usize>()
+            + self
+                .link_latency
+                .iter()
+                .map(|(_, s)| s.len())
+                .sum::<usize>()
     }
 
     /// A one-line description for reports.
@@ -104,14 +115,16 @@ impl Dynamics {
         let count = |v: &[Option<Series>]| v.iter().flatten().count();
         format!(
             "{}: {} changes (silos traced: uplink {}, downlink {}, latency {}, availability {}; \
-             core links {}); event replay with traces (the max-plus cycle time does not apply)",
+             core links: capacity {}, latency {}); event replay with traces (the max-plus cycle \
+             time does not apply)",
             self.source,
             self.changes(),
             count(&self.up),
             count(&self.down),
             count(&self.latency),
             count(&self.avail),
-            self.links.len()
+            self.links.len(),
+            self.link_latency.len()
         )
     }
 
@@ -162,6 +175,24 @@ impl Dynamics {
         })
     }
 
+    /// True when a core link's capacity or latency is traced (routes are
+    /// then needed to time a transfer).
+    pub fn traces_links(&self) -> bool {
+        !self.links.is_empty() || !self.link_latency.is_empty()
+    }
+
+    /// Extra latency of the core links of `route` at `t`, ms (0 without
+    /// link latency traces).
+    pub fn route_latency_at(&self, route: &[usize], t: Ms) -> Ms {
+        let mut extra = 0.0;
+        for (l, s) in &self.link_latency {
+            if route.contains(l) {
+                extra += s.at(t, 0.0);
+            }
+        }
+        extra
+    }
+
     /// Capacity series of core link `l`, if traced.
     pub fn link(&self, l: usize) -> Option<&Series> {
         self.links.iter().find(|(k, _)| *k == l).map(|(_, s)| s)
@@ -173,6 +204,7 @@ impl Dynamics {
             .into_iter()
             .flat_map(|v| v.iter().flatten())
             .chain(self.links.iter().map(|(_, s)| s))
+            .chain(self.link_latency.iter().map(|(_, s)| s))
             .flat_map(|s| s.times().iter().copied())
             .collect();
         t.sort_by(f64::total_cmp);

@@ -8,6 +8,7 @@
 //! 120,avail:Dallas,down      # Dallas is down from 120 s ...
 //! 180,avail:Dallas,up        # ... to 180 s
 //! 30,link:Seattle|Denver,1G  # a core link, both directions
+//! 40,link_latency:Seattle|Denver,8   # 8 ms extra on that link
 //! ```
 //!
 //! * `time_s`: when the value starts to hold, seconds from the start of
@@ -18,10 +19,11 @@
 //!   ([`crate::silos`]: a router label or GML id, meaning every silo at
 //!   that router, or `ROUTER#k`), or for `link` two routers `A|B` joined
 //!   by a core link (either order, as in [`crate::links`]). `KIND`:
-//!   `up`, `down`, `access` (both), `latency`, `avail` or `link`.
+//!   `up`, `down`, `access` (both), `latency`, `avail`, `link` or
+//!   `link_latency`.
 //! * `value`: a bandwidth for `up`, `down`, `access`, `link` (syntax of
 //!   [`crate::units::parse_bandwidth`], finite, at least 1 bit/s); a time
-//!   in ms for `latency` (>= 0); `up` or `down` (or `1` / `0`) for `avail`.
+//!   in ms for `latency` and `link_latency` (>= 0); `up` or `down` (or `1` / `0`) for `avail`.
 //!
 //! Before a target's first row its static value applies (for `avail`:
 //! up). Any other column, an unknown kind, silo, router or link, and more
@@ -56,9 +58,11 @@ pub enum TraceTarget {
     Avail(usize),
     /// Core link `l`'s capacity, bit/s.
     Link(usize),
+    /// Extra latency of core link `l`, ms.
+    LinkLatency(usize),
 }
 
-const KINDS: &str = "up, down, access, latency, avail or link";
+const KINDS: &str = "up, down, access, latency, avail, link or link_latency";
 
 /// Reads the trace file `path` for the silos of `placement` on `underlay`.
 ///
@@ -163,6 +167,13 @@ pub fn parse(
                 )
             })
         };
+        let latency = || {
+            value_text
+                .parse::<Ms>()
+                .ok()
+                .filter(|l| l.is_finite() && (0.0..=MAX_COMPUTE_MS).contains(l))
+                .ok_or_else(|| bad_value("a latency in ms >= 0 and <= 1e12"))
+        };
         let (targets, value): (Vec<TraceTarget>, f64) = match kind {
             "up" => (
                 silos()?.into_iter().map(TraceTarget::Up).collect(),
@@ -181,11 +192,7 @@ pub fn parse(
             ),
             "latency" => (
                 silos()?.into_iter().map(TraceTarget::Latency).collect(),
-                value_text
-                    .parse::<Ms>()
-                    .ok()
-                    .filter(|l| l.is_finite() && (0.0..=MAX_COMPUTE_MS).contains(l))
-                    .ok_or_else(|| bad_value("a latency in ms >= 0 and <= 1e12"))?,
+                latency()?,
             ),
             "avail" => (
                 silos()?.into_iter().map(TraceTarget::Avail).collect(),
@@ -200,6 +207,12 @@ pub fn parse(
                     link_index(name, underlay).map_err(|m| col(cg, "target", m))?,
                 )],
                 bandwidth()?,
+            ),
+            "link_latency" => (
+                vec![TraceTarget::LinkLatency(
+                    link_index(name, underlay).map_err(|m| col(cg, "target", m))?,
+                )],
+                latency()?,
             ),
             other => {
                 return Err(col(
@@ -240,9 +253,11 @@ pub fn parse(
             TraceTarget::Latency(i) => d.latency[i] = Some(s),
             TraceTarget::Avail(i) => d.avail[i] = Some(s),
             TraceTarget::Link(l) => d.links.push((l, s)),
+            TraceTarget::LinkLatency(l) => d.link_latency.push((l, s)),
         }
     }
     d.links.sort_by_key(|(l, _)| *l);
+    d.link_latency.sort_by_key(|(l, _)| *l);
     Ok(d)
 }
 
@@ -250,13 +265,13 @@ pub fn parse(
 fn link_index(name: &str, underlay: &Underlay) -> Result<usize, String> {
     if underlay.measured.is_some() {
         return Err(format!(
-            "`link:{name}`: {} is a latency matrix, which has no core links to trace",
+            "`{name}`: {} is a latency matrix, which has no core links to trace",
             underlay.name
         ));
     }
     let Some((a, b)) = name.split_once('|') else {
         return Err(format!(
-            "`link:{name}`: expected link:A|B, the routers at the two ends of a core link"
+            "`{name}`: expected A|B, the routers at the two ends of a core link"
         ));
     };
     let router = |r: &str| {
@@ -344,7 +359,8 @@ mod tests {
             ("1,up:{a},0", "expected a finite bandwidth"),
             ("1,latency:{a},-2", "expected a latency in ms"),
             ("1,avail:{a},maybe", "expected `up` or `down`"),
-            ("1,link:{a},1G", "expected link:A|B"),
+            ("1,link:{a},1G", "expected A|B"),
+            ("1,link_latency:{a}|{a},1", "no core link between"),
             ("1,link:{a}|{a},1G", "no core link between"),
             (
                 "2,up:{a},1G\n1,up:{a},2G",

@@ -599,6 +599,10 @@ impl NetworkModel for FlowNetwork<'_> {
             if let Some(d) = &self.delay.dynamics {
                 let now = timers.now();
                 latency += d.latency_at(t.from, now) + d.latency_at(t.to, now);
+                if !d.link_latency.is_empty() {
+                    let route = self.delay.connectivity.route(t.from, t.to);
+                    latency += d.route_latency_at(&route, now);
+                }
             }
             let slot = self.propagating.insert(t);
             timers.set(timers.now() + latency, slot as u64 | DELIVER);

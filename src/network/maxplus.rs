@@ -58,27 +58,31 @@ impl<'a> MaxPlusNetwork<'a> {
             }
             None => transfer_ms(bits, conn.bandwidth_bps(i, j)),
         };
-        let latency = conn.latency_ms(i, j) + d.latency_at(i, now) + d.latency_at(j, now);
+        let mut latency = conn.latency_ms(i, j) + d.latency_at(i, now) + d.latency_at(j, now);
+        if let Some((links, _)) = &route {
+            latency += d.route_latency_at(links, now);
+        }
         latency + t_up.max(t_dn).max(t_a)
     }
 }
 
-/// The route `i -> j` (core links and routers) when a traced core link may
-/// be on it, for [`Dynamics::path_bandwidth_at`].
+/// The route `i -> j` (core links and routers) when a traced core link
+/// (capacity or latency) is on it, for [`Dynamics::path_bandwidth_at`] and
+/// [`Dynamics::route_latency_at`].
 pub(crate) fn route_if_traced(
     d: &Dynamics,
     m: &DelayModel,
     i: usize,
     j: usize,
 ) -> Option<(Vec<usize>, Vec<usize>)> {
-    if d.links.is_empty() {
+    if !d.traces_links() {
         return None;
     }
     let conn = &m.connectivity;
     let links = conn.route(i, j);
     links
         .iter()
-        .any(|&l| d.link(l).is_some())
+        .any(|&l| d.link(l).is_some() || d.link_latency.iter().any(|(k, _)| *k == l))
         .then(|| (links, conn.route_routers(i, j)))
 }
 

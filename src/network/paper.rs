@@ -94,7 +94,10 @@ impl<'a> PaperNetwork<'a> {
             .min_by(f64::total_cmp);
             (r, next)
         };
-        let latency = conn.latency_ms(j, i) + d.latency_at(j, now) + d.latency_at(i, now);
+        let mut latency = conn.latency_ms(j, i) + d.latency_at(j, now) + d.latency_at(i, now);
+        if let Some((links, _)) = &route {
+            latency += d.route_latency_at(links, now);
+        }
         latency + send_ms(now, t.bits, 1.0, &rate)
     }
 
