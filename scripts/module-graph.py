@@ -48,7 +48,7 @@ FLOORS = [
     ["underlay", "builtin"],
     ["access", "placement", "silos", "links"],
     ["connectivity"],
-    ["workload"],
+    ["workload", "dynamics"],
     ["delay", "scenario"],
     ["network"],
     ["graph"],

@@ -14,6 +14,7 @@ use thiserror::Error;
 
 use crate::access::AccessLinks;
 use crate::connectivity::Connectivity;
+use crate::dynamics::Dynamics;
 use crate::silos::DataSizes;
 use crate::units::{transfer_ms, Bits, Ms};
 use crate::workload::Workload;
@@ -47,6 +48,9 @@ pub struct DelayModel {
     /// ([`crate::silos`]); not part of eq. (3): carried for `train` (data
     /// partition, data-size-weighted consensus) and for reports.
     pub data_sizes: Option<DataSizes>,
+    /// Bandwidth, latency and availability that change over time
+    /// ([`crate::dynamics`]); `None`: the static network of eq. (3).
+    pub dynamics: Option<std::sync::Arc<Dynamics>>,
 }
 
 impl DelayModel {
@@ -77,6 +81,31 @@ impl DelayModel {
                 eat(self.arc_delay(i, j, 1, 1));
             }
         }
+        if let Some(d) = &self.dynamics {
+            // Every change of every target (static models digest as before).
+            for (k, v) in [&d.up, &d.down, &d.latency, &d.avail]
+                .into_iter()
+                .enumerate()
+            {
+                for (i, s) in v.iter().enumerate() {
+                    for (t, x) in s.iter().flat_map(|s| s.times().iter().zip(s.values())) {
+                        eat((k * n + i) as f64);
+                        eat(*t);
+                        eat(*x);
+                    }
+                }
+            }
+            // Core links: capacity series tagged -1, latency series -2.
+            let tagged = d.links.iter().map(|x| (-1.0, x));
+            for (tag, (l, s)) in tagged.chain(d.link_latency.iter().map(|x| (-2.0, x))) {
+                for (t, x) in s.times().iter().zip(s.values()) {
+                    eat(tag);
+                    eat(*l as f64);
+                    eat(*t);
+                    eat(*x);
+                }
+            }
+        }
         h
     }
 
@@ -93,6 +122,19 @@ impl DelayModel {
             workload,
             compute_ms: None,
             data_sizes: None,
+            dynamics: None,
+        }
+    }
+
+    /// When silo `i`, starting `work_ms` of computation at `start` (ms),
+    /// finishes it, ms: `start + work_ms`, or later when the dynamics take
+    /// the silo down meanwhile (its computation pauses while it is down;
+    /// infinite when it never comes back, [`Dynamics::compute_end`]).
+    #[inline]
+    pub fn compute_end_ms(&self, i: usize, start: Ms, work_ms: Ms) -> Ms {
+        match &self.dynamics {
+            None => start + work_ms,
+            Some(d) => d.compute_end(i, start, work_ms),
         }
     }
 

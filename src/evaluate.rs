@@ -67,6 +67,15 @@ pub enum EvalError {
         /// What is not supported ("stragglers are", ...).
         what: String,
     },
+    /// A closed form asked of a network with dynamics (a trace).
+    #[error(
+        "{overlay}: the max-plus cycle time is a closed form of the static network and cannot \
+         follow a trace; replay the rounds instead (simulate, a clock)"
+    )]
+    Dynamics {
+        /// Overlay name.
+        overlay: String,
+    },
     /// The clique-averaging clock is max-plus only.
     #[error(
         "{overlay}: the Clique Averaging clock is the two-phase max-plus recurrence; \
@@ -473,7 +482,13 @@ impl EvaluatedOverlay {
 
     /// The cycle time on `model` (see [`OverlayTiming`]); schedules sample
     /// the `options.matcha.rounds` rounds given at build time.
+    /// [`EvalError::Dynamics`] when `model` has a trace (no closed form).
     pub fn cycle_time(&self, model: &DelayModel) -> Result<OverlayTiming, EvalError> {
+        if model.dynamics.is_some() {
+            return Err(EvalError::Dynamics {
+                overlay: self.name(),
+            });
+        }
         Ok(match &self.shape {
             Shape::Static(o) => {
                 let t = cycle_time(o, model)?;
@@ -590,6 +605,14 @@ impl EvaluatedOverlay {
     ) -> Result<Box<dyn RoundClock + 'a>, EvalError> {
         match &self.shape {
             Shape::CliqueAveraging { topology, .. } => {
+                if model.dynamics.is_some() {
+                    // A closed form: it cannot follow a trace.
+                    return Err(EvalError::Unsupported {
+                        overlay: self.name(),
+                        what: "clocks on network traces (the two-phase max-plus recurrence) are"
+                            .into(),
+                    });
+                }
                 if network != NetworkKind::Maxplus {
                     return Err(EvalError::ClockNetwork {
                         overlay: self.name(),

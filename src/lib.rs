@@ -33,6 +33,8 @@
 //! * [`connectivity`]: routes and the `paper` / `bottleneck` path models.
 //! * [`workload`]: model size (bit), compute time (ms), local steps.
 //! * [`delay`]: \[Marfoq20\] eq. (3), the delay of an overlay arc (ms), in one place.
+//! * [`dynamics`]: bandwidth, latency and silo availability over time (trace
+//!   files, seeded generators), used by every network model of the replay.
 //! * [`scenario`]: the front door: load an underlay; [`scenario::NetworkSpec`]
 //!   parses every network knob (CLI and experiment files) into a delay model.
 //! * [`network`]: network models of the event replay (maxplus, paper, flow).
@@ -73,6 +75,7 @@ pub mod connectivity;
 pub mod csv_file;
 pub mod delay;
 pub mod design;
+pub mod dynamics;
 pub mod engine;
 pub mod evaluate;
 pub mod experiment;

@@ -176,6 +176,21 @@ pub enum ReplayError {
         /// Its round.
         round: u64,
     },
+    /// The trace leaves a silo down for good: the rounds wait for it for
+    /// ever ([`crate::dynamics::AvailabilityPolicy::Wait`]).
+    #[error(
+        "silo {silo} goes down at {since_s} s and the trace never brings it back up: \
+         synchronous rounds wait for it (round {round} never ends); end the trace with an \
+         `avail` row setting it `up`"
+    )]
+    DownForGood {
+        /// The silo.
+        silo: usize,
+        /// When it went down, s.
+        since_s: f64,
+        /// The lowest round a silo is stuck in.
+        round: u64,
+    },
     /// A breakdown of more silo-rounds than [`breakdown::MAX_BREAKDOWN_ROWS`].
     #[error(
         "a time breakdown of {rounds} rounds x {silos} silos is {rows} silo-rounds, more than \

@@ -44,6 +44,10 @@ pub enum ScenarioError {
     /// The silos could not be placed on the routers.
     #[error(transparent)]
     Placement(#[from] PlacementError),
+    /// A trace that the network cannot follow (e.g. on an unlimited
+    /// capacity).
+    #[error("{0}")]
+    Trace(String),
     /// Fewer than two silos: there is no overlay to time (a one-node or
     /// zero-link underlay with one silo per router).
     #[error("underlay `{underlay}` has {routers} router(s) and {links} link(s), which places {silos} silo: timing an overlay needs at least 2 silos (use an underlay with 2 or more connected routers, or place several silos with --silos / --silos-per-router)")]
@@ -75,7 +79,7 @@ pub struct KnobError {
 
 /// The network knobs: `(key, default, what it accepts)`. An empty default
 /// means "not set" (the preset's value, or no file).
-pub const NETWORK_KNOBS: [(&str, &str, &str); 13] = [
+pub const NETWORK_KNOBS: [(&str, &str, &str); 14] = [
     (
         "workload",
         "inaturalist",
@@ -129,6 +133,11 @@ pub const NETWORK_KNOBS: [(&str, &str, &str); 13] = [
         "a whole number of silos, at least 1 and at most 10000 (the network model keeps dense silo x silo matrices)",
     ),
     ("placement_seed", "0", "a whole number"),
+    (
+        "trace",
+        "",
+        "a CSV file of bandwidth, latency and availability changes (time_s,target,value)",
+    ),
 ];
 
 /// Where silos sit on the routers.
@@ -239,6 +248,10 @@ pub struct NetworkSpec {
     pub silos_csv: Option<PathBuf>,
     /// Where silos sit on the routers ([`Self::build`]).
     pub placement: PlacementSpec,
+    /// Network dynamics: a trace file of bandwidth, latency and
+    /// availability changes ([`crate::dynamics::read`]), applied last by
+    /// [`Self::build`].
+    pub trace: Option<PathBuf>,
 }
 
 impl Default for NetworkSpec {
@@ -251,6 +264,7 @@ impl Default for NetworkSpec {
             links_csv: None,
             silos_csv: None,
             placement: PlacementSpec::OnePerRouter,
+            trace: None,
         }
     }
 }
@@ -335,6 +349,7 @@ impl NetworkSpec {
         let access_csv = get("access_csv");
         let silos_csv = get("silos_csv");
         let links_csv = get("links_csv");
+        let trace = get("trace");
         Ok(NetworkSpec {
             connectivity: ConnectivityOptions {
                 model,
@@ -347,6 +362,7 @@ impl NetworkSpec {
             links_csv: links_csv.given.then(|| PathBuf::from(links_csv.text)),
             silos_csv: silos_csv.given.then(|| PathBuf::from(silos_csv.text)),
             placement,
+            trace: trace.given.then(|| PathBuf::from(trace.text)),
         })
     }
 
@@ -439,6 +455,12 @@ impl NetworkSpec {
                 model.compute_ms = Some(o.compute_ms.iter().map(|c| c.unwrap_or(tc)).collect());
             }
         }
+        if let Some(path) = &self.trace {
+            let placement = model.connectivity.placement().clone();
+            let d = crate::dynamics::read::read(path, underlay, &placement)?;
+            check_traced_capacities(&d, &model, &placement.labels(underlay), path)?;
+            model.dynamics = Some(std::sync::Arc::new(d));
+        }
         Ok(model)
     }
 
@@ -476,6 +498,45 @@ impl NetworkSpec {
         let access = AccessLinks::uniform(silos, self.access_bps);
         DelayModel::new(conn, access, self.workload.clone())
     }
+}
+
+/// A trace may change only finite capacities (an unlimited link has no
+/// rate to follow, and a silo that goes down needs a capacity to lose).
+fn check_traced_capacities(
+    d: &crate::dynamics::Dynamics,
+    model: &DelayModel,
+    labels: &[String],
+    path: &Path,
+) -> Result<(), ScenarioError> {
+    let err = |what: String| {
+        ScenarioError::Trace(format!(
+            "{}: {what}: a trace changes finite capacities only; give it one with --access, --access-csv or --silos-csv",
+            path.display()
+        ))
+    };
+    for i in 0..model.silo_count() {
+        let label = labels.get(i).map_or("?", String::as_str);
+        for (side, series, cap) in [
+            ("up", &d.up[i], model.access.up[i]),
+            ("down", &d.down[i], model.access.down[i]),
+        ] {
+            if (series.is_some() || d.avail[i].is_some()) && !cap.is_finite() {
+                return Err(err(format!(
+                    "silo {label} has an unlimited {side}link access capacity"
+                )));
+            }
+        }
+    }
+    let conn = &model.connectivity;
+    for (l, _) in &d.links {
+        if !conn.link_capacity_bps(*l).is_finite() {
+            return Err(ScenarioError::Trace(format!(
+                "{}: core link {l} has an unlimited capacity; a trace changes finite capacities only (set one with --links-csv or --core-capacity)",
+                path.display()
+            )));
+        }
+    }
+    Ok(())
 }
 
 /// One knob's text and how to report it.

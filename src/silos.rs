@@ -260,7 +260,7 @@ impl Columns {
 
 /// The silos `name` designates: a silo label (`ROUTER#k`), else every silo
 /// placed at the router with that label or id.
-fn resolve(
+pub(crate) fn resolve(
     name: &str,
     underlay: &Underlay,
     placement: &SiloPlacement,

@@ -6,6 +6,7 @@
 //!
 //! Readers: GML underlays, overlay files (GML, node-link JSON, per-round
 //! JSON and CSV, CSV edge lists), per-silo access, silo and link CSVs,
+//! network-dynamics traces (`--trace`),
 //! experiment TOML (through the library, `PROPTEST_CASES` cases each), and
 //! the `design --calibrate` summary CSV (a reader of the binary: through
 //! the binary, [`CALIBRATION_CASES`] cases whatever `PROPTEST_CASES` says,
@@ -183,6 +184,20 @@ fn seed_links_csv() -> String {
         );
     }
     s
+}
+
+fn seed_trace_csv() -> String {
+    let u = gaia();
+    let l = labels();
+    let (a, b) = (
+        &u.routers[u.links[0].a].label,
+        &u.routers[u.links[0].b].label,
+    );
+    format!(
+        "time_s,target,value\n0,up:{},500M\n1.5,access:{},2G\n2,latency:{},3\n\
+         3,avail:{},down\n4,avail:{},up\n5,link:{a}|{b},1G\n6,link_latency:{a}|{b},2.5\n",
+        l[1], l[2], l[3], l[4], l[4]
+    )
 }
 
 fn seed_run_log() -> String {
@@ -493,6 +508,32 @@ fn read_links(text: String) {
     });
 }
 
+fn read_trace(text: String) {
+    let shown = text.clone();
+    bounded(&shown, move || {
+        let u = gaia();
+        let p = SiloPlacement::one_per_router(u.node_count());
+        match fedtopo::dynamics::read::parse(&text, "t.csv", &u, &p) {
+            Ok(d) => {
+                let n = p.silo_count();
+                assert_eq!((d.up.len(), d.avail.len()), (n, n));
+                for s in d.up.iter().chain(&d.down).flatten() {
+                    assert!(s.values().iter().all(|c| c.is_finite() && *c >= 1.0));
+                    assert!(s.times().windows(2).all(|w| w[0] < w[1]));
+                }
+                for s in d.avail.iter().flatten() {
+                    assert!(s.values().iter().all(|v| *v == 0.0 || *v == 1.0));
+                }
+                for (l, s) in &d.links {
+                    assert!(*l < u.links.len());
+                    assert!(s.times().iter().all(|t| t.is_finite() && *t >= 0.0));
+                }
+            }
+            Err(e) => assert!(e.to_string().starts_with("t.csv:"), "{e}"),
+        }
+    });
+}
+
 fn read_run_log(text: String) {
     let shown = text.clone();
     bounded(&shown, move || {
@@ -553,6 +594,18 @@ const CSV_WORDS: &[&str] = &[
     "3",
     "UP",
     "Silo",
+    "time_s",
+    "value",
+    "up:",
+    "avail:",
+    "link:",
+    "link_latency:",
+    "|",
+    ":",
+    "-1",
+    "1e300",
+    "inf",
+    "NaN",
 ];
 const JSON_WORDS: &[&str] = &[
     "\"directed\"",
@@ -693,6 +746,16 @@ proptest! {
     #[test]
     fn links_csv_mutations(e in edits(CSV_WORDS)) {
         read_links(apply(&seed_links_csv(), &e));
+    }
+
+    #[test]
+    fn trace_csv_bytes(bytes in prop::collection::vec(any::<u8>(), 0..300)) {
+        read_trace(String::from_utf8_lossy(&bytes).into_owned());
+    }
+
+    #[test]
+    fn trace_csv_mutations(e in edits(CSV_WORDS)) {
+        read_trace(apply(&seed_trace_csv(), &e));
     }
 
     #[test]

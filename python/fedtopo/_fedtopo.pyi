@@ -63,12 +63,14 @@ class Network:
         silos_per_router: _Knob = None,
         silos: _Knob = None,
         placement_seed: _Knob = None,
+        trace: _Knob | os.PathLike[str] = None,
     ) -> Network:
         """Knobs as the CLI options (``access="10G"``: bit/s with an SI
         unit, a bare number below 1000 warns; ``core_capacity="1G"`` or
         ``None`` for the file's values; ``workload="inaturalist"``;
         ``model_bits="42.88Mbit"``; ``compute_ms=25.4``; ``local_steps``,
-        ``silos``, ``silos_per_router``: ints >= 1; ...). Raises
+        ``silos``, ``silos_per_router``: ints >= 1; ``trace``: a network
+        dynamics CSV, ``time_s,target,value``; ...). Raises
         ValueError naming the knob; ``help(fedtopo.Network)`` lists every
         format."""
     @property
@@ -190,3 +192,7 @@ class Clock:
     @property
     def now_ms(self) -> float:
         """Latest finish time of the rounds timed so far, ms."""
+    @property
+    def network(self) -> str:
+        """The network model run: ``"maxplus"``, ``"paper"``, ``"flow"``,
+        with ``"+traces"`` when the network has a trace (event replay)."""

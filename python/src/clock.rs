@@ -151,7 +151,9 @@ pub struct Clock {
     owner: ThreadId,
     state: Py<ClockState>,
     name: String,
-    network: NetworkKind,
+    /// The network model's name, `+traces` when the network has dynamics
+    /// (the clock then runs event by event).
+    network: String,
 }
 
 impl Clock {
@@ -259,7 +261,11 @@ impl Clock {
             owner: std::thread::current().id(),
             state: Py::new(py, state)?,
             name: overlay.inner.name(),
-            network,
+            network: if net.model.dynamics.is_some() {
+                format!("{network}+traces")
+            } else {
+                network.to_string()
+            },
         })
     }
 
@@ -354,6 +360,14 @@ impl Clock {
     #[getter]
     fn now_ms(&self, py: Python<'_>) -> PyResult<f64> {
         Ok(self.state(py)?.now_ms)
+    }
+
+    /// The network model the clock runs (`"maxplus"`, `"paper"`,
+    /// `"flow"`; `"maxplus+traces"` etc. when the network has a trace:
+    /// then the rounds are replayed event by event).
+    #[getter]
+    fn network(&self) -> String {
+        self.network.clone()
     }
 
     fn __repr__(&self, py: Python<'_>) -> String {

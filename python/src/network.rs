@@ -52,7 +52,11 @@ use crate::{budget_arg, matcha_rounds_arg, seed_arg, value_error};
 /// * `connectivity`: `"paper"` (capacity / hops, default) or
 ///   `"bottleneck"` [`--connectivity`];
 /// * `silos_per_router`, `silos`: an int >= 1 (not both)
-///   [`--silos-per-router`, `--silos`]; `placement_seed`: an int >= 0.
+///   [`--silos-per-router`, `--silos`]; `placement_seed`: an int >= 0;
+/// * `trace`: path of a network-dynamics trace, CSV `time_s,target,value`
+///   (bandwidth, latency and availability over time; `fedtopo trace`
+///   writes them): clocks then run event by event and follow it
+///   [`--trace`].
 ///
 /// Raises ValueError naming the knob.
 #[pyclass(module = "fedtopo._fedtopo", frozen)]
@@ -173,6 +177,7 @@ impl Network {
         silos_per_router = None,
         silos = None,
         placement_seed = None,
+        trace = None,
     ))]
     #[allow(clippy::too_many_arguments)]
     fn new(
@@ -191,6 +196,7 @@ impl Network {
         silos_per_router: Option<&Bound<'_, PyAny>>,
         silos: Option<&Bound<'_, PyAny>>,
         placement_seed: Option<&Bound<'_, PyAny>>,
+        trace: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Self> {
         let underlay: Arc<RsUnderlay> = match underlay.cast::<Underlay>() {
             Ok(u) => u.get().inner.clone(),
@@ -213,6 +219,7 @@ impl Network {
             ("silos_per_router", knob_text(silos_per_router)?),
             ("silos", knob_text(silos)?),
             ("placement_seed", knob_text(placement_seed)?),
+            ("trace", knob_text(trace)?),
         ];
         let knob = |key: &str| {
             knobs

@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 
-use anyhow::Result;
+use anyhow::{bail, Result};
 use clap::{Args, ValueEnum};
 
 use fedtopo::connectivity::PathModel;
@@ -343,6 +343,14 @@ pub struct NetworkArgs {
     /// Path model: `paper` (capacity / hops) or `bottleneck` (min capacity on the route).
     #[arg(long, default_value = "paper", value_parser = PathModel::ALL.map(PathModel::name))]
     pub connectivity: String,
+    /// Network dynamics: CSV `time_s,target,value` of bandwidth, latency
+    /// and availability changes over time (targets `up:SILO`, `down:SILO`,
+    /// `access:SILO`, `latency:SILO` ms, `avail:SILO` up/down,
+    /// `link:A|B`, `link_latency:A|B` ms); write one with `fedtopo trace
+    /// diurnal|churn`. Replays
+    /// and clocks then run event by event (no max-plus closed form).
+    #[arg(long, value_name = "FILE")]
+    pub trace: Option<PathBuf>,
 }
 
 impl NetworkArgs {
@@ -358,6 +366,7 @@ impl NetworkArgs {
         let csv = path(&self.access_csv);
         let silos_csv = path(&self.silos_csv);
         let links_csv = path(&self.links_csv);
+        let trace = path(&self.trace);
         let knob = |key: &str| match key {
             "workload" => Some(self.workload.as_str()),
             "local_steps" => Some(steps.as_str()),
@@ -372,6 +381,7 @@ impl NetworkArgs {
             "silos_per_router" => per_router.as_deref(),
             "silos" => silos.as_deref(),
             "placement_seed" => seed.as_deref(),
+            "trace" => trace.as_deref(),
             _ => None,
         };
         for (key, warning) in NetworkSpec::knob_warnings(knob) {
@@ -411,6 +421,7 @@ impl NetworkArgs {
             ("access-csv", &self.access_csv),
             ("links-csv", &self.links_csv),
             ("silos-csv", &self.silos_csv),
+            ("trace", &self.trace),
         ] {
             if let Some(p) = path {
                 flag(name, &p.display().to_string(), None);
@@ -421,9 +432,26 @@ impl NetworkArgs {
         out
     }
 
-    /// The delay model of `underlay` under these options, one silo per router.
+    /// The delay model of `underlay` under these options, one silo per
+    /// router (static: a `--trace` is refused).
     pub fn delay_model(&self, underlay: &Underlay) -> Result<DelayModel> {
+        self.refuse_trace()?;
         Ok(self.spec(None)?.build(underlay)?)
+    }
+
+    /// Refuses `--trace` in a command that times the static network
+    /// (max-plus cycle times, overlay design, calibration): it would be
+    /// ignored there.
+    pub fn refuse_trace(&self) -> Result<()> {
+        if let Some(t) = &self.trace {
+            bail!(
+                "--trace {}: this command times the static network (max-plus cycle times, \
+                 designs, fits) and cannot follow a trace; `fedtopo simulate`, `fedtopo train`, \
+                 experiment files of kind simulate or train and Python clocks replay one",
+                t.display()
+            );
+        }
+        Ok(())
     }
 }
 
@@ -510,8 +538,16 @@ pub struct Setup {
 }
 
 impl Setup {
-    /// Loads the underlay and builds the network of the options.
+    /// Loads the underlay and builds the static network of the options
+    /// (a `--trace` is refused: see [`NetworkArgs::refuse_trace`]).
     pub fn load(u: &UnderlayArgs, n: &NetworkArgs, p: &PlacementArgs) -> Result<Setup> {
+        n.refuse_trace()?;
+        Self::load_dynamic(u, n, p)
+    }
+
+    /// As [`Self::load`], with the network dynamics of `--trace` (for
+    /// the commands that replay event by event).
+    pub fn load_dynamic(u: &UnderlayArgs, n: &NetworkArgs, p: &PlacementArgs) -> Result<Setup> {
         let underlay = u.load(false)?;
         let spec = n.spec(Some(p))?;
         let model = spec.build(&underlay)?;
@@ -557,5 +593,26 @@ mod tests {
         for good in ["ring", "star,ring", "all", "chung-lu:gamma=3,k=8,ring"] {
             assert_eq!(overlay_list(good).as_deref(), Ok(good));
         }
+    }
+    /// `--trace FILE` is a network option: every command that takes the
+    /// network options (simulate, train, calibrate, ...) puts it in the
+    /// spec, and prints it back as a flag.
+    #[test]
+    fn the_trace_option_reaches_the_network_spec() {
+        use clap::Parser;
+        #[derive(Parser)]
+        struct W {
+            #[command(flatten)]
+            n: super::NetworkArgs,
+        }
+        let w = W::try_parse_from(["w", "--trace", "churn.csv"]).unwrap();
+        let spec = w.n.spec(None).unwrap();
+        assert_eq!(
+            spec.trace.as_deref(),
+            Some(std::path::Path::new("churn.csv"))
+        );
+        assert!(w.n.as_flags().join(" ").contains("--trace churn.csv"));
+        let none = W::try_parse_from(["w"]).unwrap();
+        assert!(none.n.spec(None).unwrap().trace.is_none());
     }
 }

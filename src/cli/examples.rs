@@ -133,6 +133,25 @@ Examples:
   fedtopo simulate aws-gaia --overlays ring,matcha --network flow --rounds 20 --format csv
   fedtopo simulate --overlays star,ring-opt --rounds 20 --report /tmp/fedtopo-sim-report   # timelines, maps";
 
+/// `fedtopo trace`.
+pub const TRACE: &str = "\
+Examples:
+  fedtopo trace churn aws-gaia --mean-up-s 600 --mean-down-s 60 --duration-s 3600 --seed 1 -o /tmp/churn.csv
+  fedtopo simulate aws-gaia --overlays ring,star --rounds 20 --trace /tmp/churn.csv
+  fedtopo trace diurnal aws-gaia --base 1G --depth 0.6 --period-s 10 --step-s 0.5 --duration-s 60 --seed 2 -o /tmp/diurnal.csv";
+
+/// `fedtopo trace churn`.
+pub const TRACE_CHURN: &str = "\
+Examples:
+  fedtopo trace churn aws-gaia --mean-up-s 600 --mean-down-s 60 --duration-s 3600 --seed 1 -o /tmp/churn.csv
+  fedtopo trace churn --silos 40 --mean-up-s 5 --mean-down-s 1 --duration-s 120 -o /tmp/churn40.csv";
+
+/// `fedtopo trace diurnal`.
+pub const TRACE_DIURNAL: &str = "\
+Examples:
+  fedtopo trace diurnal aws-gaia --base 1G --depth 0.6 --period-s 10 --step-s 0.5 --duration-s 60 --seed 2 -o /tmp/diurnal.csv
+  fedtopo simulate aws-gaia --overlays ring --rounds 50 --access 1G --network flow --trace /tmp/diurnal.csv";
+
 /// `fedtopo calibrate`.
 pub const CALIBRATE: &str = "\
 Examples:

@@ -20,6 +20,7 @@ mod reproduce;
 mod run;
 mod simulate;
 mod tornado;
+mod trace;
 #[cfg(feature = "train")]
 mod train;
 mod training;
@@ -104,6 +105,11 @@ enum Command {
     /// Replay training rounds in wall-clock time (event engine).
     #[command(after_help = examples::SIMULATE)]
     Simulate(simulate::SimulateArgs),
+    /// Write a network-dynamics trace (for --trace): diurnal bandwidth or
+    /// exponential on/off churn, seeded.
+    #[command(after_help = examples::TRACE)]
+    #[command(subcommand)]
+    Trace(trace::TraceCommand),
     /// TornadoAggregate and ring-based hierarchies (Lee et al. 2021): round
     /// programs timed on an underlay, clustering cost ([Lee21] Table 3).
     #[command(after_help = examples::TORNADO)]
@@ -187,6 +193,7 @@ pub fn run() -> Result<()> {
         #[cfg(not(feature = "train"))]
         Command::Train(a) => no_train::run("train", a),
         Command::Simulate(a) => simulate::run(a),
+        Command::Trace(c) => trace::run(c),
         Command::Calibrate(a) => calibrate::run(a),
         Command::Reproduce(c) => reproduce::run(c),
         Command::Tornado(c) => tornado::run(c),

@@ -155,7 +155,7 @@ pub fn run(a: SimulateArgs) -> Result<()> {
     let straggler = parse_straggler(&a.straggler)?;
     let kinds = parse_overlay_list(&a.overlays)?;
     let failures = super::args::failures(&a.failures)?;
-    let setup = Setup::load(&a.underlay, &a.network, &a.placement)?;
+    let setup = Setup::load_dynamic(&a.underlay, &a.network, &a.placement)?;
     let Setup {
         underlay,
         spec,
@@ -243,11 +243,15 @@ pub fn run(a: SimulateArgs) -> Result<()> {
         }
         // MATCHA (a new seeded overlay every round) has no exact cycle
         // time to compare the replay with; periodic schedules do.
-        taus.push(if overlay.has_exact_cycle_time() {
-            Some(overlay.cycle_time(&model)?.cycle_time_ms)
-        } else {
-            None
-        });
+        // With network dynamics the max-plus cycle time does not describe
+        // the run: no comparison.
+        taus.push(
+            if overlay.has_exact_cycle_time() && model.dynamics.is_none() {
+                Some(overlay.cycle_time(&model)?.cycle_time_ms)
+            } else {
+                None
+            },
+        );
         let mut tick = |k| {
             if k > 0 {
                 bar.inc(1)
@@ -289,6 +293,9 @@ pub fn run(a: SimulateArgs) -> Result<()> {
     match a.format {
         OutputFormat::Table => {
             outln!("{}", replay_summary_table(&rows));
+            if let Some(d) = &model.dynamics {
+                outln!("network dynamics: {}", d.describe());
+            }
             if a.breakdown.is_some() {
                 outln!("where the time goes (mean per silo and round; the critical path runs from 0 to the makespan)");
                 outln!("{}", breakdown_table(&breakdowns).to_terminal());
@@ -305,6 +312,13 @@ pub fn run(a: SimulateArgs) -> Result<()> {
                 "rows": rows,
                 "network": network,
             });
+            if let Some(d) = &model.dynamics {
+                doc["dynamics"] = serde_json::json!({
+                    "trace": d.source,
+                    "changes": d.changes(),
+                    "model": "event replay with traces",
+                });
+            }
             if a.breakdown.is_some() {
                 doc["breakdown"] = serde_json::to_value(&breakdowns)?;
             }

@@ -318,6 +318,7 @@ fn learn(a: LearnArgs) -> Result<()> {
     // an input of the spec, not a patch on a finished delay model).
     let network = match a.nodes {
         None => {
+            t.network.refuse_trace()?;
             let underlay = t.underlay.load(true)?;
             let spec = t.network.spec(None)?;
             Some((underlay, spec))

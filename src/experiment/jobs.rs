@@ -123,6 +123,13 @@ fn compare_job(
 ) -> Result<ResultRow, ExperimentError> {
     let p = network_point(job, underlay, base_dir)?;
     let f = |m: String| fail(job, m);
+    if p.model.dynamics.is_some() {
+        return Err(f(
+            "kind = \"compare\" computes the max-plus cycle time, a closed form that \
+             cannot follow a trace: use kind = \"simulate\" (event replay with traces)"
+                .into(),
+        ));
+    }
     let options = build_options(p.center, 0);
     let overlay = EvaluatedOverlay::build(p.kind, underlay, &p.model, &options)
         .map_err(|e| f(e.to_string()))?;
@@ -204,8 +211,9 @@ fn simulate_job(
     let mut net = network.build(&p.model);
     let overlay = EvaluatedOverlay::build(p.kind, underlay, &p.model, &options)
         .map_err(|e| f(e.to_string()))?;
-    // MATCHA has no exact cycle time; periodic schedules do (their rate).
-    let tau = if overlay.has_exact_cycle_time() {
+    // MATCHA has no exact cycle time; periodic schedules do (their rate);
+    // with a trace the max-plus cycle time no longer applies.
+    let tau = if overlay.has_exact_cycle_time() && p.model.dynamics.is_none() {
         Some(
             overlay
                 .cycle_time(&p.model)
@@ -241,6 +249,11 @@ fn simulate_job(
         .push("events", result.events)
         .push("transfers", result.transfers)
         .push("max_active_flows", result.network_stats.max_active_flows);
+    if job.has("trace") {
+        // Which model ran: the network model's name (`flow+traces` with a
+        // trace, `flow` in rows without one).
+        row.push("network_model", result.network.clone());
+    }
     if job.has("breakdown") {
         let runs = BreakdownRun::of_replays(std::slice::from_ref(&result));
         push_breakdown(&mut row, runs.first().copied());

@@ -40,6 +40,7 @@ pub(super) fn delay_point(
     spec.access_csv = spec.access_csv.map(|p| base_dir.join(p));
     spec.silos_csv = spec.silos_csv.map(|p| base_dir.join(p));
     spec.links_csv = spec.links_csv.map(|p| base_dir.join(p));
+    spec.trace = spec.trace.map(|p| base_dir.join(p));
     let mut model = spec.build(underlay).map_err(|e| fail(e.to_string()))?;
     let policy = CenterPolicy::parse(job.get("center"), underlay).map_err(fail)?;
     let policy = policy

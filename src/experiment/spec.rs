@@ -45,8 +45,10 @@
 //! (a file of per-silo capacities), `silos_csv` (per-silo compute times,
 //! capacities and data sizes, [`crate::silos`]; `train` jobs split their
 //! data by its `data` column and report the sizes in `data_samples`), `links_csv` (measured core links,
-//! [`crate::links`]), `silos_per_router`, `silos` and
-//! `placement_seed` ([`OPTIONAL_NETWORK_AXES`]) are axes, and result
+//! [`crate::links`]), `silos_per_router`, `silos`,
+//! `placement_seed` and `trace` (network dynamics, [`crate::dynamics`]:
+//! `simulate` and `train` then replay event by event, `compare`'s closed
+//! form refuses it) ([`OPTIONAL_NETWORK_AXES`]) are axes, and result
 //! columns, only when the file gives them.
 //!
 //! Underlays load with the CLI's policies: `largest_component = true` keeps
@@ -303,6 +305,10 @@ pub struct Grid {
     /// Heterogeneous silos: CSV file (`silo,compute_ms,up,down,data`).
     #[serde(default)]
     pub silos_csv: Option<Vec<Cell>>,
+    /// Network dynamics: CSV file (`time_s,target,value`,
+    /// [`crate::dynamics::read`]).
+    #[serde(default)]
+    pub trace: Option<Vec<Cell>>,
     /// Silos on every router.
     #[serde(default)]
     pub silos_per_router: Option<Vec<Cell>>,
@@ -391,7 +397,7 @@ pub const OPTIONAL_KIND_AXES: [(&str, &[ExperimentKind]); 3] = [
 /// Network knobs that are grid axes (and result columns) only when the file
 /// gives them, so that files without them keep their columns; every kind
 /// accepts them ([`crate::scenario::NetworkSpec::from_knobs`] parses them).
-pub const OPTIONAL_NETWORK_AXES: [&str; 8] = [
+pub const OPTIONAL_NETWORK_AXES: [&str; 9] = [
     "model_bits",
     "compute_ms",
     "access_csv",
@@ -400,6 +406,7 @@ pub const OPTIONAL_NETWORK_AXES: [&str; 8] = [
     "silos_per_router",
     "silos",
     "placement_seed",
+    "trace",
 ];
 
 /// Axes that only some kinds have, in key order: `(axis, kinds that accept
@@ -497,6 +504,7 @@ impl Grid {
             "silos_per_router" => self.silos_per_router.as_ref(),
             "silos" => self.silos.as_ref(),
             "placement_seed" => self.placement_seed.as_ref(),
+            "trace" => self.trace.as_ref(),
             _ => None,
         }
     }

@@ -170,8 +170,8 @@ fn distinct<'j>(jobs: &'j [Job], axis: &str) -> Vec<&'j str> {
 }
 
 /// Every network knob value alone, then every job's combination (for
-/// constraints between knobs); `access_csv`, `silos_csv` and `links_csv`
-/// files must exist.
+/// constraints between knobs); `access_csv`, `silos_csv`, `links_csv` and
+/// `trace` files must exist.
 fn check_network_knobs(
     jobs: &[Job],
     base_dir: &Path,
@@ -193,7 +193,7 @@ fn check_network_knobs(
             problems.add(e.to_string());
         }
     }
-    for axis in ["access_csv", "silos_csv", "links_csv"] {
+    for axis in ["access_csv", "silos_csv", "links_csv", "trace"] {
         for value in distinct(jobs, axis) {
             let path = base_dir.join(value);
             match crate::input_file::is_regular_file(&path) {

@@ -34,6 +34,13 @@
 //!
 //! The last bit of a flow reaches the receiver `l(i,j)` ms (route
 //! propagation latency) after the flow has been fully transmitted.
+//!
+//! With network dynamics ([`crate::dynamics`]) the traced resources (access
+//! links of silos with a bandwidth or availability trace, traced core
+//! links) take their capacity at every change instant while flows are
+//! active (one timer per instant), and every flow is re-filled then (a
+//! capacity change can move any bottleneck). A silo's extra latency is
+//! taken when a flow's last bit leaves.
 
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap};
@@ -47,6 +54,18 @@ use crate::units::{BitsPerSec, Ms};
 
 const DELIVER: u64 = 1 << 63;
 const RECOMPUTE: u64 = (1 << 63) - 1;
+const TRACE_CHANGE: u64 = (1 << 63) - 2;
+
+/// A resource whose capacity follows a trace.
+#[derive(Debug, Clone, Copy)]
+enum Traced {
+    /// Uplink of a silo.
+    Up(usize),
+    /// Downlink of a silo.
+    Down(usize),
+    /// Core link `l`, direction `from -> to` (routers).
+    Core(usize, usize, usize),
+}
 const NONE: u32 = u32::MAX;
 
 /// One active flow (indexed by its [`MaxMin`] id).
@@ -168,6 +187,16 @@ pub struct FlowNetwork<'a> {
     group: Vec<Entry>,
     active: usize,
     stats: NetworkStats,
+    /// Resources whose capacity follows the dynamics' traces.
+    traced: Vec<(u32, Traced)>,
+    /// Instants at which a traced capacity may change, ms, sorted.
+    change_times: Vec<Ms>,
+    /// A [`TRACE_CHANGE`] timer is pending.
+    change_armed: bool,
+    /// Re-fill every flow at the next recomputation (a capacity changed).
+    refill_all: bool,
+    /// Reference mode ([`Self::with_full_recompute`]).
+    full: bool,
 }
 
 impl<'a> FlowNetwork<'a> {
@@ -180,6 +209,31 @@ impl<'a> FlowNetwork<'a> {
         }
         for &c in &delay.access.down {
             alloc.add_resource(c);
+        }
+        let mut traced = Vec::new();
+        let mut change_times = Vec::new();
+        if let Some(d) = &delay.dynamics {
+            // Infinite capacities stay infinite (the scenario refuses traces
+            // on them).
+            for i in 0..n {
+                let avail = d.avail[i].as_ref();
+                for (up, series, cap, r) in [
+                    (true, &d.up[i], delay.access.up[i], i),
+                    (false, &d.down[i], delay.access.down[i], n + i),
+                ] {
+                    if (series.is_some() || avail.is_some()) && cap.is_finite() {
+                        traced.push((r as u32, if up { Traced::Up(i) } else { Traced::Down(i) }));
+                        for s in [series.as_ref(), avail].into_iter().flatten() {
+                            change_times.extend_from_slice(s.times());
+                        }
+                    }
+                }
+            }
+            for (_, s) in &d.links {
+                change_times.extend_from_slice(s.times());
+            }
+            change_times.sort_by(f64::total_cmp);
+            change_times.dedup();
         }
         FlowNetwork {
             delay,
@@ -198,6 +252,51 @@ impl<'a> FlowNetwork<'a> {
             group: Vec::new(),
             active: 0,
             stats: NetworkStats::default(),
+            traced,
+            change_times,
+            change_armed: false,
+            refill_all: false,
+            full: false,
+        }
+    }
+
+    /// Brings the traced capacities to their values at `now`; true when
+    /// one changed (every flow is then re-filled at the recomputation).
+    fn sync_capacities(&mut self, now: Ms) -> bool {
+        let Some(d) = &self.delay.dynamics else {
+            return false;
+        };
+        let (access, conn) = (&self.delay.access, &self.delay.connectivity);
+        let mut changed = false;
+        for &(r, what) in &self.traced {
+            let cap = match what {
+                Traced::Up(i) => d.up_at(i, now, access.up[i]),
+                Traced::Down(i) => d.down_at(i, now, access.down[i]),
+                Traced::Core(l, a, b) => {
+                    let base = conn.link_capacity_towards(l, a, b);
+                    d.link(l).map_or(base, |s| s.at(now, base))
+                }
+            };
+            if cap != self.alloc.capacity(r) {
+                self.alloc.set_capacity(r, cap);
+                changed = true;
+            }
+        }
+        self.refill_all |= changed;
+        changed
+    }
+
+    /// Sets a timer at the next change of a traced capacity while flows
+    /// are active.
+    fn arm_change(&mut self, timers: &mut dyn Timers) {
+        if self.change_armed || self.active == 0 {
+            return;
+        }
+        let now = timers.now();
+        let k = self.change_times.partition_point(|&t| t <= now);
+        if let Some(&at) = self.change_times.get(k) {
+            timers.set(at, TRACE_CHANGE);
+            self.change_armed = true;
         }
     }
 
@@ -216,6 +315,11 @@ impl<'a> FlowNetwork<'a> {
                 if self.core_ids[dir] == u32::MAX {
                     let cap = conn.link_capacity_towards(link, routers[k], routers[k + 1]);
                     self.core_ids[dir] = self.alloc.add_resource(cap);
+                    let dynamics = self.delay.dynamics.as_deref();
+                    if cap.is_finite() && dynamics.is_some_and(|d| d.link(link).is_some()) {
+                        let what = Traced::Core(link, routers[k], routers[k + 1]);
+                        self.traced.push((self.core_ids[dir], what));
+                    }
                 }
                 res.push(self.core_ids[dir]);
             }
@@ -229,6 +333,7 @@ impl<'a> FlowNetwork<'a> {
     /// instead of the affected ones (slow; for cross-checks).
     pub fn with_full_recompute(mut self) -> Self {
         self.alloc.set_full_recompute(true);
+        self.full = true;
         self
     }
 
@@ -330,7 +435,13 @@ impl<'a> FlowNetwork<'a> {
     fn recompute(&mut self, timers: &mut dyn Timers) {
         self.recompute_pending = false;
         let now = timers.now();
+        if self.refill_all {
+            self.alloc.set_full_recompute(true);
+        }
         self.alloc.update();
+        if std::mem::take(&mut self.refill_all) {
+            self.alloc.set_full_recompute(self.full);
+        }
         self.stats.recomputations += 1;
         self.epoch += 1;
         self.retime.clear();
@@ -406,11 +517,18 @@ impl<'a> FlowNetwork<'a> {
 
 impl NetworkModel for FlowNetwork<'_> {
     fn name(&self) -> &'static str {
-        "flow"
+        if self.delay.dynamics.is_some() {
+            "flow+traces"
+        } else {
+            "flow"
+        }
     }
 
     fn start(&mut self, t: Transfer, timers: &mut dyn Timers, _delivered: &mut Vec<Transfer>) {
         self.resources(t.from, t.to);
+        // Changes while no flow was active apply now (a new core link's
+        // capacity included).
+        self.sync_capacities(timers.now());
         let res = &self.routes[&(t.from as u32, t.to as u32)];
         let f = self.alloc.add(res);
         if f as usize >= self.progress.len() {
@@ -440,11 +558,18 @@ impl NetworkModel for FlowNetwork<'_> {
         self.active += 1;
         self.stats.max_active_flows = self.stats.max_active_flows.max(self.active);
         self.mark_dirty(timers);
+        self.arm_change(timers);
     }
 
     fn on_timer(&mut self, token: u64, timers: &mut dyn Timers, delivered: &mut Vec<Transfer>) {
         if token == RECOMPUTE {
             self.recompute(timers);
+        } else if token == TRACE_CHANGE {
+            self.change_armed = false;
+            if self.sync_capacities(timers.now()) {
+                self.mark_dirty(timers);
+            }
+            self.arm_change(timers);
         } else if token & DELIVER != 0 {
             delivered.push(self.propagating.remove((token & !DELIVER) as usize));
         } else {
@@ -470,7 +595,15 @@ impl NetworkModel for FlowNetwork<'_> {
             }
             self.active -= 1;
             self.mark_dirty(timers);
-            let latency = self.delay.connectivity.latency_ms(t.from, t.to);
+            let mut latency = self.delay.connectivity.latency_ms(t.from, t.to);
+            if let Some(d) = &self.delay.dynamics {
+                let now = timers.now();
+                latency += d.latency_at(t.from, now) + d.latency_at(t.to, now);
+                if !d.link_latency.is_empty() {
+                    let route = self.delay.connectivity.route(t.from, t.to);
+                    latency += d.route_latency_at(&route, now);
+                }
+            }
             let slot = self.propagating.insert(t);
             timers.set(timers.now() + latency, slot as u64 | DELIVER);
         }

@@ -265,6 +265,18 @@ impl MaxMin {
         (self.cap.len() - 1) as u32
     }
 
+    /// Changes the capacity of resource `r` to `cap` (bit/s, finite when
+    /// the old one was, infinite when it was: a flow's finite resources are
+    /// fixed when it is added). The incremental update assumes fixed
+    /// capacities, so the caller re-fills every flow at the next update
+    /// ([`MaxMin::set_full_recompute`] for that update); the rates of the
+    /// flows over `r` change then.
+    pub fn set_capacity(&mut self, r: u32, cap: BitsPerSec) {
+        debug_assert_eq!(cap.is_finite(), self.cap[r as usize].is_finite());
+        self.cap[r as usize] = cap;
+        self.dirty.push(r);
+    }
+
     /// Number of resources.
     pub fn resource_count(&self) -> usize {
         self.cap.len()

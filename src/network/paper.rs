@@ -24,7 +24,8 @@
 
 use super::{NetworkModel, Slab, Timers, Transfer};
 use crate::delay::DelayModel;
-use crate::units::{transfer_ms, Ms};
+use crate::dynamics::send_ms;
+use crate::units::{transfer_ms, BitsPerSec, Ms};
 
 const AT_RECEIVER: u64 = 1 << 63;
 
@@ -58,17 +59,79 @@ impl<'a> PaperNetwork<'a> {
             .min(d.connectivity.bandwidth_bps(j, i));
         d.connectivity.latency_ms(j, i) + transfer_ms(t.bits, rate)
     }
+
+    /// [`Self::path_ms`] for `t` sent at `now` (ms) under the model's
+    /// dynamics ([`crate::dynamics`]): the path rate `min(Cup(j)/outdeg,
+    /// Cdn(i)/indeg, A(j,i))` integrated from `now`, latency (with the
+    /// silos' extra latency) at `now`.
+    fn traced_path_ms(&self, t: &Transfer, now: Ms) -> Ms {
+        let m = self.delay;
+        let Some(d) = &m.dynamics else {
+            return self.path_ms(t);
+        };
+        let (j, i) = (t.from, t.to);
+        let (out, inn) = (t.out_deg as f64, t.in_deg as f64);
+        let conn = &m.connectivity;
+        let route = super::maxplus::route_if_traced(d, m, j, i);
+        let a0 = conn.bandwidth_bps(j, i);
+        let rate = |s: Ms| -> (BitsPerSec, Option<Ms>) {
+            let (a, na) = match &route {
+                Some((links, routers)) => d
+                    .path_bandwidth_at(conn, links, routers, s)
+                    .unwrap_or((a0, None)),
+                None => (a0, None),
+            };
+            let r = (d.up_at(j, s, m.access.up[j]) / out)
+                .min(d.down_at(i, s, m.access.down[i]) / inn)
+                .min(a);
+            let next = [
+                na,
+                d.next_access_change(j, true, s),
+                d.next_access_change(i, false, s),
+            ]
+            .into_iter()
+            .flatten()
+            .min_by(f64::total_cmp);
+            (r, next)
+        };
+        let mut latency = conn.latency_ms(j, i) + d.latency_at(j, now) + d.latency_at(i, now);
+        if let Some((links, _)) = &route {
+            latency += d.route_latency_at(links, now);
+        }
+        latency + send_ms(now, t.bits, 1.0, &rate)
+    }
+
+    /// Time to download `bits` at silo `i` from `begin` (ms), ms.
+    fn download_ms(&self, i: usize, bits: f64, begin: Ms) -> Ms {
+        let m = self.delay;
+        match &m.dynamics {
+            None => transfer_ms(bits, m.access.down[i]),
+            Some(d) => {
+                let base = m.access.down[i];
+                let rate = |s: Ms| (d.down_at(i, s, base), d.next_access_change(i, false, s));
+                send_ms(begin, bits, 1.0, &rate)
+            }
+        }
+    }
 }
 
 impl NetworkModel for PaperNetwork<'_> {
     fn name(&self) -> &'static str {
-        "paper"
+        if self.delay.dynamics.is_some() {
+            "paper+traces"
+        } else {
+            "paper"
+        }
     }
 
     fn start(&mut self, t: Transfer, timers: &mut dyn Timers, _delivered: &mut Vec<Transfer>) {
-        let at = timers.now() + self.path_ms(&t);
+        let now = timers.now();
+        let at = now + self.traced_path_ms(&t, now);
         let slot = self.in_flight.insert(t);
-        timers.set(at, slot as u64 | AT_RECEIVER);
+        // Infinite: a silo down for good, never delivered.
+        if at.is_finite() {
+            timers.set(at, slot as u64 | AT_RECEIVER);
+        }
     }
 
     fn on_timer(&mut self, token: u64, timers: &mut dyn Timers, delivered: &mut Vec<Transfer>) {
@@ -77,9 +140,11 @@ impl NetworkModel for PaperNetwork<'_> {
             // Extra download term: f_m = max(f_{m-1}, a_m) + M/Cdn(i).
             let t = *self.in_flight.get(slot);
             let begin = self.downlink_free[t.to].max(timers.now());
-            let end = begin + transfer_ms(t.bits, self.delay.access.down[t.to]);
+            let end = begin + self.download_ms(t.to, t.bits, begin);
             self.downlink_free[t.to] = end;
-            timers.set(end, slot as u64);
+            if end.is_finite() {
+                timers.set(end, slot as u64);
+            }
         } else {
             // Delivered at f_m: the receiver's line-5 max uses this time.
             delivered.push(self.in_flight.remove(slot));

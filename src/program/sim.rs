@@ -302,6 +302,7 @@ type TaskDone = usize;
 /// [`Transfer::round`]).
 struct Exec<'a> {
     graph: &'a TaskGraph,
+    delay: &'a DelayModel,
     dependents: Vec<Vec<usize>>,
     left: Vec<u32>,
     at: Vec<Ms>,
@@ -311,7 +312,13 @@ struct Exec<'a> {
 impl Exec<'_> {
     fn start_task(&mut self, k: usize, link: &mut Link<'_, TaskDone>) {
         match self.graph.tasks[k].kind {
-            TaskKind::Compute { ms, .. } => link.schedule_in(ms, k),
+            TaskKind::Compute { node, ms } => {
+                // Paused while the node is down ([`crate::dynamics`]).
+                let end = self.delay.compute_end_ms(node, link.now(), ms);
+                if end.is_finite() {
+                    link.schedule_at(end, k);
+                }
+            }
             TaskKind::Msg {
                 from,
                 to,
@@ -429,6 +436,7 @@ pub fn simulate(
     }
     let exec = Exec {
         graph: &graph,
+        delay,
         dependents,
         left,
         at: vec![f64::NAN; m],

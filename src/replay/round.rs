@@ -313,7 +313,12 @@ impl<'a> RoundProtocol<'a> {
         self.compute_done[i] = false;
         if k < self.rounds {
             let c = self.info(k).compute[i];
-            link.schedule_at(now + c, i);
+            // A silo down for good never finishes: the replay then reports
+            // the silos left waiting.
+            let end = self.delay.compute_end_ms(i, now, c);
+            if end.is_finite() {
+                link.schedule_at(end, i);
+            }
         }
     }
 
@@ -495,6 +500,13 @@ impl EventProtocol for RoundProtocol<'_> {
     /// A bounded run reports the first silo below the last round; an
     /// endless one the first silo in the lowest round.
     fn stall(&self) -> ReplayError {
+        if let Some((silo, since)) = self.delay.dynamics.as_ref().and_then(|d| d.down_for_good()) {
+            return ReplayError::DownForGood {
+                silo,
+                since_s: since / 1e3,
+                round: self.round.iter().copied().min().unwrap_or(0),
+            };
+        }
         let below_last = (self.rounds != u64::MAX)
             .then(|| self.round.iter().position(|&k| k < self.rounds))
             .flatten();

@@ -109,7 +109,12 @@ impl TwoPhaseProtocol<'_> {
         self.compute_done[i] = false;
         self.starts[k as usize][i] = now;
         if k < self.rounds {
-            link.schedule_at(now + self.delay.compute_round_ms(i), i);
+            let end = self
+                .delay
+                .compute_end_ms(i, now, self.delay.compute_round_ms(i));
+            if end.is_finite() {
+                link.schedule_at(end, i);
+            }
         }
     }
 

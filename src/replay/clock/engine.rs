@@ -21,6 +21,9 @@ use crate::units::Ms;
 /// event. Schedules the recurrence does not cover (lagged arcs, partial
 /// stars) and [`Self::event_driven`] clocks run the events.
 ///
+/// With network dynamics ([`crate::dynamics`]: traces of bandwidth,
+/// latency or availability) the clock always runs the events.
+///
 /// On networks where transfers interfere (`paper`, `flow`), silos that are
 /// already in round `k+1` send round-`k+1` models while round `k`'s last
 /// models are still in flight, so `t(k+1)` can depend on round `k+1`'s
@@ -103,7 +106,8 @@ impl<'a> EngineClock<'a> {
         straggler: Straggler,
         seed: u64,
     ) -> Result<Self, ClockError> {
-        if network == NetworkKind::Maxplus && EventOrderRecurrence::applies(schedule) {
+        // With network dynamics the recurrence no longer holds: events.
+        if network == NetworkKind::Maxplus && EventOrderRecurrence::applies(schedule, delay) {
             let r = EventOrderRecurrence::new(schedule, delay, straggler, seed)?;
             return Ok(EngineClock {
                 schedule,

@@ -154,12 +154,13 @@ impl std::fmt::Debug for EventOrderRecurrence<'_> {
 
 impl<'a> EventOrderRecurrence<'a> {
     /// True when the recurrence gives the event replay's times for
-    /// `schedule`: no lagged arcs, and a server-client schedule only when
+    /// `schedule` on `delay`: no network dynamics (a trace: rates change
+    /// over time, no recurrence), no lagged arcs, and a server-client schedule only when
     /// it is static and its centre is linked both ways to every client
     /// (the replay of a partial star waits for a count of uploads, not for
     /// given clients).
-    pub(crate) fn applies(schedule: &dyn OverlaySchedule) -> bool {
-        if schedule.max_lag() > 0 {
+    pub(crate) fn applies(schedule: &dyn OverlaySchedule, delay: &DelayModel) -> bool {
+        if delay.dynamics.is_some() || schedule.max_lag() > 0 {
             return false;
         }
         let o = schedule.round(0);
@@ -380,7 +381,7 @@ mod tests {
                 ));
             }
             for s in &scheds {
-                assert!(EventOrderRecurrence::applies(s.as_ref()));
+                assert!(EventOrderRecurrence::applies(s.as_ref(), &m));
                 for straggler in [Straggler::None, Straggler::LogNormal { sigma: 0.4 }] {
                     let mut ev = RoundStepper::new(
                         s.as_ref(),
@@ -417,7 +418,7 @@ mod tests {
         let u = load_underlay(Some("aws-north-america"), &LoadOptions::default()).unwrap();
         let m = NetworkSpec::default().delay_model(&u);
         let star = build_overlay(OverlayKind::Star, &u, &m, &BuildOptions::default()).unwrap();
-        assert!(EventOrderRecurrence::applies(&star));
+        assert!(EventOrderRecurrence::applies(&star, &m));
         let Protocol::ServerClient { center } = star.protocol else {
             panic!("STAR is server-client");
         };
@@ -431,13 +432,19 @@ mod tests {
                 .filter(|&arc| arc != (center, client)),
         );
         partial.protocol = star.protocol;
-        assert!(!EventOrderRecurrence::applies(&partial));
+        assert!(!EventOrderRecurrence::applies(&partial, &m));
         let ring = build_overlay(OverlayKind::Ring, &u, &m, &BuildOptions::default()).unwrap();
         let lagged =
             crate::graph::PeriodicSchedule::new("lagged", ring.silo_count(), vec![ring.clone()])
                 .and_then(|s| s.with_lags(vec![vec![1; ring.arc_count()]]))
                 .unwrap();
-        assert!(!EventOrderRecurrence::applies(&lagged));
-        assert!(EventOrderRecurrence::applies(&ring));
+        assert!(!EventOrderRecurrence::applies(&lagged, &m));
+        assert!(EventOrderRecurrence::applies(&ring, &m));
+        let mut traced = m.clone();
+        traced.dynamics = Some(std::sync::Arc::new(crate::dynamics::Dynamics::new(
+            m.silo_count(),
+            "t.csv",
+        )));
+        assert!(!EventOrderRecurrence::applies(&ring, &traced));
     }
 }
