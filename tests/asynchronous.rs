@@ -302,3 +302,39 @@ fn bad_options_are_clear_errors() {
     let e = buffered_async(&m, 0, 2, net().as_mut(), &opts(4)).unwrap_err();
     assert!(e.to_string().contains("buffer size 2"), "{e}");
 }
+
+/// Under a trace an asynchronous run follows the network: silo 1 of the
+/// pair is down from 5 to 105 ms, so its first computation (30 ms from 0)
+/// pauses for those 100 ms and ends at 130 ms; the static run's at 30 ms.
+#[test]
+fn asynchronous_runs_follow_a_trace() {
+    use fedtopo::dynamics::read::parse;
+    use fedtopo::placement::SiloPlacement;
+    let m = pair();
+    let g = "graph [ node [ id 1 label \"a\" ] node [ id 2 label \"b\" ]
+        edge [ source 1 target 2 distance 300 capacity 1e9 ] ]";
+    let u = Underlay::from_gml_str(g, "pair.gml", &LoadOptions::default()).unwrap();
+    let text = "time_s,target,value\n0.005,avail:b,down\n0.105,avail:b,up\n";
+    let d = parse(text, "t.csv", &u, &SiloPlacement::one_per_router(2)).unwrap();
+    let mut traced = m.clone();
+    traced.dynamics = Some(std::sync::Arc::new(d));
+    let line = Overlay::from_edges("line", 2, &[(0, 1)]);
+    for net in [NetworkKind::Maxplus, NetworkKind::Flow] {
+        let end_of_first = |model: &DelayModel| -> f64 {
+            let run = async_gossip(&line, model, net.build(model).as_mut(), &opts(4)).unwrap();
+            run.ops
+                .iter()
+                .find_map(|o| match o {
+                    AsyncOp::Compute { silo: 1, at_ms, .. } => Some(*at_ms),
+                    _ => None,
+                })
+                .unwrap()
+        };
+        assert!(close(end_of_first(&m), 30.0), "{net}");
+        assert!(
+            close(end_of_first(&traced), 130.0),
+            "{net}: {}",
+            end_of_first(&traced)
+        );
+    }
+}

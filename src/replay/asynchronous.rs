@@ -17,7 +17,9 @@
 //! `computations / N` rounds spends); computations and transfers under
 //! way then finish. Every model is [`crate::workload::Workload::model_bits`]
 //! bits; a silo's computation lasts `s * Tc(i)` ms
-//! ([`crate::delay::DelayModel::compute_round_ms`]).
+//! ([`crate::delay::DelayModel::compute_round_ms`]). Under a network trace
+//! ([`crate::dynamics`]) transfers follow the network model's changing
+//! rates and a computation pauses while its silo is down.
 
 pub mod buffered;
 pub mod gossip;

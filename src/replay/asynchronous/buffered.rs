@@ -72,7 +72,14 @@ impl Buffered<'_> {
 
     fn compute(&mut self, i: usize, link: &mut Link<'_, Ev>) {
         self.compute_start[i] = link.now();
-        link.schedule_in(self.model.compute_round_ms(i), Ev::Computed(i));
+        // Paused while a trace takes the silo down; never ends if it
+        // never comes back (the run then stalls).
+        let end = self
+            .model
+            .compute_end_ms(i, link.now(), self.model.compute_round_ms(i));
+        if end.is_finite() {
+            link.schedule_at(end, Ev::Computed(i));
+        }
     }
 
     fn arrived(&mut self, i: usize, link: &mut Link<'_, Ev>) {

@@ -69,7 +69,14 @@ impl Gossip<'_> {
         let s = &mut self.silos[i];
         s.state = State::Computing;
         s.compute_start = link.now();
-        link.schedule_in(self.model.compute_round_ms(i), i);
+        // Paused while a trace takes the silo down; never ends if it
+        // never comes back (the run then stalls, naming the silo).
+        let end = self
+            .model
+            .compute_end_ms(i, link.now(), self.model.compute_round_ms(i));
+        if end.is_finite() {
+            link.schedule_at(end, i);
+        }
     }
 
     fn begin_exchange(&mut self, a: usize, b: usize, link: &mut Link<'_, usize>) {
