@@ -59,6 +59,9 @@ pub enum EvalError {
     /// A build option out of its range (the message names it).
     #[error("{0}")]
     Options(String),
+    /// The asynchronous run could not be made.
+    #[error(transparent)]
+    Async(#[from] crate::replay::asynchronous::AsyncError),
     /// An option the overlay's shape does not support.
     #[error("{overlay}: {what} not supported for Clique Averaging replays")]
     Unsupported {
@@ -591,6 +594,49 @@ impl EvaluatedOverlay {
             options,
             on_round,
         )?)
+    }
+
+    /// Runs asynchronous protocol `protocol` on this overlay over
+    /// `network` ([`crate::replay::asynchronous`]): gossip on the overlay's
+    /// neighbours (a static overlay), buffered aggregation on `star` with
+    /// its centre as the server.
+    ///
+    /// # Errors
+    /// A schedule for gossip, another overlay than `star` (or Clique
+    /// Averaging) for buffered aggregation, or the run's own errors.
+    pub fn run_async(
+        &self,
+        protocol: crate::replay::asynchronous::AsyncProtocol,
+        model: &DelayModel,
+        network: &mut dyn NetworkModel,
+        options: &crate::replay::asynchronous::AsyncOptions,
+    ) -> Result<crate::replay::asynchronous::AsyncRun, EvalError> {
+        use crate::replay::asynchronous::{
+            buffered::buffered_async, gossip::async_gossip, AsyncProtocol,
+        };
+        let bad = |m: &str| EvalError::Options(format!("{protocol} on {}: {m}", self.name()));
+        if self.gradient_groups().is_some() {
+            return Err(bad("Clique Averaging is a synchronous protocol"));
+        }
+        Ok(match protocol {
+            AsyncProtocol::Gossip => {
+                let o = self.overlay().ok_or_else(|| {
+                    bad("asynchronous gossip needs a static overlay (not a schedule)")
+                })?;
+                async_gossip(o, model, network, options)?
+            }
+            AsyncProtocol::Buffered { .. } => {
+                let crate::graph::Protocol::ServerClient { center } =
+                    self.schedule().round(0).protocol
+                else {
+                    return Err(bad(
+                        "buffered aggregation runs on star (its centre is the server)",
+                    ));
+                };
+                let k = protocol.buffer_for(model.silo_count()).unwrap_or(1);
+                buffered_async(model, center, k, network, options)?
+            }
+        })
     }
 
     /// The round clock of a training run whose rounds are `rounds` (this

@@ -338,3 +338,78 @@ fn asynchronous_runs_follow_a_trace() {
         );
     }
 }
+
+/// `fedtopo simulate --protocol`: the library's runs, one row per overlay
+/// (JSON), and clear errors for the synchronous-only options.
+#[test]
+fn simulate_times_asynchronous_protocols() {
+    let bin = env!("CARGO_BIN_EXE_fedtopo");
+    let run = |args: &[&str]| std::process::Command::new(bin).args(args).output().unwrap();
+    let o = run(&[
+        "simulate",
+        "aws-gaia",
+        "--overlays",
+        "ring,star",
+        "--protocol",
+        "async-gossip",
+        "--network",
+        "flow",
+        "--rounds",
+        "5",
+        "--seed",
+        "3",
+        "--format",
+        "json",
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let doc: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let u = load_underlay(Some("aws-gaia"), &LoadOptions::default()).unwrap();
+    let m = NetworkSpec::default().build(&u).unwrap();
+    let n = m.silo_count();
+    let ring = build_overlay(
+        OverlayKind::Ring,
+        &u,
+        &m,
+        &BuildOptions {
+            seed: 3,
+            ..BuildOptions::default()
+        },
+    )
+    .unwrap();
+    let want = async_gossip(
+        &ring,
+        &m,
+        NetworkKind::Flow.build(&m).as_mut(),
+        &AsyncOptions {
+            computations: 5 * n as u64,
+            seed: 3,
+        },
+    )
+    .unwrap();
+    let row = &doc["rows"][0];
+    assert_eq!(row["overlay"], "ring");
+    assert_eq!(row["makespan_ms"].as_f64().unwrap(), want.makespan_ms);
+    assert_eq!(row["transfers"].as_u64().unwrap(), want.transfers);
+    assert_eq!(doc["rows"][1]["overlay"], "star");
+    for (extra, what) in [
+        (&["--breakdown", "/tmp/x.csv"][..], "--breakdown"),
+        (&["--straggler", "lognormal:0.5"][..], "--straggler"),
+    ] {
+        let mut args = vec![
+            "simulate",
+            "aws-gaia",
+            "--protocol",
+            "fedbuff",
+            "--overlays",
+            "star",
+        ];
+        args.extend_from_slice(extra);
+        let o = run(&args);
+        assert!(!o.status.success());
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(
+            err.contains(&format!("{what} is for synchronous rounds")),
+            "{err}"
+        );
+    }
+}

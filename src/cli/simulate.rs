@@ -96,6 +96,14 @@ pub struct SimulateArgs {
     timeline_from: u64,
     #[command(flatten)]
     dcliques: super::dcliques::DCliquesArgs,
+    /// Protocol: `sync` (rounds) or an asynchronous one, `async-gossip`
+    /// (each silo averages with a random neighbour of the overlay as soon
+    /// as both are free) or `fedbuff[:K]` (buffered aggregation at the STAR
+    /// centre, on `star`), run for the computations of --rounds rounds
+    /// (rounds x N). Prints each run's computations, transfers and
+    /// makespan (`fedtopo train --protocol` trains with them).
+    #[arg(long, default_value = "sync")]
+    protocol: String,
     /// Also write DIR/report.html: one self-contained page (no network
     /// needed to view it) with the summary table, the rounds-completed
     /// curves, every overlay's round timeline and map, and the network.
@@ -154,6 +162,9 @@ pub fn run(a: SimulateArgs) -> Result<()> {
         .map_err(|e| anyhow::anyhow!("--rounds {}: {e}", a.rounds))?;
     let straggler = parse_straggler(&a.straggler)?;
     let kinds = parse_overlay_list(&a.overlays)?;
+    if a.protocol.trim() != "sync" {
+        return run_async(&a, &kinds);
+    }
     let failures = super::args::failures(&a.failures)?;
     let setup = Setup::load_dynamic(&a.underlay, &a.network, &a.placement)?;
     let Setup {
@@ -405,6 +416,93 @@ pub fn run(a: SimulateArgs) -> Result<()> {
                 Err(e) => eprintln!("note: no round timeline: {e}"),
             }
         }
+    }
+    Ok(())
+}
+
+/// `simulate --protocol async-gossip|fedbuff[:K]`: the asynchronous runs'
+/// timing, one row per overlay.
+fn run_async(a: &SimulateArgs, kinds: &[fedtopo::overlay::build::OverlayKind]) -> Result<()> {
+    use fedtopo::replay::asynchronous::{AsyncOptions, AsyncProtocol};
+    let protocol: AsyncProtocol = a
+        .protocol
+        .parse()
+        .map_err(|e: String| anyhow::anyhow!("--{e}"))?;
+    for (given, what) in [
+        (a.breakdown.is_some(), "--breakdown"),
+        (a.log.is_some(), "--log"),
+        (a.out.is_some(), "--out"),
+        (a.report.is_some(), "--report"),
+        (a.straggler.trim() != "none", "--straggler"),
+        (a.failures.trim() != "none", "--failures"),
+    ] {
+        if given {
+            bail!("{what} is for synchronous rounds, not --protocol {protocol}");
+        }
+    }
+    let Setup {
+        underlay, model, ..
+    } = Setup::load_dynamic(&a.underlay, &a.network, &a.placement)?;
+    let n = model.silo_count();
+    let options = BuildOptions {
+        center: center_policy_at(&a.center.center, &underlay, model.connectivity.placement())?,
+        seed: a.seed,
+        dcliques: a.dcliques.build()?,
+        ..BuildOptions::default()
+    };
+    let run_options = AsyncOptions {
+        computations: a.rounds.saturating_mul(n as u64),
+        seed: a.seed,
+    };
+    let mut t = Table::new([
+        "overlay",
+        "protocol",
+        "network",
+        "computations",
+        "per silo (min..max)",
+        "transfers",
+        "makespan (ms)",
+        "ms per N computations",
+        "unapplied updates",
+    ]);
+    let mut rows = Vec::new();
+    for &kind in kinds {
+        let overlay = EvaluatedOverlay::build(kind, &underlay, &model, &options)?;
+        let mut net = a.network_model.build(&model);
+        let r = overlay.run_async(protocol, &model, net.as_mut(), &run_options)?;
+        let total: u64 = r.computations.iter().sum();
+        let (lo, hi) = (
+            r.computations.iter().min().copied().unwrap_or(0),
+            r.computations.iter().max().copied().unwrap_or(0),
+        );
+        let per_round = r.makespan_ms / (total as f64 / n as f64).max(f64::MIN_POSITIVE);
+        t.row([
+            kind.to_string(),
+            r.protocol.clone(),
+            r.network.clone(),
+            total.to_string(),
+            format!("{lo}..{hi}"),
+            r.transfers.to_string(),
+            format!("{:.1}", r.makespan_ms),
+            format!("{per_round:.1}"),
+            r.unapplied_updates.to_string(),
+        ]);
+        rows.push(serde_json::json!({
+            "overlay": kind.to_string(),
+            "protocol": r.protocol,
+            "network": r.network,
+            "computations": r.computations,
+            "transfers": r.transfers,
+            "events": r.events,
+            "makespan_ms": r.makespan_ms,
+            "ms_per_n_computations": per_round,
+            "unapplied_updates": r.unapplied_updates,
+        }));
+    }
+    match a.format {
+        OutputFormat::Table => outln!("{}", t.to_terminal()),
+        OutputFormat::Csv => out!("{}", t.to_csv()),
+        OutputFormat::Json => out!("{}", render_json(&serde_json::json!({ "rows": rows }))),
     }
     Ok(())
 }

@@ -16,8 +16,6 @@ use crate::network::NetworkKind;
 use crate::overlay::build::{BuildOptions, OverlayKind};
 use crate::overlay::failures::FailureSpec;
 use crate::overlay::Protocol;
-use crate::replay::asynchronous::buffered::buffered_async;
-use crate::replay::asynchronous::gossip::async_gossip;
 use crate::replay::asynchronous::{AsyncOptions, AsyncProtocol, AsyncRun};
 use crate::replay::breakdown::Breakdown;
 use crate::replay::clock::RecordingClock;
@@ -240,36 +238,15 @@ impl Session<'_> {
         }
         let overlay = EvaluatedOverlay::build(kind, self.underlay, self.model, self.options)
             .map_err(|e| bad(e.to_string()))?;
-        if overlay.gradient_groups().is_some() {
-            return Err(bad("Clique Averaging is a synchronous protocol".into()));
-        }
         let n = self.model.silo_count();
         let options = AsyncOptions {
             computations: rounds.saturating_mul(n as u64),
             seed: self.config.seed,
         };
         let mut net = self.network.build(self.model);
-        let run = match protocol {
-            AsyncProtocol::Gossip => {
-                let o = overlay.overlay().ok_or_else(|| {
-                    bad("asynchronous gossip needs a static overlay (not a schedule)".into())
-                })?;
-                async_gossip(o, self.model, net.as_mut(), &options)
-            }
-            AsyncProtocol::Buffered { .. } => {
-                let center = match overlay.schedule().round(0).protocol {
-                    Protocol::ServerClient { center } => center,
-                    Protocol::Gossip => {
-                        return Err(bad(
-                            "buffered aggregation runs on star (its centre is the server)".into(),
-                        ))
-                    }
-                };
-                let k = protocol.buffer_for(n).unwrap_or(1);
-                buffered_async(self.model, center, k, net.as_mut(), &options)
-            }
-        }
-        .map_err(|e| bad(e.to_string()))?;
+        let run = overlay
+            .run_async(protocol, self.model, net.as_mut(), &options)
+            .map_err(|e| TrainError::Config(e.to_string()))?;
         let mut trainer = Trainer::new(self.config.clone(), self.data)?;
         let records = train_async(&mut trainer, &run, opts)?;
         Ok(AsyncTrained { records, run })
