@@ -10,7 +10,7 @@
 //! line predicts below its bound ([`RoundsPredictor::fit_censored`]).
 //!
 //! Runs come from a `fedtopo train` summary.csv ([`read_summary`]) or from
-//! [`super::verify`]; both pass [`validate_runs`], the one check of
+//! `super::verify` (feature `train`); both pass [`validate_runs`], the one check of
 //! measured values (finite, non-negative, one run per candidate).
 
 use std::path::Path;
@@ -284,7 +284,7 @@ pub fn matches(candidate: &Candidate, overlay: &str) -> bool {
     candidate.names().any(|n| candidate_stem(n) == stem)
 }
 
-/// Records measured runs on the candidates they designate ([`matches`]):
+/// Records measured runs on the candidates they designate ([`matches`](fn@matches)):
 /// rounds and time to the target, or the rounds tried when the target was
 /// not reached. Returns the indices of the candidates measured, in the
 /// runs' order, and the names of the runs that match no candidate.

@@ -1,7 +1,7 @@
 //! Overlay design beyond the throughput paper: overlays chosen for the
 //! time to a target, cycle time *and* mixing.
 //!
-//! * [`augment`]: add arcs to a designed overlay (ring-opt, delta-MBST),
+//! * [`augment`](mod@augment): add arcs to a designed overlay (ring-opt, delta-MBST),
 //!   best mixing gain first, while the cycle time does not grow (the
 //!   paper's future work, \[Marfoq20\] Sec. 6), and the Pareto front of
 //!   cycle time against mixing;
@@ -14,7 +14,7 @@
 //!   censored runs, shipped fitted on `experiments/design` ([`fitted`]);
 //! * [`calibrate`]: measured runs (reached or censored) fit the rounds
 //!   predictor; the measured winner and its ties;
-//! * [`verify`] (feature `train`): probe runs, calibration and full runs
+//! * `verify` (feature `train`): probe runs, calibration and full runs
 //!   of the top candidates on the designed network.
 
 pub mod arc_scores;

@@ -24,7 +24,7 @@
 //! Candidates: the requested kinds (paper overlays, MATCHA, random,
 //! modern families, files), each with its default weights; every
 //! undirected static one also with fastest-mixing weights (\[Boyd04\]);
-//! and the arc-augmented ring-opt and delta-MBST ([`super::augment`],
+//! and the arc-augmented ring-opt and delta-MBST ([`super::augment`](mod@super::augment),
 //! tolerance 0), with default weights.
 
 use serde::Serialize;

@@ -117,7 +117,7 @@ pub fn symmetric_eigenvalues(m: &DMatrix<f64>) -> Result<DVector<f64>, SpectrumE
 /// double-shift QR iteration of a real Schur decomposition, in at most
 /// [`qr_iterations`] QR iterations.
 ///
-/// From 3 x 3 up the eigenvalues only ([`super::francis`]: no Schur
+/// From 3 x 3 up the eigenvalues only (`super::francis`: no Schur
 /// vectors, only the active block updated), bit for bit the eigenvalues
 /// of nalgebra's `Schur::try_new(m, f64::EPSILON, qr_iterations(n))`
 /// and failing exactly when it fails; smaller (and zero) matrices by

@@ -10,7 +10,7 @@
 //! `theta_i <- theta_i - lr g_i` (or with momentum `v_i = mu v_i + g_i`,
 //! buffer local) and model averaging over all neighbours with `W`.
 //! In the batched trainer the gradient mixing is one `G x grad` product per
-//! parameter ([`crate::train::trainer::Trainer::set_clique_averaging`]).
+//! parameter (`crate::train::trainer::Trainer::set_clique_averaging`, feature `train`).
 
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;

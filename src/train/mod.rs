@@ -15,13 +15,13 @@
 //!   initialisation gain (\[BadieModiri24\]).
 //!
 //! With the `train` feature (libtorch via tch, `scripts/libtorch.sh`):
-//! * [`model`]: batched models (logreg, MLP, LeNet, GN-LeNet).
-//! * [`optim`]: SGD with momentum, Adam; constant or `1/sqrt(round)` rate.
-//! * [`trainer`]: DPASGD (\[Marfoq20\] eq. 2) on all silos as one tensor program.
-//! * [`checkpoint`]: resumable runs with atomic outputs.
-//! * [`session`]: one overlay's run on a network (shared by the CLI and
+//! * `model`: batched models (logreg, MLP, LeNet, GN-LeNet).
+//! * `optim`: SGD with momentum, Adam; constant or `1/sqrt(round)` rate.
+//! * `trainer`: DPASGD (\[Marfoq20\] eq. 2) on all silos as one tensor program.
+//! * `checkpoint`: resumable runs with atomic outputs.
+//! * `session`: one overlay's run on a network (shared by the CLI and
 //!   experiment files).
-//! * [`asynchronous`]: asynchronous gossip and buffered aggregation's
+//! * `asynchronous`: asynchronous gossip and buffered aggregation's
 //!   model updates, applied in the order the event engine ran them.
 
 pub mod clique_averaging;

@@ -135,7 +135,7 @@ fn blossom(
 
 /// An approximate minimum-weight perfect matching of the complete graph on
 /// `nodes` (an even number of distinct indices into the symmetric `s`), for
-/// sets too large for [`min_weight_perfect_matching`]: the exact blossom
+/// sets too large for `min_weight_perfect_matching`: the exact blossom
 /// matching (maximum cardinality, then minimum weight) of the sparse graph
 /// joining every node to its [`MATCHING_CANDIDATES`] nearest others (ties
 /// by lower index), then the nodes it leaves unmatched paired greedily

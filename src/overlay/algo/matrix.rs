@@ -190,7 +190,7 @@ impl DenseMatrix {
 
     /// [`Self::symmetrized`] in place (the same values, no second `n x n`
     /// matrix: 800 MB at 10,000 silos). The pairs are visited in square
-    /// tiles of [`TILE`] x [`TILE`] entries, so the transposed reads stay
+    /// tiles of `TILE` x `TILE` entries, so the transposed reads stay
     /// in cache (issue 28: a column walk misses it on every entry).
     pub fn symmetrize(&mut self) {
         let n = self.n;

@@ -4,7 +4,7 @@
 //!
 //! Start `k` relabels the silos by [`start_permutation`]`(n, k)` (start 0 is
 //! the identity, start 1 the reversed order, later ones fixed-seed shuffles)
-//! and, on the relabelled view, improves ([`improve_tree`]) the winner of
+//! and, on the relabelled view, improves (`improve_tree`) the winner of
 //! [`best_candidate`]; up to [`IMPROVE_ALL_MAX_SILOS`] silos it also improves
 //! every other candidate of [`sweep_candidates`] (a candidate that loses
 //! before the improvement can win after it). The start keeps the fastest

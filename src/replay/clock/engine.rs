@@ -16,7 +16,7 @@ use crate::units::Ms;
 ///
 /// On the `maxplus` network the replay's times are a max-plus recurrence
 /// evaluated in the engine's own floating-point order, and the clock
-/// computes them that way ([`super::recurrence`]): the same times bit for
+/// computes them that way (`recurrence`): the same times bit for
 /// bit (tested), one addition per arc instead of a heap operation per
 /// event. Schedules the recurrence does not cover (lagged arcs, partial
 /// stars) and [`Self::event_driven`] clocks run the events.
