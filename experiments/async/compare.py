@@ -13,7 +13,7 @@ def cells(family):
     rows = list(csv.DictReader(open(os.path.join(HERE, family, "summary.csv"))))
     out = {}
     for r in rows:
-        key = (r["partition"], "heterogeneous" if r["silos_csv"] else "homogeneous")
+        key = (r["access"], r["partition"], "heterogeneous" if r["silos_csv"] else "homogeneous")
         out.setdefault(key, {})[r["protocol"]] = r
     return out
 
@@ -45,11 +45,11 @@ def verdict(s, a):
     return "tie within seeds (async %.2fx)" % ratio
 
 
-print("| family | partition | silos | sync: time to acc 0.7 | async: time to acc 0.7 | ms per round (sync / async) | winner |")
-print("|---|---|---|---|---|---|---|")
+print("| family | access | partition | silos | sync: time to acc 0.7 | async: time to acc 0.7 | ms per round (sync / async) | winner |")
+print("|---|---|---|---|---|---|---|---|")
 for family, asyn in [("star", "fedbuff:10"), ("ring-opt", "async-gossip")]:
-    for (part, silos), by in sorted(cells(family).items()):
+    for (access, part, silos), by in sorted(cells(family).items(), key=lambda kv: (kv[0][0] != "1G", kv[0])):
         s, a = by["sync"], by[asyn]
-        print("| %s: sync vs %s | %s | %s | %s | %s | %.0f / %.0f | %s |" % (
-            family, asyn, part, silos, fmt(s), fmt(a),
+        print("| %s: sync vs %s | %s | %s | %s | %s | %s | %.0f / %.0f | %s |" % (
+            family, asyn, access, part, silos, fmt(s), fmt(a),
             float(s["ms_per_round_mean"]), float(a["ms_per_round_mean"]), verdict(s, a)))
