@@ -616,3 +616,13 @@ mod tests {
         assert!(none.n.spec(None).unwrap().trace.is_none());
     }
 }
+
+/// `--protocol`: `sync` (`None`: synchronous rounds) or an asynchronous
+/// protocol ([`fedtopo::replay::asynchronous::AsyncProtocol::parse_choice`]).
+#[derive(Debug, Clone, Copy)]
+pub struct ProtocolArg(pub Option<fedtopo::replay::asynchronous::AsyncProtocol>);
+
+/// Parses `--protocol`.
+pub fn protocol(s: &str) -> Result<ProtocolArg, String> {
+    fedtopo::replay::asynchronous::AsyncProtocol::parse_choice(s).map(ProtocolArg)
+}

@@ -102,8 +102,8 @@ pub struct SimulateArgs {
     /// centre, on `star`), run for the computations of --rounds rounds
     /// (rounds x N). Prints each run's computations, transfers and
     /// makespan (`fedtopo train --protocol` trains with them).
-    #[arg(long, default_value = "sync")]
-    protocol: String,
+    #[arg(long, default_value = "sync", value_parser = super::args::protocol)]
+    protocol: super::args::ProtocolArg,
     /// Also write DIR/report.html: one self-contained page (no network
     /// needed to view it) with the summary table, the rounds-completed
     /// curves, every overlay's round timeline and map, and the network.
@@ -162,8 +162,8 @@ pub fn run(a: SimulateArgs) -> Result<()> {
         .map_err(|e| anyhow::anyhow!("--rounds {}: {e}", a.rounds))?;
     let straggler = parse_straggler(&a.straggler)?;
     let kinds = parse_overlay_list(&a.overlays)?;
-    if a.protocol.trim() != "sync" {
-        return run_async(&a, &kinds);
+    if let Some(protocol) = a.protocol.0 {
+        return run_async(&a, protocol, &kinds);
     }
     let failures = super::args::failures(&a.failures)?;
     let setup = Setup::load_dynamic(&a.underlay, &a.network, &a.placement)?;
@@ -174,16 +174,7 @@ pub fn run(a: SimulateArgs) -> Result<()> {
     } = setup;
     fedtopo::replay::check_rounds(a.rounds, model.silo_count())
         .map_err(|e| anyhow::anyhow!("--rounds {}: {e}", a.rounds))?;
-    let options = BuildOptions {
-        center: center_policy_at(&a.center.center, &underlay, model.connectivity.placement())?,
-        seed: a.seed,
-        matcha: fedtopo::overlay::matcha::MatchaOptions {
-            seed: a.seed,
-            ..Default::default()
-        },
-        dcliques: a.dcliques.build()?,
-        ..BuildOptions::default()
-    };
+    let options = build_options(&a, &underlay, &model)?;
     let pictures = a.out.is_some() || a.report.is_some();
     if pictures && a.timeline_from >= a.rounds {
         bail!(
@@ -420,14 +411,32 @@ pub fn run(a: SimulateArgs) -> Result<()> {
     Ok(())
 }
 
+/// The overlays' build options: centre, seeds (MATCHA's too), D-Cliques.
+fn build_options(
+    a: &SimulateArgs,
+    underlay: &fedtopo::underlay::Underlay,
+    model: &fedtopo::delay::DelayModel,
+) -> Result<BuildOptions> {
+    Ok(BuildOptions {
+        center: center_policy_at(&a.center.center, underlay, model.connectivity.placement())?,
+        seed: a.seed,
+        matcha: fedtopo::overlay::matcha::MatchaOptions {
+            seed: a.seed,
+            ..Default::default()
+        },
+        dcliques: a.dcliques.build()?,
+        ..BuildOptions::default()
+    })
+}
+
 /// `simulate --protocol async-gossip|fedbuff[:K]`: the asynchronous runs'
 /// timing, one row per overlay.
-fn run_async(a: &SimulateArgs, kinds: &[fedtopo::overlay::build::OverlayKind]) -> Result<()> {
-    use fedtopo::replay::asynchronous::{AsyncOptions, AsyncProtocol};
-    let protocol: AsyncProtocol = a
-        .protocol
-        .parse()
-        .map_err(|e: String| anyhow::anyhow!("--{e}"))?;
+fn run_async(
+    a: &SimulateArgs,
+    protocol: fedtopo::replay::asynchronous::AsyncProtocol,
+    kinds: &[fedtopo::overlay::build::OverlayKind],
+) -> Result<()> {
+    use fedtopo::replay::asynchronous::AsyncOptions;
     for (given, what) in [
         (a.breakdown.is_some(), "--breakdown"),
         (a.log.is_some(), "--log"),
@@ -444,12 +453,7 @@ fn run_async(a: &SimulateArgs, kinds: &[fedtopo::overlay::build::OverlayKind]) -
         underlay, model, ..
     } = Setup::load_dynamic(&a.underlay, &a.network, &a.placement)?;
     let n = model.silo_count();
-    let options = BuildOptions {
-        center: center_policy_at(&a.center.center, &underlay, model.connectivity.placement())?,
-        seed: a.seed,
-        dcliques: a.dcliques.build()?,
-        ..BuildOptions::default()
-    };
+    let options = build_options(a, &underlay, &model)?;
     let run_options = AsyncOptions {
         computations: a.rounds.saturating_mul(n as u64),
         seed: a.seed,

@@ -9,7 +9,6 @@ use clap::Args;
 
 use fedtopo::overlay::build::{parse_overlay_list, BuildOptions};
 use fedtopo::overlay::matcha::MatchaOptions;
-use fedtopo::replay::asynchronous::AsyncProtocol;
 use fedtopo::report::breakdown::{
     breakdown_file_text, breakdown_summaries, breakdown_table, BreakdownRun,
 };
@@ -66,8 +65,8 @@ pub struct TrainArgs {
     /// runs spend the computations of --rounds rounds (rounds x N), are
     /// evaluated every --eval-every x N computations and are not
     /// checkpointed.
-    #[arg(long, default_value = "sync", value_parser = parse_protocol)]
-    protocol: ProtocolArg,
+    #[arg(long, default_value = "sync", value_parser = super::args::protocol)]
+    protocol: super::args::ProtocolArg,
     /// Write where every round's time went to FILE, as `simulate
     /// --breakdown` (CSV of every silo-round: compute, transfer and waiting
     /// time, ms, and the silo whose model it waited for; JSON when FILE
@@ -77,18 +76,6 @@ pub struct TrainArgs {
     breakdown: Option<PathBuf>,
     #[command(flatten)]
     dcliques: super::dcliques::DCliquesArgs,
-}
-
-/// `--protocol`: `sync` (None) or an asynchronous protocol.
-#[derive(Debug, Clone, Copy)]
-struct ProtocolArg(Option<AsyncProtocol>);
-
-fn parse_protocol(s: &str) -> Result<ProtocolArg, String> {
-    if s.trim() == "sync" {
-        Ok(ProtocolArg(None))
-    } else {
-        s.parse().map(|p| ProtocolArg(Some(p)))
-    }
 }
 
 /// States the partition used (stderr), and writes it to `OUT/partition.csv`

@@ -360,13 +360,10 @@ fn train_job(
         stop_at: None,
     };
     let breakdown = job.has("breakdown") && job.get("breakdown").trim() == "true";
-    let protocol = match job.get("protocol").trim() {
-        "" | "sync" => None,
-        other => Some(
-            other
-                .parse::<crate::replay::asynchronous::AsyncProtocol>()
-                .map_err(f)?,
-        ),
+    let protocol = if job.has("protocol") {
+        crate::replay::asynchronous::AsyncProtocol::parse_choice(job.get("protocol")).map_err(f)?
+    } else {
+        None
     };
     let (records, recorded) = match protocol {
         Some(protocol) => {

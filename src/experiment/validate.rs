@@ -235,10 +235,8 @@ fn check_kind_axes(jobs: &[Job], problems: &mut Problems) {
         }
     }
     for value in distinct(jobs, "protocol") {
-        if value.trim() != "sync" {
-            if let Err(e) = value.parse::<crate::replay::asynchronous::AsyncProtocol>() {
-                problems.add(e);
-            }
+        if let Err(e) = crate::replay::asynchronous::AsyncProtocol::parse_choice(value) {
+            problems.add(e);
         }
     }
     let whole = |v: &str, min: u64| v.trim().parse::<u64>().is_ok_and(|n| n >= min);

@@ -122,6 +122,19 @@ pub enum AsyncProtocol {
 }
 
 impl AsyncProtocol {
+    /// Parses a protocol choice: `sync` (`None`: synchronous rounds) or an
+    /// asynchronous protocol (the CLI's `--protocol`, experiment files'
+    /// `protocol` axis).
+    ///
+    /// # Errors
+    /// Anything else, with the accepted spellings.
+    pub fn parse_choice(s: &str) -> Result<Option<AsyncProtocol>, String> {
+        match s.trim() {
+            "sync" => Ok(None),
+            other => other.parse().map(Some),
+        }
+    }
+
     /// The buffer size for `n` silos.
     pub fn buffer_for(&self, n: usize) -> Option<usize> {
         match self {
@@ -212,6 +225,21 @@ pub enum AsyncError {
         /// What was left.
         what: String,
     },
+}
+
+/// Runs `protocol` over `network` to the end; the protocol back, with the
+/// run's counters (events, network name, network counters).
+fn run_to_end<P>(
+    protocol: P,
+    network: &mut dyn crate::network::NetworkModel,
+) -> Result<(P, u64, &'static str, NetworkStats), AsyncError>
+where
+    P: super::harness::EventProtocol<Stall = AsyncError>,
+{
+    let mut h = super::harness::Harness::new(protocol, network);
+    h.run_to_end()?;
+    let (events, name, stats) = (h.events(), h.network_name(), h.network_stats());
+    Ok((h.into_protocol(), events, name, stats))
 }
 
 /// Most computations one run may start (the log holds a few operations per

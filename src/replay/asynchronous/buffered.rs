@@ -19,7 +19,7 @@
 use super::{check_options, AsyncError, AsyncOp, AsyncOptions, AsyncRun};
 use crate::delay::DelayModel;
 use crate::network::{NetworkModel, Transfer};
-use crate::replay::harness::{EventProtocol, Harness, Link};
+use crate::replay::harness::{EventProtocol, Link};
 use crate::units::Ms;
 
 #[derive(Debug, Clone, Copy)]
@@ -207,10 +207,7 @@ pub fn buffered_async(
         transfers: 0,
         ops: Vec::new(),
     };
-    let mut h = Harness::new(protocol, network);
-    h.run_to_end()?;
-    let (events, network_name, stats) = (h.events(), h.network_name(), h.network_stats());
-    let p = h.into_protocol();
+    let (p, events, network_name, stats) = super::run_to_end(protocol, network)?;
     Ok(AsyncRun {
         protocol: format!("fedbuff:{buffer}"),
         network: network_name.into(),

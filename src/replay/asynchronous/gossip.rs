@@ -22,7 +22,7 @@ use super::{check_options, AsyncError, AsyncOp, AsyncOptions, AsyncRun};
 use crate::delay::DelayModel;
 use crate::graph::Overlay;
 use crate::network::{NetworkModel, Transfer};
-use crate::replay::harness::{EventProtocol, Harness, Link};
+use crate::replay::harness::{EventProtocol, Link};
 use crate::units::Ms;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -281,10 +281,7 @@ pub fn async_gossip(
         transfers: 0,
         ops: Vec::new(),
     };
-    let mut h = Harness::new(protocol, network);
-    h.run_to_end()?;
-    let (events, network_name, stats) = (h.events(), h.network_name(), h.network_stats());
-    let p = h.into_protocol();
+    let (p, events, network_name, stats) = super::run_to_end(protocol, network)?;
     Ok(AsyncRun {
         protocol: "async-gossip".into(),
         network: network_name.into(),
