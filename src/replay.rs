@@ -191,6 +191,10 @@ pub enum ReplayError {
         /// The lowest round a silo is stuck in.
         round: u64,
     },
+    /// Something an availability policy other than `wait` does not cover
+    /// ([`churn`]).
+    #[error("{0}")]
+    Churn(String),
     /// A breakdown of more silo-rounds than [`breakdown::MAX_BREAKDOWN_ROWS`].
     #[error(
         "a time breakdown of {rounds} rounds x {silos} silos is {rows} silo-rounds, more than \
@@ -231,6 +235,20 @@ pub struct ReplayResult {
     /// Where every silo's rounds went, when asked for
     /// ([`ReplayOptions::breakdown`]; gossip and STAR replays).
     pub breakdown: Option<Breakdown>,
+    /// What churn did, under an availability policy other than `wait`
+    /// ([`churn`]).
+    pub churn: Option<ChurnSummary>,
+}
+
+/// A replay's churn, under an availability policy other than `wait`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ChurnSummary {
+    /// The policy (`skip`, `timeout:500`).
+    pub policy: String,
+    /// Its counters.
+    pub stats: ChurnStats,
+    /// Silo-rounds absent over the rounds `0..K`.
+    pub silo_rounds_absent: u64,
 }
 
 impl ReplayResult {
@@ -307,6 +325,7 @@ pub fn replay_with_progress(
 
 pub mod asynchronous;
 pub mod breakdown;
+pub mod churn;
 pub mod clock;
 pub mod harness;
 mod round;
@@ -314,6 +333,7 @@ mod stepper;
 pub mod trace;
 pub mod two_phase;
 pub use breakdown::{Breakdown, SiloRound};
+pub use churn::{ChurnStats, RoundParticipation};
 pub use stepper::RoundStepper;
 pub use trace::{RoundTrace, TraceWindow};
 

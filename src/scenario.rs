@@ -79,7 +79,7 @@ pub struct KnobError {
 
 /// The network knobs: `(key, default, what it accepts)`. An empty default
 /// means "not set" (the preset's value, or no file).
-pub const NETWORK_KNOBS: [(&str, &str, &str); 14] = [
+pub const NETWORK_KNOBS: [(&str, &str, &str); 15] = [
     (
         "workload",
         "inaturalist",
@@ -137,6 +137,11 @@ pub const NETWORK_KNOBS: [(&str, &str, &str); 14] = [
         "trace",
         "",
         "a CSV file of bandwidth, latency and availability changes (time_s,target,value)",
+    ),
+    (
+        "availability",
+        "wait",
+        "wait, skip, or timeout:MS (a time out in ms > 0 such as timeout:500); skip and timeout need a trace",
     ),
 ];
 
@@ -252,6 +257,10 @@ pub struct NetworkSpec {
     /// availability changes ([`crate::dynamics::read`]), applied last by
     /// [`Self::build`].
     pub trace: Option<PathBuf>,
+    /// What synchronous rounds do about a silo the trace sets down
+    /// ([`crate::dynamics::AvailabilityPolicy`]; not `Wait` only with a
+    /// trace).
+    pub availability: crate::dynamics::AvailabilityPolicy,
 }
 
 impl Default for NetworkSpec {
@@ -265,6 +274,7 @@ impl Default for NetworkSpec {
             silos_csv: None,
             placement: PlacementSpec::OnePerRouter,
             trace: None,
+            availability: crate::dynamics::AvailabilityPolicy::Wait,
         }
     }
 }
@@ -350,6 +360,16 @@ impl NetworkSpec {
         let silos_csv = get("silos_csv");
         let links_csv = get("links_csv");
         let trace = get("trace");
+        let availability = get("availability");
+        let policy = availability.parse(crate::dynamics::AvailabilityPolicy::parse)?;
+        if policy != crate::dynamics::AvailabilityPolicy::Wait && !trace.given {
+            return Err(KnobError {
+                key: "availability",
+                value: availability.text.to_string(),
+                expected: "wait without a trace: skip and timeout apply to the silos a trace \
+                           (trace, --trace) sets down",
+            });
+        }
         Ok(NetworkSpec {
             connectivity: ConnectivityOptions {
                 model,
@@ -363,6 +383,7 @@ impl NetworkSpec {
             silos_csv: silos_csv.given.then(|| PathBuf::from(silos_csv.text)),
             placement,
             trace: trace.given.then(|| PathBuf::from(trace.text)),
+            availability: policy,
         })
     }
 
@@ -457,7 +478,8 @@ impl NetworkSpec {
         }
         if let Some(path) = &self.trace {
             let placement = model.connectivity.placement().clone();
-            let d = crate::dynamics::read::read(path, underlay, &placement)?;
+            let mut d = crate::dynamics::read::read(path, underlay, &placement)?;
+            d.policy = self.availability;
             check_traced_capacities(&d, &model, &placement.labels(underlay), path)?;
             model.dynamics = Some(std::sync::Arc::new(d));
         }

@@ -19,8 +19,9 @@
 //! * `avail:SILO`: the silo is `up` or `down`. A silo that is down neither
 //!   computes (its local steps pause and resume when it is back up) nor
 //!   sends nor receives (its access capacities are 0 while it is down;
-//!   bits already propagating still arrive). Synchronous rounds wait for it
-//!   ([`AvailabilityPolicy::Wait`], the only policy so far).
+//!   bits already propagating still arrive). What synchronous rounds do
+//!   about it is the [`AvailabilityPolicy`]: wait for it (the default),
+//!   skip it, or time out ([`crate::replay::churn`] has the rules).
 //!
 //! How the network models use a trace:
 //!
@@ -49,13 +50,53 @@ use crate::units::{BitsPerSec, Ms};
 pub use read::{TraceTarget, MAX_TRACE_ROWS};
 pub use series::{send_ms, Series};
 
-/// What a synchronous round does about a silo that is down: wait for it
-/// (the only policy so far; timeouts and skipping are planned).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+/// What a synchronous round does about a silo that is down (the rules in
+/// [`crate::replay::churn`]).
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub enum AvailabilityPolicy {
     /// Rounds wait until every silo they need is back up.
     #[default]
     Wait,
+    /// A failure detector: a silo does not wait for an in-neighbour that is
+    /// down (nor send to one); the round's averaging weights are
+    /// re-normalised over the models it has, and the missing silo, once
+    /// back up, rejoins from its neighbours' model.
+    Skip,
+    /// No failure detector: a silo waits at most this long (ms) after its
+    /// local steps for the round's models, then averages the ones it has
+    /// (re-normalised); late models are dropped. A silo that was down when
+    /// it was given up on rejoins from its neighbours' model.
+    Timeout(Ms),
+}
+
+impl AvailabilityPolicy {
+    /// What the `availability` knob accepts.
+    pub const EXPECTED: &'static str =
+        "wait, skip, or timeout:MS (a time out in ms > 0 such as timeout:500)";
+
+    /// Parses `wait`, `skip` or `timeout:MS`.
+    pub fn parse(text: &str) -> Option<AvailabilityPolicy> {
+        let t = text.trim();
+        match t {
+            "wait" => Some(AvailabilityPolicy::Wait),
+            "skip" => Some(AvailabilityPolicy::Skip),
+            _ => {
+                let ms = t.strip_prefix("timeout:")?.trim();
+                let ms = ms.strip_suffix("ms").unwrap_or(ms).trim();
+                let ms: Ms = ms.parse().ok()?;
+                (ms.is_finite() && ms > 0.0 && ms <= 1e12).then_some(AvailabilityPolicy::Timeout(ms))
+            }
+        }
+    }
+
+    /// The knob's text: `wait`, `skip`, `timeout:500`.
+    pub fn name(&self) -> String {
+        match self {
+            AvailabilityPolicy::Wait => "wait".into(),
+            AvailabilityPolicy::Skip => "skip".into(),
+            AvailabilityPolicy::Timeout(ms) => format!("timeout:{ms}"),
+        }
+    }
 }
 
 /// The resolved dynamics of a scenario: series by silo index and core

@@ -11,6 +11,7 @@ use rand_chacha::ChaCha8Rng;
 use statrs::distribution::LogNormal;
 
 use super::breakdown::BreakdownRecorder;
+use super::churn::{self, Churn};
 use super::harness::{EventProtocol, Link};
 use super::trace::{TraceRecorder, TraceWindow};
 use super::{ReplayError, Straggler};
@@ -20,12 +21,18 @@ use crate::network::Transfer;
 use crate::overlay::{Overlay, OverlaySchedule, Protocol};
 use crate::units::Ms;
 
-/// The protocol's timer: silo `i` finished computing its round.
-pub(crate) type ComputeDone = usize;
+/// The protocol's timer: silo `i` finished computing its round (`i`
+/// itself; under churn [`churn::encode`] also encodes time outs and
+/// availability changes).
+pub(crate) type ComputeDone = u64;
+
+mod churned;
 
 struct RoundInfo {
     overlay: Overlay,
     out: Vec<Vec<usize>>,
+    /// In-neighbours of each silo (under churn only; empty otherwise).
+    inn: Vec<Vec<usize>>,
     /// Compute time of each silo in this round, ms.
     compute: Vec<Ms>,
 }
@@ -79,6 +86,9 @@ pub(crate) struct RoundProtocol<'a> {
     pub(crate) trace: Option<TraceRecorder>,
     /// Where each silo's rounds went, when asked for.
     pub(crate) breakdown: Option<BreakdownRecorder>,
+    /// Churn state under an availability policy other than `Wait`
+    /// ([`super::churn`]).
+    pub(crate) churn: Option<Box<Churn>>,
 }
 
 /// Checks that `schedule` and `delay` have the same silos and builds the
@@ -150,7 +160,20 @@ impl<'a> RoundProtocol<'a> {
             on_round,
             trace: None,
             breakdown: None,
+            churn: None,
         };
+        if let Some(d) = delay.dynamics.as_ref() {
+            if d.policy != crate::dynamics::AvailabilityPolicy::Wait {
+                if p.max_lag > 0 {
+                    return Err(ReplayError::Churn(format!(
+                        "availability {}: schedules with lagged arcs are not covered; use \
+                         availability wait",
+                        d.policy.name()
+                    )));
+                }
+                p.churn = Some(Box::new(Churn::new(n, d.policy)));
+            }
+        }
         if schedule.is_static() {
             p.static_info = Some(p.make_info(0));
         }
@@ -164,19 +187,35 @@ impl<'a> RoundProtocol<'a> {
     }
 
     /// Records the events of the rounds of `window` ([`super::trace`]).
-    pub(crate) fn trace_rounds(&mut self, window: TraceWindow) {
+    pub(crate) fn trace_rounds(&mut self, window: TraceWindow) -> Result<(), ReplayError> {
+        if self.churn.is_some() {
+            return Err(ReplayError::Churn(
+                "the event trace of rounds is not recorded under an availability policy \
+                 other than wait"
+                    .into(),
+            ));
+        }
         self.trace = Some(TraceRecorder::new(
             window,
             self.round.len(),
             self.star_center,
         ));
+        Ok(())
     }
 
     /// Records where every silo's rounds go ([`super::breakdown`]).
-    pub(crate) fn record_breakdown(&mut self) {
+    pub(crate) fn record_breakdown(&mut self) -> Result<(), ReplayError> {
+        if self.churn.is_some() {
+            return Err(ReplayError::Churn(
+                "the time breakdown is not recorded under an availability policy other than \
+                 wait"
+                    .into(),
+            ));
+        }
         let n = self.round.len();
         self.breakdown
             .get_or_insert_with(|| BreakdownRecorder::new(n));
+        Ok(())
     }
 
     /// True when every silo has started round `k`.
@@ -213,6 +252,9 @@ impl<'a> RoundProtocol<'a> {
         if drop > 0 {
             self.spare_starts.extend(self.starts.drain(..drop));
             self.reached.drain(..drop);
+            if let Some(c) = self.churn.as_mut() {
+                c.rows.drain(..drop);
+            }
             self.first += drop as u64;
         }
     }
@@ -222,7 +264,12 @@ impl<'a> RoundProtocol<'a> {
         if self.info.is_empty() {
             return;
         }
-        let lowest = self.round.iter().copied().min().unwrap_or(0);
+        // Silos away (absent under churn) stay in their round meanwhile.
+        let lowest = (0..self.round.len())
+            .filter(|&i| !self.churn.as_ref().is_some_and(|c| c.is_away(i)))
+            .map(|i| self.round[i])
+            .min()
+            .unwrap_or(0);
         while self.info_first < lowest && self.info.pop_front().is_some() {
             self.info_first += 1;
         }
@@ -244,8 +291,18 @@ impl<'a> RoundProtocol<'a> {
                 *c *= dist.sample(rng);
             }
         }
+        let inn = if self.churn.is_some() {
+            let mut inn = vec![Vec::new(); n];
+            for &(i, j) in overlay.arcs() {
+                inn[j].push(i);
+            }
+            inn
+        } else {
+            Vec::new()
+        };
         RoundInfo {
             out: overlay.out_neighbours(),
+            inn,
             overlay,
             compute,
         }
@@ -296,28 +353,66 @@ impl<'a> RoundProtocol<'a> {
         // Silos never go back and only rounds every silo has started are
         // forgotten: `k >= first` here.
         let at = (k - self.first) as usize;
-        if self.starts.len() <= at {
+        while self.starts.len() <= at {
+            let k = self.first + self.starts.len() as u64;
             let mut row = self.spare_starts.pop().unwrap_or_default();
             row.clear();
             row.resize(self.round.len(), f64::NAN);
             self.starts.push(row);
-            self.reached.push(0);
+            let absent = match self.churn.as_mut() {
+                Some(c) => {
+                    let r = c.new_row(self.round.len());
+                    c.rows.push_back(r);
+                    c.absent_count_for(k)
+                }
+                None => 0,
+            };
+            self.reached.push(absent);
         }
         self.starts[at][i] = now;
-        self.reached[at] += 1;
-        if self.reached[at] as usize == self.round.len() {
-            if let Some(f) = self.on_round.as_mut() {
-                f(k);
-            }
-        }
+        self.reach(at);
         self.compute_done[i] = false;
+        let gen = match self.churn.as_mut() {
+            Some(c) => {
+                c.gen[i] = c.gen[i].wrapping_add(1);
+                c.timed_out[i] = false;
+                c.gen[i]
+            }
+            None => 0,
+        };
+        if self.churn.is_some() {
+            self.send_join_models(i, k, link);
+        }
         if k < self.rounds {
             let c = self.info(k).compute[i];
             // A silo down for good never finishes: the replay then reports
             // the silos left waiting.
             let end = self.delay.compute_end_ms(i, now, c);
             if end.is_finite() {
-                link.schedule_at(end, i);
+                link.schedule_at(end, churn::encode(churn::COMPUTE, i, gen));
+            }
+        }
+    }
+
+    /// One more silo started the round of `starts[at]` (or counts as such,
+    /// being absent from it); a complete round calls `on_round`, and under
+    /// churn gives its absent silos the round's last start time.
+    fn reach(&mut self, at: usize) {
+        self.reached[at] += 1;
+        if self.reached[at] as usize == self.round.len() {
+            if self.churn.is_some() {
+                let row = &mut self.starts[at];
+                let last = row
+                    .iter()
+                    .copied()
+                    .filter(|t| !t.is_nan())
+                    .fold(f64::NEG_INFINITY, f64::max);
+                for t in row.iter_mut().filter(|t| t.is_nan()) {
+                    *t = last;
+                }
+            }
+            if let Some(f) = self.on_round.as_mut() {
+                f(self.first + at as u64);
             }
         }
     }
@@ -432,9 +527,17 @@ impl EventProtocol for RoundProtocol<'_> {
         for i in 0..self.round.len() {
             self.start_round(i, 0, 0.0, link);
         }
+        if self.churn.is_some() {
+            self.schedule_availability(link);
+        }
     }
 
-    fn on_event(&mut self, i: ComputeDone, link: &mut Link<'_, ComputeDone>) {
+    fn on_event(&mut self, e: ComputeDone, link: &mut Link<'_, ComputeDone>) {
+        if self.churn.is_some() {
+            self.churn_event(e, link);
+            return;
+        }
+        let i = e as usize;
         self.compute_done[i] = true;
         let k = self.round[i];
         if let Some(tr) = self.trace.as_mut() {
@@ -476,6 +579,10 @@ impl EventProtocol for RoundProtocol<'_> {
         if let Some(b) = self.breakdown.as_mut() {
             b.delivered(t.from, t.to, t.round, link.now());
         }
+        if self.churn.is_some() {
+            self.churn_delivered(t, link);
+            return;
+        }
         match self.star_center {
             None => {
                 self.count_received(t.to, t.round);
@@ -494,13 +601,20 @@ impl EventProtocol for RoundProtocol<'_> {
     }
 
     fn finished(&self) -> bool {
-        self.round.iter().all(|&k| k >= self.rounds)
+        match self.churn.as_ref() {
+            // Silos away for good never finish: the others do.
+            Some(c) => (0..self.round.len()).all(|i| self.round[i] >= self.rounds || c.is_away(i)),
+            None => self.round.iter().all(|&k| k >= self.rounds),
+        }
     }
 
     /// A bounded run reports the first silo below the last round; an
     /// endless one the first silo in the lowest round.
     fn stall(&self) -> ReplayError {
-        if let Some((silo, since)) = self.delay.dynamics.as_ref().and_then(|d| d.down_for_good()) {
+        // Under churn only the STAR centre is waited for when down.
+        let down_for_good = self.delay.dynamics.as_ref().and_then(|d| d.down_for_good());
+        let waited_for = |silo: usize| self.churn.is_none() || self.star_center == Some(silo);
+        if let Some((silo, since)) = down_for_good.filter(|&(s, _)| waited_for(s)) {
             return ReplayError::DownForGood {
                 silo,
                 since_s: since / 1e3,

@@ -81,7 +81,7 @@ impl<'a> RoundStepper<'a> {
         )?;
         p.count_arc_transfers();
         if options.trace.count > 0 {
-            p.trace_rounds(options.trace);
+            p.trace_rounds(options.trace)?;
         }
         if options.breakdown {
             let silos = schedule.silo_count();
@@ -94,7 +94,7 @@ impl<'a> RoundStepper<'a> {
                     max: MAX_BREAKDOWN_ROWS,
                 });
             }
-            p.record_breakdown();
+            p.record_breakdown()?;
         }
         Ok(RoundStepper {
             harness: Harness::new(p, network),
@@ -127,8 +127,26 @@ impl<'a> RoundStepper<'a> {
 
     /// Records where every silo's rounds go from now on (before the first
     /// [`Self::advance_to`]; [`Self::take_breakdown`] hands them out).
-    pub fn record_breakdown(&mut self) {
-        self.harness.protocol_mut().record_breakdown();
+    ///
+    /// # Errors
+    /// [`ReplayError::Churn`] under an availability policy other than
+    /// `wait` (not recorded there).
+    pub fn record_breakdown(&mut self) -> Result<(), ReplayError> {
+        self.harness.protocol_mut().record_breakdown()
+    }
+
+    /// Who took part in round `k` under churn ([`super::churn`]), once
+    /// every silo has started round `k + 1` and before
+    /// [`Self::forget_before`] drops it; `None` without an availability
+    /// policy other than `wait`.
+    pub fn participation(&self, k: u64) -> Option<&super::RoundParticipation> {
+        self.harness.protocol().participation(k)
+    }
+
+    /// The churn counters so far (`None` without an availability policy
+    /// other than `wait`).
+    pub fn churn_stats(&self) -> Option<super::ChurnStats> {
+        self.harness.protocol().churn.as_ref().map(|c| c.stats)
     }
 
     /// Round `k`'s [`SiloRound`]s, by silo, into `out` (its contents
@@ -166,7 +184,11 @@ impl<'a> RoundStepper<'a> {
     pub(super) fn finish(mut self) -> Result<ReplayResult, ReplayError> {
         self.harness.run_to_end()?;
         let events = self.harness.events();
-        let network = self.harness.network_name().to_string();
+        let mut network = self.harness.network_name().to_string();
+        let churn = self.churn_summary();
+        if let Some(c) = &churn {
+            network = format!("{network}+{}", c.policy);
+        }
         let network_stats = self.harness.network_stats();
         let mut p = self.harness.into_protocol();
         let trace = p.trace.take().map(|t| t.finish());
@@ -187,6 +209,24 @@ impl<'a> RoundStepper<'a> {
             network_stats,
             trace,
             breakdown,
+            churn,
+        })
+    }
+
+    /// The run's churn summary (before [`Self::finish`] consumes it).
+    fn churn_summary(&self) -> Option<super::ChurnSummary> {
+        let p = self.harness.protocol();
+        let c = p.churn.as_ref()?;
+        let rounds: Vec<&super::RoundParticipation> = c.rows.iter().collect();
+        Some(super::ChurnSummary {
+            policy: c.policy.name(),
+            stats: c.stats,
+            // The last row is the round nobody computes in.
+            silo_rounds_absent: rounds
+                .iter()
+                .take(rounds.len().saturating_sub(1))
+                .map(|r| r.absent_count() as u64)
+                .sum(),
         })
     }
 

@@ -52,6 +52,7 @@ impl CliqueReplay {
             network_stats: self.network_stats,
             trace: None,
             breakdown: None,
+            churn: None,
         }
     }
 
@@ -77,6 +78,13 @@ pub enum CliqueReplayError {
         /// Round.
         round: u64,
     },
+    /// An availability policy other than `wait` (not covered by Clique
+    /// Averaging's two phases).
+    #[error(
+        "availability {0}: Clique Averaging's two-phase rounds only wait for silos that are \
+         down; use availability wait"
+    )]
+    Churn(String),
 }
 
 /// The protocol's timer: silo `i` finished computing its gradient.
@@ -237,6 +245,11 @@ pub fn replay_clique_averaging(
             network: delay.silo_count(),
         }
         .into());
+    }
+    if let Some(d) = delay.dynamics.as_ref() {
+        if d.policy != crate::dynamics::AvailabilityPolicy::Wait {
+            return Err(CliqueReplayError::Churn(d.policy.name()));
+        }
     }
     let n = t.node_count();
     let g = t.gradient_overlay();

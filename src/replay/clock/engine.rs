@@ -214,7 +214,7 @@ impl RoundClock for EngineClock<'_> {
         }
         match &mut self.timing {
             Timing::Events(s) => {
-                s.record_breakdown();
+                s.record_breakdown()?;
                 self.rows.get_or_insert_with(Vec::new);
             }
             Timing::Recurrence(r) => r.record_breakdown(),

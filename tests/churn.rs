@@ -1,0 +1,353 @@
+//! Churn in synchronous rounds (`availability = skip | timeout:MS`):
+//! hand-computed cases on three silos (a silo down for good under skip and
+//! under a time out, a silo rejoining from its neighbours' models, STAR
+//! skipping a client), a trace where nobody goes down equals the `wait`
+//! replay to 1e-12 on every network model, and random churn never
+//! deadlocks, is deterministic and keeps consistent participation records.
+
+use std::sync::Arc;
+
+use fedtopo::access::AccessLinks;
+use fedtopo::connectivity::{Connectivity, ConnectivityOptions};
+use fedtopo::dynamics::read::parse;
+use fedtopo::dynamics::AvailabilityPolicy;
+use fedtopo::placement::SiloPlacement;
+use fedtopo::prelude::*;
+use fedtopo::overlay::build::build_overlay;
+use fedtopo::replay::{RoundStepper, Straggler};
+use fedtopo::workload::Workload;
+
+/// Three routers `a`, `b`, `c`, pairwise 100 km apart on 1 Gbit/s links;
+/// one silo each.
+fn triangle() -> Underlay {
+    let g = "graph [ node [ id 1 label \"a\" ] node [ id 2 label \"b\" ] node [ id 3 label \"c\" ]
+        edge [ source 1 target 2 distance 100 capacity 1e9 ]
+        edge [ source 2 target 3 distance 100 capacity 1e9 ]
+        edge [ source 1 target 3 distance 100 capacity 1e9 ] ]";
+    Underlay::from_gml_str(g, "triangle.gml", &LoadOptions::default()).unwrap()
+}
+
+/// 100 Mbit/s access both ways, 1e7-bit models (100 ms per model through
+/// an access link), 10 ms of compute per round, the trace rows `trace`
+/// and the availability policy `policy`.
+fn model(trace: &str, policy: AvailabilityPolicy) -> DelayModel {
+    let u = triangle();
+    let conn = Connectivity::new(&u, &ConnectivityOptions::default());
+    let w = Workload {
+        name: "t".into(),
+        model_bits: 1e7,
+        compute_ms: 10.0,
+        local_steps: 1,
+    };
+    let mut m = DelayModel::new(conn, AccessLinks::uniform(3, 1e8), w);
+    let text = format!("time_s,target,value\n{trace}");
+    let mut d = parse(&text, "t.csv", &u, &SiloPlacement::one_per_router(3)).unwrap();
+    d.policy = policy;
+    m.dynamics = Some(Arc::new(d));
+    m
+}
+
+fn complete() -> Overlay {
+    Overlay::from_edges("complete", 3, &[(0, 1), (0, 2), (1, 2)])
+}
+
+fn run(o: &Overlay, m: &DelayModel, kind: NetworkKind, rounds: u64) -> ReplayResult {
+    let opts = ReplayOptions {
+        rounds,
+        ..ReplayOptions::default()
+    };
+    replay(o, m, kind.build(m).as_mut(), &opts).unwrap()
+}
+
+fn close(a: f64, b: f64) -> bool {
+    (a - b).abs() <= 1e-9 * b.abs().max(1.0)
+}
+
+/// Silo `c` goes down at 5 ms, during its first local steps, for good.
+/// Under `skip`, `a` and `b` send only to each other (one model each way:
+/// 100 ms up, 100 ms down, eq. (3)) and do not wait for `c`: every round
+/// lasts `R = 10 + l + 100` ms. Under `wait` the replay reports `c`.
+#[test]
+fn skip_goes_on_without_a_silo_down_for_good() {
+    let l = model("", AvailabilityPolicy::Wait)
+        .connectivity
+        .latency_ms(0, 1);
+    let r_ms = 110.0 + l;
+    let m = model("0.005,avail:c,down\n", AvailabilityPolicy::Skip);
+    for kind in [NetworkKind::Maxplus, NetworkKind::Flow] {
+        let r = run(&complete(), &m, kind, 5);
+        assert_eq!(r.network, format!("{kind}+traces+skip"));
+        for k in 0..=5 {
+            for i in 0..3 {
+                assert!(
+                    close(r.starts[k][i], k as f64 * r_ms),
+                    "{kind}: silo {i} round {k}: {} vs {}",
+                    r.starts[k][i],
+                    k as f64 * r_ms
+                );
+            }
+        }
+        let c = r.churn.as_ref().unwrap();
+        assert_eq!(c.stats.absences, 1);
+        assert_eq!(c.stats.rejoins, 0);
+        // `c` is absent from rounds 0..5.
+        assert_eq!(c.silo_rounds_absent, 5);
+    }
+    let wait = model("0.005,avail:c,down\n", AvailabilityPolicy::Wait);
+    let e = replay(
+        &complete(),
+        &wait,
+        NetworkKind::Maxplus.build(&wait).as_mut(),
+        &ReplayOptions {
+            rounds: 3,
+            ..ReplayOptions::default()
+        },
+    )
+    .unwrap_err();
+    assert!(e.to_string().starts_with("silo 2 goes down"), "{e}");
+}
+
+/// Silo `c` is down from 5 ms to `U = 1.5 R` (during round 1 of `a` and
+/// `b`, which skip it as above). Back up, it rejoins: `a` and `b` are in
+/// round 1, so `c` starts round 2 from their round-2 models, which they
+/// send when they start round 2 at `2R` (one model each, `c`'s downlink
+/// shared by two: 200 ms): `c` starts round 2 at `2R + l + 200`. In round
+/// 2 everyone sends to both others (200 ms up, 200 ms down): `a` and `b`
+/// wait for `c`'s model, sent at `2R + l + 210`, until `2R + 2l + 410`;
+/// `c` has theirs (sent at `2R + 10`) when its own steps end, at
+/// `2R + l + 210`.
+#[test]
+fn a_silo_back_up_rejoins_from_its_neighbours_models() {
+    let l = model("", AvailabilityPolicy::Wait)
+        .connectivity
+        .latency_ms(0, 1);
+    let r_ms = 110.0 + l;
+    let trace = format!("0.005,avail:c,down\n{},avail:c,up\n", 1.5 * r_ms / 1e3);
+    let m = model(&trace, AvailabilityPolicy::Skip);
+    let o = complete();
+    let r = run(&o, &m, NetworkKind::Maxplus, 4);
+    let want = [
+        [0.0; 3],
+        [r_ms; 3],
+        [2.0 * r_ms, 2.0 * r_ms, 2.0 * r_ms + l + 200.0],
+        [
+            2.0 * r_ms + 2.0 * l + 410.0,
+            2.0 * r_ms + 2.0 * l + 410.0,
+            2.0 * r_ms + l + 210.0,
+        ],
+    ];
+    for (k, row) in want.iter().enumerate() {
+        for i in 0..3 {
+            assert!(
+                close(r.starts[k][i], row[i]),
+                "silo {i} round {k}: {} vs {}",
+                r.starts[k][i],
+                row[i]
+            );
+        }
+    }
+    let c = r.churn.as_ref().unwrap();
+    assert_eq!((c.stats.absences, c.stats.rejoins), (1, 1));
+    // Who took part, round by round (the clock's view).
+    let mut st = RoundStepper::new(&o, &m, NetworkKind::Maxplus.build(&m), Straggler::None, 0)
+        .unwrap();
+    st.advance_to(3).unwrap();
+    let p0 = st.participation(0).unwrap().clone();
+    assert_eq!(p0.computed, vec![true, true, false]);
+    assert_eq!(p0.used, vec![Some(vec![1]), Some(vec![0]), None]);
+    assert!(p0.absent(2) && !p0.absent(0));
+    let p1 = st.participation(1).unwrap().clone();
+    assert_eq!(p1.used[2], None);
+    assert_eq!(p1.joined[2], Some(vec![0, 1]), "c rejoins from a and b");
+    let p2 = st.participation(2).unwrap();
+    assert_eq!(p2.computed, vec![true; 3]);
+    let mut used: Vec<Vec<usize>> = p2.used.iter().map(|u| u.clone().unwrap()).collect();
+    used.iter_mut().for_each(|u| u.sort_unstable());
+    assert_eq!(used, vec![vec![1, 2], vec![0, 2], vec![0, 1]]);
+    assert!(st.participation(3).is_none(), "round 3 has not ended");
+}
+
+/// Under `timeout:500`, nobody knows `c` is down: in round 0 `a` and `b`
+/// send to both others (200 ms up) and each gets the other's model at
+/// `10 + l + 200` ms, then waits for `c` until its time out, 500 ms after
+/// its steps: round 1 starts at 510 ms. `c`, given up on while down, is
+/// absent: from round 1 on they send only to each other (`R = 110 + l`).
+#[test]
+fn a_time_out_gives_up_on_a_silo_that_is_down() {
+    let l = model("", AvailabilityPolicy::Wait)
+        .connectivity
+        .latency_ms(0, 1);
+    let m = model("0.005,avail:c,down\n", AvailabilityPolicy::Timeout(500.0));
+    for kind in [NetworkKind::Maxplus, NetworkKind::Flow] {
+        let r = run(&complete(), &m, kind, 3);
+        assert_eq!(r.network, format!("{kind}+traces+timeout:500"));
+        for (k, want) in [(1, 510.0), (2, 620.0 + l), (3, 730.0 + 2.0 * l)] {
+            for i in 0..3 {
+                assert!(
+                    close(r.starts[k][i], want),
+                    "{kind}: silo {i} round {k}: {} vs {want}",
+                    r.starts[k][i]
+                );
+            }
+        }
+        let c = r.churn.as_ref().unwrap();
+        assert_eq!(c.stats.absences, 1);
+        // The first time out (`a`'s) makes `c` absent: `b`, at the same
+        // instant, no longer waits for it.
+        assert_eq!(c.stats.models_missed, 1);
+    }
+}
+
+/// A slow silo is timed out but not dropped: with a 50 ms time out and
+/// 210 ms transfers, every silo gives up on every model and goes on alone
+/// (rounds of `10 + 50` ms); late models are dropped and nobody is absent.
+#[test]
+fn a_time_out_shorter_than_a_transfer_drops_late_models() {
+    let m = model("", AvailabilityPolicy::Timeout(50.0));
+    let r = run(&complete(), &m, NetworkKind::Maxplus, 4);
+    for k in 0..=4 {
+        for i in 0..3 {
+            assert!(close(r.starts[k][i], 60.0 * k as f64), "{:?}", r.starts[k]);
+        }
+    }
+    let c = r.churn.as_ref().unwrap();
+    assert_eq!(c.stats.absences, 0);
+    assert_eq!(c.stats.models_missed, 4 * 3 * 2);
+    assert!(c.stats.models_dropped > 0);
+}
+
+/// STAR with centre `a` under `skip`, client `c` down from 5 ms for good:
+/// client `b` uploads alone (100 ms up, the centre's downlink not shared),
+/// the centre aggregates at `110 + l` and broadcasts to `b` only: `b`
+/// starts round 1 at `210 + 2l`; every later round adds `210 + 2l`.
+#[test]
+fn star_skips_a_client_that_is_down() {
+    let m = model("0.005,avail:c,down\n", AvailabilityPolicy::Skip);
+    let l = m.connectivity.latency_ms(0, 1);
+    let o = fedtopo::overlay::star::star(3, 0);
+    let r = run(&o, &m, NetworkKind::Maxplus, 3);
+    let step = 210.0 + 2.0 * l;
+    for k in 1..=3 {
+        let centre = 110.0 + l + (k - 1) as f64 * step;
+        assert!(close(r.starts[k][0], centre), "{:?}", r.starts[k]);
+        assert!(close(r.starts[k][1], k as f64 * step), "{:?}", r.starts[k]);
+    }
+    assert_eq!(r.churn.as_ref().unwrap().stats.absences, 1);
+}
+
+/// A STAR client back up rejoins at the centre's next broadcast.
+#[test]
+fn a_star_client_back_up_rejoins_at_the_next_broadcast() {
+    let m0 = model("", AvailabilityPolicy::Wait);
+    let l = m0.connectivity.latency_ms(0, 1);
+    let trace = format!("0.005,avail:c,down\n{},avail:c,up\n", (300.0 + 2.0 * l) / 1e3);
+    let m = model(&trace, AvailabilityPolicy::Skip);
+    let o = fedtopo::overlay::star::star(3, 0);
+    let r = run(&o, &m, NetworkKind::Maxplus, 6);
+    let c = r.churn.as_ref().unwrap();
+    assert_eq!((c.stats.absences, c.stats.rejoins), (1, 1));
+    // From its rejoin on, `c` starts every round when `b` does.
+    let last = r.starts.len() - 1;
+    assert!(close(r.starts[last][2], r.starts[last][1]));
+}
+
+/// With nobody down (a trace that changes nothing), `skip` and a long
+/// time out replay exactly as `wait` (1e-12), on every network model and
+/// several overlays of a paper underlay.
+#[test]
+fn with_nobody_down_every_policy_equals_wait() {
+    let u = load_underlay(Some("aws-gaia"), &LoadOptions::default()).unwrap();
+    let spec = NetworkSpec {
+        access_bps: 1e9,
+        ..NetworkSpec::default()
+    };
+    let base = spec.build(&u).unwrap();
+    let label = &u.routers[0].label;
+    let text = format!("time_s,target,value\n0.1,avail:{label},up\n");
+    let placement = SiloPlacement::one_per_router(u.node_count());
+    for kind in [OverlayKind::Star, OverlayKind::Mst, OverlayKind::Ring] {
+        let o = build_overlay(kind, &u, &base, &BuildOptions::default()).unwrap();
+        for net in [NetworkKind::Maxplus, NetworkKind::Paper, NetworkKind::Flow] {
+            let mut times = Vec::new();
+            for policy in [
+                AvailabilityPolicy::Wait,
+                AvailabilityPolicy::Skip,
+                AvailabilityPolicy::Timeout(1e7),
+            ] {
+                let mut m = base.clone();
+                let mut d = parse(&text, "t.csv", &u, &placement).unwrap();
+                d.policy = policy;
+                m.dynamics = Some(Arc::new(d));
+                times.push(run(&o, &m, net, 30).starts);
+            }
+            for other in &times[1..] {
+                for (a, b) in times[0].iter().flatten().zip(other.iter().flatten()) {
+                    assert!(
+                        (a - b).abs() <= 1e-12 * a.abs().max(1.0),
+                        "{kind} {net}: {a} vs {b}"
+                    );
+                }
+            }
+        }
+    }
+}
+
+/// Seeded churn (exponential up and down times) on a paper underlay: every
+/// policy and network model finishes (no deadlock), the same seed gives
+/// the same times, and the participation records are consistent: a silo
+/// averages only models of its in-neighbours, and every silo of every
+/// round averaged, took a model, or was absent.
+#[test]
+fn random_churn_never_deadlocks_and_records_consistent_rounds() {
+    use fedtopo::dynamics::generate::{to_csv, Churn};
+    let u = load_underlay(Some("aws-gaia"), &LoadOptions::default()).unwrap();
+    let spec = NetworkSpec {
+        access_bps: 1e9,
+        ..NetworkSpec::default()
+    };
+    let base = spec.build(&u).unwrap();
+    let placement = SiloPlacement::one_per_router(u.node_count());
+    let labels: Vec<String> = u.routers.iter().map(|r| r.label.clone()).collect();
+    for seed in 0..3u64 {
+        let churn = Churn {
+            mean_up_s: 3.0,
+            mean_down_s: 1.0,
+            duration_s: 60.0,
+        };
+        let text = to_csv(&churn.rows(&labels, seed).unwrap());
+        for kind in [OverlayKind::Star, OverlayKind::Mst, OverlayKind::RingOpt] {
+            let o = build_overlay(kind, &u, &base, &BuildOptions::default()).unwrap();
+            let inn: Vec<Vec<usize>> = (0..o.silo_count())
+                .map(|j| o.arcs().iter().filter(|a| a.1 == j).map(|a| a.0).collect())
+                .collect();
+            for policy in [AvailabilityPolicy::Skip, AvailabilityPolicy::Timeout(2000.0)] {
+                let mut m = base.clone();
+                let mut d = parse(&text, "churn.csv", &u, &placement).unwrap();
+                d.policy = policy;
+                m.dynamics = Some(Arc::new(d));
+                for net in [NetworkKind::Maxplus, NetworkKind::Flow] {
+                    let a = run(&o, &m, net, 40);
+                    let b = run(&o, &m, net, 40);
+                    assert_eq!(a.starts, b.starts, "deterministic");
+                    let mut st =
+                        RoundStepper::new(&o, &m, net.build(&m), Straggler::None, 0).unwrap();
+                    st.advance_to(40).unwrap();
+                    for k in 0..39 {
+                        let p = st.participation(k).unwrap();
+                        for i in 0..o.silo_count() {
+                            if let Some(used) = &p.used[i] {
+                                assert!(used.iter().all(|u| inn[i].contains(u)));
+                            }
+                            if let Some(from) = &p.joined[i] {
+                                assert!(from.iter().all(|u| inn[i].contains(u)));
+                            }
+                        }
+                        for (i, t) in st.starts(k + 1).unwrap().iter().enumerate() {
+                            assert!(t.is_finite(), "round {} silo {i}", k + 1);
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
