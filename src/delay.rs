@@ -105,6 +105,15 @@ impl DelayModel {
                     eat(*x);
                 }
             }
+            // The availability policy (`wait` digests as before).
+            match d.policy {
+                crate::dynamics::AvailabilityPolicy::Wait => {}
+                crate::dynamics::AvailabilityPolicy::Skip => eat(-3.0),
+                crate::dynamics::AvailabilityPolicy::Timeout(ms) => {
+                    eat(-4.0);
+                    eat(ms);
+                }
+            }
         }
         h
     }

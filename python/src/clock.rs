@@ -261,10 +261,12 @@ impl Clock {
             owner: std::thread::current().id(),
             state: Py::new(py, state)?,
             name: overlay.inner.name(),
-            network: if net.model.dynamics.is_some() {
-                format!("{network}+traces")
-            } else {
-                network.to_string()
+            network: match net.model.dynamics.as_ref() {
+                Some(d) if d.policy != fedtopo::dynamics::AvailabilityPolicy::Wait => {
+                    format!("{network}+traces+{}", d.policy.name())
+                }
+                Some(_) => format!("{network}+traces"),
+                None => network.to_string(),
             },
         })
     }

@@ -56,7 +56,10 @@ use crate::{budget_arg, matcha_rounds_arg, seed_arg, value_error};
 /// * `trace`: path of a network-dynamics trace, CSV `time_s,target,value`
 ///   (bandwidth, latency and availability over time; `fedtopo trace`
 ///   writes them): clocks then run event by event and follow it
-///   [`--trace`].
+///   [`--trace`];
+/// * `availability`: `"wait"` (default), `"skip"` or `"timeout:MS"`: what
+///   synchronous rounds do about a silo the trace sets down
+///   [`--availability`].
 ///
 /// Raises ValueError naming the knob.
 #[pyclass(module = "fedtopo._fedtopo", frozen)]
@@ -178,6 +181,7 @@ impl Network {
         silos = None,
         placement_seed = None,
         trace = None,
+        availability = None,
     ))]
     #[allow(clippy::too_many_arguments)]
     fn new(
@@ -197,6 +201,7 @@ impl Network {
         silos: Option<&Bound<'_, PyAny>>,
         placement_seed: Option<&Bound<'_, PyAny>>,
         trace: Option<&Bound<'_, PyAny>>,
+        availability: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Self> {
         let underlay: Arc<RsUnderlay> = match underlay.cast::<Underlay>() {
             Ok(u) => u.get().inner.clone(),
@@ -220,6 +225,7 @@ impl Network {
             ("silos", knob_text(silos)?),
             ("placement_seed", knob_text(placement_seed)?),
             ("trace", knob_text(trace)?),
+            ("availability", knob_text(availability)?),
         ];
         let knob = |key: &str| {
             knobs

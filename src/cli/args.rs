@@ -351,6 +351,14 @@ pub struct NetworkArgs {
     /// and clocks then run event by event (no max-plus closed form).
     #[arg(long, value_name = "FILE")]
     pub trace: Option<PathBuf>,
+    /// What synchronous rounds do about a silo the trace sets down:
+    /// `wait` for it, `skip` it (a failure detector: no wait, no send, the
+    /// averaging weights re-normalised over the models received), or
+    /// `timeout:MS` (wait at most MS ms after the local steps, late models
+    /// dropped). A silo left out rejoins from its neighbours' model when
+    /// back up. Needs `--trace`.
+    #[arg(long, default_value = "wait", value_name = "POLICY")]
+    pub availability: String,
 }
 
 impl NetworkArgs {
@@ -382,6 +390,7 @@ impl NetworkArgs {
             "silos" => silos.as_deref(),
             "placement_seed" => seed.as_deref(),
             "trace" => trace.as_deref(),
+            "availability" => Some(self.availability.as_str()),
             _ => None,
         };
         for (key, warning) in NetworkSpec::knob_warnings(knob) {
@@ -427,6 +436,7 @@ impl NetworkArgs {
                 flag(name, &p.display().to_string(), None);
             }
         }
+        flag("availability", &self.availability, Some("wait"));
         flag("core-capacity", &self.core_capacity, Some("file"));
         flag("connectivity", &self.connectivity, Some("paper"));
         out

@@ -298,6 +298,25 @@ pub fn run(a: SimulateArgs) -> Result<()> {
             if let Some(d) = &model.dynamics {
                 outln!("network dynamics: {}", d.describe());
             }
+            for r in &rows {
+                if let (Some(absent), Some(a), Some(j), Some(m), Some(dr)) = (
+                    r.silo_rounds_absent,
+                    r.absences,
+                    r.rejoins,
+                    r.models_missed,
+                    r.models_dropped,
+                ) {
+                    outln!(
+                        "churn, {} on {}: {absent} silo-rounds absent, {a} absences, {j} rejoins, \
+                         {m} averages without a model, {dr} late models dropped",
+                        model
+                            .dynamics
+                            .as_ref()
+                            .map_or(String::new(), |d| d.policy.name()),
+                        r.overlay
+                    );
+                }
+            }
             if a.breakdown.is_some() {
                 outln!("where the time goes (mean per silo and round; the critical path runs from 0 to the makespan)");
                 outln!("{}", breakdown_table(&breakdowns).to_terminal());

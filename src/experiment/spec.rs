@@ -309,6 +309,10 @@ pub struct Grid {
     /// [`crate::dynamics::read`]).
     #[serde(default)]
     pub trace: Option<Vec<Cell>>,
+    /// What synchronous rounds do about a silo the trace sets down
+    /// (`wait`, `skip`, `timeout:MS`; [`crate::dynamics::AvailabilityPolicy`]).
+    #[serde(default)]
+    pub availability: Option<Vec<Cell>>,
     /// Silos on every router.
     #[serde(default)]
     pub silos_per_router: Option<Vec<Cell>>,
@@ -397,7 +401,7 @@ pub const OPTIONAL_KIND_AXES: [(&str, &[ExperimentKind]); 3] = [
 /// Network knobs that are grid axes (and result columns) only when the file
 /// gives them, so that files without them keep their columns; every kind
 /// accepts them ([`crate::scenario::NetworkSpec::from_knobs`] parses them).
-pub const OPTIONAL_NETWORK_AXES: [&str; 9] = [
+pub const OPTIONAL_NETWORK_AXES: [&str; 10] = [
     "model_bits",
     "compute_ms",
     "access_csv",
@@ -407,6 +411,7 @@ pub const OPTIONAL_NETWORK_AXES: [&str; 9] = [
     "silos",
     "placement_seed",
     "trace",
+    "availability",
 ];
 
 /// Axes that only some kinds have, in key order: `(axis, kinds that accept
@@ -505,6 +510,7 @@ impl Grid {
             "silos" => self.silos.as_ref(),
             "placement_seed" => self.placement_seed.as_ref(),
             "trace" => self.trace.as_ref(),
+            "availability" => self.availability.as_ref(),
             _ => None,
         }
     }

@@ -227,6 +227,23 @@ pub enum AsyncError {
     },
 }
 
+/// Refuses an availability policy other than `wait`: asynchronous
+/// protocols have no rounds to skip or time out (a silo that is down is
+/// simply not free until it is back up).
+fn refuse_churn(model: &crate::delay::DelayModel) -> Result<(), AsyncError> {
+    match model.dynamics.as_ref() {
+        Some(d) if d.policy != crate::dynamics::AvailabilityPolicy::Wait => {
+            Err(AsyncError::Config(format!(
+                "availability {}: asynchronous protocols have no synchronous rounds to skip or \
+                 time out (a silo that is down is not free until it is back up); use \
+                 availability wait",
+                d.policy.name()
+            )))
+        }
+        _ => Ok(()),
+    }
+}
+
 /// Runs `protocol` over `network` to the end; the protocol back, with the
 /// run's counters (events, network name, network counters).
 fn run_to_end<P>(

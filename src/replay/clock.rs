@@ -24,7 +24,7 @@ use crate::overlay::Overlay;
 use crate::timing::TimingError;
 use crate::units::Ms;
 
-use super::{ReplayError, SiloRound};
+use super::{ReplayError, RoundParticipation, SiloRound};
 
 mod clique_averaging;
 mod engine;
@@ -102,6 +102,15 @@ pub trait RoundClock {
     /// ([`crate::replay::breakdown`]), when the clock records it
     /// ([`Self::record_breakdown`]); `None` otherwise.
     fn breakdown(&self) -> Option<&[SiloRound]> {
+        None
+    }
+
+    /// Who took part in the last round timed, under an availability policy
+    /// other than `wait` ([`crate::replay::churn`]): the models each silo
+    /// averaged, who took its local steps, who rejoined from whom. `None`
+    /// when every silo took part in the usual way (every clock without
+    /// churn).
+    fn participation(&self) -> Option<&RoundParticipation> {
         None
     }
 }

@@ -319,6 +319,22 @@ pub struct ReplaySummaryRow {
     pub events: u64,
     /// Model transfers.
     pub transfers: u64,
+    /// Under an availability policy other than `wait`: silo-rounds absent.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub silo_rounds_absent: Option<u64>,
+    /// Under churn: times a silo became absent.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub absences: Option<u64>,
+    /// Under churn: times a silo rejoined from its neighbours' model.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rejoins: Option<u64>,
+    /// Under churn: averages made without one of the in-neighbours' models
+    /// (skipped or timed out).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub models_missed: Option<u64>,
+    /// Under churn: models that arrived too late and were dropped.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub models_dropped: Option<u64>,
 }
 
 /// The summary rows of replays `results`, with each one's max-plus cycle
@@ -346,6 +362,11 @@ pub fn replay_summary(
                 steady_over_cycle_time: tau.map(|t| s.steady_ms / t),
                 events: r.events,
                 transfers: r.transfers,
+                silo_rounds_absent: r.churn.as_ref().map(|c| c.silo_rounds_absent),
+                absences: r.churn.as_ref().map(|c| c.stats.absences),
+                rejoins: r.churn.as_ref().map(|c| c.stats.rejoins),
+                models_missed: r.churn.as_ref().map(|c| c.stats.models_missed),
+                models_dropped: r.churn.as_ref().map(|c| c.stats.models_dropped),
             }
         })
         .collect()

@@ -171,10 +171,18 @@ pub fn run(
                 (overlay.into_owned(), a)
             }
         };
-        trainer.train_round(&a.1)?;
-        let overlay = &a.0;
-        let t = clock.round_end_times(k, overlay)?;
+        // The clock first: under churn it says who took part in the round
+        // (the models each silo averaged), and the averaging weights are
+        // re-normalised by it ([`ConsensusMatrix::with_participation`]).
+        let t = clock.round_end_times(k, &a.0)?;
         wall = t.iter().copied().fold(wall, f64::max);
+        match clock.participation() {
+            Some(p) => {
+                let churned = a.1.with_participation(p);
+                trainer.train_round_masked(&churned, &p.computed)?;
+            }
+            None => trainer.train_round(&a.1)?,
+        }
         last = Some(a);
         let r = trainer.round();
         let mut met = false;

@@ -17,6 +17,7 @@ use thiserror::Error;
 
 use crate::evaluate::EvaluatedOverlay;
 use crate::overlay::{Overlay, Protocol};
+use crate::replay::RoundParticipation;
 
 /// A dense row-major `n x n` matrix of mixing weights.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -101,6 +102,62 @@ impl ConsensusMatrix {
     /// A matrix with entries `f(i, j)`.
     pub fn from_fn(n: usize, f: impl Fn(usize, usize) -> f64) -> Self {
         let data = (0..n * n).map(|k| f(k / n, k % n)).collect();
+        ConsensusMatrix { n, data }
+    }
+
+    /// This round's matrix re-normalised by who took part in it under
+    /// churn ([`crate::replay::churn`]):
+    ///
+    /// * a silo that averaged the models of `used` keeps its weights on
+    ///   itself and on `used`, divided by their sum (uniform over them if
+    ///   that sum is not positive, as MATCHA's `I - alpha L` can make it);
+    /// * a silo that takes the model of `joined` (a STAR client at the
+    ///   centre's broadcast, a silo rejoining) gets the mean of their new
+    ///   rows (its own row `e_i` when `joined` is empty);
+    /// * an absent silo keeps its own model (`e_i`).
+    ///
+    /// With every silo taking part as the overlay says, the matrix is
+    /// unchanged (to rounding).
+    pub fn with_participation(&self, p: &RoundParticipation) -> ConsensusMatrix {
+        let n = self.n;
+        let mut data = vec![0.0; n * n];
+        for i in 0..n {
+            data[i * n + i] = 1.0;
+        }
+        for i in 0..n {
+            let Some(used) = p.used.get(i).and_then(Option::as_ref) else {
+                continue;
+            };
+            let mut keep: Vec<usize> = used.iter().copied().filter(|&u| u < n && u != i).collect();
+            keep.push(i);
+            let sum: f64 = keep.iter().map(|&u| self.data[i * n + u]).sum();
+            let row = &mut data[i * n..(i + 1) * n];
+            row[i] = 0.0;
+            for &u in &keep {
+                row[u] = if sum > 1e-12 {
+                    self.data[i * n + u] / sum
+                } else {
+                    1.0 / keep.len() as f64
+                };
+            }
+        }
+        let averaged = data.clone();
+        for i in 0..n {
+            let Some(from) = p.joined.get(i).and_then(Option::as_ref) else {
+                continue;
+            };
+            let from: Vec<usize> = from.iter().copied().filter(|&u| u < n).collect();
+            if from.is_empty() {
+                continue;
+            }
+            let row = &mut data[i * n..(i + 1) * n];
+            row.fill(0.0);
+            for &u in &from {
+                for (x, y) in row.iter_mut().zip(&averaged[u * n..(u + 1) * n]) {
+                    *x += y / from.len() as f64;
+                }
+            }
+        }
         ConsensusMatrix { n, data }
     }
 
@@ -781,5 +838,70 @@ mod tests {
             .unwrap_err()
             .to_string()
             .contains("1 data size(s) for 3 silos"));
+    }
+
+    fn participation(n: usize) -> RoundParticipation {
+        RoundParticipation {
+            computed: vec![true; n],
+            used: vec![None; n],
+            joined: vec![None; n],
+        }
+    }
+
+    /// Every silo taking part as the overlay says leaves the matrix as it
+    /// is (gossip: each silo averages all its in-neighbours; STAR: the
+    /// centre averages every client, clients take the centre's model).
+    #[test]
+    fn full_participation_leaves_the_matrix_unchanged() {
+        let ring = Overlay::from_edges("ring", 5, &[(0, 1), (1, 2), (2, 3), (3, 4), (4, 0)]);
+        let a = local_degree(&ring);
+        let mut p = participation(5);
+        for i in 0..5 {
+            p.used[i] = Some(ring.arcs().iter().filter(|x| x.1 == i).map(|x| x.0).collect());
+        }
+        let b = a.with_participation(&p);
+        for (x, y) in a.as_slice().iter().zip(b.as_slice()) {
+            assert!((x - y).abs() < 1e-15);
+        }
+        let star = ConsensusMatrix::average(4);
+        let mut p = participation(4);
+        p.used[0] = Some(vec![1, 2, 3]);
+        for j in 1..4 {
+            p.joined[j] = Some(vec![0]);
+        }
+        let b = star.with_participation(&p);
+        for (x, y) in star.as_slice().iter().zip(b.as_slice()) {
+            assert!((x - y).abs() < 1e-15);
+        }
+    }
+
+    /// A silo missing a model re-normalises over the ones it has, an absent
+    /// silo keeps its own, a rejoining silo takes the mean of its senders'
+    /// new rows; every row stays stochastic.
+    #[test]
+    fn missing_models_re_normalise_and_rejoins_take_the_senders_rows() {
+        let ring = Overlay::from_edges("ring", 4, &[(0, 1), (1, 2), (2, 3), (3, 0)]);
+        let a = local_degree(&ring);
+        let mut p = participation(4);
+        // Silo 3 absent; 0 misses 3's model; 1 and 2 average as usual; 3
+        // rejoins from 0 and 2.
+        p.used[0] = Some(vec![1]);
+        p.used[1] = Some(vec![0, 2]);
+        p.used[2] = Some(vec![1]);
+        p.joined[3] = Some(vec![0, 2]);
+        let b = a.with_participation(&p);
+        let w01 = a.get(0, 1) / (a.get(0, 0) + a.get(0, 1));
+        assert!((b.get(0, 1) - w01).abs() < 1e-15 && b.get(0, 3) == 0.0);
+        for j in 0..4 {
+            let want = (b.get(0, j) + b.get(2, j)) / 2.0;
+            assert!((b.get(3, j) - want).abs() < 1e-15);
+        }
+        assert!(b.row_sum_error() < 1e-12);
+        p.joined[3] = None;
+        let c = a.with_participation(&p);
+        assert_eq!(
+            (0..4).map(|j| c.get(3, j)).collect::<Vec<_>>(),
+            vec![0.0, 0.0, 0.0, 1.0]
+        );
     }
 }

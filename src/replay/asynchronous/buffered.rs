@@ -181,6 +181,7 @@ pub fn buffered_async(
 ) -> Result<AsyncRun, AsyncError> {
     let n = model.silo_count();
     check_options(n, options)?;
+    super::refuse_churn(model)?;
     if server >= n {
         return Err(AsyncError::Config(format!(
             "server silo {server} out of range (0..{n})"

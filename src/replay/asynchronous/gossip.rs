@@ -253,6 +253,7 @@ pub fn async_gossip(
 ) -> Result<AsyncRun, AsyncError> {
     let n = model.silo_count();
     check_options(n, options)?;
+    super::refuse_churn(model)?;
     if overlay.silo_count() != n {
         return Err(AsyncError::Config(format!(
             "overlay {} has {} silos, the network {n}",

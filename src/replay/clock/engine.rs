@@ -6,7 +6,7 @@ use super::{ClockError, RoundClock};
 use crate::delay::DelayModel;
 use crate::network::NetworkKind;
 use crate::overlay::{Overlay, OverlaySchedule};
-use crate::replay::{RoundStepper, SiloRound, Straggler};
+use crate::replay::{RoundParticipation, RoundStepper, SiloRound, Straggler};
 use crate::units::Ms;
 
 /// Round times from the discrete-event engine: the round replay of
@@ -56,6 +56,8 @@ pub struct EngineClock<'a> {
     next: u64,
     /// The last round's breakdown (event path), when recorded.
     rows: Option<Vec<SiloRound>>,
+    /// The last round's participation under churn.
+    participation: Option<RoundParticipation>,
 }
 
 /// How an [`EngineClock`] times its rounds (one per clock, made once and
@@ -114,6 +116,7 @@ impl<'a> EngineClock<'a> {
                 timing: Timing::Recurrence(r),
                 next: 0,
                 rows: None,
+                participation: None,
             });
         }
         Self::event_driven(schedule, delay, network, straggler, seed)
@@ -137,6 +140,7 @@ impl<'a> EngineClock<'a> {
             timing: Timing::Events(stepper),
             next: 0,
             rows: None,
+            participation: None,
         })
     }
 
@@ -192,6 +196,9 @@ impl RoundClock for EngineClock<'_> {
             Timing::Events(stepper) => {
                 let t = stepper.advance_to(k + 1)?;
                 out.extend_from_slice(t);
+                if let Some(p) = stepper.participation(k) {
+                    self.participation.get_or_insert_with(Default::default).clone_from(p);
+                }
                 // Rounds are asked for in order: the ones before are never
                 // needed again, and a clock runs for ever in constant memory.
                 stepper.forget_before(k + 1);
@@ -220,6 +227,10 @@ impl RoundClock for EngineClock<'_> {
             Timing::Recurrence(r) => r.record_breakdown(),
         }
         Ok(())
+    }
+
+    fn participation(&self) -> Option<&RoundParticipation> {
+        self.participation.as_ref()
     }
 
     fn breakdown(&self) -> Option<&[SiloRound]> {

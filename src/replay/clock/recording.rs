@@ -78,4 +78,8 @@ impl RoundClock for RecordingClock<'_> {
     fn breakdown(&self) -> Option<&[SiloRound]> {
         self.inner.breakdown()
     }
+
+    fn participation(&self) -> Option<&crate::replay::RoundParticipation> {
+        self.inner.participation()
+    }
 }
