@@ -11,9 +11,10 @@ use fedtopo::access::AccessLinks;
 use fedtopo::connectivity::{Connectivity, ConnectivityOptions};
 use fedtopo::dynamics::read::parse;
 use fedtopo::dynamics::AvailabilityPolicy;
+use fedtopo::overlay::build::build_overlay;
 use fedtopo::placement::SiloPlacement;
 use fedtopo::prelude::*;
-use fedtopo::overlay::build::build_overlay;
+use fedtopo::replay::clock::{EngineClock, RoundClock};
 use fedtopo::replay::{RoundStepper, Straggler};
 use fedtopo::workload::Workload;
 
@@ -149,8 +150,8 @@ fn a_silo_back_up_rejoins_from_its_neighbours_models() {
     let c = r.churn.as_ref().unwrap();
     assert_eq!((c.stats.absences, c.stats.rejoins), (1, 1));
     // Who took part, round by round (the clock's view).
-    let mut st = RoundStepper::new(&o, &m, NetworkKind::Maxplus.build(&m), Straggler::None, 0)
-        .unwrap();
+    let mut st =
+        RoundStepper::new(&o, &m, NetworkKind::Maxplus.build(&m), Straggler::None, 0).unwrap();
     st.advance_to(3).unwrap();
     let p0 = st.participation(0).unwrap().clone();
     assert_eq!(p0.computed, vec![true, true, false]);
@@ -240,7 +241,10 @@ fn star_skips_a_client_that_is_down() {
 fn a_star_client_back_up_rejoins_at_the_next_broadcast() {
     let m0 = model("", AvailabilityPolicy::Wait);
     let l = m0.connectivity.latency_ms(0, 1);
-    let trace = format!("0.005,avail:c,down\n{},avail:c,up\n", (300.0 + 2.0 * l) / 1e3);
+    let trace = format!(
+        "0.005,avail:c,down\n{},avail:c,up\n",
+        (300.0 + 2.0 * l) / 1e3
+    );
     let m = model(&trace, AvailabilityPolicy::Skip);
     let o = fedtopo::overlay::star::star(3, 0);
     let r = run(&o, &m, NetworkKind::Maxplus, 6);
@@ -299,10 +303,16 @@ fn with_nobody_down_every_policy_equals_wait() {
 /// round averaged, took a model, or was absent.
 #[test]
 fn random_churn_never_deadlocks_and_records_consistent_rounds() {
+    for (underlay, access) in [("aws-gaia", 1e9), ("aws-north-america", 1e8)] {
+        random_churn_on(underlay, access);
+    }
+}
+
+fn random_churn_on(underlay: &str, access_bps: f64) {
     use fedtopo::dynamics::generate::{to_csv, Churn};
-    let u = load_underlay(Some("aws-gaia"), &LoadOptions::default()).unwrap();
+    let u = load_underlay(Some(underlay), &LoadOptions::default()).unwrap();
     let spec = NetworkSpec {
-        access_bps: 1e9,
+        access_bps,
         ..NetworkSpec::default()
     };
     let base = spec.build(&u).unwrap();
@@ -310,17 +320,20 @@ fn random_churn_never_deadlocks_and_records_consistent_rounds() {
     let labels: Vec<String> = u.routers.iter().map(|r| r.label.clone()).collect();
     for seed in 0..3u64 {
         let churn = Churn {
-            mean_up_s: 3.0,
+            mean_up_s: 2.0,
             mean_down_s: 1.0,
             duration_s: 60.0,
         };
         let text = to_csv(&churn.rows(&labels, seed).unwrap());
-        for kind in [OverlayKind::Star, OverlayKind::Mst, OverlayKind::RingOpt] {
+        for kind in [OverlayKind::Star, OverlayKind::Mst, OverlayKind::Ring] {
             let o = build_overlay(kind, &u, &base, &BuildOptions::default()).unwrap();
             let inn: Vec<Vec<usize>> = (0..o.silo_count())
                 .map(|j| o.arcs().iter().filter(|a| a.1 == j).map(|a| a.0).collect())
                 .collect();
-            for policy in [AvailabilityPolicy::Skip, AvailabilityPolicy::Timeout(2000.0)] {
+            for policy in [
+                AvailabilityPolicy::Skip,
+                AvailabilityPolicy::Timeout(2000.0),
+            ] {
                 let mut m = base.clone();
                 let mut d = parse(&text, "churn.csv", &u, &placement).unwrap();
                 d.policy = policy;
@@ -329,11 +342,12 @@ fn random_churn_never_deadlocks_and_records_consistent_rounds() {
                     let a = run(&o, &m, net, 40);
                     let b = run(&o, &m, net, 40);
                     assert_eq!(a.starts, b.starts, "deterministic");
-                    let mut st =
-                        RoundStepper::new(&o, &m, net.build(&m), Straggler::None, 0).unwrap();
-                    st.advance_to(40).unwrap();
-                    for k in 0..39 {
-                        let p = st.participation(k).unwrap();
+                    // Round by round, as a clock steps (and forgets).
+                    let mut clock = EngineClock::new(&o, &m, net).unwrap();
+                    for k in 0..40 {
+                        let t = clock.round_end_times(k, &o).unwrap();
+                        assert_eq!(t, a.starts[k as usize + 1], "clock = replay");
+                        let p = clock.participation().unwrap();
                         for i in 0..o.silo_count() {
                             if let Some(used) = &p.used[i] {
                                 assert!(used.iter().all(|u| inn[i].contains(u)));
@@ -342,7 +356,7 @@ fn random_churn_never_deadlocks_and_records_consistent_rounds() {
                                 assert!(from.iter().all(|u| inn[i].contains(u)));
                             }
                         }
-                        for (i, t) in st.starts(k + 1).unwrap().iter().enumerate() {
+                        for (i, t) in t.iter().enumerate() {
                             assert!(t.is_finite(), "round {} silo {i}", k + 1);
                         }
                     }

@@ -351,6 +351,31 @@ impl Clock {
         Ok(Some(d))
     }
 
+    /// Who took part in the last round timed, on a network with an
+    /// availability policy other than `"wait"` (`Network(...,
+    /// availability="skip")`): a dict with `computed` (list of bool: the
+    /// silo took its local steps), `used` (per silo, the list of
+    /// in-neighbours whose model it averaged with its own, or None) and
+    /// `joined` (per silo, the silos whose new models it starts the next
+    /// round from, averaged: a STAR client takes the centre's, a silo back
+    /// up rejoins from its neighbours'; None otherwise). A silo with both
+    /// None was absent. Re-normalise your averaging weights over `used`.
+    /// None before the first step and on networks without such a policy.
+    fn participation<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyDict>>> {
+        let s = self.state(py)?;
+        let p = s
+            .cell
+            .with_dependent(|_, clock| clock.participation().cloned());
+        let Some(p) = p else {
+            return Ok(None);
+        };
+        let d = PyDict::new(py);
+        d.set_item("computed", p.computed)?;
+        d.set_item("used", p.used)?;
+        d.set_item("joined", p.joined)?;
+        Ok(Some(d))
+    }
+
     /// Rounds timed so far (the next `step()` times this round).
     #[getter]
     fn round(&self, py: Python<'_>) -> PyResult<u64> {

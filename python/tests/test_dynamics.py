@@ -67,3 +67,43 @@ def test_closed_forms_refuse_a_traced_network(tmp_path):
     clock = fedtopo.Clock(net, ring)
     assert clock.network == "maxplus+traces"
     assert clock.step().shape == (len(net),)
+
+
+@pytest.mark.parametrize("policy", ["skip", "timeout:3000"])
+def test_clock_with_an_availability_policy_equals_simulate(cli, tmp_path, policy):
+    """`availability=` reaches the clock: its times are simulate's, its
+    network name says the policy, and `participation()` says who took part
+    (every silo averaged, took a model, or was absent; a silo averages only
+    its in-neighbours' models)."""
+    trace = churn(cli, tmp_path / "churn.csv")
+    rounds = 12
+    doc = cli("simulate", "--overlays", "ring", "--rounds", str(rounds),
+              "--access", "100M", "--trace", str(trace), "--availability", policy,
+              "--format", "json", "--out", str(tmp_path))
+    assert doc["rows"][0]["network"] == f"maxplus+traces+{policy}"
+    expected = starts(tmp_path / "starts.csv")
+    net = fedtopo.Network("aws-north-america", access="100M", trace=trace,
+                          availability=policy)
+    ring = net.overlay("ring")
+    clock = fedtopo.Clock(net, ring)
+    assert clock.network == f"maxplus+traces+{policy}"
+    assert clock.participation() is None
+    arcs = set(map(tuple, ring.arcs))
+    absent = 0
+    for k in range(1, rounds + 1):
+        np.testing.assert_allclose(clock.step(), expected[("ring", k)], rtol=0, atol=1e-6)
+        p = clock.participation()
+        assert len(p["computed"]) == len(net)
+        for i, used in enumerate(p["used"]):
+            if used is not None:
+                assert all((u, i) in arcs for u in used)
+            elif p["joined"][i] is None:
+                absent += 1
+    assert doc["rows"][0]["silo_rounds_absent"] == absent
+
+
+def test_an_availability_policy_needs_a_trace():
+    with pytest.raises(ValueError, match="availability `skip`: expected wait without a trace"):
+        fedtopo.Network("aws-north-america", availability="skip")
+    with pytest.raises(ValueError, match="availability `later`"):
+        fedtopo.Network("aws-north-america", availability="later")

@@ -272,7 +272,16 @@ pub fn run_train(a: TrainArgs) -> Result<()> {
         .with_context(|| format!("writing {}", path.display()))?;
     }
     let rows = summarize(&runs, target, None);
-    let summary = render_summary_csv(&rows, target);
+    let mut summary = render_summary_csv(&rows, target);
+    if let Some(d) = model.dynamics.as_ref() {
+        // Which model and availability policy timed the rounds (with a
+        // trace only: summaries without one keep their columns).
+        let mut name = format!("{}+traces", t.network_model);
+        if d.policy != fedtopo::dynamics::AvailabilityPolicy::Wait {
+            name = format!("{name}+{}", d.policy.name());
+        }
+        summary = fedtopo::report::network::append_columns(&summary, &[("network_model", name)])?;
+    }
     write_atomic(&a.out.join("summary.csv"), summary.as_bytes())?;
     plot_runs(&a.out.join("curves.svg"), &runs).map_err(anyhow::Error::msg)?;
     out!("{summary}");

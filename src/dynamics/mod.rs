@@ -84,7 +84,8 @@ impl AvailabilityPolicy {
                 let ms = t.strip_prefix("timeout:")?.trim();
                 let ms = ms.strip_suffix("ms").unwrap_or(ms).trim();
                 let ms: Ms = ms.parse().ok()?;
-                (ms.is_finite() && ms > 0.0 && ms <= 1e12).then_some(AvailabilityPolicy::Timeout(ms))
+                (ms.is_finite() && ms > 0.0 && ms <= 1e12)
+                    .then_some(AvailabilityPolicy::Timeout(ms))
             }
         }
     }

@@ -31,8 +31,10 @@
 //! for a silo absent from it is the round's last start time among the
 //! silos present.
 //!
-//! Not covered: schedules with lagged arcs, the time breakdown and event
-//! trace (refused with a clear error), and Clique Averaging's two phases.
+//! Not covered: schedules with lagged arcs, the time breakdown (refused
+//! with a clear error), and Clique Averaging's two phases. The event trace
+//! of `simulate --log/--out` is recorded (a rejoin's model fetches are not
+//! in it).
 
 use std::collections::VecDeque;
 

@@ -28,6 +28,10 @@ use crate::units::Ms;
 /// A round replay advanced on demand (see the module docs).
 pub struct RoundStepper<'a> {
     harness: Harness<'a, RoundProtocol<'a>>,
+    /// Under churn, the last round of a bounded replay: the protocol runs
+    /// endless and the replay stops once every silo started this round
+    /// (module docs of [`super::churn`]).
+    last_round: Option<u64>,
 }
 
 impl std::fmt::Debug for RoundStepper<'_> {
@@ -58,6 +62,7 @@ impl<'a> RoundStepper<'a> {
         let p = RoundProtocol::new(schedule, delay, straggler, seed, u64::MAX, None)?;
         Ok(RoundStepper {
             harness: Harness::new(p, network),
+            last_round: None,
         })
     }
 
@@ -71,12 +76,19 @@ impl<'a> RoundStepper<'a> {
         options: &ReplayOptions,
         on_round: &'a mut dyn FnMut(u64),
     ) -> Result<Self, ReplayError> {
+        // Under churn silos can be many rounds apart, and a silo that
+        // stops at the last round would change when the others skip it:
+        // the protocol runs endless, as a clock's, and stops at `t(K)`.
+        let churn = delay
+            .dynamics
+            .as_ref()
+            .is_some_and(|d| d.policy != crate::dynamics::AvailabilityPolicy::Wait);
         let mut p = RoundProtocol::new(
             schedule,
             delay,
             options.straggler,
             options.seed,
-            options.rounds,
+            if churn { u64::MAX } else { options.rounds },
             Some(on_round),
         )?;
         p.count_arc_transfers();
@@ -98,6 +110,7 @@ impl<'a> RoundStepper<'a> {
         }
         Ok(RoundStepper {
             harness: Harness::new(p, network),
+            last_round: churn.then_some(options.rounds),
         })
     }
 
@@ -182,7 +195,19 @@ impl<'a> RoundStepper<'a> {
     /// [`ReplayError::Deadlock`] when some silo did not reach the last
     /// round.
     pub(super) fn finish(mut self) -> Result<ReplayResult, ReplayError> {
-        self.harness.run_to_end()?;
+        match self.last_round {
+            Some(k) => {
+                self.harness.run_until(|p| p.all_reached(k))?;
+                let p = self.harness.protocol_mut();
+                p.starts.truncate(k as usize + 1);
+                if let Some(c) = p.churn.as_mut() {
+                    c.rows.truncate(k as usize + 1);
+                }
+            }
+            None => {
+                self.harness.run_to_end()?;
+            }
+        }
         let events = self.harness.events();
         let mut network = self.harness.network_name().to_string();
         let churn = self.churn_summary();

@@ -857,7 +857,13 @@ mod tests {
         let a = local_degree(&ring);
         let mut p = participation(5);
         for i in 0..5 {
-            p.used[i] = Some(ring.arcs().iter().filter(|x| x.1 == i).map(|x| x.0).collect());
+            p.used[i] = Some(
+                ring.arcs()
+                    .iter()
+                    .filter(|x| x.1 == i)
+                    .map(|x| x.0)
+                    .collect(),
+            );
         }
         let b = a.with_participation(&p);
         for (x, y) in a.as_slice().iter().zip(b.as_slice()) {

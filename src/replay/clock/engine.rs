@@ -197,7 +197,9 @@ impl RoundClock for EngineClock<'_> {
                 let t = stepper.advance_to(k + 1)?;
                 out.extend_from_slice(t);
                 if let Some(p) = stepper.participation(k) {
-                    self.participation.get_or_insert_with(Default::default).clone_from(p);
+                    self.participation
+                        .get_or_insert_with(Default::default)
+                        .clone_from(p);
                 }
                 // Rounds are asked for in order: the ones before are never
                 // needed again, and a clock runs for ever in constant memory.

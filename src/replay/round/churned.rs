@@ -175,9 +175,25 @@ impl RoundProtocol<'_> {
         let Some(ch) = self.churn.as_mut() else {
             return;
         };
-        if ch.joining[to].as_ref().is_some_and(|j| j.round == m + 1) {
+        let join = ch.joining[to].as_ref().map(|j| j.round);
+        if join == Some(m + 1) {
             self.complete_join(to, vec![c], now, link);
-        } else if !ch.is_away(to) && self.round[to] <= m {
+        } else if let Some(join) = join.filter(|&j| j <= m) {
+            // A newer broadcast overtook the one the client waited for
+            // (held up while it was down): it rejoins at round `m + 1`,
+            // absent from rounds `join..=m` too.
+            let a = ch.absent[to].map_or(join, |(a, _)| a);
+            ch.absent[to] = Some((a, m + 1));
+            if let Some(x) = ch.joining[to].as_mut() {
+                x.round = m + 1;
+            }
+            self.round[to] = m + 1;
+            let last = self.first + self.starts.len() as u64;
+            for k in join.max(self.first)..=m.min(last.saturating_sub(1)) {
+                self.reach((k - self.first) as usize);
+            }
+            self.complete_join(to, vec![c], now, link);
+        } else if join.is_none() && !ch.is_away(to) && self.round[to] <= m {
             // A newer broadcast than the client's round (an older one is
             // still on its way to it, held up while it was down): the
             // client takes the newest model and starts the rounds it
@@ -260,7 +276,12 @@ impl RoundProtocol<'_> {
         if let Some(r) = self.row_mut(k) {
             r.used[i] = Some(used);
         }
+        // A silo behind round `k` and down is absent from its round on; one
+        // ahead of it is not behind.
         for u in down {
+            if self.round[u] > k {
+                continue;
+            }
             self.make_absent(u, now);
         }
     }
@@ -295,9 +316,10 @@ impl RoundProtocol<'_> {
         let to: Vec<bool> = targets
             .iter()
             .map(|&j| {
-                let joins = self.churn.as_ref().is_some_and(|ch| {
-                    ch.joining[j].as_ref().is_some_and(|x| x.round == k + 1)
-                });
+                let joins = self
+                    .churn
+                    .as_ref()
+                    .is_some_and(|ch| ch.joining[j].as_ref().is_some_and(|x| x.round == k + 1));
                 joins || self.receives(j, k + 1, now)
             })
             .collect();
@@ -490,9 +512,7 @@ impl RoundProtocol<'_> {
         };
         let past: Vec<usize> = inn
             .into_iter()
-            .filter(|&v| {
-                self.round[v] > join || (self.round[v] == join && self.compute_done[v])
-            })
+            .filter(|&v| self.round[v] > join || (self.round[v] == join && self.compute_done[v]))
             .collect();
         self.round[i] = join;
         self.compute_done[i] = false;
