@@ -254,6 +254,15 @@ fn simulate_job(
         // trace, `flow` in rows without one).
         row.push("network_model", result.network.clone());
     }
+    if job.has("availability") {
+        // What churn did (empty cells under `wait`).
+        let c = result.churn.as_ref();
+        let cell = |f: fn(&crate::replay::ChurnSummary) -> u64| c.map_or(Cell::from(""), |c| f(c).into());
+        row.push("silo_rounds_absent", cell(|c| c.silo_rounds_absent))
+            .push("absences", cell(|c| c.stats.absences))
+            .push("rejoins", cell(|c| c.stats.rejoins))
+            .push("models_missed", cell(|c| c.stats.models_missed));
+    }
     if job.has("breakdown") {
         let runs = BreakdownRun::of_replays(std::slice::from_ref(&result));
         push_breakdown(&mut row, runs.first().copied());
