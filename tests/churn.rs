@@ -138,12 +138,11 @@ fn a_silo_back_up_rejoins_from_its_neighbours_models() {
         ],
     ];
     for (k, row) in want.iter().enumerate() {
-        for i in 0..3 {
+        for (i, &w) in row.iter().enumerate() {
             assert!(
-                close(r.starts[k][i], row[i]),
-                "silo {i} round {k}: {} vs {}",
-                r.starts[k][i],
-                row[i]
+                close(r.starts[k][i], w),
+                "silo {i} round {k}: {} vs {w}",
+                r.starts[k][i]
             );
         }
     }
@@ -348,12 +347,12 @@ fn random_churn_on(underlay: &str, access_bps: f64) {
                         let t = clock.round_end_times(k, &o).unwrap();
                         assert_eq!(t, a.starts[k as usize + 1], "clock = replay");
                         let p = clock.participation().unwrap();
-                        for i in 0..o.silo_count() {
+                        for (i, inn) in inn.iter().enumerate() {
                             if let Some(used) = &p.used[i] {
-                                assert!(used.iter().all(|u| inn[i].contains(u)));
+                                assert!(used.iter().all(|u| inn.contains(u)));
                             }
                             if let Some(from) = &p.joined[i] {
-                                assert!(from.iter().all(|u| inn[i].contains(u)));
+                                assert!(from.iter().all(|u| inn.contains(u)));
                             }
                         }
                         for (i, t) in t.iter().enumerate() {

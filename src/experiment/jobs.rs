@@ -257,7 +257,8 @@ fn simulate_job(
     if job.has("availability") {
         // What churn did (empty cells under `wait`).
         let c = result.churn.as_ref();
-        let cell = |f: fn(&crate::replay::ChurnSummary) -> u64| c.map_or(Cell::from(""), |c| f(c).into());
+        let cell =
+            |f: fn(&crate::replay::ChurnSummary) -> u64| c.map_or(Cell::from(""), |c| f(c).into());
         row.push("silo_rounds_absent", cell(|c| c.silo_rounds_absent))
             .push("absences", cell(|c| c.stats.absences))
             .push("rejoins", cell(|c| c.stats.rejoins))

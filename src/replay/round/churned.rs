@@ -127,7 +127,7 @@ impl RoundProtocol<'_> {
         if c.absent_from(j, k) {
             return false;
         }
-        !(c.policy == AvailabilityPolicy::Skip && !self.is_up(j, now))
+        c.policy != AvailabilityPolicy::Skip || self.is_up(j, now)
     }
 
     /// `from` does not send its round-`k` model to `to`: `to` then does not
