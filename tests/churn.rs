@@ -364,3 +364,39 @@ fn random_churn_on(underlay: &str, access_bps: f64) {
         }
     }
 }
+
+/// A silo that joins mid-run (down from time 0, up at `1.5 R`) under
+/// `skip` starts, as a silo back up does, from its neighbours' models:
+/// round 2 at `2R + l + 200` (as in the rejoin case above, where it left
+/// at 5 ms). Under `timeout:500` nobody has given up on it when it comes
+/// up (the first time out is at 510 ms): it simply takes part in round 0,
+/// late.
+#[test]
+fn a_silo_joining_mid_run_starts_from_its_neighbours_models() {
+    let l = model("", AvailabilityPolicy::Wait)
+        .connectivity
+        .latency_ms(0, 1);
+    let r_ms = 110.0 + l;
+    let trace = format!("0,avail:c,down\n{},avail:c,up\n", 1.5 * r_ms / 1e3);
+    let o = complete();
+    let m = model(&trace, AvailabilityPolicy::Skip);
+    let r = run(&o, &m, NetworkKind::Maxplus, 3);
+    assert!(
+        close(r.starts[2][2], 2.0 * r_ms + l + 200.0),
+        "{:?}",
+        r.starts[2]
+    );
+    let mut st =
+        RoundStepper::new(&o, &m, NetworkKind::Maxplus.build(&m), Straggler::None, 0).unwrap();
+    st.advance_to(3).unwrap();
+    assert!(!st.participation(0).unwrap().computed[2]);
+    assert_eq!(st.participation(1).unwrap().joined[2], Some(vec![0, 1]));
+    let m = model(&trace, AvailabilityPolicy::Timeout(500.0));
+    let r = run(&o, &m, NetworkKind::Maxplus, 3);
+    assert_eq!(r.churn.as_ref().unwrap().stats.absences, 0);
+    let mut st =
+        RoundStepper::new(&o, &m, NetworkKind::Maxplus.build(&m), Straggler::None, 0).unwrap();
+    st.advance_to(2).unwrap();
+    let p0 = st.participation(0).unwrap();
+    assert!(p0.computed[2] && p0.used[2].is_some());
+}
