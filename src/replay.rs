@@ -23,7 +23,9 @@
 //! [`harness`] (event queue, network model, delivered transfers, deadlock
 //! check). The round protocol above is one protocol on it, advanced on
 //! demand by the [`RoundStepper`]; [`replay`] is a stepper with a last
-//! round `K` run to the end. [`two_phase`] replays Clique Averaging rounds
+//! round `K` run to the end. Under network dynamics with an availability
+//! policy other than `wait` the round protocol skips or times out on silos
+//! that are down and lets them rejoin ([`churn`]). [`two_phase`] replays Clique Averaging rounds
 //! (the other protocol here; round programs, [`crate::program::sim`], are
 //! the third), and [`clock`] hands the trainer a [`clock::RoundClock`].
 

@@ -64,13 +64,15 @@ class Network:
         silos: _Knob = None,
         placement_seed: _Knob = None,
         trace: _Knob | os.PathLike[str] = None,
+        availability: _Knob = None,
     ) -> Network:
         """Knobs as the CLI options (``access="10G"``: bit/s with an SI
         unit, a bare number below 1000 warns; ``core_capacity="1G"`` or
         ``None`` for the file's values; ``workload="inaturalist"``;
         ``model_bits="42.88Mbit"``; ``compute_ms=25.4``; ``local_steps``,
         ``silos``, ``silos_per_router``: ints >= 1; ``trace``: a network
-        dynamics CSV, ``time_s,target,value``; ...). Raises
+        dynamics CSV, ``time_s,target,value``; ``availability``: ``"wait"``,
+        ``"skip"`` or ``"timeout:MS"`` with a trace; ...). Raises
         ValueError naming the knob; ``help(fedtopo.Network)`` lists every
         format."""
     @property
@@ -183,6 +185,12 @@ class Clock:
         ``end_ms``, ``via`` (int64 sender of the model the silo waited for
         last, -1: its own computation) and ``via_sent_ms``; None before
         the first step."""
+    def participation(self) -> dict[str, list[Any]] | None:
+        """Who took part in the last round under ``availability="skip"`` or
+        ``"timeout:MS"``: ``computed`` (bool per silo), ``used`` (per silo
+        the in-neighbours whose model it averaged, or None), ``joined`` (per
+        silo the silos whose new models it starts from, or None); None
+        before the first step or without such a policy."""
     def advance(self, rounds: int) -> npt.NDArray[np.float64]:
         """Times ``rounds`` rounds (1 to 1000000 per call; Ctrl-C
         interrupts); the last round's finish times."""
@@ -195,4 +203,5 @@ class Clock:
     @property
     def network(self) -> str:
         """The network model run: ``"maxplus"``, ``"paper"``, ``"flow"``,
-        with ``"+traces"`` when the network has a trace (event replay)."""
+        with ``"+traces"`` when the network has a trace (event replay) and
+        ``"+skip"`` / ``"+timeout:MS"`` under that availability policy."""

@@ -391,7 +391,8 @@ impl Clock {
 
     /// The network model the clock runs (`"maxplus"`, `"paper"`,
     /// `"flow"`; `"maxplus+traces"` etc. when the network has a trace:
-    /// then the rounds are replayed event by event).
+    /// then the rounds are replayed event by event; `"maxplus+traces+skip"`
+    /// under an availability policy other than `"wait"`).
     #[getter]
     fn network(&self) -> String {
         self.network.clone()

@@ -48,6 +48,13 @@ pub enum SimError {
     /// Some task never ran (a network model lost a transfer).
     #[error("{0} tasks never completed (a transfer was never delivered)")]
     Stuck(usize),
+    /// An availability policy other than `wait`: a round program's task
+    /// graph is fixed (every step waits for what it depends on).
+    #[error(
+        "availability {0}: a round program's steps wait for the silos they depend on; use \
+         availability wait"
+    )]
+    Churn(String),
 }
 
 /// What a task does.
@@ -424,6 +431,11 @@ pub fn simulate(
     network: &mut dyn NetworkModel,
     links: usize,
 ) -> Result<SimResult, SimError> {
+    if let Some(d) = delay.dynamics.as_ref() {
+        if d.policy != crate::dynamics::AvailabilityPolicy::Wait {
+            return Err(SimError::Churn(d.policy.name()));
+        }
+    }
     let graph = TaskGraph::build(program, delay)?;
     let m = graph.tasks.len();
     let mut dependents = vec![Vec::new(); m];

@@ -262,7 +262,7 @@ impl RoundProtocol<'_> {
 
     /// Takes silo `i`'s round-`k` models: records the ones it averages and
     /// those it missed, and makes the `down` ones absent.
-    fn take_models(&mut self, i: usize, k: u64, (down, missed): (Vec<usize>, u64), now: Ms) {
+    fn take_models(&mut self, i: usize, k: u64, (down, missed): (Vec<usize>, u64)) {
         let Some(c) = self.churn.as_mut() else {
             return;
         };
@@ -282,7 +282,7 @@ impl RoundProtocol<'_> {
             if self.round[u] > k {
                 continue;
             }
-            self.make_absent(u, now);
+            self.make_absent(u);
         }
     }
 
@@ -296,7 +296,7 @@ impl RoundProtocol<'_> {
         let Some(ready) = self.ready(i, k, now) else {
             return;
         };
-        self.take_models(i, k, ready, now);
+        self.take_models(i, k, ready);
         self.start_round(i, k + 1, now, link);
     }
 
@@ -311,7 +311,7 @@ impl RoundProtocol<'_> {
         let Some(ready) = self.ready(c, k, now) else {
             return;
         };
-        self.take_models(c, k, ready, now);
+        self.take_models(c, k, ready);
         let targets = std::mem::take(&mut self.info_mut(k).out[c]);
         let to: Vec<bool> = targets
             .iter()
@@ -338,14 +338,14 @@ impl RoundProtocol<'_> {
         self.info_mut(k).out[c] = targets;
         // A client down at the broadcast misses the next round.
         for j in missed {
-            self.make_absent(j, now);
+            self.make_absent(j);
         }
         self.start_round(c, k + 1, now, link);
     }
 
     /// Silo `u` becomes absent from its current round on (or, rejoining,
     /// goes away again).
-    fn make_absent(&mut self, u: usize, _now: Ms) {
+    fn make_absent(&mut self, u: usize) {
         let n = self.round.len();
         let last = self.first + self.starts.len() as u64;
         let round_u = self.round[u];
