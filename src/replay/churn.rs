@@ -145,6 +145,13 @@ pub(crate) struct Churn {
     /// Silo `i` is absent from rounds `from..until` (`until = u64::MAX`
     /// while it is away).
     pub(crate) absent: Vec<Option<(u64, u64)>>,
+    /// Earlier absences of silo `i`, kept while a silo may still be in one
+    /// of their rounds (nobody waits for `i`'s models of those rounds).
+    pub(crate) past: Vec<Vec<(u64, u64)>>,
+    /// `excused[i]`: `(u, r)`: silo `i` does not wait for `u`'s models of
+    /// rounds before `r` (`u` passed them while `i` was away), set when
+    /// `i` rejoins.
+    pub(crate) excused: Vec<Vec<(usize, u64)>>,
     /// Silos whose absence counts for rounds not yet started (away, or
     /// rejoining).
     pub(crate) away: Vec<usize>,
@@ -167,6 +174,8 @@ impl Churn {
             got: vec![VecDeque::new(); n],
             timed_out: vec![false; n],
             absent: vec![None; n],
+            past: vec![Vec::new(); n],
+            excused: vec![Vec::new(); n],
             away: Vec::new(),
             joining: vec![None; n],
             wants: vec![Vec::new(); n],
@@ -191,7 +200,25 @@ impl Churn {
     /// round-`k` model).
     #[inline]
     pub(crate) fn absent_from(&self, u: usize, k: u64) -> bool {
-        self.absent[u].is_some_and(|(a, b)| a <= k && k < b)
+        let within = |&(a, b): &(u64, u64)| a <= k && k < b;
+        self.absent[u].as_ref().is_some_and(within) || self.past[u].iter().any(within)
+    }
+
+    /// True when silo `i` does not wait for `u`'s round-`k` model: `u` is
+    /// absent from round `k`, or passed it while `i` was away.
+    #[inline]
+    pub(crate) fn excused(&self, i: usize, u: usize, k: u64) -> bool {
+        self.absent_from(u, k) || self.excused[i].iter().any(|&(v, r)| v == u && k < r)
+    }
+
+    /// Silo `u` starts a new absence: its last one, if over, is kept for
+    /// the silos still behind it (`lowest`: the lowest round of a silo
+    /// present), older ones no silo is in any more are dropped.
+    pub(crate) fn close_absence(&mut self, u: usize, lowest: u64) {
+        if let Some(r) = self.absent[u].take().filter(|r| r.1 != u64::MAX) {
+            self.past[u].push(r);
+        }
+        self.past[u].retain(|&(_, b)| b > lowest);
     }
 
     /// Silos counted as having started round `k` by their absence (`k` a

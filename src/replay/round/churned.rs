@@ -10,6 +10,15 @@ use crate::replay::harness::Link;
 use crate::units::Ms;
 
 impl RoundProtocol<'_> {
+    /// The lowest round of a silo that is not away.
+    fn lowest_present_round(&self) -> u64 {
+        (0..self.round.len())
+            .filter(|&i| !self.churn.as_ref().is_some_and(|c| c.is_away(i)))
+            .map(|i| self.round[i])
+            .min()
+            .unwrap_or(0)
+    }
+
     /// Schedules every silo's first availability change after time 0.
     pub(super) fn schedule_availability(&mut self, link: &mut Link<'_, ComputeDone>) {
         let Some(d) = self.delay.dynamics.as_ref() else {
@@ -241,7 +250,7 @@ impl RoundProtocol<'_> {
         let mut ok = true;
         if let Some(c) = self.churn.as_ref() {
             for &u in &inn {
-                if c.has(i, u) || c.absent_from(u, k) {
+                if c.has(i, u) || c.excused(i, u, k) {
                     continue;
                 }
                 let is_down = !self.is_up(u, now);
@@ -347,6 +356,7 @@ impl RoundProtocol<'_> {
     /// goes away again).
     fn make_absent(&mut self, u: usize) {
         let n = self.round.len();
+        let lowest = self.lowest_present_round();
         let last = self.first + self.starts.len() as u64;
         let round_u = self.round[u];
         let Some(c) = self.churn.as_mut() else {
@@ -360,6 +370,7 @@ impl RoundProtocol<'_> {
                 until
             }
             _ => {
+                c.close_absence(u, lowest);
                 c.absent[u] = Some((round_u, u64::MAX));
                 c.away.push(u);
                 round_u + 1
@@ -504,15 +515,14 @@ impl RoundProtocol<'_> {
         for k in join.max(first)..first + rows {
             self.reached[(k - first) as usize] -= 1;
         }
-        let star = self.star_center.is_some();
-        let inn = if star {
-            Vec::new()
-        } else {
-            self.info(join).inn[i].clone()
-        };
-        let past: Vec<usize> = inn
-            .into_iter()
-            .filter(|&v| self.round[v] > join || (self.round[v] == join && self.compute_done[v]))
+        // Silos that passed rounds from `join` on while `i` was away sent it
+        // none of those models: `i` does not wait for them (nor for the
+        // round such a silo is in if it has computed it). Every silo, not
+        // only round `join`'s in-neighbours: a schedule's overlays change.
+        let ahead: Vec<(usize, u64)> = (0..self.round.len())
+            .filter(|&v| v != i && self.star_center.is_none())
+            .map(|v| (v, self.round[v] + u64::from(self.compute_done[v])))
+            .filter(|&(_, r)| r > join)
             .collect();
         self.round[i] = join;
         self.compute_done[i] = false;
@@ -524,9 +534,7 @@ impl RoundProtocol<'_> {
         c.gen[i] = c.gen[i].wrapping_add(1);
         c.timed_out[i] = false;
         c.got[i].clear();
-        if !past.is_empty() {
-            c.got[i].push_back(past.into_iter().map(|v| (v, false)).collect());
-        }
+        c.excused[i] = ahead;
         c.joining[i] = Some(Join {
             round: join,
             pending,
