@@ -67,7 +67,8 @@ fn close(a: f64, b: f64) -> bool {
 /// Silo `c` goes down at 5 ms, during its first local steps, for good.
 /// Under `skip`, `a` and `b` send only to each other (one model each way:
 /// 100 ms up, 100 ms down, eq. (3)) and do not wait for `c`: every round
-/// lasts `R = 10 + l + 100` ms. Under `wait` the replay reports `c`.
+/// lasts `R = 10 + l + 100` ms (`c`, absent, stays at time 0). Under
+/// `wait` the replay reports `c`.
 #[test]
 fn skip_goes_on_without_a_silo_down_for_good() {
     let l = model("", AvailabilityPolicy::Wait)
@@ -80,11 +81,11 @@ fn skip_goes_on_without_a_silo_down_for_good() {
         assert_eq!(r.network, format!("{kind}+traces+skip"));
         for k in 0..=5 {
             for i in 0..3 {
+                let want = if i == 2 { 0.0 } else { k as f64 * r_ms };
                 assert!(
-                    close(r.starts[k][i], k as f64 * r_ms),
-                    "{kind}: silo {i} round {k}: {} vs {}",
-                    r.starts[k][i],
-                    k as f64 * r_ms
+                    close(r.starts[k][i], want),
+                    "{kind}: silo {i} round {k}: {} vs {want}",
+                    r.starts[k][i]
                 );
             }
         }
@@ -129,7 +130,7 @@ fn a_silo_back_up_rejoins_from_its_neighbours_models() {
     let r = run(&o, &m, NetworkKind::Maxplus, 4);
     let want = [
         [0.0; 3],
-        [r_ms; 3],
+        [r_ms, r_ms, 0.0],
         [2.0 * r_ms, 2.0 * r_ms, 2.0 * r_ms + l + 200.0],
         [
             2.0 * r_ms + 2.0 * l + 410.0,
@@ -182,7 +183,9 @@ fn a_time_out_gives_up_on_a_silo_that_is_down() {
         let r = run(&complete(), &m, kind, 3);
         assert_eq!(r.network, format!("{kind}+traces+timeout:500"));
         for (k, want) in [(1, 510.0), (2, 620.0 + l), (3, 730.0 + 2.0 * l)] {
-            for i in 0..3 {
+            // `c`, absent from round 0 on, stays at time 0.
+            assert_eq!(r.starts[k][2], 0.0);
+            for i in 0..2 {
                 assert!(
                     close(r.starts[k][i], want),
                     "{kind}: silo {i} round {k}: {} vs {want}",
@@ -447,4 +450,97 @@ fn a_silo_far_behind_does_not_wait_for_a_past_absence() {
     )
     .unwrap();
     assert!(r.churn.unwrap().stats.rejoins > 0);
+}
+
+/// The time breakdown under churn: in the three-silo case of
+/// `skip_goes_on_without_a_silo_down_for_good`, `a`'s rounds are 10 ms of
+/// compute then `b`'s model in flight, and `c`'s (away for good) are empty;
+/// under random churn every silo-round is there, its parts add up to its
+/// length, and the critical path ends at the makespan.
+#[test]
+fn the_time_breakdown_under_churn() {
+    let m = model("0.005,avail:c,down\n", AvailabilityPolicy::Skip);
+    let l = m.connectivity.latency_ms(0, 1);
+    let opts = ReplayOptions {
+        rounds: 4,
+        breakdown: true,
+        ..ReplayOptions::default()
+    };
+    let r = replay(
+        &complete(),
+        &m,
+        NetworkKind::Maxplus.build(&m).as_mut(),
+        &opts,
+    )
+    .unwrap();
+    let b = r.breakdown.as_ref().unwrap();
+    assert_eq!(b.rows.len(), 4 * 3);
+    for row in &b.rows {
+        match row.silo {
+            // Away for good: its time stands still at 0.
+            2 => assert!(row.end_ms == 0.0 && row.compute_ms == 0.0 && row.via.is_none()),
+            i => {
+                assert!(close(row.compute_ms, 10.0) && close(row.transfer_ms, 100.0 + l));
+                assert_eq!(row.via, Some(1 - i));
+            }
+        }
+    }
+    assert!(close(
+        b.critical_path().last().unwrap().end_ms,
+        r.makespan_ms()
+    ));
+    use fedtopo::dynamics::generate::{to_csv, Churn};
+    let u = load_underlay(Some("aws-gaia"), &LoadOptions::default()).unwrap();
+    let labels: Vec<String> = u.routers.iter().map(|r| r.label.clone()).collect();
+    let churn = Churn {
+        mean_up_s: 2.0,
+        mean_down_s: 1.0,
+        duration_s: 60.0,
+    };
+    let text = to_csv(&churn.rows(&labels, 4).unwrap());
+    let placement = SiloPlacement::one_per_router(u.node_count());
+    for policy in [
+        AvailabilityPolicy::Skip,
+        AvailabilityPolicy::Timeout(1000.0),
+    ] {
+        let mut m = NetworkSpec::default().build(&u).unwrap();
+        let mut d = parse(&text, "churn.csv", &u, &placement).unwrap();
+        d.policy = policy;
+        m.dynamics = Some(Arc::new(d));
+        for name in ["star", "ring", "dcliques"] {
+            let kind: OverlayKind = name.parse().unwrap();
+            let built = EvaluatedOverlay::build(kind, &u, &m, &BuildOptions::default()).unwrap();
+            let opts = ReplayOptions {
+                rounds: 30,
+                breakdown: true,
+                ..ReplayOptions::default()
+            };
+            let r = replay(
+                built.schedule(),
+                &m,
+                NetworkKind::Flow.build(&m).as_mut(),
+                &opts,
+            )
+            .unwrap();
+            let b = r.breakdown.as_ref().unwrap();
+            assert_eq!(b.rows.len(), 30 * u.node_count(), "{name} {policy:?}");
+            for row in &b.rows {
+                let parts = row.compute_ms + row.transfer_ms + row.wait_ms;
+                assert!(
+                    (parts - (row.end_ms - row.start_ms)).abs() <= 1e-6
+                        && row.compute_ms >= 0.0
+                        && row.transfer_ms >= -1e-9
+                        && row.wait_ms >= -1e-9,
+                    "{name} {policy:?}: {row:?}"
+                );
+                let k = row.round as usize;
+                assert_eq!(row.end_ms, r.starts[k + 1][row.silo]);
+            }
+            let path = b.critical_path();
+            assert!(
+                close(path.last().unwrap().end_ms, r.makespan_ms()),
+                "{name} {policy:?}"
+            );
+        }
+    }
 }

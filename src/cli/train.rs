@@ -150,15 +150,6 @@ pub fn run_train(a: TrainArgs) -> Result<()> {
             "--breakdown: the time breakdown is for synchronous rounds, not --protocol {p}"
         );
     }
-    if let (Some(d), Some(_)) = (model.dynamics.as_ref(), &a.breakdown) {
-        if d.policy != fedtopo::dynamics::AvailabilityPolicy::Wait {
-            anyhow::bail!(
-                "--breakdown: the time breakdown is not recorded under --availability {}; \
-                 drop one of the two",
-                d.policy.name()
-            );
-        }
-    }
     let breakdown_file = super::simulate::create_now(a.breakdown.as_ref())?;
     let mut runs = Vec::new();
     let mut recorded = Vec::new();

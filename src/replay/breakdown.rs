@@ -125,6 +125,10 @@ pub(crate) struct BreakdownRecorder {
     latest: FxHashMap<(usize, u64), (Ms, Ms, usize)>,
     /// Finished silo-rounds, in the order they ended.
     pub(crate) rows: Vec<SiloRound>,
+    /// Under churn ([`super::churn`]): when silo `i` finished computing
+    /// round `k` (rows are made when a round is complete, from its start
+    /// times, instead of when each silo ends it).
+    computed_round: FxHashMap<(usize, u64), Ms>,
 }
 
 impl BreakdownRecorder {
@@ -158,6 +162,32 @@ impl BreakdownRecorder {
     }
 
     /// Silo `i` ended round `k` (and starts round `k + 1`) at `now`.
+    /// Under churn: silo `i` finished computing round `k` at `now`.
+    pub(crate) fn computed_round(&mut self, i: usize, k: u64, now: Ms) {
+        self.computed_round.insert((i, k), now);
+    }
+
+    /// Under churn: every silo has started round `k + 1`; `start` and
+    /// `end` are `t(k)` and `t(k+1)`. A silo absent from round `k` (its
+    /// start time stands still while it is away) neither computes nor
+    /// receives: its absence is waiting, in the round it rejoins from. A round ended
+    /// by a skip or a time out rather than by a model's arrival has no
+    /// `via`: its idle time is waiting.
+    pub(crate) fn round_complete(&mut self, k: u64, start: &[Ms], end: &[Ms]) {
+        for (i, (&s, &e)) in start.iter().zip(end).enumerate() {
+            let ready = self
+                .computed_round
+                .remove(&(i, k))
+                .map_or(s, |r| r.clamp(s, e.max(s)));
+            let binding = self.latest.remove(&(i, k)).filter(|b| b.0 == e);
+            self.rows.push(silo_round(k, i, s, ready, e, binding));
+        }
+        // Entries of silos that left the round another way.
+        self.computed_round.retain(|&(_, r), _| r > k);
+        self.latest.retain(|&(_, r), _| r > k);
+        self.sent.retain(|&(_, _, r), _| r > k);
+    }
+
     pub(crate) fn ended(&mut self, i: usize, k: u64, now: Ms) {
         let start = self.start[i];
         let ready = self.ready[i];
@@ -199,7 +229,9 @@ pub struct RoundShare {
 /// One step of the run's critical path.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct CriticalStep {
-    /// `"compute"` or `"transfer"`.
+    /// `"compute"` or `"transfer"`; `"wait"` for a round that ended after
+    /// the silo's computation without a model's arrival (a skip or a time
+    /// out under churn, [`super::churn`]; never under `wait`).
     pub kind: &'static str,
     /// The computing silo, or the transfer's sender.
     pub from: usize,
@@ -344,6 +376,18 @@ impl Breakdown {
                 continue;
             }
             let Some(x) = compute_of else { break };
+            // A round that ended after its computation with no model
+            // (under churn: a skip or a time out) waited to its end.
+            if r.via.is_none() && x.end_ms > x.ready_ms {
+                steps.push(CriticalStep {
+                    kind: "wait",
+                    from: x.silo,
+                    to: x.silo,
+                    round: x.round,
+                    start_ms: x.ready_ms,
+                    end_ms: x.end_ms,
+                });
+            }
             steps.push(CriticalStep {
                 kind: "compute",
                 from: x.silo,

@@ -27,14 +27,18 @@
 //!
 //! What each round used is kept as a [`RoundParticipation`] (the models
 //! each silo averaged, who computed, who rejoined from whom): the trainer
-//! re-normalises that round's averaging weights by it. A round's start time
-//! for a silo absent from it is the round's last start time among the
-//! silos present.
+//! re-normalises that round's averaging weights by it. Time stands still for
+//! a silo that is away: its start time of a round it is absent from is
+//! its previous one (a silo's times never decrease; a round ends when the
+//! last silo present starts the next).
 //!
-//! Not covered: schedules with lagged arcs, the time breakdown (refused
-//! with a clear error), and Clique Averaging's two phases. The event trace
-//! of `simulate --log/--out` is recorded (a rejoin's model fetches are not
-//! in it).
+//! The time breakdown ([`super::breakdown`]) is made round by round once
+//! every silo has started the next one: an absent silo's round is waiting
+//! (no compute, no model), and a round ended by a skip or a time out has no
+//! `via`. The event trace of `simulate --log/--out` is recorded (a
+//! rejoin's model fetches are in neither). Not covered: schedules with
+//! lagged arcs and Clique Averaging's two phases (refused with a clear
+//! error).
 
 use std::collections::VecDeque;
 

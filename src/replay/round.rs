@@ -200,13 +200,6 @@ impl<'a> RoundProtocol<'a> {
 
     /// Records where every silo's rounds go ([`super::breakdown`]).
     pub(crate) fn record_breakdown(&mut self) -> Result<(), ReplayError> {
-        if self.churn.is_some() {
-            return Err(ReplayError::Churn(
-                "the time breakdown is not recorded under an availability policy other than \
-                 wait"
-                    .into(),
-            ));
-        }
         let n = self.round.len();
         self.breakdown
             .get_or_insert_with(|| BreakdownRecorder::new(n));
@@ -341,7 +334,11 @@ impl<'a> RoundProtocol<'a> {
 
     /// Silo `i` starts round `k` at `now`.
     fn start_round(&mut self, i: usize, k: u64, now: Ms, link: &mut Link<'_, ComputeDone>) {
-        if let (Some(b), Some(ended)) = (self.breakdown.as_mut(), k.checked_sub(1)) {
+        if let (Some(b), Some(ended), None) = (
+            self.breakdown.as_mut(),
+            k.checked_sub(1),
+            self.churn.as_ref(),
+        ) {
             b.ended(i, ended, now);
         }
         self.round[i] = k;
@@ -397,19 +394,21 @@ impl<'a> RoundProtocol<'a> {
 
     /// One more silo started the round of `starts[at]` (or counts as such,
     /// being absent from it); a complete round calls `on_round`, and under
-    /// churn gives its absent silos the round's last start time.
+    /// churn gives its absent silos their previous start time (time stands
+    /// still for a silo that is away: its times never decrease).
     fn reach(&mut self, at: usize) {
         self.reached[at] += 1;
         if self.reached[at] as usize == self.round.len() {
             if self.churn.is_some() {
-                let row = &mut self.starts[at];
-                let last = row
-                    .iter()
-                    .copied()
-                    .filter(|t| !t.is_nan())
-                    .fold(f64::NEG_INFINITY, f64::max);
-                for t in row.iter_mut().filter(|t| t.is_nan()) {
-                    *t = last;
+                for i in 0..self.round.len() {
+                    if self.starts[at][i].is_nan() {
+                        let before = at.checked_sub(1).map_or(0.0, |p| self.starts[p][i]);
+                        self.starts[at][i] = before;
+                    }
+                }
+                if let (Some(b), Some(prev)) = (self.breakdown.as_mut(), at.checked_sub(1)) {
+                    let k = self.first + prev as u64;
+                    b.round_complete(k, &self.starts[prev], &self.starts[at]);
                 }
             }
             if let Some(f) = self.on_round.as_mut() {
@@ -577,7 +576,7 @@ impl EventProtocol for RoundProtocol<'_> {
         if let Some(tr) = self.trace.as_mut() {
             tr.delivered(t.from, t.to, t.round, link.now());
         }
-        if let Some(b) = self.breakdown.as_mut() {
+        if let (Some(b), false) = (self.breakdown.as_mut(), t.round & churn::JOIN != 0) {
             b.delivered(t.from, t.to, t.round, link.now());
         }
         if self.churn.is_some() {

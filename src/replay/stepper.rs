@@ -203,6 +203,10 @@ impl<'a> RoundStepper<'a> {
                 if let Some(c) = p.churn.as_mut() {
                     c.rows.truncate(k as usize + 1);
                 }
+                // Rounds that ended in the event that ended round K - 1.
+                if let Some(b) = p.breakdown.as_mut() {
+                    b.rows.retain(|r| r.round < k);
+                }
             }
             None => {
                 self.harness.run_to_end()?;

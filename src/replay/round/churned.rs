@@ -81,6 +81,9 @@ impl RoundProtocol<'_> {
         if let Some(r) = self.row_mut(k) {
             r.computed[i] = true;
         }
+        if let Some(b) = self.breakdown.as_mut() {
+            b.computed_round(i, k, now);
+        }
         let waits = self.star_center.is_none_or(|c| c == i);
         if let (AvailabilityPolicy::Timeout(ms), true) = (self.policy(), waits) {
             let gen = self.churn.as_ref().map_or(0, |c| c.gen[i]);
