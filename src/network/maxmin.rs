@@ -171,6 +171,9 @@ pub struct MaxMinStats {
     pub classes_changed: u64,
     /// Flows moved between classes (splits and merges).
     pub flows_moved: u64,
+    /// Passes that resumed the previous pass's fill (its bottleneck levels
+    /// kept) instead of restarting it.
+    pub resumes: u64,
 }
 
 /// Max-min fair rates of a changing set of flows over fixed resources.
@@ -229,6 +232,11 @@ pub struct MaxMin {
     s_in_r: usize,
     /// Classes of S not yet frozen in the current fill.
     unfrozen_classes: usize,
+    /// The bottlenecks of the current fill so far, in order.
+    levels: Vec<Level>,
+    /// Every lowering of a resource by the current fill, in order: (local
+    /// index, flows frozen on it); level `j`'s start at `levels[j].log_start`.
+    lowered: Vec<(u32, u32)>,
     /// Re-fill every live flow, each from a class of its own, at every
     /// update (reference mode).
     full: bool,
@@ -619,7 +627,6 @@ impl MaxMin {
     #[inline(never)]
     fn fill_s(&mut self, epoch: u64, first: bool) -> bool {
         self.stats.passes += 1;
-        self.stats.classes_filled += self.s_list.len() as u64;
         if first {
             // R, with every resource listed once (`res_slot` marks, a fresh
             // epoch per update: R only grows between the passes of one).
@@ -660,16 +667,8 @@ impl MaxMin {
                 }
             }
         }
+        let grown = self.s_in_r;
         self.s_in_r = self.s_list.len();
-        self.unfrozen_classes = self.s_list.len();
-        for &c in &self.s_list {
-            let class = &mut classes[c as usize];
-            class.frozen = false;
-            class.partial = false;
-            class.new_rate = f64::INFINITY;
-            class.new_bneck = NONE;
-            self.stats.flows_filled += class.members.len() as u64;
-        }
         // Residual = capacity - load of the classes outside S; count = the
         // flows of S on it.
         for &k in &self.refresh {
@@ -694,10 +693,18 @@ impl MaxMin {
             };
             self.max_out[k as usize] = max_out;
         }
-        self.local.clear();
-        self.local.extend_from_slice(&self.base);
-        self.shares.clear();
-        self.shares.extend(self.local.iter().map(Local::share));
+        if !first && self.resume(grown) {
+            self.stats.resumes += 1;
+            self.start_classes(grown);
+        } else {
+            self.start_classes(0);
+            self.local.clear();
+            self.local.extend_from_slice(&self.base);
+            self.shares.clear();
+            self.shares.extend(self.local.iter().map(Local::share));
+            self.levels.clear();
+            self.lowered.clear();
+        }
         if self.local.len() <= self.linear_scan_max.unwrap_or(LINEAR_SCAN_MAX) {
             // Few resources: find the smallest share by a scan (cheaper
             // than keeping a heap; the same order: smallest share, then
@@ -744,6 +751,83 @@ impl MaxMin {
         true
     }
 
+    /// The classes `s_list[from..]` start the fill unfrozen.
+    fn start_classes(&mut self, from: usize) {
+        if from == 0 {
+            self.unfrozen_classes = 0;
+        }
+        self.unfrozen_classes += self.s_list.len() - from;
+        for &c in &self.s_list[from..] {
+            let class = &mut self.classes[c as usize];
+            class.frozen = false;
+            class.partial = false;
+            class.new_rate = f64::INFINITY;
+            class.new_bneck = NONE;
+            self.stats.classes_filled += 1;
+            self.stats.flows_filled += class.members.len() as u64;
+        }
+    }
+
+    /// Resumes the previous pass's fill after the classes `s_list[grown..]`
+    /// joined S (their resources, re-initialised, in `refresh`), when that
+    /// gives the state a fill from scratch of all of S would reach after
+    /// the same bottleneck levels, bit for bit; returns false (nothing to
+    /// keep) otherwise.
+    ///
+    /// A fill from scratch repeats the previous pass's levels as long as
+    /// every level's bottleneck is one no grown class crosses (its count,
+    /// residual and the classes frozen there are unchanged) and it still
+    /// has the smallest share (ties: the smallest index): the resources no
+    /// grown class crosses have the same states level by level, and the
+    /// re-initialised ones are brought through the levels by replaying
+    /// the logged lowerings, in order, with the same arithmetic as
+    /// [`MaxMin::freeze_at`]; their shares are checked against every level
+    /// first. The grown classes have larger committed rates than the
+    /// levels they were found at, so the levels usually hold.
+    fn resume(&mut self, grown: usize) -> bool {
+        let pass = self.stats.passes;
+        let stamp = &self.stamp;
+        if self.levels.iter().any(|l| stamp[l.k as usize] == pass) {
+            return false;
+        }
+        let n = self.r_list.len();
+        self.local.resize(n, Local::EMPTY);
+        self.shares.resize(n, f64::INFINITY);
+        for &t in &self.refresh {
+            self.local[t as usize] = self.base[t as usize];
+        }
+        for j in 0..self.levels.len() {
+            let level = self.levels[j];
+            for &t in &self.refresh {
+                let share = self.local[t as usize].share();
+                // Either order (the scan's `<`, the heap's total order).
+                let before = share < level.share
+                    || (share == level.share && t < level.k)
+                    || share
+                        .total_cmp(&level.share)
+                        .then(t.cmp(&level.k))
+                        .is_lt();
+                if before {
+                    return false;
+                }
+            }
+            let end = self
+                .levels
+                .get(j + 1)
+                .map_or(self.lowered.len(), |l| l.log_start as usize);
+            for &(k2, m2) in &self.lowered[level.log_start as usize..end] {
+                if stamp[k2 as usize] == pass {
+                    self.local[k2 as usize].lower(m2, level.share);
+                }
+            }
+        }
+        for &t in &self.refresh {
+            self.shares[t as usize] = self.local[t as usize].share();
+        }
+        debug_assert!(grown <= self.s_list.len());
+        true
+    }
+
     /// Would flows of S freezing at `share` on local resource `k` fail the
     /// check (a class outside S has a larger rate there)? Then those
     /// classes go to `self.grow`.
@@ -779,12 +863,17 @@ impl MaxMin {
         let (classes, flows) = (&mut self.classes, &mut self.flows);
         let (res_slot, local, touched) = (&self.res_slot, &mut self.local, &mut self.touched);
         let shares = &mut self.shares;
+        self.levels.push(Level {
+            k,
+            share,
+            log_start: self.lowered.len() as u32,
+        });
+        let lowered = &mut self.lowered;
         let mut lower = |r2: u32, m2: u32| {
             let k2 = res_slot[r2 as usize].local;
+            lowered.push((k2, m2));
             let l = &mut local[k2 as usize];
-            l.residual = (l.residual - f64::from(m2) * share).max(0.0);
-            l.count -= m2;
-            l.max_in_s = l.max_in_s.max(share);
+            l.lower(m2, share);
             shares[k2 as usize] = l.share();
             if track && k2 != k && !l.touched {
                 l.touched = true;
@@ -1057,6 +1146,17 @@ impl MaxMin {
     }
 }
 
+/// A bottleneck level of a fill.
+#[derive(Debug, Clone, Copy)]
+struct Level {
+    /// Local index of the bottleneck.
+    k: u32,
+    /// Its fair share, bit/s: the rate of the flows frozen there.
+    share: f64,
+    /// Start of its lowerings in `MaxMin::lowered`.
+    log_start: u32,
+}
+
 /// A resource's mark and local index in a fill.
 #[derive(Debug, Clone, Copy, Default)]
 struct ResSlot {
@@ -1088,6 +1188,13 @@ impl Local {
         max_in_s: 0.0,
         touched: false,
     };
+
+    /// `m` flows froze on it at `share` bit/s.
+    fn lower(&mut self, m: u32, share: f64) {
+        self.residual = (self.residual - f64::from(m) * share).max(0.0);
+        self.count -= m;
+        self.max_in_s = self.max_in_s.max(share);
+    }
 
     /// The fair share of the unfrozen flows, bit/s (infinite without any).
     fn share(&self) -> f64 {
