@@ -114,8 +114,6 @@ struct Class {
     bneck_pos: u32,
     live: bool,
     // Update scratch.
-    /// Epoch of the update whose `S` holds the class.
-    mark: u64,
     /// Every flow frozen (in this fill).
     frozen: bool,
     /// Some flows froze at a resource the others do not cross: the flows
@@ -126,6 +124,18 @@ struct Class {
     unfrozen: u32,
     new_rate: f64,
     new_bneck: u32,
+}
+
+/// What the walks over crossing classes read of a class, kept apart from
+/// [`Class`] in a dense array (a fill reads it for every class crossing
+/// every resource of R).
+#[derive(Debug, Clone, Copy, Default)]
+struct Hot {
+    /// Epoch of the update whose `S` holds the class.
+    mark: u64,
+    /// Committed rate as it counts in a load, bit/s: 0 until the first
+    /// update ([`committed`]).
+    rate: f64,
 }
 
 /// A class crossing a resource: the class, the index of the resource in
@@ -183,6 +193,8 @@ pub struct MaxMin {
     flows: Vec<FlowState>,
     free: Vec<u32>,
     classes: Vec<Class>,
+    /// Mark and committed rate of every class (by class id).
+    hot: Vec<Hot>,
     class_free: Vec<u32>,
     /// Classes freed since the last update (reusable after it).
     class_freed: Vec<u32>,
@@ -403,16 +415,17 @@ impl MaxMin {
             Some(c) => c,
             None => {
                 self.classes.push(Class::default());
+                self.hot.push(Hot::default());
                 (self.classes.len() - 1) as u32
             }
         };
+        self.hot[c as usize] = Hot::default();
         let k = &mut self.classes[c as usize];
         k.members.clear();
         k.fp.clear();
         k.rate = f64::NAN;
         k.bneck = NONE;
         k.live = true;
-        k.mark = 0;
         k.frozen = false;
         k.partial = false;
         c
@@ -529,9 +542,9 @@ impl MaxMin {
 
     /// Adds class `c` to `S`.
     fn add_to_s(&mut self, c: u32, epoch: u64) {
-        let class = &mut self.classes[c as usize];
-        if class.live && class.mark != epoch {
-            class.mark = epoch;
+        let hot = &mut self.hot[c as usize];
+        if self.classes[c as usize].live && hot.mark != epoch {
+            hot.mark = epoch;
             self.s_list.push(c);
         }
     }
@@ -675,15 +688,16 @@ impl MaxMin {
             let r = self.r_list[k as usize];
             let (mut outside, mut max_out, mut count) = (0.0f64, 0.0f64, 0u32);
             for x in &self.cross[r as usize] {
-                let class = &self.classes[x.class as usize];
+                let hot = self.hot[x.class as usize];
                 let m = x.mult;
-                if class.mark == epoch {
-                    count += m;
-                } else {
-                    let rate = committed(class.rate);
-                    outside += f64::from(m) * rate;
-                    max_out = max_out.max(rate);
-                }
+                // Branch-free: a class of S adds 0.0 to the load (exact:
+                // the load is never -0.0) and 0.0 to the maximum (rates
+                // are >= 0).
+                let in_s = hot.mark == epoch;
+                let rate = if in_s { 0.0 } else { hot.rate };
+                count += if in_s { m } else { 0 };
+                outside += f64::from(m) * rate;
+                max_out = max_out.max(rate);
             }
             self.base[k as usize] = Local {
                 residual: (self.cap[r as usize] - outside).max(0.0),
@@ -837,8 +851,8 @@ impl MaxMin {
         }
         let r = self.r_list[k];
         for y in &self.cross[r as usize] {
-            let other = &self.classes[y.class as usize];
-            if other.mark != epoch && committed(other.rate) > share {
+            let other = self.hot[y.class as usize];
+            if other.mark != epoch && other.rate > share {
                 self.grow.push(y.class);
             }
         }
@@ -856,7 +870,7 @@ impl MaxMin {
         self.freezing.clear();
         for x in &self.cross[r as usize] {
             let class = &self.classes[x.class as usize];
-            if class.mark == epoch && !class.frozen {
+            if self.hot[x.class as usize].mark == epoch && !class.frozen {
                 self.freezing.push((x.class, x.mult));
             }
         }
@@ -958,8 +972,8 @@ impl MaxMin {
             let max = l.max_in_s.max(self.max_out[k]);
             for j in 0..self.bneck_of[r as usize].len() {
                 let c = self.bneck_of[r as usize][j];
-                let class = &self.classes[c as usize];
-                if class.mark == epoch || (saturated && class.rate >= max * (1.0 - TOL)) {
+                let hot = self.hot[c as usize];
+                if hot.mark == epoch || (saturated && hot.rate >= max * (1.0 - TOL)) {
                     continue;
                 }
                 match self.other_bottleneck(c, r) {
@@ -996,7 +1010,7 @@ impl MaxMin {
                 // Outside R: no class of S crosses it.
                 let (mut load, mut max) = (0.0f64, 0.0f64);
                 for y in &self.cross[r as usize] {
-                    let rate = committed(self.classes[y.class as usize].rate);
+                    let rate = self.hot[y.class as usize].rate;
                     load += f64::from(y.mult) * rate;
                     max = max.max(rate);
                 }
@@ -1015,8 +1029,8 @@ impl MaxMin {
             return;
         }
         for y in &self.cross[b as usize] {
-            let other = &self.classes[y.class as usize];
-            if other.mark != epoch && committed(other.rate) > x {
+            let other = self.hot[y.class as usize];
+            if other.mark != epoch && other.rate > x {
                 self.grow.push(y.class);
             }
         }
@@ -1077,8 +1091,8 @@ impl MaxMin {
             } else {
                 let to = self.new_class();
                 self.changes.created.push(to);
+                self.hot[to as usize].mark = epoch;
                 let class = &mut self.classes[to as usize];
-                class.mark = epoch;
                 class.frozen = true;
                 class.new_rate = rate;
                 class.new_bneck = b;
@@ -1098,12 +1112,13 @@ impl MaxMin {
             if !class.live {
                 continue;
             }
-            debug_assert_eq!(class.mark, epoch);
+            debug_assert_eq!(self.hot[c as usize].mark, epoch);
             let (r, b) = (class.new_rate, class.new_bneck);
             self.set_bneck(c, b);
             let class = &mut self.classes[c as usize];
             if r.to_bits() != class.rate.to_bits() {
                 class.rate = r;
+                self.hot[c as usize].rate = committed(r);
                 self.changes.rated.push(c);
                 self.stats.classes_changed += 1;
                 self.stats.flows_changed += class.members.len() as u64;
