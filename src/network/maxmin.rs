@@ -659,7 +659,10 @@ impl MaxMin {
         // depend on which crossing classes are in S and on committed rates.
         self.refresh.clear();
         let pass = self.stats.passes;
-        let (classes, res_slot, r_list) = (&mut self.classes, &mut self.res_slot, &mut self.r_list);
+        // Every (re)initialised resource: residual = capacity - load of
+        // the classes outside S; count = the flows of S on it.
+        let (classes, res_slot, r_list) = (&self.classes, &mut self.res_slot, &mut self.r_list);
+        let (hot, cross, cap) = (&self.hot, &self.cross, &self.cap);
         for &c in &self.s_list[self.s_in_r..] {
             for &(r, _) in &classes[c as usize].fp {
                 let slot = &mut res_slot[r as usize];
@@ -674,39 +677,35 @@ impl MaxMin {
                     self.stamp.push(0);
                 }
                 let k = slot.local as usize;
-                if self.stamp[k] != pass {
-                    self.stamp[k] = pass;
-                    self.refresh.push(k as u32);
+                if self.stamp[k] == pass {
+                    continue;
                 }
+                self.stamp[k] = pass;
+                self.refresh.push(k as u32);
+                let (mut outside, mut max_out, mut count) = (0.0f64, 0.0f64, 0u32);
+                for x in &cross[r as usize] {
+                    let hot = hot[x.class as usize];
+                    let m = x.mult;
+                    // Branch-free: a class of S adds 0.0 to the load
+                    // (exact: the load is never -0.0) and 0.0 to the
+                    // maximum (rates are >= 0).
+                    let in_s = hot.mark == epoch;
+                    let rate = if in_s { 0.0 } else { hot.rate };
+                    count += if in_s { m } else { 0 };
+                    outside += f64::from(m) * rate;
+                    max_out = max_out.max(rate);
+                }
+                self.base[k] = Local {
+                    residual: (cap[r as usize] - outside).max(0.0),
+                    count,
+                    max_in_s: 0.0,
+                    touched: false,
+                };
+                self.max_out[k] = max_out;
             }
         }
         let grown = self.s_in_r;
         self.s_in_r = self.s_list.len();
-        // Residual = capacity - load of the classes outside S; count = the
-        // flows of S on it.
-        for &k in &self.refresh {
-            let r = self.r_list[k as usize];
-            let (mut outside, mut max_out, mut count) = (0.0f64, 0.0f64, 0u32);
-            for x in &self.cross[r as usize] {
-                let hot = self.hot[x.class as usize];
-                let m = x.mult;
-                // Branch-free: a class of S adds 0.0 to the load (exact:
-                // the load is never -0.0) and 0.0 to the maximum (rates
-                // are >= 0).
-                let in_s = hot.mark == epoch;
-                let rate = if in_s { 0.0 } else { hot.rate };
-                count += if in_s { m } else { 0 };
-                outside += f64::from(m) * rate;
-                max_out = max_out.max(rate);
-            }
-            self.base[k as usize] = Local {
-                residual: (self.cap[r as usize] - outside).max(0.0),
-                count,
-                max_in_s: 0.0,
-                touched: false,
-            };
-            self.max_out[k as usize] = max_out;
-        }
         if !first && self.resume(grown) {
             self.stats.resumes += 1;
             self.start_classes(grown);
