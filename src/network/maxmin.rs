@@ -184,6 +184,9 @@ pub struct MaxMinStats {
     /// Passes that resumed the previous pass's fill (its bottleneck levels
     /// kept) instead of restarting it.
     pub resumes: u64,
+    /// Updates whose fills restarted without collapsing the resources
+    /// only one class crosses (a class split).
+    pub collapse_restarts: u64,
 }
 
 /// Max-min fair rates of a changing set of flows over fixed resources.
@@ -255,6 +258,16 @@ pub struct MaxMin {
     /// Largest R filled by scans instead of the heap (`None`:
     /// [`LINEAR_SCAN_MAX`]).
     linear_scan_max: Option<usize>,
+    /// List every resource of the footprints of S in R (no collapsing of
+    /// the resources only one class crosses: for cross-checks).
+    no_collapse: bool,
+    /// Restart every pass instead of resuming the previous one (tests).
+    no_resume: bool,
+    /// The current update fills without collapsing (a class split).
+    update_no_collapse: bool,
+    /// A fill met a class that splits while collapsing: the update's fills
+    /// restart without collapsing.
+    collapse_abort: bool,
 }
 
 impl MaxMin {
@@ -274,6 +287,14 @@ impl MaxMin {
     /// same either way, bit for bit: for tests and benchmarks).
     pub fn set_linear_scan_max(&mut self, max: usize) {
         self.linear_scan_max = Some(max);
+    }
+
+    /// When `off`, R lists every resource of the footprints of `S`,
+    /// including those only one class crosses, of which only the one with
+    /// the smallest fair share is needed while the class does not split
+    /// (the rates are the same either way, bit for bit: for tests).
+    pub fn set_no_collapse(&mut self, off: bool) {
+        self.no_collapse = off;
     }
 
     /// Adds a resource of capacity `cap` (bit/s, may be infinite); returns its id.
@@ -590,10 +611,20 @@ impl MaxMin {
         self.added.clear();
         self.dirty.clear();
         let mut first = true;
+        self.update_no_collapse = self.no_collapse;
         loop {
             self.grow.clear();
             let complete = self.fill_s(epoch, first);
             first = false;
+            if self.collapse_abort {
+                // A class splits: the single-class resources matter; the
+                // same S, filled from scratch with all of them.
+                self.collapse_abort = false;
+                self.update_no_collapse = true;
+                self.stats.collapse_restarts += 1;
+                first = true;
+                continue;
+            }
             if complete {
                 self.check(epoch);
             }
@@ -663,8 +694,32 @@ impl MaxMin {
         // the classes outside S; count = the flows of S on it.
         let (classes, res_slot, r_list) = (&self.classes, &mut self.res_slot, &mut self.r_list);
         let (hot, cross, cap) = (&self.hot, &self.cross, &self.cap);
+        let collapse = !self.update_no_collapse;
         for &c in &self.s_list[self.s_in_r..] {
-            for &(r, _) in &classes[c as usize].fp {
+            let fp = &classes[c as usize].fp;
+            // Of the resources only this class crosses, R needs the one
+            // of smallest fair share (the first in footprint order, which
+            // is R's order for them): their shares stay `capacity /
+            // multiplicity` until the class freezes, unless it splits
+            // (then the update restarts without collapsing).
+            let keep = if collapse {
+                let mut keep = (f64::INFINITY, usize::MAX);
+                for (j, &(r, m)) in fp.iter().enumerate() {
+                    if cross[r as usize].len() == 1 {
+                        let share = Local::initial(cap[r as usize], m).share();
+                        if share < keep.0 || keep.1 == usize::MAX {
+                            keep = (share, j);
+                        }
+                    }
+                }
+                keep.1
+            } else {
+                usize::MAX
+            };
+            for (j, &(r, _)) in fp.iter().enumerate() {
+                if collapse && j != keep && cross[r as usize].len() == 1 {
+                    continue;
+                }
                 let slot = &mut res_slot[r as usize];
                 if slot.mark != repoch {
                     *slot = ResSlot {
@@ -706,7 +761,7 @@ impl MaxMin {
         }
         let grown = self.s_in_r;
         self.s_in_r = self.s_list.len();
-        if !first && self.resume(grown) {
+        if !first && !self.no_resume && self.resume(grown) {
             self.stats.resumes += 1;
             self.start_classes(grown);
         } else {
@@ -732,6 +787,9 @@ impl MaxMin {
                     return false;
                 }
                 self.freeze_at(k as u32, best, epoch, false);
+                if self.collapse_abort {
+                    return false;
+                }
             }
             return true;
         }
@@ -751,6 +809,9 @@ impl MaxMin {
                 return false;
             }
             self.freeze_at(k, share, epoch, true);
+            if self.collapse_abort {
+                return false;
+            }
             for &k2 in &self.touched {
                 self.local[k2 as usize].touched = false;
                 let share = self.shares[k2 as usize];
@@ -882,8 +943,14 @@ impl MaxMin {
             log_start: self.lowered.len() as u32,
         });
         let lowered = &mut self.lowered;
+        let fill_epoch = self.fill_epoch;
         let mut lower = |r2: u32, m2: u32| {
-            let k2 = res_slot[r2 as usize].local;
+            let slot = res_slot[r2 as usize];
+            if slot.mark != fill_epoch {
+                // Collapsed out of R: never read.
+                return;
+            }
+            let k2 = slot.local;
             lowered.push((k2, m2));
             let l = &mut local[k2 as usize];
             l.lower(m2, share);
@@ -905,6 +972,10 @@ impl MaxMin {
                     lower(r2, m2);
                 }
                 continue;
+            }
+            if !self.update_no_collapse {
+                self.collapse_abort = true;
+                return;
             }
             if !class.partial {
                 class.partial = true;
@@ -1202,6 +1273,17 @@ impl Local {
         max_in_s: 0.0,
         touched: false,
     };
+
+    /// A resource of capacity `cap` crossed by `count` flows of S and no
+    /// other flow.
+    fn initial(cap: f64, count: u32) -> Local {
+        Local {
+            residual: (cap - 0.0).max(0.0),
+            count,
+            max_in_s: 0.0,
+            touched: false,
+        }
+    }
 
     /// `m` flows froze on it at `share` bit/s.
     fn lower(&mut self, m: u32, share: f64) {
@@ -1622,18 +1704,36 @@ mod tests {
     /// [`random_run`] with the given scan threshold; returns every rate
     /// after every batch.
     fn random_run_with(seed: u64, linear_scan_max: Option<usize>) -> Vec<f64> {
-        random_run_counting(seed, linear_scan_max).0
+        random_run_counting(seed, linear_scan_max, false).0
     }
 
     /// [`random_run_with`], also returning how many classes splits created,
-    /// flows moved and classes merges freed.
-    fn random_run_counting(seed: u64, linear_scan_max: Option<usize>) -> (Vec<f64>, [usize; 3]) {
+    /// flows moved and classes merges freed; with `no_collapse`, R lists
+    /// every resource of the footprints.
+    fn random_run_counting(
+        seed: u64,
+        linear_scan_max: Option<usize>,
+        no_collapse: bool,
+    ) -> (Vec<f64>, [usize; 3]) {
+        let (rates, counts, _) = random_run_stats(seed, linear_scan_max, no_collapse, false);
+        (rates, counts)
+    }
+
+    /// [`random_run_counting`], also returning the allocator's counters.
+    fn random_run_stats(
+        seed: u64,
+        linear_scan_max: Option<usize>,
+        no_collapse: bool,
+        no_resume: bool,
+    ) -> (Vec<f64>, [usize; 3], MaxMinStats) {
         let mut counts = [0; 3];
         let mut rng = ChaCha8Rng::seed_from_u64(seed);
         let mut m = MaxMin::new();
         if let Some(max) = linear_scan_max {
             m.set_linear_scan_max(max);
         }
+        m.set_no_collapse(no_collapse);
+        m.no_resume = no_resume;
         if rng.gen_bool(0.1) {
             m.set_full_recompute(true);
         }
@@ -1703,9 +1803,28 @@ mod tests {
             }
             assert_matches(&m);
             assert_invariants(&m);
+            // Rates and recorded bottlenecks (as f64: exact for u32).
             seen.extend(live.iter().map(|&f| m.rate(f)));
+            seen.extend(live.iter().map(|&f| match m.class_of(f) {
+                NONE => -1.0,
+                c => f64::from(m.classes[c as usize].bneck),
+            }));
         }
-        (seen, counts)
+        (seen, counts, m.stats())
+    }
+
+    #[test]
+    fn random_runs_resume_fills_and_restart_collapsed_ones() {
+        // The random runs of the property tests do take the paths they
+        // check: passes that resume the previous fill, and updates whose
+        // collapsed fills restart in full because a class splits.
+        let (mut resumes, mut restarts) = (0, 0);
+        for seed in 0..100 {
+            let stats = random_run_stats(seed, None, false, false).2;
+            resumes += stats.resumes;
+            restarts += stats.collapse_restarts;
+        }
+        assert!(resumes > 0 && restarts > 0, "{resumes} resumes, {restarts} restarts");
     }
 
     #[test]
@@ -1714,7 +1833,7 @@ mod tests {
         // structure: splits, moves and merges all happen.
         let mut total = [0; 3];
         for seed in 0..100 {
-            let (_, c) = random_run_counting(seed, None);
+            let (_, c) = random_run_counting(seed, None, false);
             for k in 0..3 {
                 total[k] += c[k];
             }
@@ -1741,6 +1860,38 @@ mod tests {
             prop_assert_eq!(
                 scan.iter().map(|x| x.to_bits()).collect::<Vec<_>>(),
                 heap.iter().map(|x| x.to_bits()).collect::<Vec<_>>()
+            );
+        }
+
+        /// A pass that resumes the previous pass's fill (the default) gives
+        /// the rates of restarting it, bit for bit, by scans and by the
+        /// heap, collapsed or not.
+        #[test]
+        fn resumed_fill_equals_restarted_fill(
+            seed in any::<u64>(),
+            heap in any::<bool>(),
+            no_collapse in any::<bool>(),
+        ) {
+            let max = if heap { Some(0) } else { None };
+            let resumed = random_run_stats(seed, max, no_collapse, false).0;
+            let restarted = random_run_stats(seed, max, no_collapse, true).0;
+            prop_assert_eq!(
+                resumed.iter().map(|x| x.to_bits()).collect::<Vec<_>>(),
+                restarted.iter().map(|x| x.to_bits()).collect::<Vec<_>>()
+            );
+        }
+
+        /// Collapsing the resources only one class crosses (the default)
+        /// gives the rates of listing all of them, bit for bit, by scans
+        /// and by the heap; and both equal progressive filling from scratch.
+        #[test]
+        fn collapsed_fill_equals_full_fill(seed in any::<u64>(), heap in any::<bool>()) {
+            let max = if heap { Some(0) } else { None };
+            let collapsed = random_run_counting(seed, max, false).0;
+            let full = random_run_counting(seed, max, true).0;
+            prop_assert_eq!(
+                collapsed.iter().map(|x| x.to_bits()).collect::<Vec<_>>(),
+                full.iter().map(|x| x.to_bits()).collect::<Vec<_>>()
             );
         }
     }
