@@ -106,6 +106,14 @@ struct Class {
     /// Every finite resource a member crosses, with the number of members
     /// that cross it.
     fp: Vec<(u32, u32)>,
+    /// The footprint entries a collapsed R lists, in footprint order: the
+    /// resources other classes cross too and, of those only this class
+    /// crosses, the first of smallest fair share `capacity /
+    /// multiplicity` (valid while `core_ok`).
+    core: Vec<(u32, u32)>,
+    /// `core` is up to date: cleared when the footprint, a multiplicity,
+    /// which of its resources other classes cross or a capacity changes.
+    core_ok: bool,
     /// Committed rate, bit/s (NaN until the first update).
     rate: f64,
     /// Recorded bottleneck (`NONE` until the first update).
@@ -316,6 +324,9 @@ impl MaxMin {
         debug_assert_eq!(cap.is_finite(), self.cap[r as usize].is_finite());
         self.cap[r as usize] = cap;
         self.dirty.push(r);
+        for x in &self.cross[r as usize] {
+            self.classes[x.class as usize].core_ok = false;
+        }
     }
 
     /// Number of resources.
@@ -444,6 +455,7 @@ impl MaxMin {
         let k = &mut self.classes[c as usize];
         k.members.clear();
         k.fp.clear();
+        k.core_ok = false;
         k.rate = f64::NAN;
         k.bneck = NONE;
         k.live = true;
@@ -492,6 +504,44 @@ impl MaxMin {
                 }
             }
         }
+        self.stale_cores(f);
+    }
+
+    /// After flow `f` joined or left a class: the cores of the classes on
+    /// its resources may be stale (its class's footprint changed; another
+    /// class's resource may have gained or lost its only other class).
+    fn stale_cores(&mut self, f: u32) {
+        for &r in &self.flows[f as usize].fin {
+            for x in &self.cross[r as usize] {
+                self.classes[x.class as usize].core_ok = false;
+            }
+        }
+    }
+
+    /// Brings the core of class `c` up to date.
+    fn update_core(&mut self, c: u32) {
+        let class = &mut self.classes[c as usize];
+        if class.core_ok {
+            return;
+        }
+        let (cross, cap) = (&self.cross, &self.cap);
+        let lone = |r: u32| cross[r as usize].len() == 1;
+        let mut keep = (f64::INFINITY, usize::MAX);
+        for (j, &(r, m)) in class.fp.iter().enumerate() {
+            if lone(r) {
+                let share = Local::initial(cap[r as usize], m).share();
+                if share < keep.0 || keep.1 == usize::MAX {
+                    keep = (share, j);
+                }
+            }
+        }
+        class.core.clear();
+        for (j, &(r, m)) in class.fp.iter().enumerate() {
+            if j == keep.1 || !lone(r) {
+                class.core.push((r, m));
+            }
+        }
+        class.core_ok = true;
     }
 
     /// Takes flow `f` out of its class (which may be left empty).
@@ -522,6 +572,8 @@ impl MaxMin {
                 }
             }
         }
+        class.core_ok = false;
+        self.stale_cores(f);
     }
 
     /// Moves flow `f` to class `to` and logs it.
@@ -692,34 +744,24 @@ impl MaxMin {
         let pass = self.stats.passes;
         // Every (re)initialised resource: residual = capacity - load of
         // the classes outside S; count = the flows of S on it.
+        let collapse = !self.update_no_collapse;
+        if collapse {
+            for k in self.s_in_r..self.s_list.len() {
+                self.update_core(self.s_list[k]);
+            }
+        }
         let (classes, res_slot, r_list) = (&self.classes, &mut self.res_slot, &mut self.r_list);
         let (hot, cross, cap) = (&self.hot, &self.cross, &self.cap);
-        let collapse = !self.update_no_collapse;
         for &c in &self.s_list[self.s_in_r..] {
-            let fp = &classes[c as usize].fp;
             // Of the resources only this class crosses, R needs the one
             // of smallest fair share (the first in footprint order, which
             // is R's order for them): their shares stay `capacity /
             // multiplicity` until the class freezes, unless it splits
-            // (then the update restarts without collapsing).
-            let keep = if collapse {
-                let mut keep = (f64::INFINITY, usize::MAX);
-                for (j, &(r, m)) in fp.iter().enumerate() {
-                    if cross[r as usize].len() == 1 {
-                        let share = Local::initial(cap[r as usize], m).share();
-                        if share < keep.0 || keep.1 == usize::MAX {
-                            keep = (share, j);
-                        }
-                    }
-                }
-                keep.1
-            } else {
-                usize::MAX
-            };
-            for (j, &(r, _)) in fp.iter().enumerate() {
-                if collapse && j != keep && cross[r as usize].len() == 1 {
-                    continue;
-                }
+            // (then the update restarts without collapsing). The class's
+            // core lists the others and that one.
+            let class = &classes[c as usize];
+            let fp = if collapse { &class.core } else { &class.fp };
+            for &(r, _) in fp {
                 let slot = &mut res_slot[r as usize];
                 if slot.mark != repoch {
                     *slot = ResSlot {
@@ -944,6 +986,7 @@ impl MaxMin {
         });
         let lowered = &mut self.lowered;
         let fill_epoch = self.fill_epoch;
+        let collapse = !self.update_no_collapse;
         let mut lower = |r2: u32, m2: u32| {
             let slot = res_slot[r2 as usize];
             if slot.mark != fill_epoch {
@@ -968,7 +1011,9 @@ impl MaxMin {
                 froze += 1;
                 class.new_rate = share;
                 class.new_bneck = r;
-                for &(r2, m2) in &class.fp {
+                // Collapsed: the rest of the footprint is not in R.
+                let fp = if collapse { &class.core } else { &class.fp };
+                for &(r2, m2) in fp {
                     lower(r2, m2);
                 }
                 continue;
