@@ -211,6 +211,8 @@ pub struct MaxMin {
     class_freed: Vec<u32>,
     /// Classes crossing every resource.
     cross: Vec<Vec<Cross>>,
+    /// Classes whose cores an attach or detach made stale.
+    core_stale: Vec<u32>,
     /// Classes whose recorded bottleneck is every resource.
     bneck_of: Vec<Vec<u32>>,
     /// Resources touched since the last update.
@@ -501,20 +503,22 @@ impl MaxMin {
                         mult: 1,
                     });
                     class.fp.push((r, 1));
+                    if cross.len() == 2 {
+                        // The resource is no longer the other class's only.
+                        self.core_stale.push(cross[0].class);
+                    }
                 }
             }
         }
-        self.stale_cores(f);
+        class.core_ok = false;
+        self.stale_cores();
     }
 
-    /// After flow `f` joined or left a class: the cores of the classes on
-    /// its resources may be stale (its class's footprint changed; another
-    /// class's resource may have gained or lost its only other class).
-    fn stale_cores(&mut self, f: u32) {
-        for &r in &self.flows[f as usize].fin {
-            for x in &self.cross[r as usize] {
-                self.classes[x.class as usize].core_ok = false;
-            }
+    /// The classes listed in `core_stale` (a resource of theirs gained or
+    /// lost its only other class) rebuild their cores.
+    fn stale_cores(&mut self) {
+        for c in self.core_stale.drain(..) {
+            self.classes[c as usize].core_ok = false;
         }
     }
 
@@ -564,6 +568,10 @@ impl MaxMin {
             class.fp[j].1 -= 1;
             if class.fp[j].1 == 0 {
                 cross.swap_remove(i);
+                if cross.len() == 1 {
+                    // The resource is now the other class's only.
+                    self.core_stale.push(cross[0].class);
+                }
                 class.fp.swap_remove(j);
                 if let Some(&(r2, _)) = class.fp.get(j) {
                     let cross2 = &mut self.cross[r2 as usize];
@@ -573,7 +581,7 @@ impl MaxMin {
             }
         }
         class.core_ok = false;
-        self.stale_cores(f);
+        self.stale_cores();
     }
 
     /// Moves flow `f` to class `to` and logs it.
