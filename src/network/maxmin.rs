@@ -65,6 +65,36 @@
 //! rates (unchanged until the update commits). Loads are summed afresh
 //! from the crossing classes when needed (a handful of terms), so no
 //! running sum can drift. All scratch space is reused between updates.
+//!
+//! ## Resumed passes
+//!
+//! A pass after `S` grew does not restart the fill: a fill from scratch of
+//! the grown `S` repeats the previous pass's bottleneck levels as long as
+//! no class that joined crosses a level's bottleneck and every resource
+//! they cross still has a larger share (or an equal one listed later) at
+//! that level; the classes that join have larger committed rates than the
+//! level they were found at, so this is the usual case (about 86% of the
+//! passes that grow `S` on `experiments/scaling`'s 1,000-silo `--degree 4`
+//! flow replay). The pass then keeps the levels and the frozen flows, and
+//! brings only the re-initialised resources through the levels by
+//! replaying the fill's log of lowerings in order, with the same
+//! arithmetic: the state is the one a restart would reach, bit for bit
+//! (test); otherwise the pass restarts.
+//!
+//! ## Collapsed `R`
+//!
+//! Of the resources only one class crosses (on a plain ring over a random
+//! geometric underlay, about 70% of `R`: the access links and the core
+//! links of one class's flows alone), `R` lists only the first of smallest
+//! fair share `capacity / multiplicity` (the class's **core**, kept with
+//! the class and rebuilt when its footprint, a capacity or which of its
+//! resources another class crosses changes). While the class does not
+//! split, the shares of the others stay at least that one's, and they come
+//! later in `R`, so no fill step changes; when a class would split in a
+//! fill (some of its flows freeze at a resource the others do not cross),
+//! the update's fills restart with every resource listed. The rates and
+//! recorded bottlenecks are those of the uncollapsed fill, bit for bit
+//! (test).
 
 use std::collections::HashMap;
 
@@ -106,6 +136,14 @@ struct Class {
     /// Every finite resource a member crosses, with the number of members
     /// that cross it.
     fp: Vec<(u32, u32)>,
+    /// The footprint entries a collapsed R lists, in footprint order: the
+    /// resources other classes cross too and, of those only this class
+    /// crosses, the first of smallest fair share `capacity /
+    /// multiplicity` (valid while `core_ok`).
+    core: Vec<(u32, u32)>,
+    /// `core` is up to date: cleared when the footprint, a multiplicity,
+    /// which of its resources other classes cross or a capacity changes.
+    core_ok: bool,
     /// Committed rate, bit/s (NaN until the first update).
     rate: f64,
     /// Recorded bottleneck (`NONE` until the first update).
@@ -114,8 +152,6 @@ struct Class {
     bneck_pos: u32,
     live: bool,
     // Update scratch.
-    /// Epoch of the update whose `S` holds the class.
-    mark: u64,
     /// Every flow frozen (in this fill).
     frozen: bool,
     /// Some flows froze at a resource the others do not cross: the flows
@@ -126,6 +162,18 @@ struct Class {
     unfrozen: u32,
     new_rate: f64,
     new_bneck: u32,
+}
+
+/// What the walks over crossing classes read of a class, kept apart from
+/// [`Class`] in a dense array (a fill reads it for every class crossing
+/// every resource of R).
+#[derive(Debug, Clone, Copy, Default)]
+struct Hot {
+    /// Epoch of the update whose `S` holds the class.
+    mark: u64,
+    /// Committed rate as it counts in a load, bit/s: 0 until the first
+    /// update ([`committed`]).
+    rate: f64,
 }
 
 /// A class crossing a resource: the class, the index of the resource in
@@ -171,6 +219,12 @@ pub struct MaxMinStats {
     pub classes_changed: u64,
     /// Flows moved between classes (splits and merges).
     pub flows_moved: u64,
+    /// Passes that resumed the previous pass's fill (its bottleneck levels
+    /// kept) instead of restarting it.
+    pub resumes: u64,
+    /// Updates whose fills restarted without collapsing the resources
+    /// only one class crosses (a class split).
+    pub collapse_restarts: u64,
 }
 
 /// Max-min fair rates of a changing set of flows over fixed resources.
@@ -180,11 +234,15 @@ pub struct MaxMin {
     flows: Vec<FlowState>,
     free: Vec<u32>,
     classes: Vec<Class>,
+    /// Mark and committed rate of every class (by class id).
+    hot: Vec<Hot>,
     class_free: Vec<u32>,
     /// Classes freed since the last update (reusable after it).
     class_freed: Vec<u32>,
     /// Classes crossing every resource.
     cross: Vec<Vec<Cross>>,
+    /// Classes whose cores an attach or detach made stale.
+    core_stale: Vec<u32>,
     /// Classes whose recorded bottleneck is every resource.
     bneck_of: Vec<Vec<u32>>,
     /// Resources touched since the last update.
@@ -229,12 +287,27 @@ pub struct MaxMin {
     s_in_r: usize,
     /// Classes of S not yet frozen in the current fill.
     unfrozen_classes: usize,
+    /// The bottlenecks of the current fill so far, in order.
+    levels: Vec<Level>,
+    /// Every lowering of a resource by the current fill, in order: (local
+    /// index, flows frozen on it); level `j`'s start at `levels[j].log_start`.
+    lowered: Vec<(u32, u32)>,
     /// Re-fill every live flow, each from a class of its own, at every
     /// update (reference mode).
     full: bool,
     /// Largest R filled by scans instead of the heap (`None`:
     /// [`LINEAR_SCAN_MAX`]).
     linear_scan_max: Option<usize>,
+    /// List every resource of the footprints of S in R (no collapsing of
+    /// the resources only one class crosses: for cross-checks).
+    no_collapse: bool,
+    /// Restart every pass instead of resuming the previous one (tests).
+    no_resume: bool,
+    /// The current update fills without collapsing (a class split).
+    update_no_collapse: bool,
+    /// A fill met a class that splits while collapsing: the update's fills
+    /// restart without collapsing.
+    collapse_abort: bool,
 }
 
 impl MaxMin {
@@ -256,6 +329,14 @@ impl MaxMin {
         self.linear_scan_max = Some(max);
     }
 
+    /// When `off`, R lists every resource of the footprints of `S`,
+    /// including those only one class crosses, of which only the one with
+    /// the smallest fair share is needed while the class does not split
+    /// (the rates are the same either way, bit for bit: for tests).
+    pub fn set_no_collapse(&mut self, off: bool) {
+        self.no_collapse = off;
+    }
+
     /// Adds a resource of capacity `cap` (bit/s, may be infinite); returns its id.
     pub fn add_resource(&mut self, cap: BitsPerSec) -> u32 {
         self.cap.push(cap);
@@ -275,6 +356,9 @@ impl MaxMin {
         debug_assert_eq!(cap.is_finite(), self.cap[r as usize].is_finite());
         self.cap[r as usize] = cap;
         self.dirty.push(r);
+        for x in &self.cross[r as usize] {
+            self.classes[x.class as usize].core_ok = false;
+        }
     }
 
     /// Number of resources.
@@ -395,16 +479,18 @@ impl MaxMin {
             Some(c) => c,
             None => {
                 self.classes.push(Class::default());
+                self.hot.push(Hot::default());
                 (self.classes.len() - 1) as u32
             }
         };
+        self.hot[c as usize] = Hot::default();
         let k = &mut self.classes[c as usize];
         k.members.clear();
         k.fp.clear();
+        k.core_ok = false;
         k.rate = f64::NAN;
         k.bneck = NONE;
         k.live = true;
-        k.mark = 0;
         k.frozen = false;
         k.partial = false;
         c
@@ -447,9 +533,49 @@ impl MaxMin {
                         mult: 1,
                     });
                     class.fp.push((r, 1));
+                    if cross.len() == 2 {
+                        // The resource is no longer the other class's only.
+                        self.core_stale.push(cross[0].class);
+                    }
                 }
             }
         }
+        class.core_ok = false;
+        self.stale_cores();
+    }
+
+    /// The classes listed in `core_stale` (a resource of theirs gained or
+    /// lost its only other class) rebuild their cores.
+    fn stale_cores(&mut self) {
+        for c in self.core_stale.drain(..) {
+            self.classes[c as usize].core_ok = false;
+        }
+    }
+
+    /// Brings the core of class `c` up to date.
+    fn update_core(&mut self, c: u32) {
+        let class = &mut self.classes[c as usize];
+        if class.core_ok {
+            return;
+        }
+        let (cross, cap) = (&self.cross, &self.cap);
+        let lone = |r: u32| cross[r as usize].len() == 1;
+        let mut keep = (f64::INFINITY, usize::MAX);
+        for (j, &(r, m)) in class.fp.iter().enumerate() {
+            if lone(r) {
+                let share = Local::initial(cap[r as usize], m).share();
+                if share < keep.0 || keep.1 == usize::MAX {
+                    keep = (share, j);
+                }
+            }
+        }
+        class.core.clear();
+        for (j, &(r, m)) in class.fp.iter().enumerate() {
+            if j == keep.1 || !lone(r) {
+                class.core.push((r, m));
+            }
+        }
+        class.core_ok = true;
     }
 
     /// Takes flow `f` out of its class (which may be left empty).
@@ -472,6 +598,10 @@ impl MaxMin {
             class.fp[j].1 -= 1;
             if class.fp[j].1 == 0 {
                 cross.swap_remove(i);
+                if cross.len() == 1 {
+                    // The resource is now the other class's only.
+                    self.core_stale.push(cross[0].class);
+                }
                 class.fp.swap_remove(j);
                 if let Some(&(r2, _)) = class.fp.get(j) {
                     let cross2 = &mut self.cross[r2 as usize];
@@ -480,6 +610,8 @@ impl MaxMin {
                 }
             }
         }
+        class.core_ok = false;
+        self.stale_cores();
     }
 
     /// Moves flow `f` to class `to` and logs it.
@@ -521,9 +653,9 @@ impl MaxMin {
 
     /// Adds class `c` to `S`.
     fn add_to_s(&mut self, c: u32, epoch: u64) {
-        let class = &mut self.classes[c as usize];
-        if class.live && class.mark != epoch {
-            class.mark = epoch;
+        let hot = &mut self.hot[c as usize];
+        if self.classes[c as usize].live && hot.mark != epoch {
+            hot.mark = epoch;
             self.s_list.push(c);
         }
     }
@@ -569,10 +701,20 @@ impl MaxMin {
         self.added.clear();
         self.dirty.clear();
         let mut first = true;
+        self.update_no_collapse = self.no_collapse;
         loop {
             self.grow.clear();
             let complete = self.fill_s(epoch, first);
             first = false;
+            if self.collapse_abort {
+                // A class splits: the single-class resources matter; the
+                // same S, filled from scratch with all of them.
+                self.collapse_abort = false;
+                self.update_no_collapse = true;
+                self.stats.collapse_restarts += 1;
+                first = true;
+                continue;
+            }
             if complete {
                 self.check(epoch);
             }
@@ -619,7 +761,6 @@ impl MaxMin {
     #[inline(never)]
     fn fill_s(&mut self, epoch: u64, first: bool) -> bool {
         self.stats.passes += 1;
-        self.stats.classes_filled += self.s_list.len() as u64;
         if first {
             // R, with every resource listed once (`res_slot` marks, a fresh
             // epoch per update: R only grows between the passes of one).
@@ -639,9 +780,26 @@ impl MaxMin {
         // depend on which crossing classes are in S and on committed rates.
         self.refresh.clear();
         let pass = self.stats.passes;
-        let (classes, res_slot, r_list) = (&mut self.classes, &mut self.res_slot, &mut self.r_list);
+        // Every (re)initialised resource: residual = capacity - load of
+        // the classes outside S; count = the flows of S on it.
+        let collapse = !self.update_no_collapse;
+        if collapse {
+            for k in self.s_in_r..self.s_list.len() {
+                self.update_core(self.s_list[k]);
+            }
+        }
+        let (classes, res_slot, r_list) = (&self.classes, &mut self.res_slot, &mut self.r_list);
+        let (hot, cross, cap) = (&self.hot, &self.cross, &self.cap);
         for &c in &self.s_list[self.s_in_r..] {
-            for &(r, _) in &classes[c as usize].fp {
+            // Of the resources only this class crosses, R needs the one
+            // of smallest fair share (the first in footprint order, which
+            // is R's order for them): their shares stay `capacity /
+            // multiplicity` until the class freezes, unless it splits
+            // (then the update restarts without collapsing). The class's
+            // core lists the others and that one.
+            let class = &classes[c as usize];
+            let fp = if collapse { &class.core } else { &class.fp };
+            for &(r, _) in fp {
                 let slot = &mut res_slot[r as usize];
                 if slot.mark != repoch {
                     *slot = ResSlot {
@@ -654,50 +812,47 @@ impl MaxMin {
                     self.stamp.push(0);
                 }
                 let k = slot.local as usize;
-                if self.stamp[k] != pass {
-                    self.stamp[k] = pass;
-                    self.refresh.push(k as u32);
+                if self.stamp[k] == pass {
+                    continue;
                 }
-            }
-        }
-        self.s_in_r = self.s_list.len();
-        self.unfrozen_classes = self.s_list.len();
-        for &c in &self.s_list {
-            let class = &mut classes[c as usize];
-            class.frozen = false;
-            class.partial = false;
-            class.new_rate = f64::INFINITY;
-            class.new_bneck = NONE;
-            self.stats.flows_filled += class.members.len() as u64;
-        }
-        // Residual = capacity - load of the classes outside S; count = the
-        // flows of S on it.
-        for &k in &self.refresh {
-            let r = self.r_list[k as usize];
-            let (mut outside, mut max_out, mut count) = (0.0f64, 0.0f64, 0u32);
-            for x in &self.cross[r as usize] {
-                let class = &self.classes[x.class as usize];
-                let m = x.mult;
-                if class.mark == epoch {
-                    count += m;
-                } else {
-                    let rate = committed(class.rate);
+                self.stamp[k] = pass;
+                self.refresh.push(k as u32);
+                let (mut outside, mut max_out, mut count) = (0.0f64, 0.0f64, 0u32);
+                for x in &cross[r as usize] {
+                    let hot = hot[x.class as usize];
+                    let m = x.mult;
+                    // Branch-free: a class of S adds 0.0 to the load
+                    // (exact: the load is never -0.0) and 0.0 to the
+                    // maximum (rates are >= 0).
+                    let in_s = hot.mark == epoch;
+                    let rate = if in_s { 0.0 } else { hot.rate };
+                    count += if in_s { m } else { 0 };
                     outside += f64::from(m) * rate;
                     max_out = max_out.max(rate);
                 }
+                self.base[k] = Local {
+                    residual: (cap[r as usize] - outside).max(0.0),
+                    count,
+                    max_in_s: 0.0,
+                    touched: false,
+                };
+                self.max_out[k] = max_out;
             }
-            self.base[k as usize] = Local {
-                residual: (self.cap[r as usize] - outside).max(0.0),
-                count,
-                max_in_s: 0.0,
-                touched: false,
-            };
-            self.max_out[k as usize] = max_out;
         }
-        self.local.clear();
-        self.local.extend_from_slice(&self.base);
-        self.shares.clear();
-        self.shares.extend(self.local.iter().map(Local::share));
+        let grown = self.s_in_r;
+        self.s_in_r = self.s_list.len();
+        if !first && !self.no_resume && self.resume(grown) {
+            self.stats.resumes += 1;
+            self.start_classes(grown);
+        } else {
+            self.start_classes(0);
+            self.local.clear();
+            self.local.extend_from_slice(&self.base);
+            self.shares.clear();
+            self.shares.extend(self.local.iter().map(Local::share));
+            self.levels.clear();
+            self.lowered.clear();
+        }
         if self.local.len() <= self.linear_scan_max.unwrap_or(LINEAR_SCAN_MAX) {
             // Few resources: find the smallest share by a scan (cheaper
             // than keeping a heap; the same order: smallest share, then
@@ -712,6 +867,9 @@ impl MaxMin {
                     return false;
                 }
                 self.freeze_at(k as u32, best, epoch, false);
+                if self.collapse_abort {
+                    return false;
+                }
             }
             return true;
         }
@@ -731,6 +889,9 @@ impl MaxMin {
                 return false;
             }
             self.freeze_at(k, share, epoch, true);
+            if self.collapse_abort {
+                return false;
+            }
             for &k2 in &self.touched {
                 self.local[k2 as usize].touched = false;
                 let share = self.shares[k2 as usize];
@@ -744,6 +905,80 @@ impl MaxMin {
         true
     }
 
+    /// The classes `s_list[from..]` start the fill unfrozen.
+    fn start_classes(&mut self, from: usize) {
+        if from == 0 {
+            self.unfrozen_classes = 0;
+        }
+        self.unfrozen_classes += self.s_list.len() - from;
+        for &c in &self.s_list[from..] {
+            let class = &mut self.classes[c as usize];
+            class.frozen = false;
+            class.partial = false;
+            class.new_rate = f64::INFINITY;
+            class.new_bneck = NONE;
+            self.stats.classes_filled += 1;
+            self.stats.flows_filled += class.members.len() as u64;
+        }
+    }
+
+    /// Resumes the previous pass's fill after the classes `s_list[grown..]`
+    /// joined S (their resources, re-initialised, in `refresh`), when that
+    /// gives the state a fill from scratch of all of S would reach after
+    /// the same bottleneck levels, bit for bit; returns false (nothing to
+    /// keep) otherwise.
+    ///
+    /// A fill from scratch repeats the previous pass's levels as long as
+    /// every level's bottleneck is one no grown class crosses (its count,
+    /// residual and the classes frozen there are unchanged) and it still
+    /// has the smallest share (ties: the smallest index): the resources no
+    /// grown class crosses have the same states level by level, and the
+    /// re-initialised ones are brought through the levels by replaying
+    /// the logged lowerings, in order, with the same arithmetic as
+    /// [`MaxMin::freeze_at`]; their shares are checked against every level
+    /// first. The grown classes have larger committed rates than the
+    /// levels they were found at, so the levels usually hold.
+    fn resume(&mut self, grown: usize) -> bool {
+        let pass = self.stats.passes;
+        let stamp = &self.stamp;
+        if self.levels.iter().any(|l| stamp[l.k as usize] == pass) {
+            return false;
+        }
+        let n = self.r_list.len();
+        self.local.resize(n, Local::EMPTY);
+        self.shares.resize(n, f64::INFINITY);
+        for &t in &self.refresh {
+            self.local[t as usize] = self.base[t as usize];
+        }
+        for j in 0..self.levels.len() {
+            let level = self.levels[j];
+            for &t in &self.refresh {
+                let share = self.local[t as usize].share();
+                // Either order (the scan's `<`, the heap's total order).
+                let before = share < level.share
+                    || (share == level.share && t < level.k)
+                    || share.total_cmp(&level.share).then(t.cmp(&level.k)).is_lt();
+                if before {
+                    return false;
+                }
+            }
+            let end = self
+                .levels
+                .get(j + 1)
+                .map_or(self.lowered.len(), |l| l.log_start as usize);
+            for &(k2, m2) in &self.lowered[level.log_start as usize..end] {
+                if stamp[k2 as usize] == pass {
+                    self.local[k2 as usize].lower(m2, level.share);
+                }
+            }
+        }
+        for &t in &self.refresh {
+            self.shares[t as usize] = self.local[t as usize].share();
+        }
+        debug_assert!(grown <= self.s_list.len());
+        true
+    }
+
     /// Would flows of S freezing at `share` on local resource `k` fail the
     /// check (a class outside S has a larger rate there)? Then those
     /// classes go to `self.grow`.
@@ -753,8 +988,8 @@ impl MaxMin {
         }
         let r = self.r_list[k];
         for y in &self.cross[r as usize] {
-            let other = &self.classes[y.class as usize];
-            if other.mark != epoch && committed(other.rate) > share {
+            let other = self.hot[y.class as usize];
+            if other.mark != epoch && other.rate > share {
                 self.grow.push(y.class);
             }
         }
@@ -772,19 +1007,31 @@ impl MaxMin {
         self.freezing.clear();
         for x in &self.cross[r as usize] {
             let class = &self.classes[x.class as usize];
-            if class.mark == epoch && !class.frozen {
+            if self.hot[x.class as usize].mark == epoch && !class.frozen {
                 self.freezing.push((x.class, x.mult));
             }
         }
         let (classes, flows) = (&mut self.classes, &mut self.flows);
         let (res_slot, local, touched) = (&self.res_slot, &mut self.local, &mut self.touched);
         let shares = &mut self.shares;
+        self.levels.push(Level {
+            k,
+            share,
+            log_start: self.lowered.len() as u32,
+        });
+        let lowered = &mut self.lowered;
+        let fill_epoch = self.fill_epoch;
+        let collapse = !self.update_no_collapse;
         let mut lower = |r2: u32, m2: u32| {
-            let k2 = res_slot[r2 as usize].local;
+            let slot = res_slot[r2 as usize];
+            if slot.mark != fill_epoch {
+                // Collapsed out of R: never read.
+                return;
+            }
+            let k2 = slot.local;
+            lowered.push((k2, m2));
             let l = &mut local[k2 as usize];
-            l.residual = (l.residual - f64::from(m2) * share).max(0.0);
-            l.count -= m2;
-            l.max_in_s = l.max_in_s.max(share);
+            l.lower(m2, share);
             shares[k2 as usize] = l.share();
             if track && k2 != k && !l.touched {
                 l.touched = true;
@@ -799,10 +1046,16 @@ impl MaxMin {
                 froze += 1;
                 class.new_rate = share;
                 class.new_bneck = r;
-                for &(r2, m2) in &class.fp {
+                // Collapsed: the rest of the footprint is not in R.
+                let fp = if collapse { &class.core } else { &class.fp };
+                for &(r2, m2) in fp {
                     lower(r2, m2);
                 }
                 continue;
+            }
+            if !self.update_no_collapse {
+                self.collapse_abort = true;
+                return;
             }
             if !class.partial {
                 class.partial = true;
@@ -869,8 +1122,8 @@ impl MaxMin {
             let max = l.max_in_s.max(self.max_out[k]);
             for j in 0..self.bneck_of[r as usize].len() {
                 let c = self.bneck_of[r as usize][j];
-                let class = &self.classes[c as usize];
-                if class.mark == epoch || (saturated && class.rate >= max * (1.0 - TOL)) {
+                let hot = self.hot[c as usize];
+                if hot.mark == epoch || (saturated && hot.rate >= max * (1.0 - TOL)) {
                     continue;
                 }
                 match self.other_bottleneck(c, r) {
@@ -907,7 +1160,7 @@ impl MaxMin {
                 // Outside R: no class of S crosses it.
                 let (mut load, mut max) = (0.0f64, 0.0f64);
                 for y in &self.cross[r as usize] {
-                    let rate = committed(self.classes[y.class as usize].rate);
+                    let rate = self.hot[y.class as usize].rate;
                     load += f64::from(y.mult) * rate;
                     max = max.max(rate);
                 }
@@ -926,8 +1179,8 @@ impl MaxMin {
             return;
         }
         for y in &self.cross[b as usize] {
-            let other = &self.classes[y.class as usize];
-            if other.mark != epoch && committed(other.rate) > x {
+            let other = self.hot[y.class as usize];
+            if other.mark != epoch && other.rate > x {
                 self.grow.push(y.class);
             }
         }
@@ -988,8 +1241,8 @@ impl MaxMin {
             } else {
                 let to = self.new_class();
                 self.changes.created.push(to);
+                self.hot[to as usize].mark = epoch;
                 let class = &mut self.classes[to as usize];
-                class.mark = epoch;
                 class.frozen = true;
                 class.new_rate = rate;
                 class.new_bneck = b;
@@ -1009,12 +1262,13 @@ impl MaxMin {
             if !class.live {
                 continue;
             }
-            debug_assert_eq!(class.mark, epoch);
+            debug_assert_eq!(self.hot[c as usize].mark, epoch);
             let (r, b) = (class.new_rate, class.new_bneck);
             self.set_bneck(c, b);
             let class = &mut self.classes[c as usize];
             if r.to_bits() != class.rate.to_bits() {
                 class.rate = r;
+                self.hot[c as usize].rate = committed(r);
                 self.changes.rated.push(c);
                 self.stats.classes_changed += 1;
                 self.stats.flows_changed += class.members.len() as u64;
@@ -1057,6 +1311,17 @@ impl MaxMin {
     }
 }
 
+/// A bottleneck level of a fill.
+#[derive(Debug, Clone, Copy)]
+struct Level {
+    /// Local index of the bottleneck.
+    k: u32,
+    /// Its fair share, bit/s: the rate of the flows frozen there.
+    share: f64,
+    /// Start of its lowerings in `MaxMin::lowered`.
+    log_start: u32,
+}
+
 /// A resource's mark and local index in a fill.
 #[derive(Debug, Clone, Copy, Default)]
 struct ResSlot {
@@ -1088,6 +1353,24 @@ impl Local {
         max_in_s: 0.0,
         touched: false,
     };
+
+    /// A resource of capacity `cap` crossed by `count` flows of S and no
+    /// other flow.
+    fn initial(cap: f64, count: u32) -> Local {
+        Local {
+            residual: (cap - 0.0).max(0.0),
+            count,
+            max_in_s: 0.0,
+            touched: false,
+        }
+    }
+
+    /// `m` flows froze on it at `share` bit/s.
+    fn lower(&mut self, m: u32, share: f64) {
+        self.residual = (self.residual - f64::from(m) * share).max(0.0);
+        self.count -= m;
+        self.max_in_s = self.max_in_s.max(share);
+    }
 
     /// The fair share of the unfrozen flows, bit/s (infinite without any).
     fn share(&self) -> f64 {
@@ -1501,18 +1784,36 @@ mod tests {
     /// [`random_run`] with the given scan threshold; returns every rate
     /// after every batch.
     fn random_run_with(seed: u64, linear_scan_max: Option<usize>) -> Vec<f64> {
-        random_run_counting(seed, linear_scan_max).0
+        random_run_counting(seed, linear_scan_max, false).0
     }
 
     /// [`random_run_with`], also returning how many classes splits created,
-    /// flows moved and classes merges freed.
-    fn random_run_counting(seed: u64, linear_scan_max: Option<usize>) -> (Vec<f64>, [usize; 3]) {
+    /// flows moved and classes merges freed; with `no_collapse`, R lists
+    /// every resource of the footprints.
+    fn random_run_counting(
+        seed: u64,
+        linear_scan_max: Option<usize>,
+        no_collapse: bool,
+    ) -> (Vec<f64>, [usize; 3]) {
+        let (rates, counts, _) = random_run_stats(seed, linear_scan_max, no_collapse, false);
+        (rates, counts)
+    }
+
+    /// [`random_run_counting`], also returning the allocator's counters.
+    fn random_run_stats(
+        seed: u64,
+        linear_scan_max: Option<usize>,
+        no_collapse: bool,
+        no_resume: bool,
+    ) -> (Vec<f64>, [usize; 3], MaxMinStats) {
         let mut counts = [0; 3];
         let mut rng = ChaCha8Rng::seed_from_u64(seed);
         let mut m = MaxMin::new();
         if let Some(max) = linear_scan_max {
             m.set_linear_scan_max(max);
         }
+        m.set_no_collapse(no_collapse);
+        m.no_resume = no_resume;
         if rng.gen_bool(0.1) {
             m.set_full_recompute(true);
         }
@@ -1582,9 +1883,31 @@ mod tests {
             }
             assert_matches(&m);
             assert_invariants(&m);
+            // Rates and recorded bottlenecks (as f64: exact for u32).
             seen.extend(live.iter().map(|&f| m.rate(f)));
+            seen.extend(live.iter().map(|&f| match m.class_of(f) {
+                NONE => -1.0,
+                c => f64::from(m.classes[c as usize].bneck),
+            }));
         }
-        (seen, counts)
+        (seen, counts, m.stats())
+    }
+
+    #[test]
+    fn random_runs_resume_fills_and_restart_collapsed_ones() {
+        // The random runs of the property tests do take the paths they
+        // check: passes that resume the previous fill, and updates whose
+        // collapsed fills restart in full because a class splits.
+        let (mut resumes, mut restarts) = (0, 0);
+        for seed in 0..100 {
+            let stats = random_run_stats(seed, None, false, false).2;
+            resumes += stats.resumes;
+            restarts += stats.collapse_restarts;
+        }
+        assert!(
+            resumes > 0 && restarts > 0,
+            "{resumes} resumes, {restarts} restarts"
+        );
     }
 
     #[test]
@@ -1593,7 +1916,7 @@ mod tests {
         // structure: splits, moves and merges all happen.
         let mut total = [0; 3];
         for seed in 0..100 {
-            let (_, c) = random_run_counting(seed, None);
+            let (_, c) = random_run_counting(seed, None, false);
             for k in 0..3 {
                 total[k] += c[k];
             }
@@ -1620,6 +1943,38 @@ mod tests {
             prop_assert_eq!(
                 scan.iter().map(|x| x.to_bits()).collect::<Vec<_>>(),
                 heap.iter().map(|x| x.to_bits()).collect::<Vec<_>>()
+            );
+        }
+
+        /// A pass that resumes the previous pass's fill (the default) gives
+        /// the rates of restarting it, bit for bit, by scans and by the
+        /// heap, collapsed or not.
+        #[test]
+        fn resumed_fill_equals_restarted_fill(
+            seed in any::<u64>(),
+            heap in any::<bool>(),
+            no_collapse in any::<bool>(),
+        ) {
+            let max = if heap { Some(0) } else { None };
+            let resumed = random_run_stats(seed, max, no_collapse, false).0;
+            let restarted = random_run_stats(seed, max, no_collapse, true).0;
+            prop_assert_eq!(
+                resumed.iter().map(|x| x.to_bits()).collect::<Vec<_>>(),
+                restarted.iter().map(|x| x.to_bits()).collect::<Vec<_>>()
+            );
+        }
+
+        /// Collapsing the resources only one class crosses (the default)
+        /// gives the rates of listing all of them, bit for bit, by scans
+        /// and by the heap; and both equal progressive filling from scratch.
+        #[test]
+        fn collapsed_fill_equals_full_fill(seed in any::<u64>(), heap in any::<bool>()) {
+            let max = if heap { Some(0) } else { None };
+            let collapsed = random_run_counting(seed, max, false).0;
+            let full = random_run_counting(seed, max, true).0;
+            prop_assert_eq!(
+                collapsed.iter().map(|x| x.to_bits()).collect::<Vec<_>>(),
+                full.iter().map(|x| x.to_bits()).collect::<Vec<_>>()
             );
         }
     }
