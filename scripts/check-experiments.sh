@@ -143,6 +143,7 @@ EXPERIMENTS=(
   dcliques/timing
   dcliques/replay
   tornado/telstra
+  churn/timing
 )
 for e in "${EXPERIMENTS[@]}"; do
   timed "run $e" "$BIN" run "experiments/$e/experiment.toml" --out "$SCRATCH/$e"
