@@ -3,8 +3,8 @@
 //! against the max-plus arcs where nothing is shared, the budget and the
 //! protocol invariants on real underlays, determinism under seeds.
 
-use fedtopo::access::AccessLinks;
-use fedtopo::connectivity::{Connectivity, ConnectivityOptions};
+mod common;
+
 use fedtopo::delay::DelayModel;
 use fedtopo::graph::Overlay;
 use fedtopo::network::NetworkKind;
@@ -14,22 +14,11 @@ use fedtopo::replay::asynchronous::gossip::async_gossip;
 use fedtopo::replay::asynchronous::{AsyncOp, AsyncOptions, AsyncRun};
 use fedtopo::scenario::{load_underlay, NetworkSpec};
 use fedtopo::underlay::{LoadOptions, Underlay};
-use fedtopo::workload::Workload;
 
 /// Two silos 300 km apart, 1 Gbit/s everywhere, a 10^7-bit model;
 /// computations of 10 ms (silo 0) and 30 ms (silo 1).
 fn pair() -> DelayModel {
-    let g = "graph [ node [ id 1 label \"a\" ] node [ id 2 label \"b\" ]
-        edge [ source 1 target 2 distance 300 capacity 1e9 ] ]";
-    let u = Underlay::from_gml_str(g, "pair.gml", &LoadOptions::default()).unwrap();
-    let conn = Connectivity::new(&u, &ConnectivityOptions::default());
-    let w = Workload {
-        name: "t".into(),
-        model_bits: 1e7,
-        compute_ms: 10.0,
-        local_steps: 1,
-    };
-    let mut m = DelayModel::new(conn, AccessLinks::uniform(2, 1e9), w);
+    let (_, mut m) = common::tiny_network(&["a", "b"], &[(0, 1, 300.0)], 1e9);
     m.compute_ms = Some(vec![10.0, 30.0]);
     m
 }
@@ -98,18 +87,7 @@ fn gossip_of_two_silos_with_known_speeds() {
 /// A line a - b - c (150 km each), 1 Gbit/s; computations of 10 ms (a)
 /// and 30 ms (c); b is the server.
 fn line3() -> DelayModel {
-    let g = "graph [ node [ id 1 label \"a\" ] node [ id 2 label \"b\" ] node [ id 3 label \"c\" ]
-        edge [ source 1 target 2 distance 150 capacity 1e9 ]
-        edge [ source 2 target 3 distance 150 capacity 1e9 ] ]";
-    let u = Underlay::from_gml_str(g, "line3.gml", &LoadOptions::default()).unwrap();
-    let conn = Connectivity::new(&u, &ConnectivityOptions::default());
-    let w = Workload {
-        name: "t".into(),
-        model_bits: 1e7,
-        compute_ms: 10.0,
-        local_steps: 1,
-    };
-    let mut m = DelayModel::new(conn, AccessLinks::uniform(3, 1e9), w);
+    let (_, mut m) = common::tiny_network(&["a", "b", "c"], &[(0, 1, 150.0), (1, 2, 150.0)], 1e9);
     m.compute_ms = Some(vec![10.0, 0.0, 30.0]);
     m
 }

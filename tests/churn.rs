@@ -5,47 +5,26 @@
 //! replay to 1e-12 on every network model, and random churn never
 //! deadlocks, is deterministic and keeps consistent participation records.
 
-use std::sync::Arc;
+mod common;
 
-use fedtopo::access::AccessLinks;
-use fedtopo::connectivity::{Connectivity, ConnectivityOptions};
-use fedtopo::dynamics::read::parse;
+use common::{tiny_network, with_trace};
 use fedtopo::dynamics::AvailabilityPolicy;
 use fedtopo::overlay::build::build_overlay;
-use fedtopo::placement::SiloPlacement;
 use fedtopo::prelude::*;
 use fedtopo::replay::clock::{EngineClock, RoundClock};
 use fedtopo::replay::{RoundStepper, Straggler};
-use fedtopo::workload::Workload;
 
-/// Three routers `a`, `b`, `c`, pairwise 100 km apart on 1 Gbit/s links;
-/// one silo each.
-fn triangle() -> Underlay {
-    let g = "graph [ node [ id 1 label \"a\" ] node [ id 2 label \"b\" ] node [ id 3 label \"c\" ]
-        edge [ source 1 target 2 distance 100 capacity 1e9 ]
-        edge [ source 2 target 3 distance 100 capacity 1e9 ]
-        edge [ source 1 target 3 distance 100 capacity 1e9 ] ]";
-    Underlay::from_gml_str(g, "triangle.gml", &LoadOptions::default()).unwrap()
-}
-
-/// 100 Mbit/s access both ways, 1e7-bit models (100 ms per model through
-/// an access link), 10 ms of compute per round, the trace rows `trace`
-/// and the availability policy `policy`.
+/// Three routers `a`, `b`, `c`, pairwise 100 km apart on 1 Gbit/s links,
+/// one silo each; 100 Mbit/s access both ways, 1e7-bit models (100 ms per
+/// model through an access link), 10 ms of compute per round, the trace
+/// rows `trace` and the availability policy `policy`.
 fn model(trace: &str, policy: AvailabilityPolicy) -> DelayModel {
-    let u = triangle();
-    let conn = Connectivity::new(&u, &ConnectivityOptions::default());
-    let w = Workload {
-        name: "t".into(),
-        model_bits: 1e7,
-        compute_ms: 10.0,
-        local_steps: 1,
-    };
-    let mut m = DelayModel::new(conn, AccessLinks::uniform(3, 1e8), w);
-    let text = format!("time_s,target,value\n{trace}");
-    let mut d = parse(&text, "t.csv", &u, &SiloPlacement::one_per_router(3)).unwrap();
-    d.policy = policy;
-    m.dynamics = Some(Arc::new(d));
-    m
+    let (u, m) = tiny_network(
+        &["a", "b", "c"],
+        &[(0, 1, 100.0), (1, 2, 100.0), (0, 2, 100.0)],
+        1e8,
+    );
+    with_trace(m, &u, &format!("time_s,target,value\n{trace}"), policy)
 }
 
 fn complete() -> Overlay {
@@ -270,7 +249,6 @@ fn with_nobody_down_every_policy_equals_wait() {
     let base = spec.build(&u).unwrap();
     let label = &u.routers[0].label;
     let text = format!("time_s,target,value\n0.1,avail:{label},up\n");
-    let placement = SiloPlacement::one_per_router(u.node_count());
     for kind in [OverlayKind::Star, OverlayKind::Mst, OverlayKind::Ring] {
         let o = build_overlay(kind, &u, &base, &BuildOptions::default()).unwrap();
         for net in [NetworkKind::Maxplus, NetworkKind::Paper, NetworkKind::Flow] {
@@ -280,10 +258,7 @@ fn with_nobody_down_every_policy_equals_wait() {
                 AvailabilityPolicy::Skip,
                 AvailabilityPolicy::Timeout(1e7),
             ] {
-                let mut m = base.clone();
-                let mut d = parse(&text, "t.csv", &u, &placement).unwrap();
-                d.policy = policy;
-                m.dynamics = Some(Arc::new(d));
+                let m = with_trace(base.clone(), &u, &text, policy);
                 times.push(run(&o, &m, net, 30).starts);
             }
             for other in &times[1..] {
@@ -318,7 +293,6 @@ fn random_churn_on(underlay: &str, access_bps: f64) {
         ..NetworkSpec::default()
     };
     let base = spec.build(&u).unwrap();
-    let placement = SiloPlacement::one_per_router(u.node_count());
     let labels: Vec<String> = u.routers.iter().map(|r| r.label.clone()).collect();
     for seed in 0..3u64 {
         let churn = Churn {
@@ -342,10 +316,7 @@ fn random_churn_on(underlay: &str, access_bps: f64) {
                 AvailabilityPolicy::Skip,
                 AvailabilityPolicy::Timeout(2000.0),
             ] {
-                let mut m = base.clone();
-                let mut d = parse(&text, "churn.csv", &u, &placement).unwrap();
-                d.policy = policy;
-                m.dynamics = Some(Arc::new(d));
+                let m = with_trace(base.clone(), &u, &text, policy);
                 for net in [NetworkKind::Maxplus, NetworkKind::Flow] {
                     let opts = ReplayOptions {
                         rounds: 40,
@@ -431,11 +402,12 @@ fn a_silo_far_behind_does_not_wait_for_a_past_absence() {
         duration_s: 60.0,
     };
     let text = to_csv(&churn.rows(&labels, 1).unwrap());
-    let mut m = NetworkSpec::default().build(&u).unwrap();
-    let placement = SiloPlacement::one_per_router(u.node_count());
-    let mut d = parse(&text, "churn.csv", &u, &placement).unwrap();
-    d.policy = AvailabilityPolicy::Skip;
-    m.dynamics = Some(Arc::new(d));
+    let m = with_trace(
+        NetworkSpec::default().build(&u).unwrap(),
+        &u,
+        &text,
+        AvailabilityPolicy::Skip,
+    );
     let kind: OverlayKind = "dcliques".parse().unwrap();
     let built = EvaluatedOverlay::build(kind, &u, &m, &BuildOptions::default()).unwrap();
     let opts = ReplayOptions {
@@ -498,15 +470,11 @@ fn the_time_breakdown_under_churn() {
         duration_s: 60.0,
     };
     let text = to_csv(&churn.rows(&labels, 4).unwrap());
-    let placement = SiloPlacement::one_per_router(u.node_count());
     for policy in [
         AvailabilityPolicy::Skip,
         AvailabilityPolicy::Timeout(1000.0),
     ] {
-        let mut m = NetworkSpec::default().build(&u).unwrap();
-        let mut d = parse(&text, "churn.csv", &u, &placement).unwrap();
-        d.policy = policy;
-        m.dynamics = Some(Arc::new(d));
+        let m = with_trace(NetworkSpec::default().build(&u).unwrap(), &u, &text, policy);
         for name in ["star", "ring", "dcliques"] {
             let kind: OverlayKind = name.parse().unwrap();
             let built = EvaluatedOverlay::build(kind, &u, &m, &BuildOptions::default()).unwrap();

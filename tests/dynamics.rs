@@ -6,41 +6,23 @@
 
 use std::sync::Arc;
 
-use fedtopo::access::AccessLinks;
-use fedtopo::connectivity::{Connectivity, ConnectivityOptions};
 use fedtopo::dynamics::generate::{to_csv, Churn, Diurnal};
 use fedtopo::dynamics::read::parse;
-use fedtopo::placement::SiloPlacement;
+use fedtopo::dynamics::AvailabilityPolicy;
 use fedtopo::prelude::*;
-use fedtopo::workload::Workload;
 
 mod common;
 
-/// Two routers `a`, `b`, 100 km apart, a 1 Gbit/s link; one silo each.
-fn pair() -> Underlay {
-    let g = "graph [ node [ id 1 label \"a\" ] node [ id 2 label \"b\" ]
-        edge [ source 1 target 2 distance 100 capacity 1e9 ] ]";
-    Underlay::from_gml_str(g, "pair.gml", &LoadOptions::default()).unwrap()
-}
-
-/// The pair with 100 Mbit/s access both ways, 1e7-bit models, 10 ms of
-/// compute per round, and the trace `trace` (rows after the header).
+/// Two routers `a`, `b`, 100 km apart, a 1 Gbit/s link; one silo each,
+/// 100 Mbit/s access both ways, 1e7-bit models, 10 ms of compute per round,
+/// and the trace `trace` (rows after the header).
 fn pair_model(trace: &str) -> DelayModel {
-    let u = pair();
-    let conn = Connectivity::new(&u, &ConnectivityOptions::default());
-    let w = Workload {
-        name: "t".into(),
-        model_bits: 1e7,
-        compute_ms: 10.0,
-        local_steps: 1,
-    };
-    let mut m = DelayModel::new(conn, AccessLinks::uniform(2, 1e8), w);
-    if !trace.is_empty() {
-        let text = format!("time_s,target,value\n{trace}");
-        let d = parse(&text, "t.csv", &u, &SiloPlacement::one_per_router(2)).unwrap();
-        m.dynamics = Some(Arc::new(d));
+    let (u, m) = common::tiny_network(&["a", "b"], &[(0, 1, 100.0)], 1e8);
+    if trace.is_empty() {
+        return m;
     }
-    m
+    let text = format!("time_s,target,value\n{trace}");
+    common::with_trace(m, &u, &text, AvailabilityPolicy::Wait)
 }
 
 fn run(m: &DelayModel, kind: NetworkKind, rounds: u64) -> ReplayResult {

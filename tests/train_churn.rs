@@ -7,14 +7,8 @@
 
 mod common;
 
-use std::sync::Arc;
-
 use common::fedtopo;
-use fedtopo::access::AccessLinks;
-use fedtopo::connectivity::{Connectivity, ConnectivityOptions};
-use fedtopo::dynamics::read::parse;
 use fedtopo::dynamics::AvailabilityPolicy;
-use fedtopo::placement::SiloPlacement;
 use fedtopo::prelude::*;
 use fedtopo::replay::clock::EngineClock;
 use fedtopo::train::checkpoint::{run, RunOptions};
@@ -23,31 +17,19 @@ use fedtopo::train::data::synthetic::{generate, SyntheticSpec};
 use fedtopo::train::model::ModelKind;
 use fedtopo::train::optim::{LrSchedule, OptimizerKind};
 use fedtopo::train::trainer::{ExecMode, TrainConfig, Trainer};
-use fedtopo::workload::Workload;
 use tch::Tensor;
 
 /// The three-silo triangle of `tests/churn.rs` (100 Mbit/s access,
 /// 1e7-bit models, 10 ms of compute), silo `c` down from 5 ms for good,
 /// under `skip`.
 fn model() -> DelayModel {
-    let g = "graph [ node [ id 1 label \"a\" ] node [ id 2 label \"b\" ] node [ id 3 label \"c\" ]
-        edge [ source 1 target 2 distance 100 capacity 1e9 ]
-        edge [ source 2 target 3 distance 100 capacity 1e9 ]
-        edge [ source 1 target 3 distance 100 capacity 1e9 ] ]";
-    let u = Underlay::from_gml_str(g, "triangle.gml", &LoadOptions::default()).unwrap();
-    let conn = Connectivity::new(&u, &ConnectivityOptions::default());
-    let w = Workload {
-        name: "t".into(),
-        model_bits: 1e7,
-        compute_ms: 10.0,
-        local_steps: 1,
-    };
-    let mut m = DelayModel::new(conn, AccessLinks::uniform(3, 1e8), w);
+    let (u, m) = common::tiny_network(
+        &["a", "b", "c"],
+        &[(0, 1, 100.0), (1, 2, 100.0), (0, 2, 100.0)],
+        1e8,
+    );
     let text = "time_s,target,value\n0.005,avail:c,down\n";
-    let mut d = parse(text, "t.csv", &u, &SiloPlacement::one_per_router(3)).unwrap();
-    d.policy = AvailabilityPolicy::Skip;
-    m.dynamics = Some(Arc::new(d));
-    m
+    common::with_trace(m, &u, text, AvailabilityPolicy::Skip)
 }
 
 fn trainer() -> Trainer {

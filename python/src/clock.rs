@@ -262,10 +262,7 @@ impl Clock {
             state: Py::new(py, state)?,
             name: overlay.inner.name(),
             network: match net.model.dynamics.as_ref() {
-                Some(d) if d.policy != fedtopo::dynamics::AvailabilityPolicy::Wait => {
-                    format!("{network}+traces+{}", d.policy.name())
-                }
-                Some(_) => format!("{network}+traces"),
+                Some(d) => d.model_name(&network.to_string()),
                 None => network.to_string(),
             },
         })

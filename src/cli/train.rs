@@ -267,10 +267,7 @@ pub fn run_train(a: TrainArgs) -> Result<()> {
     if let Some(d) = model.dynamics.as_ref() {
         // Which model and availability policy timed the rounds (with a
         // trace only: summaries without one keep their columns).
-        let mut name = format!("{}+traces", t.network_model);
-        if d.policy != fedtopo::dynamics::AvailabilityPolicy::Wait {
-            name = format!("{name}+{}", d.policy.name());
-        }
+        let name = d.model_name(&t.network_model.to_string());
         summary = fedtopo::report::network::append_columns(&summary, &[("network_model", name)])?;
     }
     write_atomic(&a.out.join("summary.csv"), summary.as_bytes())?;

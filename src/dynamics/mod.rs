@@ -90,6 +90,15 @@ impl AvailabilityPolicy {
         }
     }
 
+    /// What a network model's name gets under this policy: nothing under
+    /// `wait`, else `+skip`, `+timeout:500`.
+    pub fn name_suffix(&self) -> String {
+        match self {
+            AvailabilityPolicy::Wait => String::new(),
+            p => format!("+{}", p.name()),
+        }
+    }
+
     /// The knob's text: `wait`, `skip`, `timeout:500`.
     pub fn name(&self) -> String {
         match self {
@@ -150,6 +159,12 @@ impl Dynamics {
                 .iter()
                 .map(|(_, s)| s.len())
                 .sum::<usize>()
+    }
+
+    /// The name of network model `model` (`maxplus`, `flow`, ...)
+    /// following these dynamics: `flow+traces`, `flow+traces+skip`.
+    pub fn model_name(&self, model: &str) -> String {
+        format!("{model}+traces{}", self.policy.name_suffix())
     }
 
     /// A one-line description for reports.

@@ -89,7 +89,7 @@ pub struct RoundParticipation {
 }
 
 impl RoundParticipation {
-    fn new(n: usize) -> Self {
+    pub(crate) fn new(n: usize) -> Self {
         RoundParticipation {
             computed: vec![false; n],
             used: vec![None; n],
@@ -189,15 +189,17 @@ impl Churn {
         }
     }
 
-    /// A participation row for a new round.
-    pub(crate) fn new_row(&self, n: usize) -> RoundParticipation {
-        RoundParticipation::new(n)
-    }
-
     /// True when silo `i` is away (absent, not rejoining).
     #[inline]
     pub(crate) fn is_away(&self, i: usize) -> bool {
         matches!(self.absent[i], Some((_, u64::MAX)))
+    }
+
+    /// True when silo `i` takes part in the rounds (neither away nor
+    /// rejoining).
+    #[inline]
+    pub(crate) fn is_present(&self, i: usize) -> bool {
+        !self.is_away(i) && self.joining[i].is_none()
     }
 
     /// True when silo `u` is absent from round `k` (nobody waits for its

@@ -11,7 +11,7 @@ use rand_chacha::ChaCha8Rng;
 use statrs::distribution::LogNormal;
 
 use super::breakdown::BreakdownRecorder;
-use super::churn::{self, Churn};
+use super::churn::{self, Churn, RoundParticipation};
 use super::harness::{EventProtocol, Link};
 use super::trace::{TraceRecorder, TraceWindow};
 use super::{ReplayError, Straggler};
@@ -253,11 +253,7 @@ impl<'a> RoundProtocol<'a> {
             return;
         }
         // Silos away (absent under churn) stay in their round meanwhile.
-        let lowest = (0..self.round.len())
-            .filter(|&i| !self.churn.as_ref().is_some_and(|c| c.is_away(i)))
-            .map(|i| self.round[i])
-            .min()
-            .unwrap_or(0);
+        let lowest = self.lowest_present_round();
         while self.info_first < lowest && self.info.pop_front().is_some() {
             self.info_first += 1;
         }
@@ -353,8 +349,7 @@ impl<'a> RoundProtocol<'a> {
             self.starts.push(row);
             let absent = match self.churn.as_mut() {
                 Some(c) => {
-                    let r = c.new_row(self.round.len());
-                    c.rows.push_back(r);
+                    c.rows.push_back(RoundParticipation::new(self.round.len()));
                     c.absent_count_for(k)
                 }
                 None => 0,

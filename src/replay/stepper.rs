@@ -215,8 +215,8 @@ impl<'a> RoundStepper<'a> {
         let events = self.harness.events();
         let mut network = self.harness.network_name().to_string();
         let churn = self.churn_summary();
-        if let Some(c) = &churn {
-            network = format!("{network}+{}", c.policy);
+        if let Some(c) = self.harness.protocol().churn.as_ref() {
+            network += &c.policy.name_suffix();
         }
         let network_stats = self.harness.network_stats();
         let mut p = self.harness.into_protocol();

@@ -90,3 +90,58 @@ pub fn run_bounded(
     let err = err_reader.join().unwrap_or_default();
     (status.code().unwrap_or(-1), out, err)
 }
+
+/// A small hand-made network for hand-computed cases: routers `labels`,
+/// undirected core links `(a, b, km)` of 1 Gbit/s, one silo per router with
+/// `access_bps` both ways, 1e7-bit models and 10 ms of compute per round.
+pub fn tiny_network(
+    labels: &[&str],
+    links: &[(usize, usize, f64)],
+    access_bps: f64,
+) -> (fedtopo::underlay::Underlay, fedtopo::delay::DelayModel) {
+    use fedtopo::connectivity::{Connectivity, ConnectivityOptions};
+    let mut g = String::from("graph [");
+    for (i, l) in labels.iter().enumerate() {
+        g += &format!(" node [ id {} label \"{l}\" ]", i + 1);
+    }
+    for (a, b, km) in links {
+        g += &format!(
+            " edge [ source {} target {} distance {km} capacity 1e9 ]",
+            a + 1,
+            b + 1
+        );
+    }
+    g += " ]";
+    let u = fedtopo::underlay::Underlay::from_gml_str(
+        &g,
+        "tiny.gml",
+        &fedtopo::underlay::LoadOptions::default(),
+    )
+    .expect("a valid hand-made underlay");
+    let conn = Connectivity::new(&u, &ConnectivityOptions::default());
+    let w = fedtopo::workload::Workload {
+        name: "t".into(),
+        model_bits: 1e7,
+        compute_ms: 10.0,
+        local_steps: 1,
+    };
+    let access = fedtopo::access::AccessLinks::uniform(labels.len(), access_bps);
+    let m = fedtopo::delay::DelayModel::new(conn, access, w);
+    (u, m)
+}
+
+/// `model` following the trace `text` (a whole CSV) on `underlay`, one
+/// silo per router, under `policy`.
+pub fn with_trace(
+    mut model: fedtopo::delay::DelayModel,
+    underlay: &fedtopo::underlay::Underlay,
+    text: &str,
+    policy: fedtopo::dynamics::AvailabilityPolicy,
+) -> fedtopo::delay::DelayModel {
+    let placement = fedtopo::placement::SiloPlacement::one_per_router(underlay.node_count());
+    let mut d = fedtopo::dynamics::read::parse(text, "t.csv", underlay, &placement)
+        .expect("a valid test trace");
+    d.policy = policy;
+    model.dynamics = Some(std::sync::Arc::new(d));
+    model
+}

@@ -11,7 +11,7 @@ use crate::units::Ms;
 
 impl RoundProtocol<'_> {
     /// The lowest round of a silo that is not away.
-    fn lowest_present_round(&self) -> u64 {
+    pub(super) fn lowest_present_round(&self) -> u64 {
         (0..self.round.len())
             .filter(|&i| !self.churn.as_ref().is_some_and(|c| c.is_away(i)))
             .map(|i| self.round[i])
@@ -453,10 +453,7 @@ impl RoundProtocol<'_> {
             if v == i || !self.is_up(v, now) {
                 continue;
             }
-            let present = self
-                .churn
-                .as_ref()
-                .is_some_and(|c| !c.is_away(v) && c.joining[v].is_none());
+            let present = self.churn.as_ref().is_some_and(|c| c.is_present(v));
             if !present || !self.info(self.round[v]).out[v].contains(&i) {
                 continue;
             }
@@ -473,13 +470,7 @@ impl RoundProtocol<'_> {
             // Nobody to fetch from: the round after the most advanced
             // silo present, from its own model.
             let top = (0..n)
-                .filter(|&v| {
-                    v != i
-                        && self
-                            .churn
-                            .as_ref()
-                            .is_some_and(|c| !c.is_away(v) && c.joining[v].is_none())
-                })
+                .filter(|&v| v != i && self.churn.as_ref().is_some_and(|c| c.is_present(v)))
                 .map(|v| self.round[v])
                 .max()
                 .unwrap_or(self.round[i]);
