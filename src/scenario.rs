@@ -288,20 +288,7 @@ impl NetworkSpec {
     /// # Errors
     /// [`KnobError`] naming the first knob whose value does not parse.
     pub fn from_knobs<'a>(value: impl Fn(&str) -> Option<&'a str>) -> Result<Self, KnobError> {
-        let get = |key: &'static str| -> Knob<'a> {
-            let (_, default, expected) = NETWORK_KNOBS
-                .iter()
-                .copied()
-                .find(|k| k.0 == key)
-                .unwrap_or((key, "", "a value"));
-            let text = value(key).filter(|v| !v.trim().is_empty());
-            Knob {
-                key,
-                text: text.unwrap_or(default),
-                given: text.is_some(),
-                expected,
-            }
-        };
+        let get = |key: &'static str| Knob::lookup(&NETWORK_KNOBS, &value, key);
         let steps: u32 = get("local_steps").parse(|t| t.trim().parse().ok().filter(|&s| s >= 1))?;
         let preset = get("workload");
         let mut workload = preset.parse(|t| Workload::preset(t.trim(), steps))?;
@@ -561,17 +548,39 @@ fn check_traced_capacities(
     Ok(())
 }
 
-/// One knob's text and how to report it.
-struct Knob<'a> {
-    key: &'static str,
-    text: &'a str,
-    given: bool,
-    expected: &'static str,
+/// One knob's text and how to report it (shared with
+/// [`crate::overlay::knobs`]).
+pub(crate) struct Knob<'a> {
+    pub(crate) key: &'static str,
+    pub(crate) text: &'a str,
+    pub(crate) given: bool,
+    pub(crate) expected: &'static str,
 }
 
-impl Knob<'_> {
+impl<'a> Knob<'a> {
+    /// The knob `key` of `table` (`(key, default, expected)` rows): the
+    /// text `value(key)` gives, or its default when that is `None` or blank.
+    pub(crate) fn lookup(
+        table: &[(&'static str, &'static str, &'static str)],
+        value: &impl Fn(&str) -> Option<&'a str>,
+        key: &'static str,
+    ) -> Knob<'a> {
+        let (_, default, expected) = table
+            .iter()
+            .copied()
+            .find(|k| k.0 == key)
+            .unwrap_or((key, "", "a value"));
+        let text = value(key).filter(|v| !v.trim().is_empty());
+        Knob {
+            key,
+            text: text.unwrap_or(default),
+            given: text.is_some(),
+            expected,
+        }
+    }
+
     /// `f(text)`, or the knob's error when it gives `None`.
-    fn parse<T>(&self, f: impl FnOnce(&str) -> Option<T>) -> Result<T, KnobError> {
+    pub(crate) fn parse<T>(&self, f: impl FnOnce(&str) -> Option<T>) -> Result<T, KnobError> {
         f(self.text).ok_or_else(|| KnobError {
             key: self.key,
             value: self.text.to_string(),

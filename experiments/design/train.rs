@@ -44,9 +44,8 @@ use fedtopo::design::search::{
 use fedtopo::design::MAX_AUGMENT_SILOS;
 use fedtopo::evaluate::EvaluatedOverlay;
 use fedtopo::network::NetworkKind;
-use fedtopo::overlay::build::{parse_overlay_list, BuildOptions, CenterPolicy, OverlayKind};
+use fedtopo::overlay::build::{parse_overlay_list, BuildOptions, OverlayKind};
 use fedtopo::overlay::file::OverlayPath;
-use fedtopo::overlay::matcha::MatchaOptions;
 use fedtopo::scenario::NetworkSpec;
 use fedtopo::train::checkpoint::RunOptions;
 use fedtopo::train::report::{summarize, Target};
@@ -345,16 +344,15 @@ fn run_cell(
     let model = spec.build(underlay)?;
     let n = model.silo_count();
     let data = load_dataset(&setting.dataset, &setting.partition, n, None, seed, None)?;
-    let build = BuildOptions {
-        center: CenterPolicy::Fastest,
-        matcha: MatchaOptions {
-            seed,
-            ..Default::default()
-        },
-        seed,
-        dcliques: with_data_labels(Default::default(), &data),
-        ..BuildOptions::default()
-    };
+    // The CLI's build options (centre `fastest`) with this seed, D-Cliques
+    // on the data's labels.
+    let seed_text = seed.to_string();
+    let mut build = BuildOptions::from_knobs(
+        |k| (k == "seed").then_some(seed_text.as_str()),
+        underlay,
+        model.connectivity.placement(),
+    )?;
+    build.dcliques = with_data_labels(build.dcliques, &data);
     let options = DesignOptions {
         kinds: kinds.to_vec(),
         augmented: n <= MAX_AUGMENT_SILOS,

@@ -43,7 +43,7 @@ use anyhow::{bail, Context, Result};
 use fedtopo::delay::DelayModel;
 use fedtopo::network::FlowNetwork;
 use fedtopo::overlay::algo::{directed_ring_cost, improve_directed_ring, RingSearch};
-use fedtopo::overlay::build::{build_overlay, BuildOptions, CenterPolicy, OverlayKind};
+use fedtopo::overlay::build::{build_overlay, BuildOptions, OverlayKind};
 use fedtopo::overlay::ring::ring_delays;
 use fedtopo::overlay::Overlay;
 use fedtopo::placement::SiloPlacement;
@@ -255,10 +255,7 @@ fn child(a: &Args, stage: &str, n: usize) -> Result<()> {
                 OverlayKind::Ring,
                 OverlayKind::RingOpt,
             ];
-            let options = BuildOptions {
-                center: CenterPolicy::Fastest,
-                ..BuildOptions::default()
-            };
+            let options = BuildOptions::from_knobs(|_| None, &u, m.connectivity.placement())?;
             (secs, cpu) = timed(&mut || {
                 let c = compare_overlays(&u, &m, &kinds, &options)?;
                 detail = c

@@ -9,12 +9,8 @@ use pyo3::types::PyList;
 
 use fedtopo::delay::DelayModel;
 use fedtopo::evaluate::EvaluatedOverlay;
-use fedtopo::overlay::build::{parse_overlay_list, BuildOptions, CenterPolicy, OverlayKind};
-use fedtopo::overlay::dcliques::labels::MNIST_TRAIN_COUNTS;
-use fedtopo::overlay::dcliques::placement::{DCliquesBuild, LabelSource};
-use fedtopo::overlay::dcliques::DCliquesOptions;
+use fedtopo::overlay::build::{parse_overlay_list, BuildOptions, OverlayKind};
 use fedtopo::overlay::export::silo_positions;
-use fedtopo::overlay::matcha::MatchaOptions;
 use fedtopo::report::network::NetworkDescription;
 use fedtopo::report::{compare_overlays, render_json};
 use fedtopo::scenario::NetworkSpec;
@@ -82,22 +78,6 @@ fn knob_text(v: Option<&Bound<'_, PyAny>>) -> PyResult<Option<String>> {
     }
 }
 
-/// The CLI's default D-Cliques options (`--dc-*` defaults).
-fn default_dcliques() -> DCliquesBuild {
-    DCliquesBuild {
-        options: DCliquesOptions {
-            max_size: 10,
-            steps: 1000,
-            remove_intra: 0,
-            seed: 0,
-        },
-        labels: LabelSource::Shards {
-            class_counts: MNIST_TRAIN_COUNTS.to_vec(),
-            shards_per_node: 2,
-        },
-    }
-}
-
 impl Network {
     /// The build options of `compare` / `simulate` with these values.
     /// `budget` and `matcha_rounds` arrive checked (`budget_arg`,
@@ -109,27 +89,20 @@ impl Network {
         budget: f64,
         matcha_rounds: u64,
     ) -> PyResult<BuildOptions> {
-        let placement = self.model.connectivity.placement();
-        let center = CenterPolicy::parse(center, &self.underlay)
-            .map_err(PyValueError::new_err)?
-            .at_placement(placement)
-            .map_err(|_| {
-                PyValueError::new_err(format!(
-                    "center `{center}`: no silo is placed at that router"
-                ))
-            })?;
-        Ok(BuildOptions {
-            center,
-            matcha: MatchaOptions {
-                budget,
-                seed,
-                rounds: matcha_rounds,
-                ..MatchaOptions::default()
-            },
-            seed,
-            dcliques: default_dcliques(),
-            ..BuildOptions::default()
-        })
+        let (seed, budget, rounds) = (
+            seed.to_string(),
+            budget.to_string(),
+            matcha_rounds.to_string(),
+        );
+        let knob = |key: &str| match key {
+            "center" => Some(center),
+            "seed" => Some(seed.as_str()),
+            "budget" => Some(budget.as_str()),
+            "matcha_rounds" => Some(rounds.as_str()),
+            _ => None,
+        };
+        BuildOptions::from_knobs(knob, &self.underlay, self.model.connectivity.placement())
+            .map_err(|e| PyValueError::new_err(e.to_string()))
     }
 }
 

@@ -488,6 +488,38 @@ pub struct CenterArgs {
     pub center: String,
 }
 
+impl CenterArgs {
+    /// `--center` as a build knob ([`build_options`]).
+    pub fn knobs(&self) -> Vec<(&'static str, String)> {
+        vec![("center", self.center.clone())]
+    }
+}
+
+/// The overlays' build options from the commands' build knobs
+/// (`(key, text)` pairs: `center`, `seed`, `budget`, `matcha_rounds`,
+/// `dc_*`): one parser, [`BuildOptions::from_knobs`], for the CLI,
+/// experiment files and Python; errors name the option (`--dc-steps`).
+pub fn build_options(
+    knobs: &[(&'static str, String)],
+    underlay: &Underlay,
+    placement: &SiloPlacement,
+) -> Result<BuildOptions> {
+    let value = |key: &str| {
+        knobs
+            .iter()
+            .find(|(k, _)| *k == key)
+            .map(|(_, v)| v.as_str())
+    };
+    BuildOptions::from_knobs(value, underlay, placement).map_err(|e| {
+        anyhow::anyhow!(
+            "--{} `{}`: expected {}",
+            e.key.replace('_', "-"),
+            e.value,
+            e.expected
+        )
+    })
+}
+
 /// Where silos sit on the underlay (`compare`, `simulate`).
 #[derive(Debug, Clone, Args)]
 pub struct PlacementArgs {
@@ -503,18 +535,6 @@ pub struct PlacementArgs {
     /// Seed of the random part of --silos.
     #[arg(long, default_value_t = 0, value_parser = knob_whole::<u64>("placement_seed", 0, u64::MAX))]
     pub placement_seed: u64,
-}
-
-/// Parses `--center` under a silo placement: a router label / id names the
-/// first silo placed at that router.
-pub fn center_policy_at(
-    text: &str,
-    underlay: &Underlay,
-    placement: &SiloPlacement,
-) -> Result<CenterPolicy> {
-    center_policy(text, underlay)?
-        .at_placement(placement)
-        .map_err(|_| anyhow::anyhow!("--center `{text}`: no silo is placed at that router"))
 }
 
 /// Checks an `--overlays` list: no empty list, no empty item (`ring,,star`,
@@ -568,22 +588,10 @@ impl Setup {
         })
     }
 
-    /// Build options with the STAR centre of `center` and `seed` for
-    /// MATCHA's activations and random overlays.
-    pub fn build_options(&self, center: &CenterArgs, seed: u64) -> Result<BuildOptions> {
-        Ok(BuildOptions {
-            center: center_policy_at(
-                &center.center,
-                &self.underlay,
-                self.model.connectivity.placement(),
-            )?,
-            matcha: fedtopo::overlay::matcha::MatchaOptions {
-                seed,
-                ..Default::default()
-            },
-            seed,
-            ..BuildOptions::default()
-        })
+    /// The overlays' build options from the build knobs `knobs`
+    /// ([`build_options`]) on this underlay and placement.
+    pub fn build_options(&self, knobs: &[(&'static str, String)]) -> Result<BuildOptions> {
+        build_options(knobs, &self.underlay, self.model.connectivity.placement())
     }
 }
 

@@ -8,16 +8,15 @@ use clap::{Args, ValueEnum};
 
 use fedtopo::evaluate::EvalError;
 use fedtopo::evaluate::EvaluatedOverlay;
-use fedtopo::overlay::build::{parse_overlay_list, BuildOptions};
+use fedtopo::overlay::build::parse_overlay_list;
 use fedtopo::overlay::export::{silo_positions, ExportedOverlay};
-use fedtopo::overlay::matcha::MatchaOptions;
 use fedtopo::report::network::NetworkDescription;
 use fedtopo::report::{
     compare_overlays, render_csv, render_json, render_table, Comparison, OutputFormat,
 };
 
 use super::args::{
-    center_policy_at, file_safe, CenterArgs, NetworkArgs, PlacementArgs, Setup, UnderlayArgs,
+    build_options, file_safe, CenterArgs, NetworkArgs, PlacementArgs, Setup, UnderlayArgs,
 };
 use super::choice::choice;
 
@@ -115,18 +114,14 @@ pub fn run(a: CompareArgs) -> Result<()> {
         spec,
         model,
     } = setup;
-    let options = BuildOptions {
-        center: center_policy_at(&a.center.center, &underlay, model.connectivity.placement())?,
-        matcha: MatchaOptions {
-            budget: a.budget,
-            seed: a.seed,
-            rounds: a.matcha_rounds,
-            ..MatchaOptions::default()
-        },
-        seed: a.seed,
-        dcliques: a.dcliques.build()?,
-        ..BuildOptions::default()
-    };
+    let mut knobs = a.center.knobs();
+    knobs.extend([
+        ("seed", a.seed.to_string()),
+        ("budget", a.budget.to_string()),
+        ("matcha_rounds", a.matcha_rounds.to_string()),
+    ]);
+    knobs.extend(a.dcliques.knobs());
+    let options = build_options(&knobs, &underlay, model.connectivity.placement())?;
     let mut cmp = compare_overlays(&underlay, &model, &kinds, &options)?;
     cmp.network = Some(NetworkDescription::new(&underlay, &spec, &model)?);
     let text = match a.format {

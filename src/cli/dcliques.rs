@@ -40,6 +40,25 @@ pub struct DCliquesArgs {
 }
 
 impl DCliquesArgs {
+    /// The `--dc-*` options as build knobs ([`super::args::build_options`]).
+    pub fn knobs(&self) -> Vec<(&'static str, String)> {
+        vec![
+            ("dc_clique_size", self.dc_clique_size.to_string()),
+            ("dc_steps", self.dc_steps.to_string()),
+            ("dc_remove_intra", self.dc_remove_intra.to_string()),
+            ("dc_seed", self.dc_seed.to_string()),
+            (
+                "dc_labels",
+                match self.dc_labels {
+                    LabelsArg::Shards => "shards",
+                    LabelsArg::OneClass => "one-class",
+                }
+                .to_string(),
+            ),
+            ("dc_classes", self.dc_classes.to_string()),
+        ]
+    }
+
     /// The library options.
     pub fn build(&self) -> Result<DCliquesBuild> {
         if self.dc_clique_size == 0 {

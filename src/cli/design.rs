@@ -464,9 +464,14 @@ pub fn run(a: DesignArgs) -> Result<()> {
         _ => RoundsPredictor::fitted(a.label_heterogeneity),
     };
     let setup = Setup::load(&a.underlay, &a.network, &a.placement)?;
-    let mut build = setup.build_options(&a.center, a.seed)?;
-    build.matcha.budget = a.budget;
-    build.dcliques = a.dcliques.build()?;
+    let mut knobs = a.center.knobs();
+    knobs.extend([
+        ("seed", a.seed.to_string()),
+        ("budget", a.budget.to_string()),
+    ]);
+    knobs.extend(a.dcliques.knobs());
+    #[cfg_attr(not(feature = "train"), allow(unused_mut))]
+    let mut build = setup.build_options(&knobs)?;
     #[cfg_attr(not(feature = "train"), allow(unused_mut))]
     let Setup {
         underlay,

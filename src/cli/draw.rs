@@ -7,11 +7,10 @@ use anyhow::{bail, Context, Result};
 use clap::Args;
 
 use fedtopo::evaluate::EvaluatedOverlay;
-use fedtopo::overlay::build::{BuildOptions, OverlayKind};
-use fedtopo::overlay::matcha::MatchaOptions;
+use fedtopo::overlay::build::OverlayKind;
 use fedtopo::report::map::{draw_map, overlay_map, MapLayer, MapOptions};
 
-use super::args::{center_policy_at, CenterArgs, NetworkArgs, PlacementArgs, Setup, UnderlayArgs};
+use super::args::{CenterArgs, NetworkArgs, PlacementArgs, Setup, UnderlayArgs};
 
 /// Options of `fedtopo draw`.
 #[derive(Debug, Args)]
@@ -61,21 +60,13 @@ pub fn run(a: DrawArgs) -> Result<()> {
     let svg = match a.overlay {
         None => draw_map(&setup.underlay, &setup.model, MapLayer::Underlay, &opts)?,
         Some(kind) => {
-            let options = BuildOptions {
-                center: center_policy_at(
-                    &a.center.center,
-                    &setup.underlay,
-                    setup.model.connectivity.placement(),
-                )?,
-                matcha: MatchaOptions {
-                    budget: a.budget,
-                    seed: a.seed,
-                    rounds: a.matcha_rounds,
-                    ..MatchaOptions::default()
-                },
-                seed: a.seed,
-                ..BuildOptions::default()
-            };
+            let mut knobs = a.center.knobs();
+            knobs.extend([
+                ("seed", a.seed.to_string()),
+                ("budget", a.budget.to_string()),
+                ("matcha_rounds", a.matcha_rounds.to_string()),
+            ]);
+            let options = setup.build_options(&knobs)?;
             let overlay = EvaluatedOverlay::build(kind, &setup.underlay, &setup.model, &options)?;
             let timing = overlay.cycle_time(&setup.model)?;
             overlay_map(

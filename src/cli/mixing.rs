@@ -86,7 +86,9 @@ fn table(rows: &[MixingRow]) -> Table {
 pub fn run(a: MixingArgs) -> Result<()> {
     let kinds = parse_overlay_list(&a.overlays)?;
     let setup = Setup::load(&a.underlay, &a.network, &a.placement)?;
-    let build = setup.build_options(&a.center, a.seed)?;
+    let mut knobs = a.center.knobs();
+    knobs.push(("seed", a.seed.to_string()));
+    let build = setup.build_options(&knobs)?;
     let Setup {
         underlay, model, ..
     } = setup;

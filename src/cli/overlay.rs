@@ -8,11 +8,11 @@ use anyhow::{bail, Context, Result};
 use clap::Args;
 
 use fedtopo::evaluate::EvaluatedOverlay;
-use fedtopo::overlay::build::{BuildOptions, OverlayKind};
+use fedtopo::overlay::build::OverlayKind;
 use fedtopo::overlay::dcliques::count::edge_counts;
 use fedtopo::overlay::export::{silo_positions, ExportedOverlay};
 
-use super::args::{center_policy, CenterArgs, NetworkArgs, UnderlayArgs};
+use super::args::{build_options, CenterArgs, NetworkArgs, UnderlayArgs};
 use super::compare::ExportFormat;
 
 /// Options of `fedtopo overlay`.
@@ -166,12 +166,10 @@ pub fn run(a: OverlayArgs) -> Result<()> {
     }
     let underlay = a.underlay.load(false)?;
     let model = a.network.delay_model(&underlay)?;
-    let options = BuildOptions {
-        center: center_policy(&a.center.center, &underlay)?,
-        seed: a.seed,
-        dcliques: a.dcliques.build()?,
-        ..BuildOptions::default()
-    };
+    let mut knobs = a.center.knobs();
+    knobs.push(("seed", a.seed.to_string()));
+    knobs.extend(a.dcliques.knobs());
+    let options = build_options(&knobs, &underlay, model.connectivity.placement())?;
     let overlay = EvaluatedOverlay::build(a.kind, &underlay, &model, &options)?;
     let t = overlay.cycle_time(&model)?;
     let placement = model.connectivity.placement();

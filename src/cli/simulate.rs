@@ -23,9 +23,7 @@ use fedtopo::report::replay::{
 use fedtopo::report::table::{serde_csv, Table};
 use fedtopo::report::{render_json, OutputFormat};
 
-use super::args::{
-    center_policy_at, file_safe, CenterArgs, NetworkArgs, PlacementArgs, Setup, UnderlayArgs,
-};
+use super::args::{file_safe, CenterArgs, NetworkArgs, PlacementArgs, Setup, UnderlayArgs};
 use super::choice::choice;
 
 /// Options of `fedtopo simulate`.
@@ -436,16 +434,10 @@ fn build_options(
     underlay: &fedtopo::underlay::Underlay,
     model: &fedtopo::delay::DelayModel,
 ) -> Result<BuildOptions> {
-    Ok(BuildOptions {
-        center: center_policy_at(&a.center.center, underlay, model.connectivity.placement())?,
-        seed: a.seed,
-        matcha: fedtopo::overlay::matcha::MatchaOptions {
-            seed: a.seed,
-            ..Default::default()
-        },
-        dcliques: a.dcliques.build()?,
-        ..BuildOptions::default()
-    })
+    let mut knobs = a.center.knobs();
+    knobs.push(("seed", a.seed.to_string()));
+    knobs.extend(a.dcliques.knobs());
+    super::args::build_options(&knobs, underlay, model.connectivity.placement())
 }
 
 /// `simulate --protocol async-gossip|fedbuff[:K]`: the asynchronous runs'

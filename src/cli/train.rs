@@ -7,8 +7,7 @@ use std::path::PathBuf;
 use anyhow::{Context, Result};
 use clap::Args;
 
-use fedtopo::overlay::build::{parse_overlay_list, BuildOptions};
-use fedtopo::overlay::matcha::MatchaOptions;
+use fedtopo::overlay::build::parse_overlay_list;
 use fedtopo::report::breakdown::{
     breakdown_file_text, breakdown_summaries, breakdown_table, BreakdownRun,
 };
@@ -21,7 +20,7 @@ use fedtopo::train::report::{render_csv, render_summary_csv, summarize, write_at
 use fedtopo::train::session::{with_data_labels, Session};
 use fedtopo::train::trainer::Trainer;
 
-use super::args::{center_policy, CenterArgs, NetworkArgs, UnderlayArgs};
+use super::args::{build_options, CenterArgs, NetworkArgs, UnderlayArgs};
 use super::training::TrainingArgs;
 
 /// Options of `fedtopo train`.
@@ -122,18 +121,16 @@ pub fn run_train(a: TrainArgs) -> Result<()> {
     let data = t.load_data(n, positions.as_deref(), a.seed, sizes.as_ref())?;
     let cfg = t.config(a.network.local_steps, a.seed)?;
     let kinds = parse_overlay_list(&a.overlays)?;
-    let options = BuildOptions {
-        center: center_policy(&a.center.center, &underlay)?,
-        seed: a.seed,
-        matcha: MatchaOptions {
-            budget: a.budget,
-            seed: a.seed,
-            ..MatchaOptions::default()
-        },
-        // D-Cliques are built from the silos' real label counts.
-        dcliques: with_data_labels(a.dcliques.build()?, &data),
-        ..BuildOptions::default()
-    };
+    let mut knobs = a.center.knobs();
+    knobs.extend([
+        ("seed", a.seed.to_string()),
+        ("budget", a.budget.to_string()),
+    ]);
+    knobs.extend(a.dcliques.knobs());
+    let placement = spec.placement.place(&underlay)?;
+    let mut options = build_options(&knobs, &underlay, &placement)?;
+    // D-Cliques are built from the silos' real label counts.
+    options.dcliques = with_data_labels(options.dcliques, &data);
     let target = t.target()?;
     // The trained model's real size is known only once the trainer is
     // built: an input of the network spec, not a patch on its delay model.

@@ -17,7 +17,6 @@ use crate::evaluate::{EvaluatedOverlay, OverlayTiming};
 use crate::network::NetworkKind;
 use crate::overlay::build::{BuildOptions, CenterPolicy, OverlayKind};
 use crate::overlay::failures::FailureSpec;
-use crate::overlay::matcha::MatchaOptions;
 use crate::replay::{ReplayOptions, Straggler};
 use crate::report::breakdown::{breakdown_summaries, BreakdownRun, BreakdownSummary};
 use crate::report::replay::round_stats;
@@ -101,16 +100,25 @@ fn with_failures<'a>(job: &Job, axes: &[&'a str]) -> Vec<&'a str> {
     v
 }
 
-fn build_options(center: usize, seed: u64) -> BuildOptions {
-    BuildOptions {
-        center: CenterPolicy::Silo(center),
-        seed,
-        matcha: MatchaOptions {
-            seed,
-            ..MatchaOptions::default()
-        },
-        ..BuildOptions::default()
-    }
+/// The overlays' build options of `job` at `p`: the build knobs
+/// ([`BuildOptions::from_knobs`], the CLI's parser) with `seed`, and the
+/// STAR centre resolved at the point.
+fn build_options(
+    job: &Job,
+    underlay: &Underlay,
+    p: &NetworkPoint,
+    seed: u64,
+) -> Result<BuildOptions, ExperimentError> {
+    let seed = seed.to_string();
+    let knob = |key: &str| match key {
+        "seed" => Some(seed.as_str()),
+        "center" => None,
+        other => job.has(other).then(|| job.get(other)),
+    };
+    let mut options = BuildOptions::from_knobs(knob, underlay, p.model.connectivity.placement())
+        .map_err(|e| fail(job, e.to_string()))?;
+    options.center = CenterPolicy::Silo(p.center);
+    Ok(options)
 }
 
 /// `compare`: the overlay's max-plus cycle time; for schedules the paper's
@@ -130,7 +138,7 @@ fn compare_job(
                 .into(),
         ));
     }
-    let options = build_options(p.center, 0);
+    let options = build_options(job, underlay, &p, 0)?;
     let overlay = EvaluatedOverlay::build(p.kind, underlay, &p.model, &options)
         .map_err(|e| f(e.to_string()))?;
     let t = overlay.cycle_time(&p.model).map_err(|e| f(e.to_string()))?;
@@ -199,7 +207,7 @@ fn simulate_job(
     crate::replay::check_rounds(rounds, p.model.silo_count()).map_err(f)?;
     let straggler: Straggler = job.get("straggler").parse().map_err(f)?;
     let seed: u64 = parse_axis(job, "seed", "a whole number")?;
-    let options = build_options(p.center, seed);
+    let options = build_options(job, underlay, &p, seed)?;
     let breakdown = job.has("breakdown") && job.get("breakdown").trim() == "true";
     let ropts = ReplayOptions {
         rounds,
@@ -348,7 +356,7 @@ fn train_job(
         seed,
         mode: ExecMode::Batched,
     };
-    let mut options = build_options(p.center, seed);
+    let mut options = build_options(job, underlay, &p, seed)?;
     options.dcliques = with_data_labels(DCliquesBuild::default(), &data);
     let session = Session {
         underlay,
@@ -452,7 +460,7 @@ fn train_job(
     }
     row.push("final_train_loss", s.final_train_loss)
         .push("final_test_acc", s.final_test_acc);
-    matcha_variant_cells(&mut row, p.kind, MatchaOptions::default().budget);
+    matcha_variant_cells(&mut row, p.kind, options.matcha.budget);
     if job.has("breakdown") {
         let overlay = p.kind.to_string();
         let network = network.to_string();

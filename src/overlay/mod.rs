@@ -16,6 +16,7 @@ pub mod dcliques;
 pub mod export;
 pub mod families;
 pub mod file;
+pub mod knobs;
 pub mod matcha;
 pub mod mbst;
 pub mod mst;
