@@ -126,11 +126,8 @@ fn kinds_of(kinds: &Bound<'_, PyAny>) -> PyResult<Vec<OverlayKind>> {
         }
         return Ok(out);
     };
-    if text.trim().is_empty() || text.split(',').any(|i| i.trim().is_empty()) {
-        return Err(PyValueError::new_err(format!(
-            "overlay list `{text}`: give overlay names separated by single commas, e.g. `star,ring`, or `all`"
-        )));
-    }
+    // The one overlay grammar: empty items, stray parameters and unknown
+    // names are errors with the CLI's messages.
     parse_overlay_list(&text).map_err(|e| value_error(&e))
 }
 

@@ -8,7 +8,7 @@ use clap::{Args, ValueEnum};
 
 use fedtopo::connectivity::PathModel;
 use fedtopo::delay::DelayModel;
-use fedtopo::overlay::build::{BuildOptions, CenterPolicy};
+use fedtopo::overlay::build::{parse_overlay_list, BuildOptions, CenterPolicy, OverlayKind};
 use fedtopo::overlay::failures::FailureSpec;
 use fedtopo::placement::SiloPlacement;
 use fedtopo::scenario::{load_underlay, NetworkSpec};
@@ -537,23 +537,36 @@ pub struct PlacementArgs {
     pub placement_seed: u64,
 }
 
-/// Checks an `--overlays` list: no empty list, no empty item (`ring,,star`,
-/// a trailing comma), every name parses. Returns the list unchanged (the
-/// commands parse it with `parse_overlay_list`).
-pub fn overlay_list(text: &str) -> Result<String, String> {
-    if text.trim().is_empty() {
-        return Err(
-            "empty list; give overlay names separated by commas, e.g. `star,ring`, or `all`".into(),
-        );
-    }
-    if let Some(i) = text.split(',').position(|item| item.trim().is_empty()) {
-        return Err(format!(
-            "item {} of `{text}` is empty; give overlay names separated by single commas",
-            i + 1
-        ));
-    }
-    fedtopo::overlay::build::parse_overlay_list(text).map_err(|e| e.to_string())?;
-    Ok(text.to_string())
+/// An `--overlays` list, parsed once by the value parser with the one
+/// overlay grammar ([`fedtopo::overlay::spec`]): the text as given and
+/// its overlays.
+#[derive(Debug, Clone)]
+pub struct OverlayList {
+    /// The list as given.
+    pub text: String,
+    /// Its overlays, in order.
+    pub kinds: Vec<OverlayKind>,
+}
+
+/// Parses an `--overlays` list ([`parse_overlay_list`]): no empty list or
+/// item, every name known, parameters unambiguous.
+pub fn overlay_list(text: &str) -> Result<OverlayList, String> {
+    let kinds = parse_overlay_list(text).map_err(|e| e.to_string())?;
+    Ok(OverlayList {
+        text: text.to_string(),
+        kinds,
+    })
+}
+
+/// The help of a command's `--overlays`: `what`, then every name the
+/// grammar knows ([`fedtopo::overlay::spec::known_overlays`]).
+pub fn overlays_help(what: &str) -> String {
+    format!(
+        "{what}, comma-separated, or `all`. Names: {}. Parameters go as NAME:KEY=VALUE,... or \
+         NAME[KEY=VALUE,...]; `file:PATH` reads your own overlay (GML, node-link JSON, CSV or \
+         per-round file; see README \"Overlays\")",
+        fedtopo::overlay::spec::known_overlays()
+    )
 }
 
 /// The network a command times overlays on: the underlay, the network
@@ -608,8 +621,15 @@ mod tests {
         assert!(overlay_list("spiral")
             .unwrap_err()
             .contains("unknown overlay"));
-        for good in ["ring", "star,ring", "all", "chung-lu:gamma=3,k=8,ring"] {
-            assert_eq!(overlay_list(good).as_deref(), Ok(good));
+        for (good, n) in [
+            ("ring", 1),
+            ("star,ring", 2),
+            ("all", 6),
+            ("chung-lu:gamma=3,k=8,ring", 2),
+            ("chung-lu[gamma=3,k=8],base[k=2]", 2),
+        ] {
+            let list = overlay_list(good).unwrap();
+            assert_eq!((list.text.as_str(), list.kinds.len()), (good, n));
         }
     }
     /// `--trace FILE` is a network option: every command that takes the

@@ -8,7 +8,6 @@ use clap::{Args, ValueEnum};
 
 use fedtopo::evaluate::EvalError;
 use fedtopo::evaluate::EvaluatedOverlay;
-use fedtopo::overlay::build::parse_overlay_list;
 use fedtopo::overlay::export::{silo_positions, ExportedOverlay};
 use fedtopo::report::network::NetworkDescription;
 use fedtopo::report::{
@@ -68,13 +67,8 @@ pub struct CompareArgs {
     network: NetworkArgs,
     #[command(flatten)]
     placement: PlacementArgs,
-    /// Overlays to compare, comma-separated, or `all`: any overlay name
-    /// (families such as exp-1peer, base:k=K, od-equidyn,
-    /// multigraph[:base=B,t_max=T,weak=idle|background] included);
-    /// `file:PATH` reads your own (GML, node-link JSON, CSV or per-round
-    /// file; see README "Overlays").
-    #[arg(long, default_value = "star,mst,delta-mbst,ring,ring-opt", value_parser = super::args::overlay_list)]
-    overlays: String,
+    #[arg(long, help = super::args::overlays_help("Overlays to compare"), default_value = "star,mst,delta-mbst,ring,ring-opt", value_parser = super::args::overlay_list)]
+    overlays: super::args::OverlayList,
     #[command(flatten)]
     center: CenterArgs,
     /// Output format.
@@ -107,7 +101,7 @@ pub struct CompareArgs {
 
 /// Runs `fedtopo compare`.
 pub fn run(a: CompareArgs) -> Result<()> {
-    let kinds = parse_overlay_list(&a.overlays)?;
+    let kinds = a.overlays.kinds.clone();
     let setup = Setup::load(&a.underlay, &a.network, &a.placement)?;
     let Setup {
         underlay,

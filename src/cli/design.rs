@@ -19,7 +19,7 @@ use fedtopo::design::search::{
 };
 use fedtopo::evaluate::EvaluatedOverlay;
 use fedtopo::mixing::FastestOptions;
-use fedtopo::overlay::build::{parse_overlay_list, BuildOptions, OverlayKind};
+use fedtopo::overlay::build::{BuildOptions, OverlayKind};
 use fedtopo::overlay::matcha::MatchaVariant;
 use fedtopo::report::table::{serde_csv, Table};
 use fedtopo::report::{render_json, OutputFormat};
@@ -51,7 +51,7 @@ pub struct DesignArgs {
         default_value = DEFAULT_OVERLAYS,
         value_parser = super::args::overlay_list
     )]
-    overlays: String,
+    overlays: super::args::OverlayList,
     #[command(flatten)]
     center: CenterArgs,
     /// Rounds predictor: `fitted` (the default: `ln rounds` from mixing
@@ -457,7 +457,7 @@ pub fn run(a: DesignArgs) -> Result<()> {
             a.after_dashes.join(" ")
         );
     }
-    let mut kinds = parse_overlay_list(&a.overlays)?;
+    let mut kinds = a.overlays.kinds.clone();
     let mut predictor = match a.predictor.as_str() {
         "proxy" => RoundsPredictor::checked_proxy(a.base_rounds)
             .map_err(|e| anyhow::anyhow!("--base-rounds: {e}"))?,
@@ -525,7 +525,7 @@ pub fn run(a: DesignArgs) -> Result<()> {
         );
     }
     let matcha_plus = OverlayKind::Matcha(MatchaVariant::MATCHA_PLUS);
-    if a.overlays == DEFAULT_OVERLAYS
+    if a.overlays.text == DEFAULT_OVERLAYS
         && n > fedtopo::design::search::MAX_MATCHA_PLUS_SILOS
         && kinds.contains(&matcha_plus)
     {
@@ -542,7 +542,7 @@ pub fn run(a: DesignArgs) -> Result<()> {
         fastest_weights: !a.no_fastest && fastest_note.is_none(),
         augmented: !a.no_augmented && augment_fits,
         gamma: a.gamma,
-        skip_unbuildable: a.overlays == DEFAULT_OVERLAYS,
+        skip_unbuildable: a.overlays.text == DEFAULT_OVERLAYS,
         ..DesignOptions::default()
     };
     let search = design_search(&underlay, &model, &build, &options, &predictor)?;

@@ -5,7 +5,6 @@ use super::output::{out, outln};
 use anyhow::Result;
 use clap::Args;
 
-use fedtopo::overlay::build::parse_overlay_list;
 use fedtopo::report::mixing::{mixing_rows, MixingOptions, MixingRow};
 use fedtopo::report::table::{serde_csv, Table};
 use fedtopo::report::{render_json, OutputFormat};
@@ -22,9 +21,8 @@ pub struct MixingArgs {
     network: NetworkArgs,
     #[command(flatten)]
     placement: PlacementArgs,
-    /// Overlays, comma-separated, or `all`; `file:PATH` reads your own.
-    #[arg(long, default_value = "star,mst,delta-mbst,ring,ring-opt,matcha", value_parser = super::args::overlay_list)]
-    overlays: String,
+    #[arg(long, help = super::args::overlays_help("Overlays"), default_value = "star,mst,delta-mbst,ring,ring-opt,matcha", value_parser = super::args::overlay_list)]
+    overlays: super::args::OverlayList,
     #[command(flatten)]
     center: CenterArgs,
     /// Decay gamma of the effective number of neighbours ([Vogels22]), in [0, 1).
@@ -84,7 +82,7 @@ fn table(rows: &[MixingRow]) -> Table {
 
 /// Runs `fedtopo mixing`.
 pub fn run(a: MixingArgs) -> Result<()> {
-    let kinds = parse_overlay_list(&a.overlays)?;
+    let kinds = a.overlays.kinds.clone();
     let setup = Setup::load(&a.underlay, &a.network, &a.placement)?;
     let mut knobs = a.center.knobs();
     knobs.push(("seed", a.seed.to_string()));

@@ -9,7 +9,7 @@ use clap::Args;
 use fedtopo::calibrate::RunLog;
 use fedtopo::evaluate::EvaluatedOverlay;
 use fedtopo::network::NetworkKind;
-use fedtopo::overlay::build::{parse_overlay_list, BuildOptions};
+use fedtopo::overlay::build::BuildOptions;
 use fedtopo::replay::{ReplayOptions, Straggler, TraceWindow};
 use fedtopo::report::breakdown::{
     breakdown_file_text, breakdown_summaries, breakdown_table, BreakdownRun,
@@ -35,13 +35,8 @@ pub struct SimulateArgs {
     network: NetworkArgs,
     #[command(flatten)]
     placement: PlacementArgs,
-    /// Overlays to replay, comma-separated, or `all`: any overlay name
-    /// (families such as exp-1peer, base:k=K, od-equidyn,
-    /// multigraph[:base=B,t_max=T,weak=idle|background] included);
-    /// `file:PATH` reads your own (GML, node-link JSON, CSV or per-round
-    /// file; see README "Overlays").
-    #[arg(long, default_value = "star,mst,delta-mbst,ring", value_parser = super::args::overlay_list)]
-    overlays: String,
+    #[arg(long, help = super::args::overlays_help("Overlays to replay"), default_value = "star,mst,delta-mbst,ring", value_parser = super::args::overlay_list)]
+    overlays: super::args::OverlayList,
     #[command(flatten)]
     center: CenterArgs,
     /// Number of rounds K.
@@ -159,7 +154,7 @@ pub fn run(a: SimulateArgs) -> Result<()> {
     fedtopo::replay::check_rounds(a.rounds, 0)
         .map_err(|e| anyhow::anyhow!("--rounds {}: {e}", a.rounds))?;
     let straggler = parse_straggler(&a.straggler)?;
-    let kinds = parse_overlay_list(&a.overlays)?;
+    let kinds = a.overlays.kinds.clone();
     if let Some(protocol) = a.protocol.0 {
         return run_async(&a, protocol, &kinds);
     }

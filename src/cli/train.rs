@@ -7,7 +7,6 @@ use std::path::PathBuf;
 use anyhow::{Context, Result};
 use clap::Args;
 
-use fedtopo::overlay::build::parse_overlay_list;
 use fedtopo::report::breakdown::{
     breakdown_file_text, breakdown_summaries, breakdown_table, BreakdownRun,
 };
@@ -30,13 +29,8 @@ pub struct TrainArgs {
     underlay: UnderlayArgs,
     #[command(flatten)]
     network: NetworkArgs,
-    /// Overlays to train on, comma-separated (star, mst, delta-mbst, ring,
-    /// ring-opt, complete, matcha, matcha+, exp, exp-1peer, base:k=K,
-    /// d-equistatic, od-equidyn, multigraph[:...], or file:PATH; a file's
-    /// arc weights, and the families' own matrices, are the consensus under
-    /// `--consensus auto`).
-    #[arg(long, default_value = "star,mst,ring", value_parser = super::args::overlay_list)]
-    overlays: String,
+    #[arg(long, help = super::args::overlays_help("Overlays to train on (a file's arc weights, and the families' own matrices, are the consensus under `--consensus auto`)"), default_value = "star,mst,ring", value_parser = super::args::overlay_list)]
+    overlays: super::args::OverlayList,
     /// MATCHA communication budget Cb, in [0.001, 1] (activations drawn from --seed).
     #[arg(long, default_value_t = 0.5, value_parser = super::args::parse_budget)]
     budget: f64,
@@ -120,7 +114,7 @@ pub fn run_train(a: TrainArgs) -> Result<()> {
     let sizes = spec.data_sizes(&underlay)?;
     let data = t.load_data(n, positions.as_deref(), a.seed, sizes.as_ref())?;
     let cfg = t.config(a.network.local_steps, a.seed)?;
-    let kinds = parse_overlay_list(&a.overlays)?;
+    let kinds = a.overlays.kinds.clone();
     let mut knobs = a.center.knobs();
     knobs.extend([
         ("seed", a.seed.to_string()),

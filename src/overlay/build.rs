@@ -26,6 +26,7 @@ use crate::overlay::matcha::{
     MatchaVariantError,
 };
 use crate::overlay::random::{random_overlay, RandomGraphError, RandomSpec, RandomSpecError};
+use crate::overlay::spec::{split_overlay_list, NameKind, OverlaySpec, OverlaySpecError};
 use crate::overlay::{complete, mbst, mst, ring, star, Overlay};
 use crate::placement::SiloPlacement;
 use crate::underlay::Underlay;
@@ -155,9 +156,10 @@ impl fmt::Display for OverlayKind {
     }
 }
 
-/// An overlay name that fedtopo does not know.
+/// An overlay name that fedtopo does not know (the names it knows are
+/// listed from [`crate::overlay::spec::OVERLAY_NAMES`]).
 #[derive(Debug, Clone, Error)]
-#[error("unknown overlay `{0}`; expected one of: star, mst, delta-mbst (or mbst), ring, ring-opt, complete, matcha, matcha+, dcliques[-ring|-fractal|-smallworld|-full][+ca], dc-random-regular10, dc-diverse-random10, dc-node-ring, dc-grid, a random graph er:p=P|k=K, ba:m=M, regular:k=K, chung-lu:gamma=G,k=K, torus[:rows=R], exp, exp-1peer, base:k=K, d-equistatic, od-equidyn (families, [:order=identity]), multigraph[:base=ring|ring-opt|mst|delta-mbst|star,t_max=T,weak=idle|background], or file:PATH")]
+#[error("unknown overlay `{0}`; expected one of: {names}", names = crate::overlay::spec::known_overlays())]
 pub struct UnknownOverlay(pub String);
 
 /// An overlay name that does not parse.
@@ -175,46 +177,69 @@ pub enum OverlayParseError {
     /// A family spec (`exp`, `exp-1peer`, `base:k=K`) with bad parameters.
     #[error(transparent)]
     Family(#[from] FamilySpecError),
+    /// A text that does not follow the overlay grammar
+    /// ([`crate::overlay::spec`]).
+    #[error(transparent)]
+    Syntax(#[from] OverlaySpecError),
 }
 
 impl FromStr for OverlayKind {
     type Err = OverlayParseError;
+    /// Parses one overlay with the one overlay grammar
+    /// ([`crate::overlay::spec::OverlaySpec`]).
     fn from_str(s: &str) -> Result<Self, Self::Err> {
-        let t = s.trim();
-        if let Some(path) = t
-            .get(..5)
-            .filter(|p| p.eq_ignore_ascii_case("file:"))
-            .and_then(|_| t.get(5..))
-        {
-            let path = path.trim();
-            if path.is_empty() {
-                return Err(UnknownOverlay(format!("{s} (file: needs a path)")).into());
+        OverlayKind::from_spec(&OverlaySpec::parse(s)?)
+    }
+}
+
+impl OverlayKind {
+    /// The overlay of a parsed spec: routed by its name
+    /// ([`crate::overlay::spec::OVERLAY_NAMES`]), parameters read by the
+    /// family.
+    ///
+    /// # Errors
+    /// An unknown name, parameters the overlay does not take or accept.
+    pub fn from_spec(spec: &OverlaySpec) -> Result<Self, OverlayParseError> {
+        let unknown = || OverlayParseError::Unknown(UnknownOverlay(spec.text.clone()));
+        let Some(kind) = spec.kind() else {
+            return Err(unknown());
+        };
+        Ok(match kind {
+            NameKind::File => match spec.get("path") {
+                Some(path) => OverlayKind::File(OverlayPath::new(path)),
+                None => return Err(unknown()),
+            },
+            NameKind::Random => OverlayKind::Random(RandomSpec::from_spec(spec)?),
+            NameKind::Matcha => OverlayKind::Matcha(MatchaVariant::from_spec(spec)?),
+            NameKind::Family => OverlayKind::Family(FamilySpec::from_spec(spec)?),
+            NameKind::DCliques => {
+                if !spec.params.is_empty() {
+                    return Err(OverlaySpecError {
+                        text: spec.text.clone(),
+                        reason: "D-Cliques take no parameters here (see --dc-* options)".into(),
+                    }
+                    .into());
+                }
+                OverlayKind::DCliques(spec.name.parse().map_err(|_| unknown())?)
             }
-            return Ok(OverlayKind::File(OverlayPath::new(path)));
-        }
-        if RandomSpec::is_random_name(s) {
-            return Ok(OverlayKind::Random(s.parse()?));
-        }
-        if MatchaVariant::claims(s) {
-            return Ok(OverlayKind::Matcha(s.parse()?));
-        }
-        if FamilySpec::claims(s) {
-            return Ok(OverlayKind::Family(s.parse()?));
-        }
-        if DCliquesOverlay::claims(s) {
-            return s
-                .parse()
-                .map(OverlayKind::DCliques)
-                .map_err(|_| OverlayParseError::Unknown(UnknownOverlay(s.to_string())));
-        }
-        Ok(match s.trim().to_ascii_lowercase().as_str() {
-            "star" | "server-client" => OverlayKind::Star,
-            "mst" => OverlayKind::Mst,
-            "delta-mbst" | "mbst" | "δ-mbst" => OverlayKind::DeltaMbst,
-            "ring" => OverlayKind::Ring,
-            "ring-opt" | "ringopt" => OverlayKind::RingOpt,
-            "complete" | "full" => OverlayKind::Complete,
-            _ => return Err(UnknownOverlay(s.to_string()).into()),
+            NameKind::Plain => {
+                if !spec.params.is_empty() {
+                    return Err(OverlaySpecError {
+                        text: spec.text.clone(),
+                        reason: format!("`{}` takes no parameters", spec.name),
+                    }
+                    .into());
+                }
+                match spec.name.as_str() {
+                    "star" => OverlayKind::Star,
+                    "mst" => OverlayKind::Mst,
+                    "delta-mbst" => OverlayKind::DeltaMbst,
+                    "ring" => OverlayKind::Ring,
+                    "ring-opt" => OverlayKind::RingOpt,
+                    "complete" => OverlayKind::Complete,
+                    _ => return Err(unknown()),
+                }
+            }
         })
     }
 }
@@ -644,23 +669,16 @@ pub fn build_schedule(
     Ok(Some(d.schedule(matcha.seed)))
 }
 
-/// Parses a comma-separated list of overlay names (`all` = every kind).
-///
-/// Random specs hold commas of their own (`chung-lu:gamma=3,k=8`): an item
-/// `KEY=VALUE` continues the random spec before it.
+/// Parses a comma-separated list of overlays (`all` = every kind) with
+/// the one overlay grammar ([`split_overlay_list`]: a comma inside
+/// `NAME[...]` belongs to the overlay, an item `KEY=VALUE` continues the
+/// `NAME:...` item before it, anything else is an error).
 pub fn parse_overlay_list(list: &str) -> Result<Vec<OverlayKind>, OverlayParseError> {
     if list.trim().eq_ignore_ascii_case("all") {
         return Ok(OverlayKind::ALL.to_vec());
     }
-    let mut items: Vec<String> = Vec::new();
-    for part in list.split(',').filter(|s| !s.trim().is_empty()) {
-        match items.last_mut() {
-            Some(last) if part.contains('=') && !part.contains(':') => {
-                last.push(',');
-                last.push_str(part);
-            }
-            _ => items.push(part.to_string()),
-        }
-    }
-    items.iter().map(|s| s.parse()).collect()
+    split_overlay_list(list)?
+        .iter()
+        .map(|s| s.parse())
+        .collect()
 }

@@ -22,6 +22,7 @@ pub mod mbst;
 pub mod mst;
 pub mod random;
 pub mod ring;
+pub mod spec;
 pub mod star;
 
 use crate::delay::DelayModel;

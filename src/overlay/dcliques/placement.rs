@@ -48,8 +48,7 @@ impl DCliquesOverlay {
 
     /// True when `s` looks like a D-Cliques overlay name (`dcliques...` or `dc-...`).
     pub fn claims(s: &str) -> bool {
-        let t = s.trim().to_ascii_lowercase();
-        t.starts_with("dcliques") || t.starts_with("dc-")
+        crate::overlay::spec::kind_of_name(s) == Some(crate::overlay::spec::NameKind::DCliques)
     }
 }
 

@@ -13,6 +13,7 @@ use thiserror::Error;
 
 use super::multigraph::{MultigraphBase, WeakEdges, MAX_T_MAX, T_MAX};
 use crate::overlay::random::Param;
+use crate::overlay::spec::{kind_of_name, NameKind, OverlaySpec};
 
 /// OD-EquiDyn's default weight on the basis matrix (the value of
 /// \[Song22\]'s public experiments).
@@ -117,25 +118,24 @@ impl FamilySpec {
     /// True when `s` names a family (so its parse errors are the family's,
     /// not "unknown overlay").
     pub fn claims(s: &str) -> bool {
-        let head = s.trim().split(':').next().unwrap_or("");
-        Self::family_of(&head.trim().to_ascii_lowercase()).is_some()
+        kind_of_name(s) == Some(NameKind::Family)
     }
 
     fn family_of(head: &str) -> Option<Family> {
         Some(match head {
-            "exp" | "exponential" => Family::Exp,
-            "exp-1peer" | "exp1peer" | "one-peer-exp" | "1peer-exp" => Family::ExpOnePeer,
+            "exp" => Family::Exp,
+            "exp-1peer" => Family::ExpOnePeer,
             "base" => Family::Base { k: 1 },
-            "d-equistatic" | "equistatic" | "equi-static" => Family::EquiStatic {
+            "d-equistatic" => Family::EquiStatic {
                 m: None,
                 seed: None,
             },
-            "od-equidyn" | "equidyn" | "equi-dyn" => Family::EquiDyn {
+            "od-equidyn" => Family::EquiDyn {
                 eta: Param(EQUIDYN_ETA),
                 seed: None,
                 rounds: EQUIDYN_ROUNDS,
             },
-            "multigraph" | "multigraph-fl" => Family::Multigraph {
+            "multigraph" => Family::Multigraph {
                 base: MultigraphBase::default(),
                 t_max: T_MAX,
                 weak: WeakEdges::default(),
@@ -216,18 +216,29 @@ impl fmt::Display for FamilySpec {
 impl FromStr for FamilySpec {
     type Err = FamilySpecError;
     fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let spec = OverlaySpec::parse(s).map_err(|e| FamilySpecError {
+            spec: e.text,
+            reason: e.reason,
+        })?;
+        Self::from_spec(&spec)
+    }
+}
+
+impl FamilySpec {
+    /// The family of an overlay spec ([`OverlaySpec`], the one overlay
+    /// grammar) with its parameters and node order.
+    ///
+    /// # Errors
+    /// Not a family name, a parameter the family does not take, a value out
+    /// of range.
+    pub fn from_spec(spec: &OverlaySpec) -> Result<Self, FamilySpecError> {
         let err = |reason: String| FamilySpecError {
-            spec: s.to_string(),
+            spec: spec.text.clone(),
             reason,
         };
-        let lower = s.trim().to_ascii_lowercase();
-        let (head, params) = match lower.split_once(':') {
-            Some((h, p)) => (h.trim(), Some(p)),
-            None => (lower.as_str(), None),
-        };
+        let head = spec.name.as_str();
         let mut family = Self::family_of(head).ok_or_else(|| err("not a family name".into()))?;
         let mut order = FamilyOrder::default();
-        let mut seen: Vec<String> = Vec::new();
         let whole = |value: &str, key: &str, min: u64| {
             value
                 .parse::<u64>()
@@ -235,15 +246,8 @@ impl FromStr for FamilySpec {
                 .filter(|&v| v >= min)
                 .ok_or_else(|| err(format!("{key} `{value}` is not a whole number >= {min}")))
         };
-        for item in params.into_iter().flat_map(|p| p.split(',')) {
-            let (key, value) = item
-                .split_once('=')
-                .ok_or_else(|| err(format!("`{}` is not KEY=VALUE", item.trim())))?;
-            let (key, value) = (key.trim(), value.trim());
-            if seen.iter().any(|k| k == key) {
-                return Err(err(format!("`{key}` given twice")));
-            }
-            seen.push(key.to_string());
+        for (key, value) in &spec.params {
+            let (key, value) = (key.as_str(), value.as_str());
             match (key, &mut family) {
                 ("order", Family::Multigraph { .. }) => {
                     return Err(err(

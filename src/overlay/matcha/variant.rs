@@ -16,6 +16,7 @@ use serde::Serialize;
 use thiserror::Error;
 
 use crate::overlay::random::Param;
+use crate::overlay::spec::{kind_of_name, NameKind, OverlaySpec};
 
 /// The graph MATCHA decomposes into matchings.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Default)]
@@ -103,11 +104,7 @@ impl MatchaVariant {
     /// True when `s` names a MATCHA variant (so its parse errors are
     /// MATCHA's, not "unknown overlay").
     pub fn claims(s: &str) -> bool {
-        let head = s.trim().split(':').next().unwrap_or("");
-        matches!(
-            head.to_ascii_lowercase().as_str(),
-            "matcha" | "matcha+" | "matcha-plus" | "matchaplus"
-        )
+        kind_of_name(s) == Some(NameKind::Matcha)
     }
 
     /// Short name: `matcha` on `Gc`, `matcha+` on `Gu`, `matcha` otherwise
@@ -143,26 +140,36 @@ impl fmt::Display for MatchaVariant {
 impl FromStr for MatchaVariant {
     type Err = MatchaVariantError;
     fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let spec = OverlaySpec::parse(s).map_err(|e| MatchaVariantError {
+            spec: e.text,
+            reason: e.reason,
+        })?;
+        Self::from_spec(&spec)
+    }
+}
+
+impl MatchaVariant {
+    /// The MATCHA variant of an overlay spec ([`OverlaySpec`], the one
+    /// overlay grammar): `matcha` or `matcha+` with `base=` and `budget=`
+    /// (or `cb=`).
+    ///
+    /// # Errors
+    /// Not a MATCHA name, an unknown parameter or base, a budget outside
+    /// `[0.001, 1]`.
+    pub fn from_spec(spec: &OverlaySpec) -> Result<Self, MatchaVariantError> {
         let err = |reason: String| MatchaVariantError {
-            spec: s.to_string(),
+            spec: spec.text.clone(),
             reason,
         };
-        let lower = s.trim().to_ascii_lowercase();
-        let (head, params) = match lower.split_once(':') {
-            Some((h, p)) => (h, Some(p)),
-            None => (lower.as_str(), None),
-        };
+        let head = spec.name.as_str();
         let mut v = match head {
             "matcha" => MatchaVariant::MATCHA,
-            "matcha+" | "matcha-plus" | "matchaplus" => MatchaVariant::MATCHA_PLUS,
+            "matcha+" => MatchaVariant::MATCHA_PLUS,
             _ => return Err(err("not a MATCHA name".into())),
         };
         let (mut base_seen, mut budget_seen) = (false, false);
-        for item in params.into_iter().flat_map(|p| p.split(',')) {
-            let (key, value) = item
-                .split_once('=')
-                .ok_or_else(|| err(format!("`{item}` is not KEY=VALUE")))?;
-            match key.trim() {
+        for (key, value) in &spec.params {
+            match key.as_str() {
                 "base" if !base_seen => {
                     base_seen = true;
                     if head != "matcha" {

@@ -11,6 +11,7 @@ use serde::Serialize;
 use thiserror::Error;
 
 use super::RandomGraphError;
+use crate::overlay::spec::{kind_of_name, NameKind, OverlaySpec};
 
 /// A finite real parameter with total equality, order and hashing (by bits),
 /// so that overlay kinds holding it can be map keys.
@@ -205,34 +206,26 @@ impl RandomSpec {
     /// True when `text` names a random family (`er`, `ba`, ... with or
     /// without parameters), so callers can route it here.
     pub fn is_random_name(text: &str) -> bool {
-        let head = text.trim().split(':').next().unwrap_or("");
-        family_of(&head.to_ascii_lowercase()).is_some()
+        kind_of_name(text) == Some(NameKind::Random)
     }
-}
 
-fn family_of(name: &str) -> Option<&'static str> {
-    Some(match name {
-        "er" | "erdos-renyi" | "gnp" => "er",
-        "ba" | "barabasi-albert" => "ba",
-        "regular" | "random-regular" | "rr" => "regular",
-        "chung-lu" | "chunglu" | "cl" => "chung-lu",
-        "torus" => "torus",
-        _ => return None,
-    })
-}
-
-impl FromStr for RandomSpec {
-    type Err = RandomSpecError;
-    fn from_str(text: &str) -> Result<Self, Self::Err> {
+    /// The random graph of an overlay spec ([`OverlaySpec`], the one
+    /// overlay grammar): its family and parameters.
+    ///
+    /// # Errors
+    /// Not a random family, an unknown or missing parameter, a value out of
+    /// range.
+    pub fn from_spec(spec: &OverlaySpec) -> Result<Self, RandomSpecError> {
         let err = |reason: String| RandomSpecError {
-            spec: text.to_string(),
+            spec: spec.text.clone(),
             reason,
         };
-        let t = text.trim().to_ascii_lowercase();
-        let (head, args) = t.split_once(':').unwrap_or((t.as_str(), ""));
-        let family = family_of(head).ok_or_else(|| {
-            err("unknown family; expected er, ba, regular, chung-lu or torus".into())
-        })?;
+        if spec.kind() != Some(NameKind::Random) {
+            return Err(err(
+                "unknown family; expected er, ba, regular, chung-lu or torus".into(),
+            ));
+        }
+        let family = spec.name.as_str();
         let allowed: &[&str] = match family {
             "er" => &["p", "k"],
             "ba" => &["m"],
@@ -242,12 +235,11 @@ impl FromStr for RandomSpec {
         };
         let mut values: Vec<(String, String)> = Vec::new();
         let mut seed = None;
-        for item in args.split(',').map(str::trim).filter(|s| !s.is_empty()) {
-            let (key, value) = item
-                .split_once('=')
-                .ok_or_else(|| err(format!("`{item}` is not KEY=VALUE")))?;
-            let (key, value) = (key.trim(), value.trim());
-            let key = if key == "mean-degree" { "k" } else { key };
+        for (key, value) in &spec.params {
+            let key = match key.as_str() {
+                "mean-degree" => "k",
+                k => k,
+            };
             if key == "seed" {
                 seed = Some(
                     value
@@ -339,5 +331,16 @@ impl FromStr for RandomSpec {
             return Err(err(r));
         }
         Ok(RandomSpec { graph, seed })
+    }
+}
+
+impl FromStr for RandomSpec {
+    type Err = RandomSpecError;
+    fn from_str(text: &str) -> Result<Self, Self::Err> {
+        let spec = OverlaySpec::parse(text).map_err(|e| RandomSpecError {
+            spec: e.text,
+            reason: e.reason,
+        })?;
+        Self::from_spec(&spec)
     }
 }
