@@ -73,7 +73,7 @@ pub struct CompareArgs {
     /// (families such as exp-1peer, base:k=K, od-equidyn,
     /// multigraph[:base=B,t_max=T,weak=idle|background] included);
     /// `file:PATH` reads your own (GML, node-link JSON, CSV or per-round
-    /// file; see README "Overlays").
+    /// file; see docs/overlays.md).
     #[arg(long, default_value = "star,mst,delta-mbst,ring,ring-opt", value_parser = super::args::overlay_list)]
     overlays: String,
     #[command(flatten)]
