@@ -35,6 +35,8 @@
 //! * **Synopses**: in a ```` ```text ```` block of `fedtopo ...` lines, every
 //!   `--option` (and `-o`, `-s`) must be listed by the `--help` of the
 //!   command(s) the line names (`compare|simulate ...` names two).
+//! * **Links**: every relative link of these pages names a file that
+//!   exists and, with `#anchor`, a heading of it.
 //! * **Architecture**: the layout of `docs/architecture.md` names every
 //!   module of `src/lib.rs`, and only those, in the floor order of
 //!   `scripts/module-graph.py`.
@@ -604,4 +606,70 @@ fn the_architecture_layout_lists_every_module_in_floor_order() {
             w[0]
         );
     }
+}
+
+/// GitHub's anchor of a heading: lower case, punctuation but `-` and `_`
+/// dropped, spaces as `-`.
+fn anchor(heading: &str) -> String {
+    heading
+        .trim()
+        .to_lowercase()
+        .chars()
+        .filter(|c| c.is_alphanumeric() || *c == '-' || *c == '_' || *c == ' ')
+        .map(|c| if c == ' ' { '-' } else { c })
+        .collect()
+}
+
+#[test]
+fn every_relative_link_resolves() {
+    let mut checked = 0;
+    for page in pages() {
+        let name = rel(&page);
+        let text = std::fs::read_to_string(&page).expect("page");
+        let dir = page.parent().expect("page's directory");
+        for (i, line) in text.lines().enumerate() {
+            for piece in line.split("](").skip(1) {
+                let Some(target) = piece.split(')').next() else {
+                    continue;
+                };
+                if target.starts_with("http") || target.contains(' ') {
+                    continue;
+                }
+                let (file, fragment) = match target.split_once('#') {
+                    Some((f, a)) => (f, Some(a)),
+                    None => (target, None),
+                };
+                let path = if file.is_empty() {
+                    page.clone()
+                } else {
+                    dir.join(file)
+                };
+                assert!(
+                    path.exists(),
+                    "{name}:{}: link to {target}: no {}",
+                    i + 1,
+                    path.display()
+                );
+                if let Some(fragment) = fragment {
+                    let linked = std::fs::read_to_string(&path).expect("linked page");
+                    let anchors: BTreeSet<String> = linked
+                        .lines()
+                        .filter_map(|l| {
+                            l.trim_start_matches('#')
+                                .strip_prefix(' ')
+                                .filter(|_| l.starts_with('#'))
+                        })
+                        .map(anchor)
+                        .collect();
+                    assert!(
+                        anchors.contains(fragment),
+                        "{name}:{}: link to {target}: no heading with anchor #{fragment}",
+                        i + 1
+                    );
+                }
+                checked += 1;
+            }
+        }
+    }
+    assert!(checked > 50, "only {checked} links checked");
 }
