@@ -20,7 +20,7 @@
 # Cost: the build reuses the dependencies already compiled in this
 # checkout's target/debug (hard links, no copy), so only the fedtopo crate
 # and the three test binaries are compiled in the clone. Measured on the
-# 2-core machine: see the README ("A fresh clone"). `--cold` builds
+# 2-core machine: see docs/building.md ("CI and the fresh-clone check"). `--cold` builds
 # everything in the clone from nothing (add ~10 min).
 #
 # Usage: scripts/fresh-clone-check.sh [--cold] [--keep]

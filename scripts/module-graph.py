@@ -41,7 +41,7 @@ import re
 import sys
 from collections import defaultdict
 
-# Target layering (README "Layout", bottom up). Lower floors never import from higher ones;
+# Target layering (docs/architecture.md "Layout", bottom up). Lower floors never import from higher ones;
 # imports within one floor are allowed but must not form cycles.
 FLOORS = [
     ["units", "engine", "maxplus", "cite", "csv_file", "input_file", "progress"],

@@ -19,6 +19,9 @@
 //! * [`engine`]: the discrete-event core (time-ordered queue, cancellation).
 //! * [`maxplus`]: Karp and Howard maximum cycle mean, the max-plus recurrence.
 //! * [`csv_file`]: bounded reading of input CSVs, one error type with file:line.
+//! * [`input_file`]: bounded reading of input files (regular files only, size caps).
+//! * [`progress`]: progress of long work: tasks the library counts, the
+//!   timer-driven reporter the CLI installs on stderr.
 //! * [`cite`]: the citation keys (`\[Marfoq20\]`, `\[Wang19\]`,
 //!   `\[Bellet21\]`, `\[Lee21\]`, `\[BadieModiri24\]`, ...) every equation
 //!   or algorithm reference in these docs names.
@@ -44,6 +47,8 @@
 //!   [`graph::OverlaySchedule`]) and random failures.
 //! * [`timing`]: max-plus cycle time of an overlay, of a per-round schedule,
 //!   of two-phase (clique averaging) rounds.
+//! * [`mixing`]: how consensus mixes: SLEM, spectral gap, effective number
+//!   of neighbours, fastest-mixing weights (\[Boyd04\]).
 //! * [`overlay`]: the builders (STAR, MST, delta-MBST, RING, ring-opt,
 //!   complete, random, D-Cliques, MATCHA), build-by-name, export.
 //! * [`replay`]: the one protocol harness over engine and network; round
@@ -59,11 +64,21 @@
 //!   `train` feature).
 //! * [`program`]: round programs of hierarchical / ring-based FL
 //!   (TornadoAggregate and \[Lee21\] Table 4): grouping, event timing, learners.
+//! * [`design`]: overlay design: arc augmentation and its Pareto front, the
+//!   design search (candidates, rounds predictor), calibration, verification.
 //! * [`experiment`]: declarative experiment files, parallel and sharded sweeps.
 //! * [`report`]: tables (one writer), comparison and replay reports, SVG plots.
 //! * [`reproduce`]: the papers' tables, ours vs published, one module per paper.
 //!
 //! Units: time in ms, sizes in bit, bandwidth in bit/s, lengths in km.
+//!
+//! To use the library, start from [`prelude`] (`use fedtopo::prelude::*;`)
+//! and `examples/library.rs`; the entry points with runnable examples are
+//! [`underlay::Underlay`], [`scenario::NetworkSpec`],
+//! [`evaluate::EvaluatedOverlay`], [`replay::replay`],
+//! [`replay::clock::EngineClock`] and [`experiment::run_jobs`]. The manual
+//! (the command line, file formats, measured numbers) is `docs/` in the
+//! repository; `docs/architecture.md` lists every module.
 
 #![warn(missing_docs)]
 

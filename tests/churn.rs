@@ -388,7 +388,7 @@ fn a_silo_joining_mid_run_starts_from_its_neighbours_models() {
 
 /// A regression: a silo far behind waited for the model of a round its
 /// in-neighbour had been absent from, once a later absence had replaced
-/// the earlier one (D-Cliques under `skip`, the README's churn trace, 300
+/// the earlier one (D-Cliques under `skip`, the churn trace of docs/trace.md, 300
 /// rounds deadlocked at round 72). Earlier absences are now kept while a
 /// silo is still behind them.
 #[test]

@@ -26,16 +26,16 @@ fn train_commands_without_the_feature_say_how_to_get_it() {
         let err = stderr(&o);
         assert!(!o.status.success(), "{args:?} succeeded");
         assert!(
-            err.contains("built without the `train` feature: see README (section \"Training on the simulated network (feature `train`)\""),
+            err.contains("built without the `train` feature: see docs/train.md (\"Training on the simulated network (feature `train`)\""),
             "{args:?}: {err}"
         );
         assert!(!err.contains("tornado"), "{args:?}: {err}");
     }
-    let readme =
-        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
+    let page =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/train.md")).unwrap();
     assert!(
-        readme.contains("\n## Training on the simulated network (feature `train`)\n"),
-        "the section the message names exists"
+        page.starts_with("# Training on the simulated network (feature `train`)\n"),
+        "the page the message names exists, with that title"
     );
 }
 

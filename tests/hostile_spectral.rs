@@ -381,7 +381,7 @@ fn design_skips_default_candidates_that_do_not_fit() {
 
 /// A MATCHA per-round export (JSON and CSV) reads back with MATCHA's cycle
 /// time (the round estimate) and max-plus rate, within 1e-12, on both
-/// built-in underlays: the README's round-trip promise.
+/// built-in underlays: the round-trip promise of docs/overlays.md.
 #[test]
 fn matcha_round_trip_keeps_the_headline() {
     let dir = tmp("roundtrip");
@@ -392,7 +392,7 @@ fn matcha_round_trip_keeps_the_headline() {
         let m = EvaluatedOverlay::build(OverlayKind::MATCHA, &u, &model, &BuildOptions::default())
             .expect("matcha");
         let t = m.cycle_time(&model).expect("timing");
-        // The numbers the issue and the README quote (seed 0, 1000 rounds).
+        // The numbers the issue and docs/overlays.md quote (seed 0, 1000 rounds).
         assert!(
             (t.cycle_time_ms - headline).abs() < 0.005,
             "{name}: {}",

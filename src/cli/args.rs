@@ -564,7 +564,7 @@ pub fn overlays_help(what: &str) -> String {
     format!(
         "{what}, comma-separated, or `all`. Names: {}. Parameters go as NAME:KEY=VALUE,... or \
          NAME[KEY=VALUE,...]; `file:PATH` reads your own overlay (GML, node-link JSON, CSV or \
-         per-round file; see README \"Overlays\")",
+         per-round file; see docs/overlays.md)",
         fedtopo::overlay::spec::known_overlays()
     )
 }

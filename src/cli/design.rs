@@ -503,7 +503,7 @@ pub fn run(a: DesignArgs) -> Result<()> {
         if a.verify {
             bail!(
                 "--verify trains models: this fedtopo is built without the `train` feature (see \
-                 README \"Training on the simulated network\"); calibrate from a train run's \
+                 docs/train.md, \"Training on the simulated network\"); calibrate from a train run's \
                  summary with --calibrate instead"
             );
         }

@@ -5,8 +5,11 @@
 use anyhow::{bail, Result};
 use clap::Args;
 
-/// README section that explains `scripts/libtorch.sh` and the feature.
-pub const README_SECTION: &str = "Training on the simulated network (feature `train`)";
+/// The manual's page that explains `scripts/libtorch.sh` and the feature.
+pub const DOC_PAGE: &str = "docs/train.md";
+
+/// That page's title.
+pub const DOC_TITLE: &str = "Training on the simulated network (feature `train`)";
 
 /// Any arguments at all (they are not parsed).
 #[derive(Debug, Args)]
@@ -16,10 +19,10 @@ pub struct AnyArgs {
     args: Vec<std::ffi::OsString>,
 }
 
-/// Fails with the message naming the feature and the README section.
+/// Fails with the message naming the feature and the manual's page.
 pub fn run(command: &str, _args: AnyArgs) -> Result<()> {
     bail!(
-        "`fedtopo {command}`: built without the `train` feature: see README (section \
-         \"{README_SECTION}\"; build with `scripts/libtorch.sh cargo build --release --features train`)"
+        "`fedtopo {command}`: built without the `train` feature: see {DOC_PAGE} \
+         (\"{DOC_TITLE}\"; build with `scripts/libtorch.sh cargo build --release --features train`)"
     )
 }

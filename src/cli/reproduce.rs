@@ -22,7 +22,7 @@ pub enum ReproduceCommand {
     #[cfg(feature = "train")]
     #[command(after_help = super::examples::DCLIQUES_CONVERGENCE)]
     DcliquesConvergence(super::dcliques::ConvergenceArgs),
-    /// Not in this build: needs the `train` feature (README section
+    /// Not in this build: needs the `train` feature (docs/train.md,
     /// "Training on the simulated network (feature `train`)").
     #[cfg(not(feature = "train"))]
     #[command(hide = true)]
