@@ -17,16 +17,16 @@
 //! Run: `cargo bench --bench clock -- --warm-up-time 1 --measurement-time 5`
 
 use criterion::{black_box, criterion_group, criterion_main, Criterion};
-use fedtopo::delay::DelayModel;
+use fedtopo::net::delay::DelayModel;
+use fedtopo::net::placement::SiloPlacement;
+use fedtopo::net::scenario::{load_underlay, NetworkSpec};
+use fedtopo::net::underlay::synthetic::random_geometric;
+use fedtopo::net::underlay::LoadOptions;
 use fedtopo::network::NetworkKind;
 use fedtopo::overlay::build::{build_overlay, BuildOptions, OverlayKind};
 use fedtopo::overlay::Overlay;
-use fedtopo::placement::SiloPlacement;
 use fedtopo::replay::clock::{EngineClock, RoundClock};
 use fedtopo::replay::Straggler;
-use fedtopo::scenario::{load_underlay, NetworkSpec};
-use fedtopo::underlay::synthetic::random_geometric;
-use fedtopo::underlay::LoadOptions;
 
 /// Times one round per iteration of a clock over `o` on `m`: the clock
 /// `EngineClock::new` makes (the `maxplus` recurrence) and, as

@@ -23,7 +23,6 @@ use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
 
-use fedtopo::delay::DelayModel;
 use fedtopo::design::search::{
     design_candidates, DesignOptions, RoundsPredictor, DEFAULT_CANDIDATES,
 };
@@ -34,16 +33,17 @@ use fedtopo::mixing::spectrum::{
     complex_eigenvalues, qr_iterations, symmetric_eigen, symmetric_eigenvalues,
 };
 use fedtopo::mixing::{fastest_mixing, slem, undirected_edges, FastestOptions};
+use fedtopo::net::delay::DelayModel;
+use fedtopo::net::scenario::{load_underlay, NetworkSpec};
+use fedtopo::net::underlay::{LoadOptions, Underlay};
 use fedtopo::overlay::build::{build_overlay, BuildOptions, OverlayKind};
-use fedtopo::scenario::{load_underlay, NetworkSpec};
 use fedtopo::train::consensus::local_degree;
-use fedtopo::underlay::{LoadOptions, Underlay};
 
 fn load(name: &str) -> Option<Underlay> {
     if name == "aws-north-america" {
         return load_underlay(Some(name), &LoadOptions::default()).ok();
     }
-    let path = fedtopo::builtin::paper_underlays_dir().join(format!("{name}.gml"));
+    let path = fedtopo::net::builtin::paper_underlays_dir().join(format!("{name}.gml"));
     load_underlay(Some(path.to_str()?), &LoadOptions::default()).ok()
 }
 

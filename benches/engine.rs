@@ -27,16 +27,16 @@
 //! Run: `cargo bench --bench engine -- --warm-up-time 1 --measurement-time 5`
 
 use criterion::{black_box, criterion_group, criterion_main, Criterion, Throughput};
-use fedtopo::delay::DelayModel;
 use fedtopo::engine::Scheduler;
+use fedtopo::net::delay::DelayModel;
+use fedtopo::net::placement::SiloPlacement;
+use fedtopo::net::scenario::{load_underlay, NetworkSpec};
+use fedtopo::net::underlay::synthetic::{radius_for_degree, random_geometric};
+use fedtopo::net::underlay::LoadOptions;
 use fedtopo::network::{FlowNetwork, MaxPlusNetwork};
 use fedtopo::overlay::build::{build_overlay, BuildOptions, OverlayKind};
 use fedtopo::overlay::Overlay;
-use fedtopo::placement::SiloPlacement;
 use fedtopo::replay::{replay, ReplayOptions};
-use fedtopo::scenario::{load_underlay, NetworkSpec};
-use fedtopo::underlay::synthetic::{radius_for_degree, random_geometric};
-use fedtopo::underlay::LoadOptions;
 
 fn model(spec: &str) -> Option<DelayModel> {
     let u = load_underlay(Some(spec), &LoadOptions::default()).ok()?;
@@ -129,7 +129,7 @@ fn bench(c: &mut Criterion) {
     });
     g.finish();
 
-    let sprint_path = fedtopo::builtin::paper_underlays_dir().join("sprint.gml");
+    let sprint_path = fedtopo::net::builtin::paper_underlays_dir().join("sprint.gml");
     let sprint = sprint_path.to_str().unwrap_or("sprint.gml");
     for (name, m) in [
         ("aws-north-america", model("aws-north-america")),

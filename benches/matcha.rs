@@ -10,17 +10,17 @@ use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
 
+use fedtopo::net::underlay::{Disconnected, LoadOptions, Underlay};
 use fedtopo::overlay::matcha::{
     activation_probabilities, matching_decomposition, mixing_parameter, MatchaBase, SolverOptions,
 };
-use fedtopo::underlay::{Disconnected, LoadOptions, Underlay};
 
 fn load(name: &str) -> Option<Underlay> {
     let opts = LoadOptions {
         disconnected: Disconnected::LargestComponent,
         ..LoadOptions::default()
     };
-    let dir = fedtopo::builtin::paper_underlays_dir();
+    let dir = fedtopo::net::builtin::paper_underlays_dir();
     Underlay::load(&dir.join(format!("{name}.gml")), &opts).ok()
 }
 

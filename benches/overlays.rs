@@ -19,22 +19,22 @@
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
 
 use fedtopo::maxplus::{howard, karp};
+use fedtopo::net::placement::SiloPlacement;
+use fedtopo::net::scenario::load_underlay;
+use fedtopo::net::scenario::NetworkSpec;
+use fedtopo::net::underlay::synthetic::random_geometric;
+use fedtopo::net::underlay::{Disconnected, LoadOptions, Underlay};
 use fedtopo::overlay::build::{build_overlay, BuildOptions, OverlayKind};
 use fedtopo::overlay::mbst::delta_mbst;
-use fedtopo::placement::SiloPlacement;
 use fedtopo::reproduce::paper_model;
-use fedtopo::scenario::load_underlay;
-use fedtopo::scenario::NetworkSpec;
 use fedtopo::timing::{cycle_time, maxplus_graph};
-use fedtopo::underlay::synthetic::random_geometric;
-use fedtopo::underlay::{Disconnected, LoadOptions, Underlay};
 
 fn underlays() -> Vec<Underlay> {
     let opts = LoadOptions {
         disconnected: Disconnected::LargestComponent,
         ..LoadOptions::default()
     };
-    let dir = fedtopo::builtin::paper_underlays_dir();
+    let dir = fedtopo::net::builtin::paper_underlays_dir();
     let mut out = Vec::new();
     for name in fedtopo::reproduce::PAPER_UNDERLAYS {
         let p = dir.join(format!("{name}.gml"));
@@ -144,7 +144,7 @@ fn bench_delta_mbst_rgg(c: &mut Criterion) {
 /// network).
 fn bench_delta_mbst_zoo(c: &mut Criterion) {
     let Some(shared) =
-        fedtopo::builtin::shared_dir(std::path::Path::new(env!("CARGO_MANIFEST_DIR")))
+        fedtopo::net::builtin::shared_dir(std::path::Path::new(env!("CARGO_MANIFEST_DIR")))
     else {
         eprintln!("delta-mbst-zoo: no shared/ folder (set FEDTOPO_SHARED): skipped");
         return;

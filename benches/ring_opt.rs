@@ -8,11 +8,11 @@
 //! Run: `cargo bench --bench ring_opt -- --warm-up-time 1 --measurement-time 5`
 
 use criterion::{criterion_group, criterion_main, Criterion};
+use fedtopo::net::placement::SiloPlacement;
+use fedtopo::net::scenario::NetworkSpec;
+use fedtopo::net::underlay::synthetic::random_geometric;
 use fedtopo::overlay::algo::{improve_directed_ring, DenseMatrix, RingSearch};
 use fedtopo::overlay::ring::ring_delays;
-use fedtopo::placement::SiloPlacement;
-use fedtopo::scenario::NetworkSpec;
-use fedtopo::underlay::synthetic::random_geometric;
 
 fn delays(n: usize) -> DenseMatrix {
     let side = 4000.0 * (n as f64 / 300.0).sqrt();

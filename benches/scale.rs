@@ -17,13 +17,15 @@
 
 use criterion::{criterion_group, criterion_main, Criterion};
 
+use fedtopo::net::scenario::NetworkSpec;
+use fedtopo::net::underlay::diameter::diameter;
+use fedtopo::net::underlay::synthetic::{
+    radius_for_degree, random_geometric, random_geometric_gml,
+};
+use fedtopo::net::underlay::{LoadOptions, Underlay};
 use fedtopo::overlay::build::{BuildOptions, CenterPolicy, OverlayKind};
 use fedtopo::overlay::ring::ring;
 use fedtopo::report::compare_overlays;
-use fedtopo::scenario::NetworkSpec;
-use fedtopo::underlay::diameter::diameter;
-use fedtopo::underlay::synthetic::{radius_for_degree, random_geometric, random_geometric_gml};
-use fedtopo::underlay::{LoadOptions, Underlay};
 
 fn underlay_load_and_diameter(c: &mut Criterion) {
     let n = 20_000;

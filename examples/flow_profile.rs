@@ -6,7 +6,7 @@
 //! * `UNDERLAY`: a GML path (one silo per router, default
 //!   `underlays/paper/sprint.gml`, shipped) or `rgg:ROUTERS:SILOS` (the
 //!   seeded random geometric underlay of the `flow` bench, silos spread by
-//!   [`fedtopo::placement::SiloPlacement::spread`]), or `scale:N[:DEGREE]`
+//!   [`fedtopo::net::placement::SiloPlacement::spread`]), or `scale:N[:DEGREE]`
 //!   (the underlay of `experiments/scaling` at N silos: N routers, one silo
 //!   per router, side `4000 km * sqrt(N / 300)`, links within 400 km or,
 //!   with `DEGREE`, within the radius giving that mean degree).
@@ -19,15 +19,15 @@
 
 use std::time::Instant;
 
-use fedtopo::delay::DelayModel;
+use fedtopo::net::delay::DelayModel;
+use fedtopo::net::placement::SiloPlacement;
+use fedtopo::net::scenario::{load_underlay, NetworkSpec};
+use fedtopo::net::underlay::synthetic::{radius_for_degree, random_geometric};
+use fedtopo::net::underlay::{LoadOptions, Underlay};
 use fedtopo::network::{FlowNetwork, NetworkModel};
 use fedtopo::overlay::build::{build_overlay, BuildOptions, OverlayKind};
 use fedtopo::overlay::Overlay;
-use fedtopo::placement::SiloPlacement;
 use fedtopo::replay::{replay, ReplayOptions};
-use fedtopo::scenario::{load_underlay, NetworkSpec};
-use fedtopo::underlay::synthetic::{radius_for_degree, random_geometric};
-use fedtopo::underlay::{LoadOptions, Underlay};
 
 /// The `flow` bench's synthetic scenario: `routers` routers in a 4000 km
 /// square (links within 400 km, 1 Gbit/s), `silos` silos spread over them.
@@ -60,7 +60,7 @@ pub fn scaling_model(n: usize, degree: Option<f64>) -> (Underlay, DelayModel) {
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
-    let sprint = fedtopo::builtin::paper_underlays_dir().join("sprint.gml");
+    let sprint = fedtopo::net::builtin::paper_underlays_dir().join("sprint.gml");
     let spec = args
         .get(1)
         .map_or(sprint.to_str().unwrap_or("sprint.gml"), String::as_str);

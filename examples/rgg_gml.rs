@@ -8,11 +8,11 @@
 //! (default 5; the radius is `4000 * sqrt(DEGREE / (pi * ROUTERS))` km),
 //! plus a link from every router to its nearest lower-numbered one (so the
 //! graph is connected); 1 Gbit/s links, seed `SEED` (default 1). See
-//! [`fedtopo::underlay::synthetic::random_geometric_gml`].
+//! [`fedtopo::net::underlay::synthetic::random_geometric_gml`].
 
 use std::io::Write;
 
-use fedtopo::underlay::synthetic::{radius_for_degree, random_geometric_gml};
+use fedtopo::net::underlay::synthetic::{radius_for_degree, random_geometric_gml};
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();

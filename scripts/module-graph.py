@@ -43,13 +43,16 @@ from collections import defaultdict
 
 # Target layering (docs/architecture.md "Layout", bottom up). Lower floors never import from higher ones;
 # imports within one floor are allowed but must not form cycles.
+# A wing (a folder grouping several rooms, e.g. `net/`) counts its
+# submodules as rooms of their own: `net::underlay`, `net::delay`, ...
+WINGS = ["net"]
 FLOORS = [
     ["units", "engine", "maxplus", "cite", "csv_file", "input_file", "progress"],
-    ["underlay", "builtin"],
-    ["access", "placement", "silos", "links"],
-    ["connectivity"],
-    ["workload", "dynamics"],
-    ["delay", "scenario"],
+    ["net::underlay", "net::builtin"],
+    ["net::access", "net::placement", "net::silos", "net::links"],
+    ["net::connectivity"],
+    ["net::workload", "net::dynamics"],
+    ["net::delay", "net::scenario"],
     ["network"],
     ["graph"],
     ["timing", "mixing"],
@@ -280,7 +283,11 @@ class Crate:
             return "main"
         if rel == "lib.rs":
             return "lib"
-        return self.module_path(rel)[0]
+        parts = self.module_path(rel)
+        if parts[0] in WINGS:
+            # the wing's own mod.rs only names its rooms, like lib.rs
+            return "lib" if len(parts) == 1 else f"{parts[0]}::{parts[1]}"
+        return parts[0]
 
 
 def sccs(nodes, edges):

@@ -44,13 +44,13 @@
 
 pub mod links;
 
-use crate::placement::silo_label;
+use crate::net::placement::silo_label;
 use std::collections::BTreeMap;
 
 use serde::Serialize;
 
 use crate::csv_file::{reader, record_error, Columns, CsvFileError};
-use crate::delay::DelayModel;
+use crate::net::delay::DelayModel;
 use crate::replay::RoundTrace;
 use crate::units::{Bits, BitsPerSec, Ms};
 
@@ -636,8 +636,8 @@ impl Fit {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::scenario::{load_underlay, NetworkSpec};
-    use crate::underlay::LoadOptions;
+    use crate::net::scenario::{load_underlay, NetworkSpec};
+    use crate::net::underlay::LoadOptions;
 
     /// Messages of two sizes tell the latency from the bandwidth; one size
     /// keeps the underlay's latency and says so.

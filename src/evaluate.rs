@@ -19,9 +19,9 @@
 
 use thiserror::Error;
 
-use crate::delay::DelayModel;
 use crate::graph::failures::{FailureError, FailureSpec, Failures};
 use crate::graph::{Overlay, OverlaySchedule, PeriodicSchedule};
+use crate::net::delay::DelayModel;
 use crate::network::{NetworkKind, NetworkModel};
 use crate::overlay::build::{build, BuildError, BuildOptions, Built, OverlayKind};
 use crate::overlay::export::{ExportedOverlay, ExportedSchedule};
@@ -241,7 +241,7 @@ impl EvaluatedOverlay {
     /// Builds `kind` for `model` on `underlay` ([`crate::overlay::build::build`]).
     pub fn build(
         kind: OverlayKind,
-        underlay: &crate::underlay::Underlay,
+        underlay: &crate::net::underlay::Underlay,
         model: &DelayModel,
         options: &BuildOptions,
     ) -> Result<Self, EvalError> {

@@ -26,20 +26,12 @@
 //!   `\[Bellet21\]`, `\[Lee21\]`, `\[BadieModiri24\]`, ...) every equation
 //!   or algorithm reference in these docs names.
 //!
-//! The network:
-//! * [`underlay`]: GML reader and the [`underlay::Underlay`] it builds.
-//! * [`builtin`]: the built-in underlays.
-//! * [`placement`]: which router each silo is attached to (default: one per router).
-//! * [`access`]: silo access links (bit/s).
-//! * [`silos`]: heterogeneous silos from a CSV (per-silo compute time, access).
-//! * [`links`]: measured core links from a CSV (latency, capacity).
-//! * [`connectivity`]: routes and the `paper` / `bottleneck` path models.
-//! * [`workload`]: model size (bit), compute time (ms), local steps.
-//! * [`delay`]: \[Marfoq20\] eq. (3), the delay of an overlay arc (ms), in one place.
-//! * [`dynamics`]: bandwidth, latency and silo availability over time (trace
-//!   files, seeded generators), used by every network model of the replay.
-//! * [`scenario`]: the front door: load an underlay; [`scenario::NetworkSpec`]
-//!   parses every network knob (CLI and experiment files) into a delay model.
+//! The network ([`net`], one wing): [`net::underlay`] (GML reader,
+//! [`net::underlay::Underlay`]), [`net::builtin`], [`net::placement`],
+//! [`net::access`], [`net::silos`], [`net::links`], [`net::connectivity`],
+//! [`net::workload`], [`net::dynamics`], [`net::delay`] (\[Marfoq20\]
+//! eq. 3) and [`net::scenario`] (the front door: [`net::scenario::NetworkSpec`]
+//! parses every network knob into a delay model). Then:
 //! * [`network`]: network models of the event replay (maxplus, paper, flow).
 //!
 //! Overlays and their timing:
@@ -82,50 +74,40 @@
 
 #![warn(missing_docs)]
 
-pub mod access;
-pub mod builtin;
 pub mod calibrate;
 pub mod cite;
-pub mod connectivity;
 pub mod csv_file;
-pub mod delay;
 pub mod design;
-pub mod dynamics;
 pub mod engine;
 pub mod evaluate;
 pub mod experiment;
 pub mod graph;
 pub mod input_file;
-pub mod links;
 pub mod maxplus;
 pub mod mixing;
+pub mod net;
 pub mod network;
 pub mod overlay;
-pub mod placement;
 pub mod program;
 pub mod progress;
 pub mod replay;
 pub mod report;
 pub mod reproduce;
-pub mod scenario;
-pub mod silos;
 pub mod timing;
 pub mod train;
-pub mod underlay;
 pub mod units;
-pub mod workload;
 
 /// The types of the pipeline in one import (`use fedtopo::prelude::*;`):
 /// load an underlay, turn it into a delay model, build and time overlays,
 /// replay them and clock training rounds. See `examples/library.rs`.
 pub mod prelude {
-    pub use crate::delay::DelayModel;
     pub use crate::evaluate::EvaluatedOverlay;
+    pub use crate::net::delay::DelayModel;
+    pub use crate::net::scenario::{load_underlay, NetworkSpec};
+    pub use crate::net::underlay::{LoadOptions, Underlay};
     pub use crate::network::NetworkKind;
     pub use crate::overlay::build::{BuildOptions, OverlayKind};
     pub use crate::overlay::{Overlay, OverlaySchedule};
     pub use crate::replay::clock::{EngineClock, RoundClock};
     pub use crate::replay::{replay, ReplayOptions, ReplayResult, SiloRound};
-    pub use crate::scenario::{load_underlay, NetworkSpec};
-    pub use crate::underlay::{LoadOptions, Underlay};
 }

@@ -32,7 +32,7 @@
 use serde::Serialize;
 use thiserror::Error;
 
-use crate::delay::DelayModel;
+use crate::net::delay::DelayModel;
 use crate::network::{NetworkModel, NetworkStats};
 use crate::overlay::OverlaySchedule;
 use crate::units::Ms;
@@ -179,7 +179,7 @@ pub enum ReplayError {
         round: u64,
     },
     /// The trace leaves a silo down for good: the rounds wait for it for
-    /// ever ([`crate::dynamics::AvailabilityPolicy::Wait`]).
+    /// ever ([`crate::net::dynamics::AvailabilityPolicy::Wait`]).
     #[error(
         "silo {silo} goes down at {since_s} s and the trace never brings it back up: \
          synchronous rounds wait for it (round {round} never ends); end the trace with an \

@@ -16,9 +16,9 @@ use rayon::prelude::*;
 use serde::Serialize;
 use thiserror::Error;
 
-use crate::delay::DelayModel;
 use crate::graph::{Overlay, Protocol};
 use crate::maxplus::{self, Arc, CycleTime, MaxPlusError, WeightedDigraph};
+use crate::net::delay::DelayModel;
 use crate::units::Ms;
 
 pub mod multigraph;

@@ -5,15 +5,15 @@
 
 mod common;
 
-use fedtopo::delay::DelayModel;
 use fedtopo::graph::Overlay;
+use fedtopo::net::delay::DelayModel;
+use fedtopo::net::scenario::{load_underlay, NetworkSpec};
+use fedtopo::net::underlay::{LoadOptions, Underlay};
 use fedtopo::network::NetworkKind;
 use fedtopo::overlay::build::{build_overlay, BuildOptions, OverlayKind};
 use fedtopo::replay::asynchronous::buffered::buffered_async;
 use fedtopo::replay::asynchronous::gossip::async_gossip;
 use fedtopo::replay::asynchronous::{AsyncOp, AsyncOptions, AsyncRun};
-use fedtopo::scenario::{load_underlay, NetworkSpec};
-use fedtopo::underlay::{LoadOptions, Underlay};
 
 /// Two silos 300 km apart, 1 Gbit/s everywhere, a 10^7-bit model;
 /// computations of 10 ms (silo 0) and 30 ms (silo 1).
@@ -286,8 +286,8 @@ fn bad_options_are_clear_errors() {
 /// pauses for those 100 ms and ends at 130 ms; the static run's at 30 ms.
 #[test]
 fn asynchronous_runs_follow_a_trace() {
-    use fedtopo::dynamics::read::parse;
-    use fedtopo::placement::SiloPlacement;
+    use fedtopo::net::dynamics::read::parse;
+    use fedtopo::net::placement::SiloPlacement;
     let m = pair();
     let g = "graph [ node [ id 1 label \"a\" ] node [ id 2 label \"b\" ]
         edge [ source 1 target 2 distance 300 capacity 1e9 ] ]";

@@ -3,9 +3,12 @@
 //! network model, and the clock's breakdowns (the `maxplus` recurrence and
 //! the event engine) against the batch replay's, bit for bit.
 
-use fedtopo::access::AccessLinks;
-use fedtopo::connectivity::{Connectivity, ConnectivityOptions};
-use fedtopo::delay::DelayModel;
+use fedtopo::net::access::AccessLinks;
+use fedtopo::net::connectivity::{Connectivity, ConnectivityOptions};
+use fedtopo::net::delay::DelayModel;
+use fedtopo::net::scenario::{load_underlay, NetworkSpec};
+use fedtopo::net::underlay::{LoadOptions, Underlay};
+use fedtopo::net::workload::Workload;
 use fedtopo::network::NetworkKind;
 use fedtopo::overlay::build::{build_overlay, build_schedule, BuildOptions, OverlayKind};
 use fedtopo::overlay::failures::{FailureSpec, Failures};
@@ -13,9 +16,6 @@ use fedtopo::overlay::{Overlay, OverlaySchedule};
 use fedtopo::replay::breakdown::MAX_BREAKDOWN_ROWS;
 use fedtopo::replay::clock::{EngineClock, RoundClock};
 use fedtopo::replay::{replay, ReplayError, ReplayOptions, ReplayResult, SiloRound, Straggler};
-use fedtopo::scenario::{load_underlay, NetworkSpec};
-use fedtopo::underlay::{LoadOptions, Underlay};
-use fedtopo::workload::Workload;
 
 /// A line a - b - c (100 km, 200 km), core 1 Gbit/s; access up 1 Gbit/s,
 /// down 100 Mbit/s; a 10^7-bit model; 10 ms of computation.

@@ -8,7 +8,7 @@
 mod common;
 
 use common::{tiny_network, with_trace};
-use fedtopo::dynamics::AvailabilityPolicy;
+use fedtopo::net::dynamics::AvailabilityPolicy;
 use fedtopo::overlay::build::build_overlay;
 use fedtopo::prelude::*;
 use fedtopo::replay::clock::{EngineClock, RoundClock};
@@ -286,7 +286,7 @@ fn random_churn_never_deadlocks_and_records_consistent_rounds() {
 }
 
 fn random_churn_on(underlay: &str, access_bps: f64) {
-    use fedtopo::dynamics::generate::{to_csv, Churn};
+    use fedtopo::net::dynamics::generate::{to_csv, Churn};
     let u = load_underlay(Some(underlay), &LoadOptions::default()).unwrap();
     let spec = NetworkSpec {
         access_bps,
@@ -393,7 +393,7 @@ fn a_silo_joining_mid_run_starts_from_its_neighbours_models() {
 /// silo is still behind them.
 #[test]
 fn a_silo_far_behind_does_not_wait_for_a_past_absence() {
-    use fedtopo::dynamics::generate::{to_csv, Churn};
+    use fedtopo::net::dynamics::generate::{to_csv, Churn};
     let u = load_underlay(Some("aws-gaia"), &LoadOptions::default()).unwrap();
     let labels: Vec<String> = u.routers.iter().map(|r| r.label.clone()).collect();
     let churn = Churn {
@@ -461,7 +461,7 @@ fn the_time_breakdown_under_churn() {
         b.critical_path().last().unwrap().end_ms,
         r.makespan_ms()
     ));
-    use fedtopo::dynamics::generate::{to_csv, Churn};
+    use fedtopo::net::dynamics::generate::{to_csv, Churn};
     let u = load_underlay(Some("aws-gaia"), &LoadOptions::default()).unwrap();
     let labels: Vec<String> = u.routers.iter().map(|r| r.label.clone()).collect();
     let churn = Churn {

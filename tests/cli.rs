@@ -158,7 +158,7 @@ fn overlay_export_formats() {
     ]);
     assert!(o.status.success(), "{}", stderr(&o));
     let text = std::fs::read_to_string(&gml).unwrap();
-    let tree = fedtopo::underlay::gml::parse(&text).expect("our own GML parses");
+    let tree = fedtopo::net::underlay::gml::parse(&text).expect("our own GML parses");
     assert_eq!(tree.len(), 1);
     assert_eq!(text.matches("edge [").count(), 11);
     let o = fedtopo(&["overlay", "mst", "aws-gaia", "--format", "dot"]);
@@ -913,7 +913,7 @@ fn overlay_writes_the_matcha_design() {
 /// any router x router table.
 #[test]
 fn underlay_info_beyond_ten_thousand_routers_gives_bounds() {
-    use fedtopo::underlay::synthetic::{radius_for_degree, random_geometric_gml};
+    use fedtopo::net::underlay::synthetic::{radius_for_degree, random_geometric_gml};
     let n = 12_000;
     let dir = std::env::temp_dir().join(format!("fedtopo-big-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();

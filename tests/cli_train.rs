@@ -358,9 +358,9 @@ fn train_slice(
     data: &fedtopo::train::data::FederatedData,
     rounds: u64,
 ) -> Vec<fedtopo::train::report::RoundRecord> {
+    use fedtopo::net::scenario::{load_underlay, NetworkSpec};
     use fedtopo::network::NetworkKind;
     use fedtopo::overlay::build::{BuildOptions, OverlayKind};
-    use fedtopo::scenario::{load_underlay, NetworkSpec};
     use fedtopo::train::checkpoint::RunOptions;
     use fedtopo::train::session::Session;
     use fedtopo::train::trainer::TrainConfig;

@@ -7,13 +7,13 @@
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicU64, Ordering};
 
+use fedtopo::net::placement::SiloPlacement;
+use fedtopo::net::scenario::{load_underlay, NetworkSpec};
+use fedtopo::net::underlay::LoadOptions;
 use fedtopo::network::NetworkKind;
 use fedtopo::overlay::build::{build_overlay, BuildOptions, OverlayKind};
-use fedtopo::placement::SiloPlacement;
 use fedtopo::replay::clock::{EngineClock, RoundClock};
 use fedtopo::replay::Straggler;
-use fedtopo::scenario::{load_underlay, NetworkSpec};
-use fedtopo::underlay::LoadOptions;
 
 struct Counting;
 

@@ -6,15 +6,15 @@ use proptest::prelude::*;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
-use fedtopo::access::AccessLinks;
-use fedtopo::connectivity::{Connectivity, ConnectivityOptions, PathModel};
-use fedtopo::delay::DelayModel;
 use fedtopo::maxplus::recurrence_slope;
+use fedtopo::net::access::AccessLinks;
+use fedtopo::net::connectivity::{Connectivity, ConnectivityOptions, PathModel};
+use fedtopo::net::delay::DelayModel;
+use fedtopo::net::underlay::{LoadOptions, Underlay};
+use fedtopo::net::workload::Workload;
 use fedtopo::overlay::build::{build_overlay, BuildOptions, CenterPolicy, OverlayKind};
 use fedtopo::overlay::{Overlay, Protocol};
 use fedtopo::timing::{cycle_time, cycle_time_karp, maxplus_graph};
-use fedtopo::underlay::{LoadOptions, Underlay};
-use fedtopo::workload::Workload;
 
 /// A random connected underlay as GML: `n` routers with coordinates, a
 /// random spanning tree plus `extra` edges, some with a `distance`.

@@ -9,10 +9,10 @@ use fedtopo::design::export::export_all;
 use fedtopo::design::figures::mixing_figures;
 use fedtopo::design::search::{design_candidates, DesignOptions, RoundsPredictor};
 use fedtopo::evaluate::EvaluatedOverlay;
+use fedtopo::net::scenario::{load_underlay, NetworkSpec};
+use fedtopo::net::underlay::LoadOptions;
 use fedtopo::overlay::build::{BuildOptions, OverlayKind};
 use fedtopo::overlay::file::OverlayPath;
-use fedtopo::scenario::{load_underlay, NetworkSpec};
-use fedtopo::underlay::LoadOptions;
 
 #[test]
 fn exported_candidates_mix_and_time_as_designed() {

@@ -7,17 +7,17 @@
 use fedtopo::design::export::export_candidate;
 use fedtopo::design::search::{design_candidates, DesignOptions, RoundsPredictor};
 use fedtopo::design::verify::{verify, VerifyOptions};
+use fedtopo::net::scenario::{load_underlay, NetworkSpec};
+use fedtopo::net::underlay::Underlay;
 use fedtopo::network::NetworkKind;
 use fedtopo::overlay::build::{BuildOptions, OverlayKind};
 use fedtopo::overlay::file::OverlayPath;
-use fedtopo::scenario::{load_underlay, NetworkSpec};
 use fedtopo::train::checkpoint::RunOptions;
 use fedtopo::train::data::synthetic::{generate, SyntheticSpec};
 use fedtopo::train::data::FederatedData;
 use fedtopo::train::report::Target;
 use fedtopo::train::session::{with_data_labels, Session};
 use fedtopo::train::trainer::TrainConfig;
-use fedtopo::underlay::Underlay;
 
 fn tmp(name: &str) -> std::path::PathBuf {
     let d = std::env::temp_dir().join(format!(
@@ -39,7 +39,7 @@ fn data(n: usize) -> FederatedData {
 
 struct Net {
     underlay: Underlay,
-    model: fedtopo::delay::DelayModel,
+    model: fedtopo::net::delay::DelayModel,
 }
 
 fn net(access: &str) -> Net {

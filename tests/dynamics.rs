@@ -6,9 +6,9 @@
 
 use std::sync::Arc;
 
-use fedtopo::dynamics::generate::{to_csv, Churn, Diurnal};
-use fedtopo::dynamics::read::parse;
-use fedtopo::dynamics::AvailabilityPolicy;
+use fedtopo::net::dynamics::generate::{to_csv, Churn, Diurnal};
+use fedtopo::net::dynamics::read::parse;
+use fedtopo::net::dynamics::AvailabilityPolicy;
 use fedtopo::prelude::*;
 
 mod common;
@@ -515,7 +515,7 @@ fn closed_forms_refuse_a_trace() {
     let mut m = NetworkSpec::default().build(&u).unwrap();
     let o = EvaluatedOverlay::build(OverlayKind::Ring, &u, &m, &BuildOptions::default()).unwrap();
     assert!(o.cycle_time(&m).is_ok());
-    m.dynamics = Some(Arc::new(fedtopo::dynamics::Dynamics::new(
+    m.dynamics = Some(Arc::new(fedtopo::net::dynamics::Dynamics::new(
         m.silo_count(),
         "t.csv",
     )));

@@ -9,8 +9,10 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
 use common::fedtopo;
-use fedtopo::delay::DelayModel;
 use fedtopo::evaluate::{EvalError, EvaluatedOverlay};
+use fedtopo::net::delay::DelayModel;
+use fedtopo::net::scenario::load_underlay;
+use fedtopo::net::underlay::{LoadOptions, Underlay};
 use fedtopo::network::NetworkKind;
 use fedtopo::overlay::build::{build_overlay, BuildError, BuildOptions, OverlayKind};
 use fedtopo::overlay::families::{self, exponential, FamilyBuilt, FamilyError, FamilySpec};
@@ -18,10 +20,8 @@ use fedtopo::overlay::ring::ring_opt_tour;
 use fedtopo::overlay::OverlaySchedule;
 use fedtopo::replay::{ReplayOptions, Straggler};
 use fedtopo::reproduce::paper_model;
-use fedtopo::scenario::load_underlay;
 use fedtopo::timing::schedule::periodic_rate;
 use fedtopo::train::consensus::{half, local_degree, ConsensusMatrix, ConsensusRule};
-use fedtopo::underlay::{LoadOptions, Underlay};
 
 fn underlay(name: &str) -> Underlay {
     load_underlay(Some(name), &LoadOptions::default()).unwrap()

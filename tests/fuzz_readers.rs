@@ -25,14 +25,14 @@ use std::time::Duration;
 
 use proptest::prelude::*;
 
-use fedtopo::access::{AccessLinks, DEFAULT_ACCESS_BPS};
 use fedtopo::calibrate::RunLog;
 use fedtopo::experiment::spec::{output_path_parts, ExperimentSpec};
-use fedtopo::links::LinkOverrides;
+use fedtopo::net::access::{AccessLinks, DEFAULT_ACCESS_BPS};
+use fedtopo::net::links::LinkOverrides;
+use fedtopo::net::placement::SiloPlacement;
+use fedtopo::net::silos::SiloOverrides;
+use fedtopo::net::underlay::{LoadOptions, Underlay};
 use fedtopo::overlay::file::{self, FileOverlay, SiloNames};
-use fedtopo::placement::SiloPlacement;
-use fedtopo::silos::SiloOverrides;
-use fedtopo::underlay::{LoadOptions, Underlay};
 
 /// Longest one reader call may take (they take microseconds to
 /// milliseconds; the margin is for a loaded CI machine).
@@ -46,7 +46,7 @@ fn gaia() -> Arc<Underlay> {
     static U: OnceLock<Arc<Underlay>> = OnceLock::new();
     U.get_or_init(|| {
         Arc::new(
-            fedtopo::scenario::load_underlay(Some("aws-gaia"), &LoadOptions::default())
+            fedtopo::net::scenario::load_underlay(Some("aws-gaia"), &LoadOptions::default())
                 .expect("built-in underlay"),
         )
     })
@@ -513,7 +513,7 @@ fn read_trace(text: String) {
     bounded(&shown, move || {
         let u = gaia();
         let p = SiloPlacement::one_per_router(u.node_count());
-        match fedtopo::dynamics::read::parse(&text, "t.csv", &u, &p) {
+        match fedtopo::net::dynamics::read::parse(&text, "t.csv", &u, &p) {
             Ok(d) => {
                 let n = p.silo_count();
                 assert_eq!((d.up.len(), d.avail.len()), (n, n));
@@ -689,7 +689,7 @@ proptest! {
 
     #[test]
     fn gml_underlay_mutations(e in edits(GML_WORDS)) {
-        let seed = fedtopo::builtin::builtin_underlay("aws-gaia").unwrap();
+        let seed = fedtopo::net::builtin::builtin_underlay("aws-gaia").unwrap();
         read_gml_underlay(apply(seed, &e));
     }
 

@@ -16,8 +16,8 @@ use std::time::Duration;
 
 use proptest::prelude::*;
 
-use fedtopo::scenario::NetworkSpec;
-use fedtopo::underlay::{LoadOptions, Underlay};
+use fedtopo::net::scenario::NetworkSpec;
+use fedtopo::net::underlay::{LoadOptions, Underlay};
 
 /// Longest a refusal may take.
 const LIMIT: Duration = Duration::from_secs(20);
@@ -502,7 +502,7 @@ proptest! {
             _ => None,
         });
         if let Ok(spec) = parsed {
-            let u = fedtopo::scenario::load_underlay(Some("aws-gaia"), &LoadOptions::default()).unwrap();
+            let u = fedtopo::net::scenario::load_underlay(Some("aws-gaia"), &LoadOptions::default()).unwrap();
             if let Ok(model) = spec.build(&u) {
                 prop_assert!(model.check_finite().is_ok(), "{:?}", model.check_finite());
             }

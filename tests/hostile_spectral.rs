@@ -10,10 +10,10 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use fedtopo::evaluate::{EvalError, EvaluatedOverlay};
+use fedtopo::net::scenario::{load_underlay, NetworkSpec};
+use fedtopo::net::underlay::{LoadOptions, Underlay};
 use fedtopo::overlay::build::{BuildError, BuildOptions, OverlayKind};
 use fedtopo::overlay::file::FileOverlayError;
-use fedtopo::scenario::{load_underlay, NetworkSpec};
-use fedtopo::underlay::{LoadOptions, Underlay};
 
 /// Longest a run may take.
 const LIMIT: Duration = Duration::from_secs(60);

@@ -9,8 +9,8 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use common::fedtopo;
-use fedtopo::scenario::{load_underlay, NetworkSpec};
-use fedtopo::underlay::LoadOptions;
+use fedtopo::net::scenario::{load_underlay, NetworkSpec};
+use fedtopo::net::underlay::LoadOptions;
 
 const AZURE: &str = "tests/data/azure/inter-region-rtt.csv";
 

@@ -4,11 +4,11 @@
 
 mod common;
 
+use fedtopo::net::underlay::{LoadOptions, Underlay};
 use fedtopo::overlay::matcha::{
     check_decomposition, coloring::max_degree, MatchaBase, MatchaDesign, MatchaOptions,
 };
 use fedtopo::reproduce::matcha::{matcha_tables, MatchaReproOptions, PUBLISHED};
-use fedtopo::underlay::{LoadOptions, Underlay};
 
 const PAPER: [&str; 5] = ["gaia", "amazon_us", "geantdistance", "exodus", "ebone"];
 

@@ -4,8 +4,9 @@
 
 mod common;
 
-use fedtopo::access::AccessLinks;
-use fedtopo::delay::DelayModel;
+use fedtopo::net::access::AccessLinks;
+use fedtopo::net::delay::DelayModel;
+use fedtopo::net::underlay::{Disconnected, LoadOptions, Underlay};
 use fedtopo::overlay::algo::{delta_prim_symmetric, DenseMatrix, TieOrder};
 use fedtopo::overlay::mbst::{
     best_candidate, candidates, delta_mbst, first_best, multistart::start_tree, tree_cycle_time,
@@ -13,7 +14,6 @@ use fedtopo::overlay::mbst::{
 };
 use fedtopo::reproduce::paper_model;
 use fedtopo::timing::{cycle_time, undirected_tree_cycle_time};
-use fedtopo::underlay::{Disconnected, LoadOptions, Underlay};
 
 use fedtopo::reproduce::PAPER_UNDERLAYS as UNDERLAYS;
 

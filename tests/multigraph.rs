@@ -7,9 +7,11 @@
 mod common;
 
 use common::{fedtopo, shared_dir};
-use fedtopo::delay::DelayModel;
 use fedtopo::evaluate::{EvalError, EvaluatedOverlay};
 use fedtopo::graph::{Overlay, OverlaySchedule};
+use fedtopo::net::delay::DelayModel;
+use fedtopo::net::scenario::load_underlay;
+use fedtopo::net::underlay::{LoadOptions, Underlay};
 use fedtopo::network::NetworkKind;
 use fedtopo::overlay::build::{build_overlay, BuildOptions, OverlayKind};
 use fedtopo::overlay::families::multigraph::{Multigraph, WeakEdges};
@@ -17,11 +19,9 @@ use fedtopo::replay::{replay, ReplayOptions, Straggler};
 use fedtopo::reproduce::multigraph::{
     model, parse_their_rings, published, their_rounds, time_multigraph, NETWORKS, WORKLOADS,
 };
-use fedtopo::scenario::load_underlay;
 use fedtopo::timing::cycle_time;
 use fedtopo::timing::multigraph::published_estimate;
 use fedtopo::timing::schedule::{maxplus_rate, periodic_rate};
-use fedtopo::underlay::{LoadOptions, Underlay};
 
 fn builtin(name: &str) -> Underlay {
     load_underlay(Some(name), &LoadOptions::default()).unwrap()

@@ -5,7 +5,7 @@
 mod common;
 
 use common::fedtopo;
-use fedtopo::underlay::{LengthSource, LoadOptions, Underlay};
+use fedtopo::net::underlay::{LengthSource, LoadOptions, Underlay};
 
 fn data(name: &str) -> std::path::PathBuf {
     std::path::Path::new(env!("CARGO_MANIFEST_DIR"))

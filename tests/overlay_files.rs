@@ -9,19 +9,19 @@ mod common;
 use std::path::{Path, PathBuf};
 
 use common::fedtopo;
-use fedtopo::delay::DelayModel;
 use fedtopo::evaluate::{EvalError, EvaluatedOverlay};
 use fedtopo::graph::{Overlay, OverlaySchedule, PeriodicSchedule};
+use fedtopo::net::delay::DelayModel;
+use fedtopo::net::scenario::load_underlay;
+use fedtopo::net::underlay::{LoadOptions, Underlay};
 use fedtopo::overlay::build::{BuildError, BuildOptions, OverlayKind};
 use fedtopo::overlay::export::silo_positions;
 use fedtopo::overlay::file::FileOverlayError;
 use fedtopo::overlay::matcha::MatchaOptions;
 use fedtopo::reproduce::paper_model;
-use fedtopo::scenario::load_underlay;
 use fedtopo::timing::cycle_time;
 use fedtopo::timing::schedule::{maxplus_rate, periodic_rate};
 use fedtopo::train::consensus::{ConsensusMatrix, ConsensusRule};
-use fedtopo::underlay::{LoadOptions, Underlay};
 
 fn underlay(name: &str) -> Underlay {
     load_underlay(Some(name), &LoadOptions::default()).unwrap()

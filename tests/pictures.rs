@@ -8,8 +8,8 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use common::fedtopo;
-use fedtopo::scenario::load_underlay;
-use fedtopo::underlay::LoadOptions;
+use fedtopo::net::scenario::load_underlay;
+use fedtopo::net::underlay::LoadOptions;
 
 fn scratch(name: &str) -> PathBuf {
     let d = std::env::temp_dir().join(format!("fedtopo-pictures-{}-{name}", std::process::id()));

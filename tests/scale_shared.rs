@@ -3,17 +3,17 @@
 //! overlay built on its own gives, on the paper underlays.
 
 use fedtopo::evaluate::EvaluatedOverlay;
+use fedtopo::net::scenario::NetworkSpec;
+use fedtopo::net::underlay::{Disconnected, LoadOptions, Underlay};
 use fedtopo::overlay::build::{build_overlay, BuildOptions, OverlayKind, SharedBuild};
 use fedtopo::report::compare_overlays;
-use fedtopo::scenario::NetworkSpec;
-use fedtopo::underlay::{Disconnected, LoadOptions, Underlay};
 
 fn paper(name: &str) -> Underlay {
     let opts = LoadOptions {
         disconnected: Disconnected::LargestComponent,
         ..LoadOptions::default()
     };
-    let dir = fedtopo::builtin::paper_underlays_dir();
+    let dir = fedtopo::net::builtin::paper_underlays_dir();
     Underlay::load(&dir.join(format!("{name}.gml")), &opts).expect("paper underlay")
 }
 

@@ -2,10 +2,11 @@
 //! `scripts/libtorch.sh cargo test --features train`).
 #![cfg(feature = "train")]
 
+use fedtopo::net::scenario::{load_underlay, NetworkSpec};
+use fedtopo::net::underlay::LoadOptions;
 use fedtopo::overlay::build::{build_overlay, BuildOptions, OverlayKind};
 use fedtopo::overlay::Overlay;
 use fedtopo::replay::clock::MaxPlusClock;
-use fedtopo::scenario::{load_underlay, NetworkSpec};
 use fedtopo::train::checkpoint::{run, RunOptions};
 use fedtopo::train::consensus::ConsensusRule;
 use fedtopo::train::data::synthetic::{generate, SyntheticSpec};
@@ -14,7 +15,6 @@ use fedtopo::train::model::ModelKind;
 use fedtopo::train::optim::{LrSchedule, OptimizerKind};
 use fedtopo::train::report::render_csv;
 use fedtopo::train::trainer::{ExecMode, TrainConfig, Trainer};
-use fedtopo::underlay::LoadOptions;
 
 fn small_data(n: usize) -> FederatedData {
     let spec = SyntheticSpec {

@@ -7,11 +7,12 @@
 #![cfg(feature = "train")]
 
 use fedtopo::evaluate::EvaluatedOverlay;
+use fedtopo::net::scenario::{load_underlay, NetworkSpec};
+use fedtopo::net::underlay::LoadOptions;
 use fedtopo::network::NetworkKind;
 use fedtopo::overlay::build::{BuildOptions, OverlayKind};
 use fedtopo::overlay::failures::FailureSpec;
 use fedtopo::replay::{ReplayOptions, SiloRound};
-use fedtopo::scenario::{load_underlay, NetworkSpec};
 use fedtopo::train::checkpoint::RunOptions;
 use fedtopo::train::consensus::ConsensusRule;
 use fedtopo::train::data::synthetic::{generate, SyntheticSpec};
@@ -19,7 +20,6 @@ use fedtopo::train::model::ModelKind;
 use fedtopo::train::optim::{LrSchedule, OptimizerKind};
 use fedtopo::train::session::Session;
 use fedtopo::train::trainer::{ExecMode, TrainConfig};
-use fedtopo::underlay::LoadOptions;
 
 fn config() -> TrainConfig {
     TrainConfig {

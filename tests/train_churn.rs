@@ -8,7 +8,7 @@
 mod common;
 
 use common::fedtopo;
-use fedtopo::dynamics::AvailabilityPolicy;
+use fedtopo::net::dynamics::AvailabilityPolicy;
 use fedtopo::prelude::*;
 use fedtopo::replay::clock::EngineClock;
 use fedtopo::train::checkpoint::{run, RunOptions};

@@ -9,11 +9,12 @@ mod common;
 use std::path::{Path, PathBuf};
 
 use common::fedtopo;
-use fedtopo::delay::DelayModel;
 use fedtopo::evaluate::EvaluatedOverlay;
+use fedtopo::net::delay::DelayModel;
+use fedtopo::net::scenario::{load_underlay, NetworkSpec};
+use fedtopo::net::underlay::{LoadOptions, Underlay};
 use fedtopo::network::NetworkKind;
 use fedtopo::overlay::build::{parse_overlay_list, BuildOptions};
-use fedtopo::scenario::{load_underlay, NetworkSpec};
 use fedtopo::train::checkpoint::RunOptions;
 use fedtopo::train::consensus::ConsensusRule;
 use fedtopo::train::data::mnist::encode_idx;
@@ -22,7 +23,6 @@ use fedtopo::train::model::ModelKind;
 use fedtopo::train::optim::{LrSchedule, OptimizerKind};
 use fedtopo::train::session::{load_dataset, Session};
 use fedtopo::train::trainer::{ExecMode, TrainConfig};
-use fedtopo::underlay::{LoadOptions, Underlay};
 
 /// Examples per silo in the silo files below (5 silos).
 const SIZES: [usize; 5] = [30, 60, 90, 120, 150];

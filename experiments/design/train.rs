@@ -43,15 +43,15 @@ use fedtopo::design::search::{
 };
 use fedtopo::design::MAX_AUGMENT_SILOS;
 use fedtopo::evaluate::EvaluatedOverlay;
+use fedtopo::net::scenario::NetworkSpec;
+use fedtopo::net::underlay::{LoadOptions, Underlay};
 use fedtopo::network::NetworkKind;
 use fedtopo::overlay::build::{parse_overlay_list, BuildOptions, OverlayKind};
 use fedtopo::overlay::file::OverlayPath;
-use fedtopo::scenario::NetworkSpec;
 use fedtopo::train::checkpoint::RunOptions;
 use fedtopo::train::report::{summarize, Target};
 use fedtopo::train::session::{load_dataset, with_data_labels, Session};
 use fedtopo::train::trainer::TrainConfig;
-use fedtopo::underlay::{LoadOptions, Underlay};
 
 /// `fedtopo design`'s default candidate kinds.
 pub const KINDS: &str = "star,mst,delta-mbst,ring,ring-opt,matcha,matcha+,regular:k=4,dcliques-ring,exp,exp-1peer,base:k=1,base:k=2,base:k=3,d-equistatic,od-equidyn,multigraph,multigraph:base=ring-opt";

@@ -23,13 +23,13 @@ use std::path::PathBuf;
 
 use anyhow::{bail, Context, Result};
 
+use fedtopo::net::underlay::{LoadOptions, Underlay};
 use fedtopo::network::NetworkKind;
 use fedtopo::overlay::build::{build_overlay, BuildOptions, OverlayKind};
 use fedtopo::reproduce::multigraph::{
     model, parse_their_rings, published, their_rounds, time_multigraph, MultigraphTiming, NETWORKS,
     WORKLOADS,
 };
-use fedtopo::underlay::{LoadOptions, Underlay};
 
 struct Args {
     out: PathBuf,

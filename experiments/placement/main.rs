@@ -19,12 +19,12 @@ use std::time::Instant;
 
 use anyhow::{bail, Context, Result};
 
+use fedtopo::net::underlay::{LoadOptions, Underlay};
 use fedtopo::overlay::algo::RingSearch;
 use fedtopo::overlay::families::placement::{exact_cycle_ms, search_order, PlacementOptions};
 use fedtopo::overlay::families::FamilySpec;
 use fedtopo::overlay::ring::ring_opt_tour;
 use fedtopo::reproduce::multigraph::model;
-use fedtopo::underlay::{LoadOptions, Underlay};
 
 /// The networks: \[Marfoq20\]'s, shipped in `underlays/paper/`.
 const NETWORKS: [(&str, &str); 5] = [

@@ -40,19 +40,19 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
-use fedtopo::delay::DelayModel;
+use fedtopo::net::delay::DelayModel;
+use fedtopo::net::placement::SiloPlacement;
+use fedtopo::net::scenario::NetworkSpec;
+use fedtopo::net::underlay::synthetic::{radius_for_degree, random_geometric};
+use fedtopo::net::underlay::Underlay;
 use fedtopo::network::FlowNetwork;
 use fedtopo::overlay::algo::{directed_ring_cost, improve_directed_ring, RingSearch};
 use fedtopo::overlay::build::{build_overlay, BuildOptions, OverlayKind};
 use fedtopo::overlay::ring::ring_delays;
 use fedtopo::overlay::Overlay;
-use fedtopo::placement::SiloPlacement;
 use fedtopo::replay::{replay, ReplayOptions};
 use fedtopo::report::compare_overlays;
 use fedtopo::report::plot::{line_plot, Axes, Series};
-use fedtopo::scenario::NetworkSpec;
-use fedtopo::underlay::synthetic::{radius_for_degree, random_geometric};
-use fedtopo::underlay::Underlay;
 
 const STAGES: [&str; 9] = [
     "underlay",

@@ -11,8 +11,8 @@ use pyo3::prelude::*;
 use pyo3::types::{PyByteArray, PyDict};
 use self_cell::self_cell;
 
-use fedtopo::delay::DelayModel;
 use fedtopo::evaluate::EvaluatedOverlay;
+use fedtopo::net::delay::DelayModel;
 use fedtopo::network::NetworkKind;
 use fedtopo::overlay::failures::{FailureSpec, Failures};
 use fedtopo::overlay::{Overlay as RsOverlay, OverlaySchedule};

@@ -6,8 +6,8 @@ use pyo3::exceptions::{PyImportError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 
-use fedtopo::delay::DelayModel;
 use fedtopo::evaluate::EvaluatedOverlay;
+use fedtopo::net::delay::DelayModel;
 use fedtopo::train::consensus::ConsensusRule;
 
 use crate::{round_arg, value_error};

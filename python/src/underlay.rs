@@ -5,12 +5,12 @@ use std::sync::Arc;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 
-use fedtopo::report::render_json;
-use fedtopo::report::underlay_info::UnderlayInfo;
-use fedtopo::scenario::load_underlay;
-use fedtopo::underlay::{
+use fedtopo::net::scenario::load_underlay;
+use fedtopo::net::underlay::{
     Disconnected, IsolatedRouters, LoadOptions, MissingCoordinates, Underlay as RsUnderlay,
 };
+use fedtopo::report::render_json;
+use fedtopo::report::underlay_info::UnderlayInfo;
 use fedtopo::units::parse_bandwidth;
 
 use crate::value_error;
@@ -83,7 +83,7 @@ impl Underlay {
         default_core_capacity: &str,
     ) -> PyResult<Self> {
         if let Some(km) = default_length_km {
-            fedtopo::underlay::check_default_length_km(km)
+            fedtopo::net::underlay::check_default_length_km(km)
                 .map_err(|m| PyValueError::new_err(format!("default_length_km: {m}")))?;
         }
         let default_capacity_bps = parse_bandwidth(default_core_capacity).map_err(|_| {

@@ -1,5 +1,5 @@
 //! Per-link values from the fitted pairs: what `--links-csv` takes
-//! ([`crate::links`]).
+//! ([`crate::net::links`]).
 //!
 //! * **Latency.** A route's latency is `per_path_ms + sum of its links'
 //!   latencies` (\[Marfoq20\] App. F), so the pairs whose latency the log
@@ -28,9 +28,9 @@
 use serde::Serialize;
 
 use super::Fit;
-use crate::connectivity::PathModel;
-use crate::delay::DelayModel;
-use crate::underlay::Underlay;
+use crate::net::connectivity::PathModel;
+use crate::net::delay::DelayModel;
+use crate::net::underlay::Underlay;
 use crate::units::{BitsPerSec, Ms};
 
 /// Ridge weight towards the underlay's latencies, relative to one pair's

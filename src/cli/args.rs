@@ -6,14 +6,16 @@ use std::path::PathBuf;
 use anyhow::{bail, Result};
 use clap::{Args, ValueEnum};
 
-use fedtopo::connectivity::PathModel;
-use fedtopo::delay::DelayModel;
+use fedtopo::net::connectivity::PathModel;
+use fedtopo::net::delay::DelayModel;
+use fedtopo::net::placement::SiloPlacement;
+use fedtopo::net::scenario::{load_underlay, NetworkSpec};
+use fedtopo::net::underlay::matrix::{MatrixGaps, MatrixValues};
+use fedtopo::net::underlay::{
+    Disconnected, IsolatedRouters, LoadOptions, MissingCoordinates, Underlay,
+};
 use fedtopo::overlay::build::{parse_overlay_list, BuildOptions, CenterPolicy, OverlayKind};
 use fedtopo::overlay::failures::FailureSpec;
-use fedtopo::placement::SiloPlacement;
-use fedtopo::scenario::{load_underlay, NetworkSpec};
-use fedtopo::underlay::matrix::{MatrixGaps, MatrixValues};
-use fedtopo::underlay::{Disconnected, IsolatedRouters, LoadOptions, MissingCoordinates, Underlay};
 use fedtopo::units::parse_bandwidth;
 
 /// What to do with nodes that lack coordinates when an edge needs them.
@@ -87,7 +89,7 @@ where
 
 /// [`whole`] for a network knob (`--local-steps`, `--silos`, ...): the
 /// error says what the knob accepts, in the words of
-/// [`fedtopo::scenario::NETWORK_KNOBS`] (as experiment files do).
+/// [`fedtopo::net::scenario::NETWORK_KNOBS`] (as experiment files do).
 fn knob_whole<T>(
     key: &'static str,
     lo: u64,
@@ -96,7 +98,7 @@ fn knob_whole<T>(
 where
     T: TryFrom<u64> + Clone + Send + Sync + 'static,
 {
-    let expected = fedtopo::scenario::NETWORK_KNOBS
+    let expected = fedtopo::net::scenario::NETWORK_KNOBS
         .iter()
         .find(|k| k.0 == key)
         .map_or("a whole number", |k| k.2);
@@ -149,7 +151,7 @@ fn parse_length_km(text: &str) -> Result<f64, String> {
         .trim()
         .parse::<f64>()
         .map_err(|_| format!("expected a finite length >= 0 in km, found `{text}`"))?;
-    fedtopo::underlay::check_default_length_km(v)
+    fedtopo::net::underlay::check_default_length_km(v)
 }
 
 fn parse_matrix_values(text: &str) -> Result<MatrixValues, String> {
@@ -294,7 +296,7 @@ impl UnderlayArgs {
         };
         let u = load_underlay(self.underlay.as_deref(), &opts)?;
         if !quiet {
-            for line in fedtopo::underlay::notes::report_lines(&u) {
+            for line in fedtopo::net::underlay::notes::report_lines(&u) {
                 eprintln!("note: {}: {line}", u.name);
             }
         }

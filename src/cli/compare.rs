@@ -172,8 +172,8 @@ pub fn run(a: CompareArgs) -> Result<()> {
 fn write_report(
     dir: &std::path::Path,
     cmp: &Comparison,
-    underlay: &fedtopo::underlay::Underlay,
-    model: &fedtopo::delay::DelayModel,
+    underlay: &fedtopo::net::underlay::Underlay,
+    model: &fedtopo::net::delay::DelayModel,
 ) -> Result<()> {
     let mut page = super::report_page::page(&format!(
         "fedtopo compare: {} ({} silos)",

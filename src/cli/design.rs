@@ -9,7 +9,6 @@ use std::path::PathBuf;
 use anyhow::{bail, Context, Result};
 use clap::Args;
 
-use fedtopo::delay::DelayModel;
 use fedtopo::design::calibrate::{
     calibrate, measured_winner, read_summary, Calibration, MeasuredWinner,
 };
@@ -19,11 +18,12 @@ use fedtopo::design::search::{
 };
 use fedtopo::evaluate::EvaluatedOverlay;
 use fedtopo::mixing::FastestOptions;
+use fedtopo::net::delay::DelayModel;
+use fedtopo::net::underlay::Underlay;
 use fedtopo::overlay::build::{BuildOptions, OverlayKind};
 use fedtopo::overlay::matcha::MatchaVariant;
 use fedtopo::report::table::{serde_csv, Table};
 use fedtopo::report::{render_json, OutputFormat};
-use fedtopo::underlay::Underlay;
 
 use super::args::{CenterArgs, NetworkArgs, PlacementArgs, Setup, UnderlayArgs};
 use super::choice::choice;
@@ -351,7 +351,7 @@ fn write_report(
     predictor: &RoundsPredictor,
     underlay: &Underlay,
     model: &DelayModel,
-    spec: &fedtopo::scenario::NetworkSpec,
+    spec: &fedtopo::net::scenario::NetworkSpec,
     build: &BuildOptions,
 ) -> Result<()> {
     use fedtopo::report::map::{draw_map, overlay_map, MapLayer, MapOptions};

@@ -6,13 +6,13 @@ use std::path::Path;
 
 use anyhow::{Context, Result};
 
-use fedtopo::delay::DelayModel;
 use fedtopo::evaluate::EvaluatedOverlay;
+use fedtopo::net::delay::DelayModel;
+use fedtopo::net::underlay::Underlay;
 use fedtopo::report::html::{HtmlReport, Section};
 use fedtopo::report::map::{overlay_map, MapOptions};
 use fedtopo::report::network::NetworkDescription;
 use fedtopo::report::table::Table;
-use fedtopo::underlay::Underlay;
 
 /// The command line as typed (arguments with spaces quoted), for the page.
 pub fn command_line() -> String {

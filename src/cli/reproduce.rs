@@ -154,7 +154,7 @@ fn run_matcha(a: MatchaTablesArgs) -> Result<()> {
     let dir = a
         .underlays
         .clone()
-        .unwrap_or_else(fedtopo::builtin::paper_underlays_dir);
+        .unwrap_or_else(fedtopo::net::builtin::paper_underlays_dir);
     let ctx = || {
         format!(
             "reading the paper underlays in {} (give their folder with --underlays DIR)",

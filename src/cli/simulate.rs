@@ -426,8 +426,8 @@ pub fn run(a: SimulateArgs) -> Result<()> {
 /// The overlays' build options: centre, seeds (MATCHA's too), D-Cliques.
 fn build_options(
     a: &SimulateArgs,
-    underlay: &fedtopo::underlay::Underlay,
-    model: &fedtopo::delay::DelayModel,
+    underlay: &fedtopo::net::underlay::Underlay,
+    model: &fedtopo::net::delay::DelayModel,
 ) -> Result<BuildOptions> {
     let mut knobs = a.center.knobs();
     knobs.push(("seed", a.seed.to_string()));

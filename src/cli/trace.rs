@@ -6,15 +6,20 @@ use std::path::PathBuf;
 use anyhow::{Context, Result};
 use clap::{Args, Subcommand};
 
-use fedtopo::dynamics::generate::{to_csv, Churn, Diurnal, TraceRow};
-use fedtopo::scenario::PlacementSpec;
+use fedtopo::net::dynamics::generate::{to_csv, Churn, Diurnal, TraceRow};
+use fedtopo::net::scenario::PlacementSpec;
 
 use super::args::{PlacementArgs, UnderlayArgs};
 use super::output::out;
 
 /// A time in seconds, > 0 and at most a trace's latest time.
 fn secs() -> impl Fn(&str) -> Result<f64, String> + Clone + Send + Sync + 'static {
-    super::args::real(0.0, false, fedtopo::dynamics::read::MAX_TRACE_TIME_S, true)
+    super::args::real(
+        0.0,
+        false,
+        fedtopo::net::dynamics::read::MAX_TRACE_TIME_S,
+        true,
+    )
 }
 
 /// The generators.

@@ -7,11 +7,11 @@ use std::path::PathBuf;
 use anyhow::{Context, Result};
 use clap::Args;
 
+use fedtopo::net::silos::DataSizes;
 use fedtopo::report::breakdown::{
     breakdown_file_text, breakdown_summaries, breakdown_table, BreakdownRun,
 };
 use fedtopo::report::train_curves::plot_runs;
-use fedtopo::silos::DataSizes;
 use fedtopo::train::asynchronous::AsyncTrainOptions;
 use fedtopo::train::checkpoint::RunOptions;
 use fedtopo::train::data::FederatedData;

@@ -94,7 +94,7 @@ mod build {
     use anyhow::{bail, Context, Result};
 
     use fedtopo::graph::failures::FailureSpec;
-    use fedtopo::silos::DataSizes;
+    use fedtopo::net::silos::DataSizes;
     use fedtopo::train::consensus::ConsensusRule;
     use fedtopo::train::data::FederatedData;
     use fedtopo::train::model::ModelKind;

@@ -4,19 +4,19 @@
 
 use anyhow::{bail, Result};
 
-use fedtopo::delay::DelayModel;
 use fedtopo::design::search::{Candidate, RoundsPredictor};
 use fedtopo::design::verify::{verify, Progress, Verification, VerifyOptions};
 use fedtopo::graph::failures::FailureSpec;
+use fedtopo::net::delay::DelayModel;
+use fedtopo::net::scenario::NetworkSpec;
+use fedtopo::net::underlay::Underlay;
 use fedtopo::overlay::build::BuildOptions;
 use fedtopo::overlay::export::silo_positions;
-use fedtopo::scenario::NetworkSpec;
 use fedtopo::train::data::FederatedData;
 use fedtopo::train::report::Target;
 use fedtopo::train::session::{with_data_labels, Session};
 use fedtopo::train::stationary::InitGain;
 use fedtopo::train::trainer::{TrainConfig, Trainer};
-use fedtopo::underlay::Underlay;
 use fedtopo::units::format_bandwidth;
 
 use super::training::TrainingArgs;

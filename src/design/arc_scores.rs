@@ -8,7 +8,6 @@
 //! [`DENSE_MAX`] silos (bit-identical values, so identical choices), and
 //! for larger symmetric overlays the Lanczos SLEM to 1e-12.
 
-use crate::delay::DelayModel;
 use crate::graph::Overlay;
 use crate::mixing::krylov::{
     dominant_ritz_vectors, krylov_ritz, lanczos_slem, largest_modulus, seeded_vector, PatchedRows,
@@ -16,6 +15,7 @@ use crate::mixing::krylov::{
 };
 use crate::mixing::spectral_gap;
 use crate::mixing::spectrum::symmetric_eigen;
+use crate::net::delay::DelayModel;
 use crate::train::consensus::local_degree;
 
 /// Largest number of silos whose candidates are scored with the dense

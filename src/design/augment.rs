@@ -27,10 +27,10 @@ use serde::Serialize;
 
 use super::arc_scores::Current;
 use super::cycle_screen::{CycleScreen, Verdict};
-use crate::delay::DelayModel;
 use crate::graph::Overlay;
 use crate::mixing::krylov::SpectralError;
 use crate::mixing::{effective_neighbours, spectral_gap, SpectrumError};
+use crate::net::delay::DelayModel;
 use crate::timing::{cycle_time, TimingError};
 use crate::train::consensus::local_degree;
 
@@ -518,9 +518,9 @@ fn mark_front(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::net::scenario::{load_underlay, NetworkSpec};
+    use crate::net::underlay::LoadOptions;
     use crate::overlay::build::{build_overlay, BuildOptions};
-    use crate::scenario::{load_underlay, NetworkSpec};
-    use crate::underlay::LoadOptions;
 
     fn setup(kind: &str) -> (Overlay, DelayModel) {
         let u = load_underlay(Some("aws-gaia"), &LoadOptions::default())
@@ -759,7 +759,7 @@ mod tests {
     /// iteration (now its spectral radius by Gelfand's formula).
     #[test]
     fn large_directed_overlays_are_augmented_by_estimates() {
-        let path = crate::builtin::paper_underlays_dir().join("geantdistance.gml");
+        let path = crate::net::builtin::paper_underlays_dir().join("geantdistance.gml");
         let u =
             load_underlay(path.to_str(), &LoadOptions::default()).unwrap_or_else(|e| panic!("{e}"));
         let model = NetworkSpec::default()

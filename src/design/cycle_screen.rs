@@ -24,7 +24,7 @@
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
-use crate::delay::DelayModel;
+use crate::net::delay::DelayModel;
 
 /// Outcome of [`CycleScreen::verdict`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -233,10 +233,10 @@ impl CycleScreen {
 mod tests {
     use super::*;
     use crate::design::arc_scores::Current;
+    use crate::net::scenario::{load_underlay, NetworkSpec};
+    use crate::net::underlay::LoadOptions;
     use crate::overlay::build::{build_overlay, BuildOptions};
-    use crate::scenario::{load_underlay, NetworkSpec};
     use crate::timing::cycle_time;
-    use crate::underlay::LoadOptions;
 
     /// Every certificate agrees with Howard, for every candidate arc of
     /// ring-opt and delta-MBST on two built-in underlays, at the base's

@@ -35,14 +35,14 @@ use super::predictor::{
     estimated_mixed_heterogeneity, mixed_heterogeneity, stationary_imbalance, FeatureModel,
     LabelMix, PredictorInputs,
 };
-use crate::delay::DelayModel;
 use crate::evaluate::{EvalError, EvaluatedOverlay};
 use crate::graph::Overlay;
 use crate::mixing::{effective_neighbours, slem, FastestMixing, FastestOptions, MixingError};
+use crate::net::delay::DelayModel;
+use crate::net::underlay::Underlay;
 use crate::overlay::build::{build_overlay, BuildError, BuildOptions, OverlayKind, SharedBuild};
 use crate::timing::{cycle_time, TimingError};
 use crate::train::consensus::ConsensusError;
-use crate::underlay::Underlay;
 
 /// Above this many silos `fedtopo design` leaves `matcha+` out of its
 /// default candidates (asked for with `--overlays`, it runs): its
@@ -797,8 +797,8 @@ pub fn repredict(candidates: &mut [Candidate], predictor: &RoundsPredictor) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::scenario::{load_underlay, NetworkSpec};
-    use crate::underlay::LoadOptions;
+    use crate::net::scenario::{load_underlay, NetworkSpec};
+    use crate::net::underlay::LoadOptions;
 
     #[test]
     fn mixing_time_and_fit() {

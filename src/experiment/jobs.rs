@@ -12,15 +12,15 @@
 
 use std::path::Path;
 
-use crate::delay::DelayModel;
 use crate::evaluate::{EvaluatedOverlay, OverlayTiming};
+use crate::net::delay::DelayModel;
+use crate::net::underlay::Underlay;
 use crate::network::NetworkKind;
 use crate::overlay::build::{BuildOptions, CenterPolicy, OverlayKind};
 use crate::overlay::failures::FailureSpec;
 use crate::replay::{ReplayOptions, Straggler};
 use crate::report::breakdown::{breakdown_summaries, BreakdownRun, BreakdownSummary};
 use crate::report::replay::round_stats;
-use crate::underlay::Underlay;
 
 use super::grid::Job;
 use super::point::{delay_point, fail, labelled_axis_cells, parse_axis};

@@ -4,10 +4,10 @@
 
 use std::path::Path;
 
-use crate::delay::DelayModel;
+use crate::net::delay::DelayModel;
+use crate::net::scenario::NetworkSpec;
+use crate::net::underlay::Underlay;
 use crate::overlay::build::CenterPolicy;
-use crate::scenario::NetworkSpec;
-use crate::underlay::Underlay;
 use crate::units::parse_bandwidth;
 
 use super::grid::Job;

@@ -6,13 +6,13 @@
 //! accuracy and the steps, bytes and wall-clock to the `target` accuracy.
 //! The same code path as `fedtopo tornado learn` (reference trainer).
 
+use crate::net::underlay::Underlay;
 use crate::network::NetworkKind;
 use crate::program::grouping::named_partition;
 use crate::program::learn::{Dataset, LearnOptions};
 use crate::program::outcome::{reference_records, RunSummary};
 use crate::program::sim::StepCosts;
 use crate::program::Method;
-use crate::underlay::Underlay;
 use crate::units::gigabytes;
 
 use super::grid::Job;

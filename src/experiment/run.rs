@@ -6,8 +6,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use rayon::prelude::*;
 
+use crate::net::underlay::Underlay;
 use crate::report::progress::Progress;
-use crate::underlay::Underlay;
 
 use super::grid::{Job, Shard};
 use super::jobs::run_job;
@@ -198,7 +198,7 @@ pub fn run_jobs(
 /// only has to rank a 90-silo job above a 10-silo one.
 fn job_weight(job: &Job, underlay: Option<&Underlay>) -> f64 {
     let routers = underlay.map_or(1, Underlay::node_count);
-    let silos = crate::scenario::NetworkSpec::from_knobs(|k| Some(job.get(k)))
+    let silos = crate::net::scenario::NetworkSpec::from_knobs(|k| Some(job.get(k)))
         .map_or(routers, |s| s.placement.silo_count(routers));
     let rounds: f64 = job.get("rounds").trim().parse().unwrap_or(1.0);
     (silos as f64).powi(2) * rounds.max(1.0)
@@ -210,7 +210,7 @@ fn knob_warnings(jobs: &[Job]) -> Vec<String> {
     let mut out = std::collections::BTreeSet::new();
     for job in jobs {
         for (key, w) in
-            crate::scenario::NetworkSpec::knob_warnings(|k| job.has(k).then(|| job.get(k)))
+            crate::net::scenario::NetworkSpec::knob_warnings(|k| job.has(k).then(|| job.get(k)))
         {
             out.insert(format!("{key} = {w}"));
         }
@@ -271,8 +271,8 @@ fn load_notes(underlays: &BTreeMap<String, Underlay>) -> Vec<String> {
 mod tests {
     use super::*;
     use crate::experiment::expand;
-    use crate::scenario::load_underlay;
-    use crate::underlay::LoadOptions;
+    use crate::net::scenario::load_underlay;
+    use crate::net::underlay::LoadOptions;
 
     /// The eta weighs a job by silos² x rounds: on a 11-router underlay a
     /// job of 4 silos per router (44 silos) is 16 times one of 11 silos,

@@ -39,14 +39,14 @@
 //! (`mnist`, `fedprox-mnist`, `shakespeare`), `separation`, `lr`,
 //! `batch_size`, `target` (`acc:X`) and `eval_every`.
 //!
-//! Every network knob of the CLI is an axis too ([`crate::scenario::NETWORK_KNOBS`],
-//! parsed by the same [`crate::scenario::NetworkSpec::from_knobs`]): besides
+//! Every network knob of the CLI is an axis too ([`crate::net::scenario::NETWORK_KNOBS`],
+//! parsed by the same [`crate::net::scenario::NetworkSpec::from_knobs`]): besides
 //! the ones above, `model_bits` (`"42.88Mbit"`), `compute_ms`, `access_csv`
 //! (a file of per-silo capacities), `silos_csv` (per-silo compute times,
-//! capacities and data sizes, [`crate::silos`]; `train` jobs split their
+//! capacities and data sizes, [`crate::net::silos`]; `train` jobs split their
 //! data by its `data` column and report the sizes in `data_samples`), `links_csv` (measured core links,
-//! [`crate::links`]), `silos_per_router`, `silos`,
-//! `placement_seed` and `trace` (network dynamics, [`crate::dynamics`]:
+//! [`crate::net::links`]), `silos_per_router`, `silos`,
+//! `placement_seed` and `trace` (network dynamics, [`crate::net::dynamics`]:
 //! `simulate` and `train` then replay event by event, `compare`'s closed
 //! form refuses it) ([`OPTIONAL_NETWORK_AXES`]) are axes, and result
 //! columns, only when the file gives them.
@@ -83,7 +83,7 @@ use serde::{Deserialize, Serialize};
 
 use super::row::Cell;
 use super::ExperimentError;
-use crate::underlay::{Disconnected, IsolatedRouters, LoadOptions, MissingCoordinates};
+use crate::net::underlay::{Disconnected, IsolatedRouters, LoadOptions, MissingCoordinates};
 
 /// What every grid point runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -210,11 +210,11 @@ pub struct ExperimentSpec {
     /// Latency-matrix underlays (`.csv`): `"rtt"` (the default, cells are
     /// round-trip times) or `"one-way"` (as `--matrix-values`).
     #[serde(default)]
-    pub matrix_values: crate::underlay::matrix::MatrixValues,
+    pub matrix_values: crate::net::underlay::matrix::MatrixValues,
     /// Latency-matrix underlays: gap policy `"reverse"` (the default),
     /// `"path"`, `"drop"` or `"refuse"` (as `--matrix-gaps`).
     #[serde(default)]
-    pub matrix_gaps: crate::underlay::matrix::MatrixGaps,
+    pub matrix_gaps: crate::net::underlay::matrix::MatrixGaps,
     /// An axis to summarise over (usually `seed`): rows that differ only in
     /// it are grouped, and `summary.csv` plus a section of `results.md` give
     /// every shown column's mean, minimum, maximum and count.
@@ -290,7 +290,7 @@ pub struct Grid {
     pub center: Vec<String>,
     /// Model size M overriding the workload preset (`42.88Mbit`, `5MB`);
     /// an axis only when given, like the other optional network knobs below
-    /// ([`crate::scenario::NETWORK_KNOBS`]).
+    /// ([`crate::net::scenario::NETWORK_KNOBS`]).
     #[serde(default)]
     pub model_bits: Option<Vec<Cell>>,
     /// Time of one local step Tc (ms) overriding the workload preset.
@@ -306,11 +306,11 @@ pub struct Grid {
     #[serde(default)]
     pub silos_csv: Option<Vec<Cell>>,
     /// Network dynamics: CSV file (`time_s,target,value`,
-    /// [`crate::dynamics::read`]).
+    /// [`crate::net::dynamics::read`]).
     #[serde(default)]
     pub trace: Option<Vec<Cell>>,
     /// What synchronous rounds do about a silo the trace sets down
-    /// (`wait`, `skip`, `timeout:MS`; [`crate::dynamics::AvailabilityPolicy`]).
+    /// (`wait`, `skip`, `timeout:MS`; [`crate::net::dynamics::AvailabilityPolicy`]).
     #[serde(default)]
     pub availability: Option<Vec<Cell>>,
     /// Silos on every router.
@@ -400,7 +400,7 @@ pub const OPTIONAL_KIND_AXES: [(&str, &[ExperimentKind]); 3] = [
 
 /// Network knobs that are grid axes (and result columns) only when the file
 /// gives them, so that files without them keep their columns; every kind
-/// accepts them ([`crate::scenario::NetworkSpec::from_knobs`] parses them).
+/// accepts them ([`crate::net::scenario::NetworkSpec::from_knobs`] parses them).
 pub const OPTIONAL_NETWORK_AXES: [&str; 10] = [
     "model_bits",
     "compute_ms",

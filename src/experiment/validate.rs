@@ -8,14 +8,14 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use crate::builtin::builtin_underlay;
+use crate::net::builtin::builtin_underlay;
+use crate::net::scenario::{load_underlay, NetworkSpec, NETWORK_KNOBS};
+use crate::net::underlay::Underlay;
 use crate::network::NetworkKind;
 use crate::overlay::build::{CenterPolicy, OverlayKind};
 use crate::overlay::failures::FailureSpec;
 use crate::program::Method;
 use crate::replay::Straggler;
-use crate::scenario::{load_underlay, NetworkSpec, NETWORK_KNOBS};
-use crate::underlay::Underlay;
 use crate::units::parse_bandwidth;
 
 use super::grid::Job;
@@ -23,18 +23,18 @@ use super::spec::{ExperimentKind, ExperimentSpec};
 use super::ExperimentError;
 
 /// The `shared/` directory of `shared:REL` underlays: the one lookup of
-/// [`crate::builtin::shared_dir`] from the experiment file's directory
+/// [`crate::net::builtin::shared_dir`] from the experiment file's directory
 /// `base_dir` (`$FEDTOPO_SHARED`, else a `shared/` holding `underlays/` there
 /// or in an ancestor), else from the crate it was compiled from, else
 /// `shared` beside `base_dir` (which then fails to load, with a message
 /// saying how to set it).
 pub fn shared_dir(base_dir: &Path) -> PathBuf {
-    crate::builtin::shared_dir(base_dir)
-        .or_else(|| crate::builtin::shared_dir(Path::new(env!("CARGO_MANIFEST_DIR"))))
+    crate::net::builtin::shared_dir(base_dir)
+        .or_else(|| crate::net::builtin::shared_dir(Path::new(env!("CARGO_MANIFEST_DIR"))))
         .unwrap_or_else(|| base_dir.join("shared"))
 }
 
-/// Resolves an underlay spec of the grid to something [`crate::scenario::load_underlay`] takes.
+/// Resolves an underlay spec of the grid to something [`crate::net::scenario::load_underlay`] takes.
 pub fn resolve_underlay(spec: &str, base_dir: &Path) -> String {
     if let Some(rel) = spec.strip_prefix("shared:") {
         return shared_dir(base_dir)
@@ -340,7 +340,10 @@ center_access = ["same", "x"]
         let jobs = expand(&spec.grid);
         let u = validate_grid(&spec, &jobs, Path::new(".")).unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(u["aws-gaia"].node_count(), 11);
-        assert_eq!(spec.load_options(), crate::underlay::LoadOptions::default());
+        assert_eq!(
+            spec.load_options(),
+            crate::net::underlay::LoadOptions::default()
+        );
     }
 
     #[test]
@@ -355,12 +358,12 @@ center_access = ["same", "x"]
         let o = spec.load_options();
         assert_eq!(
             o.missing_coordinates,
-            crate::underlay::MissingCoordinates::Drop
+            crate::net::underlay::MissingCoordinates::Drop
         );
         assert_eq!(o.default_length_km, Some(100.0));
         assert_eq!(
             o.disconnected,
-            crate::underlay::Disconnected::LargestComponent
+            crate::net::underlay::Disconnected::LargestComponent
         );
         let e = ExperimentSpec::parse(&format!("{base}default_length_km = -1\n{grid}"), "g.toml")
             .map(|_| ())

@@ -6,7 +6,7 @@
 //! * the uplink of silo `i` (`Cup(i)`),
 //! * every core link of the route `i -> j`, **each direction separately**
 //!   (full-duplex links: traffic `a -> b` does not compete with `b -> a`),
-//!   with capacity [`crate::connectivity::Connectivity::link_capacity_bps`],
+//!   with capacity [`crate::net::connectivity::Connectivity::link_capacity_bps`],
 //! * the downlink of silo `j` (`Cdn(j)`).
 //!
 //! Rates are the max-min fair allocation (Bertsekas & Gallager, "Data
@@ -35,7 +35,7 @@
 //! The last bit of a flow reaches the receiver `l(i,j)` ms (route
 //! propagation latency) after the flow has been fully transmitted.
 //!
-//! With network dynamics ([`crate::dynamics`]) the traced resources (access
+//! With network dynamics ([`crate::net::dynamics`]) the traced resources (access
 //! links of silos with a bandwidth or availability trace, traced core
 //! links) take their capacity at every change instant while flows are
 //! active (one timer per instant), and every flow is re-filled then (a
@@ -48,8 +48,8 @@ use std::collections::{BinaryHeap, HashMap};
 pub use super::maxmin::progressive_filling;
 use super::maxmin::MaxMin;
 use super::{NetworkModel, NetworkStats, Slab, Timers, Transfer};
-use crate::delay::DelayModel;
 use crate::engine::EventId;
+use crate::net::delay::DelayModel;
 use crate::units::{BitsPerSec, Ms};
 
 const DELIVER: u64 = 1 << 63;
@@ -620,11 +620,11 @@ impl NetworkModel for FlowNetwork<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::net::placement::SiloPlacement;
+    use crate::net::scenario::NetworkSpec;
+    use crate::net::underlay::synthetic::random_geometric;
     use crate::overlay::Overlay;
-    use crate::placement::SiloPlacement;
     use crate::replay::{replay, ReplayOptions};
-    use crate::scenario::NetworkSpec;
-    use crate::underlay::synthetic::random_geometric;
     use proptest::prelude::*;
 
     proptest! {

@@ -5,8 +5,8 @@
 //! recurrence `t_j(k+1) = max_i (t_i(k) + d_o(i,j))` (\[Marfoq20\] eq. 4).
 
 use super::{NetworkModel, Slab, Timers, Transfer};
-use crate::delay::DelayModel;
-use crate::dynamics::{send_ms, Dynamics};
+use crate::net::delay::DelayModel;
+use crate::net::dynamics::{send_ms, Dynamics};
 use crate::units::{transfer_ms, Ms};
 
 /// \[Marfoq20\] Eq. (3) arc delays, no interference between transfers.
@@ -33,7 +33,7 @@ impl<'a> MaxPlusNetwork<'a> {
     }
 
     /// The communication time of `t` sent at `now` (ms) under the
-    /// dynamics `d` ([`crate::dynamics`]): eq. (3) with every rate
+    /// dynamics `d` ([`crate::net::dynamics`]): eq. (3) with every rate
     /// integrated from `now`, `l(i,j) + lat_i(now) + lat_j(now) + max(T_up,
     /// T_dn, T_A)`, ms (infinite when a silo stays down). Without a change
     /// during the transfer this is [`Self::comm_ms`] to the last bit.

@@ -23,8 +23,8 @@ use std::str::FromStr;
 
 use serde::Serialize;
 
-use crate::delay::DelayModel;
 use crate::engine::{EventId, Scheduler};
+use crate::net::delay::DelayModel;
 use crate::units::{Bits, Ms};
 
 pub use flow::FlowNetwork;

@@ -23,8 +23,8 @@
 //! in `replay::tests::paper_model_hand_computed_queue_and_idle_downlink`.
 
 use super::{NetworkModel, Slab, Timers, Transfer};
-use crate::delay::DelayModel;
-use crate::dynamics::send_ms;
+use crate::net::delay::DelayModel;
+use crate::net::dynamics::send_ms;
 use crate::units::{transfer_ms, BitsPerSec, Ms};
 
 const AT_RECEIVER: u64 = 1 << 63;
@@ -61,7 +61,7 @@ impl<'a> PaperNetwork<'a> {
     }
 
     /// [`Self::path_ms`] for `t` sent at `now` (ms) under the model's
-    /// dynamics ([`crate::dynamics`]): the path rate `min(Cup(j)/outdeg,
+    /// dynamics ([`crate::net::dynamics`]): the path rate `min(Cup(j)/outdeg,
     /// Cdn(i)/indeg, A(j,i))` integrated from `now`, latency (with the
     /// silos' extra latency) at `now`.
     fn traced_path_ms(&self, t: &Transfer, now: Ms) -> Ms {

@@ -10,8 +10,10 @@ use std::sync::{Arc, OnceLock};
 use serde::Serialize;
 use thiserror::Error;
 
-use crate::delay::DelayModel;
 use crate::graph::PeriodicSchedule;
+use crate::net::delay::DelayModel;
+use crate::net::placement::SiloPlacement;
+use crate::net::underlay::Underlay;
 use crate::overlay::algo::{improve_directed_ring, RingSearch};
 use crate::overlay::dcliques::placement::{DCliquesBuild, DCliquesOverlay};
 use crate::overlay::dcliques::{CliqueTopology, DCliquesError};
@@ -28,8 +30,6 @@ use crate::overlay::matcha::{
 use crate::overlay::random::{random_overlay, RandomGraphError, RandomSpec, RandomSpecError};
 use crate::overlay::spec::{split_overlay_list, NameKind, OverlaySpec, OverlaySpecError};
 use crate::overlay::{complete, mbst, mst, ring, star, Overlay};
-use crate::placement::SiloPlacement;
-use crate::underlay::Underlay;
 
 /// The overlay families fedtopo can build.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, PartialOrd, Ord)]
@@ -395,7 +395,7 @@ pub enum BuildError {
         /// Overlay name.
         overlay: String,
         /// The arc and its delay.
-        source: crate::delay::NonFiniteDelay,
+        source: crate::net::delay::NonFiniteDelay,
     },
     /// A D-Cliques topology could not be built.
     #[error("building `{overlay}`")]

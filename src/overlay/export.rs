@@ -9,12 +9,12 @@ use std::fmt::Write as _;
 
 use serde::Serialize;
 
-use crate::delay::DelayModel;
 use crate::graph::OverlaySchedule;
+use crate::net::delay::DelayModel;
+use crate::net::placement::SiloPlacement;
+use crate::net::underlay::projection::{Frame, Projection};
+use crate::net::underlay::Underlay;
 use crate::overlay::{Overlay, Protocol};
-use crate::placement::SiloPlacement;
-use crate::underlay::projection::{Frame, Projection};
-use crate::underlay::Underlay;
 
 /// Side of the square, in points (1/72 inch), that DOT positions are
 /// fitted into (10 inches).
@@ -151,7 +151,7 @@ impl ExportedOverlay {
 
     /// Graphviz DOT text. Silos with coordinates carry `pos="x,y!"`
     /// (points, y up): the equirectangular projection of
-    /// [`crate::underlay::projection`] fitted into a [`DOT_BOX_PT`]-point
+    /// [`crate::net::underlay::projection`] fitted into a [`DOT_BOX_PT`]-point
     /// square, so `neato -n2 -Tsvg` draws the overlay on its map.
     pub fn to_dot(&self) -> String {
         let mut s = String::new();

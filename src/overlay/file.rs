@@ -60,7 +60,7 @@ use serde::Serialize;
 use thiserror::Error;
 
 use crate::graph::{Overlay, PeriodicSchedule, Protocol};
-use crate::underlay::{GmlEntry, GmlValue, Underlay};
+use crate::net::underlay::{GmlEntry, GmlValue, Underlay};
 
 /// Files larger than this are refused (bytes).
 pub const MAX_FILE_BYTES: u64 = 64 << 20;
@@ -440,7 +440,7 @@ fn load(path: &Path, at: At<'_>) -> Result<Raw, FileOverlayError> {
             at: at(None, None),
             message: e.to_string(),
         })?;
-    let text = crate::underlay::decode_bytes(&bytes);
+    let text = crate::net::underlay::decode_bytes(&bytes);
     let ext = path
         .extension()
         .map(|e| e.to_string_lossy().to_ascii_lowercase())
@@ -486,7 +486,7 @@ fn gml_key(v: &GmlValue) -> Option<String> {
 }
 
 fn read_gml(text: &str, at: At<'_>) -> Result<Raw, FileOverlayError> {
-    let top = crate::underlay::gml::parse(text)
+    let top = crate::net::underlay::gml::parse(text)
         .map_err(|e| syntax(at(Some(e.pos.line), Some(e.pos.col)), e.message))?;
     let graph = top
         .iter()

@@ -1,18 +1,18 @@
 //! The overlay build knobs: [`BuildOptions::from_knobs`], the twin of
-//! [`crate::scenario::NetworkSpec::from_knobs`]. Every front end (the CLI's
+//! [`crate::net::scenario::NetworkSpec::from_knobs`]. Every front end (the CLI's
 //! `--center`, `--seed`, `--budget`, `--matcha-rounds`, `--dc-*` options,
 //! experiment files, Python's `Network` methods) hands its text to this one
 //! parser, so the defaults, bounds and error texts live here once (keys in
 //! [`BUILD_KNOBS`]).
 
+use crate::net::placement::SiloPlacement;
+use crate::net::scenario::{Knob, KnobError};
+use crate::net::underlay::Underlay;
 use crate::overlay::build::{BuildOptions, CenterPolicy};
 use crate::overlay::dcliques::labels::MNIST_TRAIN_COUNTS;
 use crate::overlay::dcliques::placement::{DCliquesBuild, LabelSource};
 use crate::overlay::dcliques::DCliquesOptions;
 use crate::overlay::matcha::{budget_ok, MatchaOptions, MAX_MATCHA_ROUNDS};
-use crate::placement::SiloPlacement;
-use crate::scenario::{Knob, KnobError};
-use crate::underlay::Underlay;
 
 /// The build knobs: `(key, default, what it accepts)`. The CLI spells a key
 /// with dashes (`dc_clique_size` is `--dc-clique-size`).
@@ -120,8 +120,8 @@ impl BuildOptions {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::scenario::load_underlay;
-    use crate::underlay::LoadOptions;
+    use crate::net::scenario::load_underlay;
+    use crate::net::underlay::LoadOptions;
 
     fn builtin_underlay(name: &str) -> Option<Underlay> {
         load_underlay(Some(name), &LoadOptions::default()).ok()

@@ -25,7 +25,7 @@ pub mod ring;
 pub mod spec;
 pub mod star;
 
-use crate::delay::DelayModel;
+use crate::net::delay::DelayModel;
 
 pub use crate::graph::{failures, Overlay, OverlaySchedule, Protocol};
 
@@ -68,8 +68,8 @@ mod tests {
 
     #[test]
     fn non_finite_delays_are_an_error_not_a_panic() {
+        use crate::net::scenario::{load_underlay, NetworkSpec};
         use crate::overlay::build::{build_overlay, BuildError, BuildOptions, OverlayKind};
-        use crate::scenario::{load_underlay, NetworkSpec};
         let u = load_underlay(Some("aws-gaia"), &Default::default()).unwrap();
         let mut model = NetworkSpec::default().delay_model(&u);
         assert!(model.check_finite().is_ok());

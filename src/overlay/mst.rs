@@ -6,7 +6,7 @@
 
 use rayon::prelude::*;
 
-use crate::delay::DelayModel;
+use crate::net::delay::DelayModel;
 use crate::overlay::algo::{minimum_spanning_tree, minimum_spanning_tree_by_rows, DenseMatrix};
 use crate::overlay::{silo_matrix, Overlay};
 

@@ -15,7 +15,7 @@
 //! searched through candidate lists (the `k = 10` nearest successors and
 //! predecessors of each silo) with don't-look bits.
 
-use crate::delay::DelayModel;
+use crate::net::delay::DelayModel;
 use crate::overlay::algo::{christofides_tour, improve_directed_ring, DenseMatrix, RingSearch};
 use crate::overlay::{silo_matrix, Overlay};
 

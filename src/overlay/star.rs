@@ -13,10 +13,10 @@
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
 
-use crate::delay::DelayModel;
+use crate::net::delay::DelayModel;
+use crate::net::underlay::Underlay;
 use crate::overlay::{Overlay, Protocol};
 use crate::timing;
-use crate::underlay::Underlay;
 
 /// The star centred on `center`: arcs both ways between the centre and every
 /// other silo, run as the two-phase server-client protocol.
@@ -161,7 +161,7 @@ mod tests {
     /// the fastest centre is the first with the least cycle time.
     #[test]
     fn star_cycle_time_at_matches_the_built_star() {
-        use crate::scenario::{load_underlay, NetworkSpec};
+        use crate::net::scenario::{load_underlay, NetworkSpec};
         let u =
             load_underlay(Some("aws-gaia"), &Default::default()).unwrap_or_else(|e| panic!("{e}"));
         let model = NetworkSpec::default().delay_model(&u);
@@ -189,7 +189,7 @@ mod tests {
     /// edges (Exodus: 79 silos, two tiles; silos of unequal compute).
     #[test]
     fn star_cycle_times_equal_one_centre_at_a_time() {
-        use crate::scenario::{load_underlay, NetworkSpec};
+        use crate::net::scenario::{load_underlay, NetworkSpec};
         let u = load_underlay(Some("underlays/paper/exodus.gml"), &Default::default())
             .unwrap_or_else(|e| panic!("{e}"));
         let mut model = NetworkSpec::default().delay_model(&u);
@@ -214,7 +214,7 @@ mod tests {
 #[cfg(test)]
 mod load_tests {
     use super::*;
-    use crate::underlay::LoadOptions;
+    use crate::net::underlay::LoadOptions;
 
     #[test]
     fn load_centrality_of_a_path_and_a_star() {

@@ -29,7 +29,7 @@ use serde::Serialize;
 use thiserror::Error;
 
 use super::spec::{Op, Program};
-use crate::delay::DelayModel;
+use crate::net::delay::DelayModel;
 use crate::network::{MaxPlusNetwork, NetworkModel, Transfer};
 use crate::replay::harness::{EventProtocol, Harness, Link};
 use crate::units::{Bits, Ms};
@@ -320,7 +320,7 @@ impl Exec<'_> {
     fn start_task(&mut self, k: usize, link: &mut Link<'_, TaskDone>) {
         match self.graph.tasks[k].kind {
             TaskKind::Compute { node, ms } => {
-                // Paused while the node is down ([`crate::dynamics`]).
+                // Paused while the node is down ([`crate::net::dynamics`]).
                 let end = self.delay.compute_end_ms(node, link.now(), ms);
                 if end.is_finite() {
                     link.schedule_at(end, k);
@@ -432,7 +432,7 @@ pub fn simulate(
     links: usize,
 ) -> Result<SimResult, SimError> {
     if let Some(d) = delay.dynamics.as_ref() {
-        if d.policy != crate::dynamics::AvailabilityPolicy::Wait {
+        if d.policy != crate::net::dynamics::AvailabilityPolicy::Wait {
             return Err(SimError::Churn(d.policy.name()));
         }
     }

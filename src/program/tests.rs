@@ -8,13 +8,13 @@ use rand_chacha::ChaCha8Rng;
 use super::grouping::*;
 use super::sim::{simulate, TaskGraph};
 use super::*;
-use crate::access::AccessLinks;
-use crate::connectivity::{Connectivity, ConnectivityOptions};
-use crate::delay::DelayModel;
+use crate::net::access::AccessLinks;
+use crate::net::connectivity::{Connectivity, ConnectivityOptions};
+use crate::net::delay::DelayModel;
+use crate::net::scenario::{load_underlay, NetworkSpec};
+use crate::net::underlay::{LoadOptions, Underlay};
+use crate::net::workload::Workload;
 use crate::network::{FlowNetwork, MaxPlusNetwork, NetworkKind};
-use crate::scenario::{load_underlay, NetworkSpec};
-use crate::underlay::{LoadOptions, Underlay};
-use crate::workload::Workload;
 
 fn msgs(step: &Step) -> Vec<(usize, usize, u8)> {
     step.messages()

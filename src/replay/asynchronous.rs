@@ -15,10 +15,10 @@
 //! Both protocols stop starting computations once `computations` local
 //! computations have started in all (the budget a synchronous run of
 //! `computations / N` rounds spends); computations and transfers under
-//! way then finish. Every model is [`crate::workload::Workload::model_bits`]
+//! way then finish. Every model is [`crate::net::workload::Workload::model_bits`]
 //! bits; a silo's computation lasts `s * Tc(i)` ms
-//! ([`crate::delay::DelayModel::compute_round_ms`]). Under a network trace
-//! ([`crate::dynamics`]) transfers follow the network model's changing
+//! ([`crate::net::delay::DelayModel::compute_round_ms`]). Under a network trace
+//! ([`crate::net::dynamics`]) transfers follow the network model's changing
 //! rates and a computation pauses while its silo is down.
 
 pub mod buffered;
@@ -230,9 +230,9 @@ pub enum AsyncError {
 /// Refuses an availability policy other than `wait`: asynchronous
 /// protocols have no rounds to skip or time out (a silo that is down is
 /// simply not free until it is back up).
-fn refuse_churn(model: &crate::delay::DelayModel) -> Result<(), AsyncError> {
+fn refuse_churn(model: &crate::net::delay::DelayModel) -> Result<(), AsyncError> {
     match model.dynamics.as_ref() {
-        Some(d) if d.policy != crate::dynamics::AvailabilityPolicy::Wait => {
+        Some(d) if d.policy != crate::net::dynamics::AvailabilityPolicy::Wait => {
             Err(AsyncError::Config(format!(
                 "availability {}: asynchronous protocols have no synchronous rounds to skip or \
                  time out (a silo that is down is not free until it is back up); use \

@@ -1,5 +1,5 @@
 //! Churn in synchronous rounds: what the round protocol of [`super::replay`]
-//! does about silos that a trace ([`crate::dynamics`]) sets down, under an
+//! does about silos that a trace ([`crate::net::dynamics`]) sets down, under an
 //! [`AvailabilityPolicy`] other than `Wait`.
 //!
 //! * **`skip`** (a failure detector): a silo waiting for the round-`k`
@@ -44,7 +44,7 @@ use std::collections::VecDeque;
 
 use serde::Serialize;
 
-use crate::dynamics::AvailabilityPolicy;
+use crate::net::dynamics::AvailabilityPolicy;
 
 /// A transfer's `round` with this bit set is a rejoining silo's model
 /// fetch for round `round & !JOIN`.

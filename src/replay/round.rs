@@ -15,8 +15,8 @@ use super::churn::{self, Churn, RoundParticipation};
 use super::harness::{EventProtocol, Link};
 use super::trace::{TraceRecorder, TraceWindow};
 use super::{ReplayError, Straggler};
-use crate::delay::DelayModel;
 use crate::engine::fx::FxHashMap;
+use crate::net::delay::DelayModel;
 use crate::network::Transfer;
 use crate::overlay::{Overlay, OverlaySchedule, Protocol};
 use crate::units::Ms;
@@ -163,7 +163,7 @@ impl<'a> RoundProtocol<'a> {
             churn: None,
         };
         if let Some(d) = delay.dynamics.as_ref() {
-            if d.policy != crate::dynamics::AvailabilityPolicy::Wait {
+            if d.policy != crate::net::dynamics::AvailabilityPolicy::Wait {
                 if p.max_lag > 0 {
                     return Err(ReplayError::Churn(format!(
                         "availability {}: schedules with lagged arcs are not covered; use \

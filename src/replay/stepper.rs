@@ -20,7 +20,7 @@ use super::breakdown::{Breakdown, SiloRound, MAX_BREAKDOWN_ROWS};
 use super::harness::{Harness, Net};
 use super::round::RoundProtocol;
 use super::{ReplayError, ReplayOptions, ReplayResult, Straggler};
-use crate::delay::DelayModel;
+use crate::net::delay::DelayModel;
 use crate::network::NetworkModel;
 use crate::overlay::OverlaySchedule;
 use crate::units::Ms;
@@ -82,7 +82,7 @@ impl<'a> RoundStepper<'a> {
         let churn = delay
             .dynamics
             .as_ref()
-            .is_some_and(|d| d.policy != crate::dynamics::AvailabilityPolicy::Wait);
+            .is_some_and(|d| d.policy != crate::net::dynamics::AvailabilityPolicy::Wait);
         let mut p = RoundProtocol::new(
             schedule,
             delay,
@@ -289,11 +289,11 @@ impl<'a> RoundStepper<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::net::scenario::{load_underlay, NetworkSpec};
+    use crate::net::underlay::LoadOptions;
     use crate::network::NetworkKind;
     use crate::overlay::build::{build_overlay, build_schedule, BuildOptions, OverlayKind};
     use crate::replay::{replay, ReplayError, ReplayOptions};
-    use crate::scenario::{load_underlay, NetworkSpec};
-    use crate::underlay::LoadOptions;
 
     /// Stepping round by round gives exactly (bit for bit) the start times
     /// of a batch replay of many more rounds, on every network model.

@@ -2,16 +2,16 @@
 //! and the flow model against hand computations.
 
 use super::*;
-use crate::access::AccessLinks;
-use crate::connectivity::{Connectivity, ConnectivityOptions};
 use crate::maxplus::{recurrence_slope, Recurrence};
+use crate::net::access::AccessLinks;
+use crate::net::connectivity::{Connectivity, ConnectivityOptions};
+use crate::net::scenario::{load_underlay, NetworkSpec};
+use crate::net::underlay::{LoadOptions, Underlay};
+use crate::net::workload::Workload;
 use crate::network::{FlowNetwork, MaxPlusNetwork, NetworkKind, PaperNetwork};
 use crate::overlay::build::{build_overlay, BuildOptions, OverlayKind};
 use crate::overlay::{Overlay, Protocol};
-use crate::scenario::{load_underlay, NetworkSpec};
 use crate::timing::{cycle_time, maxplus_graph};
-use crate::underlay::{LoadOptions, Underlay};
-use crate::workload::Workload;
 use proptest::prelude::*;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -461,7 +461,7 @@ fn paper_model_hand_computed_queue_and_idle_downlink() {
 fn silos_on_one_router_use_access_links_only() {
     // Two silos on router a of the line, one on c. Silos 0 and 1 exchange
     // models over their access links only: l = 0, A = inf.
-    use crate::placement::SiloPlacement;
+    use crate::net::placement::SiloPlacement;
     let p = SiloPlacement::explicit(vec![0, 0, 2], 3).unwrap();
     let conn = Connectivity::with_placement(&line(), &ConnectivityOptions::default(), p);
     let access = AccessLinks::uniform(3, 1e8);

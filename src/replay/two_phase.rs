@@ -10,7 +10,7 @@ use crate::engine::fx::FxHashMap;
 use serde::Serialize;
 
 use super::harness::{EventProtocol, Harness, Link};
-use crate::delay::DelayModel;
+use crate::net::delay::DelayModel;
 use crate::network::{NetworkModel, NetworkStats, Transfer};
 use crate::overlay::dcliques::CliqueTopology;
 use crate::overlay::Overlay;
@@ -247,7 +247,7 @@ pub fn replay_clique_averaging(
         .into());
     }
     if let Some(d) = delay.dynamics.as_ref() {
-        if d.policy != crate::dynamics::AvailabilityPolicy::Wait {
+        if d.policy != crate::net::dynamics::AvailabilityPolicy::Wait {
             return Err(CliqueReplayError::Churn(d.policy.name()));
         }
     }
@@ -294,13 +294,13 @@ pub fn replay_clique_averaging(
 mod tests {
     use super::*;
     use crate::maxplus::{recurrence_slope, Recurrence};
+    use crate::net::scenario::{load_underlay, NetworkSpec};
+    use crate::net::underlay::LoadOptions;
     use crate::network::{FlowNetwork, MaxPlusNetwork};
     use crate::overlay::dcliques::{
         build_topology, DCliquesOptions, InterClique, LabelDistributions, TopologyKind,
     };
-    use crate::scenario::{load_underlay, NetworkSpec};
     use crate::timing::two_phase::{two_phase_cycle_time, two_phase_graph};
-    use crate::underlay::LoadOptions;
 
     fn model(access_bps: f64) -> DelayModel {
         let u = load_underlay(None, &LoadOptions::default()).unwrap();

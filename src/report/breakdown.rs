@@ -2,7 +2,7 @@
 //! read it: a summary row per replay (terminal table), every silo-round
 //! as CSV, and the per-round means and the critical path as JSON.
 
-use crate::placement::silo_label;
+use crate::net::placement::silo_label;
 use serde::Serialize;
 
 use super::table::Table;

@@ -5,11 +5,11 @@ use crate::overlay::algo::{
 };
 use serde::Serialize;
 
-use crate::delay::DelayModel;
 use crate::evaluate::{EvalError, EvaluatedOverlay, ScheduleMixing};
+use crate::net::delay::DelayModel;
+use crate::net::underlay::Underlay;
 use crate::overlay::build::{BuildOptions, CenterPolicy, OverlayKind};
 use crate::report::network::NetworkDescription;
-use crate::underlay::Underlay;
 
 /// One overlay's line in a comparison.
 #[derive(Debug, Clone, Serialize)]

@@ -9,7 +9,7 @@
 //! data-silo data-round>` bars, `<g class="row" data-silo>` rows, one
 //! `<polyline class="critical-path">`.
 
-use crate::placement::silo_label;
+use crate::net::placement::silo_label;
 use std::collections::BTreeMap;
 
 use thiserror::Error;

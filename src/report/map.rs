@@ -1,6 +1,6 @@
 //! Pictures of the network (`fedtopo draw`, the map of `--report`): the
 //! underlay's links and routers on longitude/latitude (the equirectangular
-//! projection of [`crate::underlay::projection`], stated under the
+//! projection of [`crate::net::underlay::projection`], stated under the
 //! picture), the silos as labelled markers, and an overlay's arcs coloured
 //! by their \[Marfoq20\] eq. (3) delay (ms, colour bar in the legend), its
 //! critical circuit highlighted. A schedule (MATCHA, `exp-1peer`,
@@ -22,12 +22,12 @@ use thiserror::Error;
 
 use super::plot::AxisTicks;
 use super::svg::{num, sequential_color, SvgDoc};
-use crate::delay::DelayModel;
 use crate::evaluate::{EvaluatedOverlay, OverlayTiming};
 use crate::graph::{Overlay, Protocol};
+use crate::net::delay::DelayModel;
+use crate::net::underlay::projection::{Frame, Projection};
+use crate::net::underlay::Underlay;
 use crate::overlay::export::{silo_positions, unique_labels};
-use crate::underlay::projection::{Frame, Projection};
-use crate::underlay::Underlay;
 use crate::units::Ms;
 
 /// Most overlay arcs a map draws (a complete overlay on 142 silos); more

@@ -4,13 +4,13 @@
 
 use serde::Serialize;
 
-use crate::delay::DelayModel;
 use crate::design::figures::{fastest_figures, mixing_figures};
 use crate::evaluate::{EvalError, EvaluatedOverlay};
 use crate::mixing::{FastestOptions, MixingError};
+use crate::net::delay::DelayModel;
+use crate::net::underlay::Underlay;
 use crate::overlay::build::{BuildOptions, OverlayKind};
 use crate::train::consensus::ConsensusError;
-use crate::underlay::Underlay;
 
 /// The `fastest_note` of a row whose fastest-mixing weights were beyond
 /// [`crate::mixing::MAX_FASTEST_WORK`] ([`crate::mixing::fastest_work_note`]
@@ -149,8 +149,8 @@ pub fn mixing_rows(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::scenario::{load_underlay, NetworkSpec};
-    use crate::underlay::LoadOptions;
+    use crate::net::scenario::{load_underlay, NetworkSpec};
+    use crate::net::underlay::LoadOptions;
 
     #[test]
     fn fastest_weights_never_mix_slower_and_rings_are_directed() {

@@ -8,10 +8,10 @@
 
 use serde::Serialize;
 
-use crate::delay::DelayModel;
-use crate::links::{LinkFileError, LinkOverrides};
-use crate::scenario::NetworkSpec;
-use crate::underlay::Underlay;
+use crate::net::delay::DelayModel;
+use crate::net::links::{LinkFileError, LinkOverrides};
+use crate::net::scenario::NetworkSpec;
+use crate::net::underlay::Underlay;
 
 /// One silo's values as the delay model uses them (\[Marfoq20\] eq. (3)).
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -191,8 +191,8 @@ pub fn append_columns(text: &str, columns: &[(&str, String)]) -> Result<String, 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::scenario::load_underlay;
-    use crate::underlay::LoadOptions;
+    use crate::net::scenario::load_underlay;
+    use crate::net::underlay::LoadOptions;
 
     #[test]
     fn silos_csv_values_show_per_silo_and_in_ranges() {

@@ -1,7 +1,7 @@
 //! Reports of round replays: per-silo start times, per-round durations,
 //! link utilisation (CSV) and a round-completion timeline (SVG).
 
-use crate::placement::silo_label;
+use crate::net::placement::silo_label;
 use std::collections::BTreeMap;
 
 use plotters::prelude::*;
@@ -12,7 +12,7 @@ use super::plot::{
 use serde::Serialize;
 
 use super::table::Table;
-use crate::delay::DelayModel;
+use crate::net::delay::DelayModel;
 use crate::replay::ReplayResult;
 use crate::units::{BitsPerSec, Ms};
 
@@ -403,11 +403,11 @@ pub fn replay_summary_table(rows: &[ReplaySummaryRow]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::net::scenario::{load_underlay, NetworkSpec};
+    use crate::net::underlay::LoadOptions;
     use crate::network::MaxPlusNetwork;
     use crate::overlay::Overlay;
     use crate::replay::{replay, ReplayOptions};
-    use crate::scenario::{load_underlay, NetworkSpec};
-    use crate::underlay::LoadOptions;
 
     #[test]
     fn csvs_stats_and_svg() {

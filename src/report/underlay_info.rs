@@ -5,10 +5,10 @@
 
 use serde::Serialize;
 
-use crate::connectivity::ConnectivityOptions;
-use crate::underlay::diameter::{diameter, EXACT_DIAMETER_MAX_ROUTERS};
-use crate::underlay::notes::report_lines;
-use crate::underlay::{EstimatedPosition, Underlay};
+use crate::net::connectivity::ConnectivityOptions;
+use crate::net::underlay::diameter::{diameter, EXACT_DIAMETER_MAX_ROUTERS};
+use crate::net::underlay::notes::report_lines;
+use crate::net::underlay::{EstimatedPosition, Underlay};
 
 /// Summary of an underlay (`fedtopo underlay info --format json`).
 #[derive(Debug, Clone, Serialize)]
@@ -49,7 +49,7 @@ pub struct UnderlayInfo {
 }
 
 /// How far the diameter of a large underlay is bounded (above
-/// [`EXACT_DIAMETER_MAX_ROUTERS`] routers, see [`crate::underlay::diameter`]):
+/// [`EXACT_DIAMETER_MAX_ROUTERS`] routers, see [`crate::net::underlay::diameter`]):
 /// `diameter_km` and `diameter_ms` are the longest route found,
 /// `diameter_hops` the most hops found.
 #[derive(Debug, Clone, Serialize)]
@@ -135,7 +135,7 @@ impl UnderlayInfo {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::underlay::LoadOptions;
+    use crate::net::underlay::LoadOptions;
 
     fn load(gml: &str) -> Underlay {
         Underlay::from_gml_str(gml, "t", &LoadOptions::default()).unwrap()

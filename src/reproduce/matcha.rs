@@ -12,10 +12,10 @@ use serde::Serialize;
 use thiserror::Error;
 
 use super::throughput::paper_model;
+use crate::net::underlay::{LoadOptions, Underlay, UnderlayError};
 use crate::overlay::matcha::{MatchaBase, MatchaDesign, MatchaError, MatchaOptions};
 use crate::timing::schedule::{maxplus_growth, round_estimate};
 use crate::timing::TimingError;
-use crate::underlay::{LoadOptions, Underlay, UnderlayError};
 
 /// Why the MATCHA reproduction failed.
 #[derive(Debug, Error)]

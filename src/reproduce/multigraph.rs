@@ -19,18 +19,18 @@ use std::fmt;
 
 use serde::Serialize;
 
-use crate::access::AccessLinks;
-use crate::connectivity::{Connectivity, ConnectivityOptions};
-use crate::delay::DelayModel;
 use crate::graph::{Overlay, OverlaySchedule};
+use crate::net::access::AccessLinks;
+use crate::net::connectivity::{Connectivity, ConnectivityOptions};
+use crate::net::delay::DelayModel;
+use crate::net::underlay::Underlay;
+use crate::net::workload::Workload;
 use crate::network::NetworkKind;
 use crate::overlay::families::multigraph::{Multigraph, WeakEdges, T_MAX};
 use crate::replay::{replay, ReplayError, ReplayOptions, Straggler};
 use crate::timing::multigraph::{published_estimate, published_rounds};
 use crate::timing::schedule::periodic_rate;
 use crate::timing::{cycle_time, TimingError};
-use crate::underlay::Underlay;
-use crate::workload::Workload;
 
 /// \[Do23\]'s networks, by file stem under the shared `underlays/paper/`.
 pub const NETWORKS: [&str; 5] = ["gaia", "amazon_us", "geantdistance", "exodus", "ebone"];

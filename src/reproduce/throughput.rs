@@ -8,11 +8,11 @@
 //! [`super::matcha`], \[Marfoq20\] Table 10 the experiment file
 //! `experiments/table10-matcha-budget/experiment.toml`.
 
-use crate::access::AccessLinks;
-use crate::connectivity::{Connectivity, ConnectivityOptions};
-use crate::delay::DelayModel;
-use crate::underlay::Underlay;
-use crate::workload::Workload;
+use crate::net::access::AccessLinks;
+use crate::net::connectivity::{Connectivity, ConnectivityOptions};
+use crate::net::delay::DelayModel;
+use crate::net::underlay::Underlay;
+use crate::net::workload::Workload;
 
 /// The paper's delay model for `underlay` with `s` local steps.
 pub fn paper_model(underlay: &Underlay, local_steps: u32) -> DelayModel {

@@ -28,9 +28,9 @@
 use serde::Serialize;
 
 use super::TimingError;
-use crate::delay::DelayModel;
 use crate::graph::Overlay;
 use crate::maxplus::{self, Arc, WeightedDigraph};
+use crate::net::delay::DelayModel;
 use crate::units::Ms;
 
 /// Rounds \[Do23\]'s code averages over, per workload (its `ROUNDS_DICT`).

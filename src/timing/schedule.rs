@@ -18,9 +18,9 @@
 use serde::Serialize;
 
 use super::TimingError;
-use crate::delay::DelayModel;
 use crate::graph::{Overlay, OverlaySchedule};
 use crate::maxplus::{self, Arc, WeightedDigraph};
+use crate::net::delay::DelayModel;
 use crate::units::Ms;
 
 /// Duration of one synchronous round on `overlay`: its largest arc delay

@@ -31,9 +31,9 @@
 use std::collections::HashMap;
 
 use super::{Timing, TimingError};
-use crate::delay::DelayModel;
 use crate::graph::Overlay;
 use crate::maxplus::{self, Arc, WeightedDigraph};
+use crate::net::delay::DelayModel;
 use crate::units::Ms;
 
 /// Communication part of eq. (3) for arc `i -> j` of `o`, ms.
@@ -130,8 +130,8 @@ pub fn two_phase_cycle_time(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::scenario::{load_underlay, NetworkSpec};
-    use crate::underlay::LoadOptions;
+    use crate::net::scenario::{load_underlay, NetworkSpec};
+    use crate::net::underlay::LoadOptions;
 
     #[test]
     fn size_mismatch_is_an_error() {

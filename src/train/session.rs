@@ -10,8 +10,10 @@
 //! ([`checkpoint::run`]). Clique averaging (D-Cliques `+ca`) also averages
 //! gradients inside the overlay's gradient groups.
 
-use crate::delay::DelayModel;
 use crate::evaluate::{EvalError, EvaluatedOverlay};
+use crate::net::delay::DelayModel;
+use crate::net::silos::DataSizes;
+use crate::net::underlay::Underlay;
 use crate::network::NetworkKind;
 use crate::overlay::build::{BuildOptions, OverlayKind};
 use crate::overlay::failures::FailureSpec;
@@ -19,9 +21,7 @@ use crate::overlay::Protocol;
 use crate::replay::asynchronous::{AsyncOptions, AsyncProtocol, AsyncRun};
 use crate::replay::breakdown::Breakdown;
 use crate::replay::clock::RecordingClock;
-use crate::silos::DataSizes;
 use crate::train::stationary::InitGain;
-use crate::underlay::Underlay;
 
 use crate::overlay::dcliques::placement::{DCliquesBuild, LabelSource};
 
@@ -262,7 +262,7 @@ impl Session<'_> {
     ///
     /// # Errors
     /// The overlay's own weights are invalid, or the data was not split by
-    /// the silo file's `data` column ([`crate::delay::DelayModel::data_sizes`]).
+    /// the silo file's `data` column ([`crate::net::delay::DelayModel::data_sizes`]).
     pub fn consensus_rule(&self, overlay: &EvaluatedOverlay) -> Result<ConsensusRule, TrainError> {
         let kind = overlay.kind();
         let rule = self

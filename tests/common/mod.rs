@@ -14,19 +14,19 @@ pub fn fedtopo(args: &[&str]) -> Output {
 
 /// The paper's eight underlays shipped in the repository (`underlays/paper/`).
 pub fn paper_dir() -> PathBuf {
-    fedtopo::builtin::paper_underlays_dir()
+    fedtopo::net::builtin::paper_underlays_dir()
 }
 
 /// The `shared/` directory (the Topology Zoo corpus), if present, by the one
-/// lookup of [`fedtopo::builtin::shared_dir`]: `$FEDTOPO_SHARED`, else a
+/// lookup of [`fedtopo::net::builtin::shared_dir`]: `$FEDTOPO_SHARED`, else a
 /// `shared/` holding `underlays/` beside the crate or an ancestor.
 ///
 /// A user's clone has none: tests that need it note the skip (see
-/// [`fedtopo::builtin::note_skipped_test`]; `tests/zz_skipped_summary.rs`
+/// [`fedtopo::net::builtin::note_skipped_test`]; `tests/zz_skipped_summary.rs`
 /// prints them all in one line at the end of `cargo test`). CI sets
 /// `FEDTOPO_REQUIRE_SHARED=1`, which turns the skip into a failure.
 pub fn shared_dir(test: &str) -> Option<PathBuf> {
-    let found = fedtopo::builtin::shared_dir(Path::new(env!("CARGO_MANIFEST_DIR")));
+    let found = fedtopo::net::builtin::shared_dir(Path::new(env!("CARGO_MANIFEST_DIR")));
     if let Some(dir) = found.as_ref().filter(|d| d.join("underlays").is_dir()) {
         return Some(dir.clone());
     }
@@ -37,7 +37,7 @@ pub fn shared_dir(test: &str) -> Option<PathBuf> {
     if std::env::var_os("FEDTOPO_REQUIRE_SHARED").is_some() {
         panic!("{test}: FEDTOPO_REQUIRE_SHARED is set but {why}");
     }
-    fedtopo::builtin::note_skipped_test(test, &why);
+    fedtopo::net::builtin::note_skipped_test(test, &why);
     None
 }
 
@@ -98,8 +98,11 @@ pub fn tiny_network(
     labels: &[&str],
     links: &[(usize, usize, f64)],
     access_bps: f64,
-) -> (fedtopo::underlay::Underlay, fedtopo::delay::DelayModel) {
-    use fedtopo::connectivity::{Connectivity, ConnectivityOptions};
+) -> (
+    fedtopo::net::underlay::Underlay,
+    fedtopo::net::delay::DelayModel,
+) {
+    use fedtopo::net::connectivity::{Connectivity, ConnectivityOptions};
     let mut g = String::from("graph [");
     for (i, l) in labels.iter().enumerate() {
         g += &format!(" node [ id {} label \"{l}\" ]", i + 1);
@@ -112,34 +115,34 @@ pub fn tiny_network(
         );
     }
     g += " ]";
-    let u = fedtopo::underlay::Underlay::from_gml_str(
+    let u = fedtopo::net::underlay::Underlay::from_gml_str(
         &g,
         "tiny.gml",
-        &fedtopo::underlay::LoadOptions::default(),
+        &fedtopo::net::underlay::LoadOptions::default(),
     )
     .expect("a valid hand-made underlay");
     let conn = Connectivity::new(&u, &ConnectivityOptions::default());
-    let w = fedtopo::workload::Workload {
+    let w = fedtopo::net::workload::Workload {
         name: "t".into(),
         model_bits: 1e7,
         compute_ms: 10.0,
         local_steps: 1,
     };
-    let access = fedtopo::access::AccessLinks::uniform(labels.len(), access_bps);
-    let m = fedtopo::delay::DelayModel::new(conn, access, w);
+    let access = fedtopo::net::access::AccessLinks::uniform(labels.len(), access_bps);
+    let m = fedtopo::net::delay::DelayModel::new(conn, access, w);
     (u, m)
 }
 
 /// `model` following the trace `text` (a whole CSV) on `underlay`, one
 /// silo per router, under `policy`.
 pub fn with_trace(
-    mut model: fedtopo::delay::DelayModel,
-    underlay: &fedtopo::underlay::Underlay,
+    mut model: fedtopo::net::delay::DelayModel,
+    underlay: &fedtopo::net::underlay::Underlay,
     text: &str,
-    policy: fedtopo::dynamics::AvailabilityPolicy,
-) -> fedtopo::delay::DelayModel {
-    let placement = fedtopo::placement::SiloPlacement::one_per_router(underlay.node_count());
-    let mut d = fedtopo::dynamics::read::parse(text, "t.csv", underlay, &placement)
+    policy: fedtopo::net::dynamics::AvailabilityPolicy,
+) -> fedtopo::net::delay::DelayModel {
+    let placement = fedtopo::net::placement::SiloPlacement::one_per_router(underlay.node_count());
+    let mut d = fedtopo::net::dynamics::read::parse(text, "t.csv", underlay, &placement)
         .expect("a valid test trace");
     d.policy = policy;
     model.dynamics = Some(std::sync::Arc::new(d));

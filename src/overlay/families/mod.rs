@@ -33,8 +33,8 @@ mod tests;
 
 use thiserror::Error;
 
-use crate::delay::DelayModel;
 use crate::graph::{Overlay, PeriodicSchedule};
+use crate::net::delay::DelayModel;
 use crate::overlay::algo::RingSearch;
 use crate::overlay::ring::ring_opt_tour;
 

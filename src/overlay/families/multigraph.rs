@@ -38,8 +38,8 @@
 use serde::Serialize;
 
 use super::base_graph::Matrix;
-use crate::delay::DelayModel;
 use crate::graph::{Overlay, PeriodicSchedule};
+use crate::net::delay::DelayModel;
 
 /// \[Do23\]'s default `t_max`, the most parallel edges of one arc.
 pub const T_MAX: u32 = 5;

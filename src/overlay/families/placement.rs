@@ -20,7 +20,7 @@ use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 
 use super::{abstract_matrices, placed_shape, FamilySpec, Shape};
-use crate::delay::DelayModel;
+use crate::net::delay::DelayModel;
 use crate::timing::{cycle_time, schedule::periodic_rate, TimingError};
 
 /// Budget of the placement search.
@@ -148,11 +148,11 @@ pub fn search_order(
 mod tests {
     use super::*;
     use crate::evaluate::EvaluatedOverlay;
+    use crate::net::scenario::{load_underlay, NetworkSpec};
+    use crate::net::underlay::{LoadOptions, Underlay};
     use crate::overlay::algo::RingSearch;
     use crate::overlay::build::{BuildOptions, OverlayKind};
     use crate::overlay::ring::ring_opt_tour;
-    use crate::scenario::{load_underlay, NetworkSpec};
-    use crate::underlay::{LoadOptions, Underlay};
 
     fn network(name: &str) -> (Underlay, DelayModel) {
         let u =

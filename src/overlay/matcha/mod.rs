@@ -30,8 +30,8 @@ use std::sync::Arc;
 use serde::Serialize;
 use thiserror::Error;
 
+use crate::net::underlay::Underlay;
 use crate::overlay::Overlay;
-use crate::underlay::Underlay;
 
 pub use coloring::{
     check_decomposition, complete_graph_matchings, matching_decomposition,

@@ -1,9 +1,9 @@
 //! Schedule and cycle-time tests on the built-in AWS underlays.
 
 use super::*;
+use crate::net::scenario::load_underlay;
+use crate::net::underlay::LoadOptions;
 use crate::overlay::OverlaySchedule;
-use crate::scenario::load_underlay;
-use crate::underlay::LoadOptions;
 
 fn gaia() -> Underlay {
     load_underlay(Some("aws-gaia"), &LoadOptions::default()).unwrap()
@@ -176,7 +176,7 @@ fn mean_active_arcs_match_the_expectation() {
 /// bit for bit, and the degree counts equal the built overlays'.
 #[test]
 fn one_pass_timing_and_degree_counts_equal_the_separate_ones() {
-    use crate::delay::DelayModel;
+    use crate::net::delay::DelayModel;
     use crate::timing::schedule::{maxplus_rate, round_estimate, round_estimate_and_maxplus_rate};
     let u = gaia();
     let d = MatchaDesign::on(
@@ -187,7 +187,7 @@ fn one_pass_timing_and_degree_counts_equal_the_separate_ones() {
     )
     .unwrap();
     let s = d.schedule(5);
-    let model: DelayModel = crate::scenario::NetworkSpec::default().delay_model(&u);
+    let model: DelayModel = crate::net::scenario::NetworkSpec::default().delay_model(&u);
     let (e, r) = round_estimate_and_maxplus_rate(&s, &model, 300).unwrap();
     assert_eq!(e, round_estimate(&s, &model, 300).unwrap());
     assert_eq!(

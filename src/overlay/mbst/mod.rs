@@ -54,7 +54,7 @@ pub mod relabel;
 pub mod search;
 mod snapshot;
 
-use crate::delay::DelayModel;
+use crate::net::delay::DelayModel;
 use crate::overlay::algo::{
     delta_prim_symmetric, hamiltonian_path_in_cube, minimum_spanning_tree, DenseMatrix, Edge,
     TieOrder,

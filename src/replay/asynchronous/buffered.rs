@@ -17,7 +17,7 @@
 //! run out are not applied ([`super::AsyncRun::unapplied_updates`]).
 
 use super::{check_options, AsyncError, AsyncOp, AsyncOptions, AsyncRun};
-use crate::delay::DelayModel;
+use crate::net::delay::DelayModel;
 use crate::network::{NetworkModel, Transfer};
 use crate::replay::harness::{EventProtocol, Link};
 use crate::units::Ms;

@@ -19,8 +19,8 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
 use super::{check_options, AsyncError, AsyncOp, AsyncOptions, AsyncRun};
-use crate::delay::DelayModel;
 use crate::graph::Overlay;
+use crate::net::delay::DelayModel;
 use crate::network::{NetworkModel, Transfer};
 use crate::replay::harness::{EventProtocol, Link};
 use crate::units::Ms;

@@ -3,7 +3,7 @@
 //! [`crate::timing::two_phase`].
 
 use super::{ClockError, RoundClock};
-use crate::delay::DelayModel;
+use crate::net::delay::DelayModel;
 use crate::overlay::Overlay;
 use crate::timing::TimingError;
 use crate::units::Ms;
@@ -77,10 +77,10 @@ impl RoundClock for CliqueAveragingClock {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::net::scenario::{load_underlay, NetworkSpec};
+    use crate::net::underlay::LoadOptions;
     use crate::overlay::dcliques::test_topology as topo;
-    use crate::scenario::{load_underlay, NetworkSpec};
     use crate::timing::two_phase::two_phase_cycle_time;
-    use crate::underlay::LoadOptions;
 
     #[test]
     fn clock_matches_two_phase_cycle_time() {

@@ -3,7 +3,7 @@
 
 use super::recurrence::EventOrderRecurrence;
 use super::{ClockError, RoundClock};
-use crate::delay::DelayModel;
+use crate::net::delay::DelayModel;
 use crate::network::NetworkKind;
 use crate::overlay::{Overlay, OverlaySchedule};
 use crate::replay::{RoundParticipation, RoundStepper, SiloRound, Straggler};
@@ -21,7 +21,7 @@ use crate::units::Ms;
 /// event. Schedules the recurrence does not cover (lagged arcs, partial
 /// stars) and [`Self::event_driven`] clocks run the events.
 ///
-/// With network dynamics ([`crate::dynamics`]: traces of bandwidth,
+/// With network dynamics ([`crate::net::dynamics`]: traces of bandwidth,
 /// latency or availability) the clock always runs the events.
 ///
 /// On networks where transfers interfere (`paper`, `flow`), silos that are
@@ -246,13 +246,13 @@ impl RoundClock for EngineClock<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::net::scenario::{load_underlay, NetworkSpec};
+    use crate::net::underlay::LoadOptions;
     use crate::overlay::build::{build_overlay, build_schedule, BuildOptions, OverlayKind};
     use crate::replay::clock::MaxPlusClock;
     use crate::replay::ReplayError;
-    use crate::scenario::{load_underlay, NetworkSpec};
-    use crate::underlay::LoadOptions;
 
-    fn aws_access(access_bps: f64) -> (crate::underlay::Underlay, DelayModel) {
+    fn aws_access(access_bps: f64) -> (crate::net::underlay::Underlay, DelayModel) {
         let u = load_underlay(Some("aws-north-america"), &LoadOptions::default()).unwrap();
         let spec = NetworkSpec {
             access_bps,
@@ -262,7 +262,10 @@ mod tests {
         (u, m)
     }
 
-    fn schedules(u: &crate::underlay::Underlay, m: &DelayModel) -> Vec<Box<dyn OverlaySchedule>> {
+    fn schedules(
+        u: &crate::net::underlay::Underlay,
+        m: &DelayModel,
+    ) -> Vec<Box<dyn OverlaySchedule>> {
         let mut v: Vec<Box<dyn OverlaySchedule>> = Vec::new();
         for kind in [
             OverlayKind::Star,

@@ -2,7 +2,7 @@
 //! closed form.
 
 use super::{ClockError, RoundClock};
-use crate::delay::DelayModel;
+use crate::net::delay::DelayModel;
 use crate::overlay::{Overlay, Protocol};
 use crate::timing::{self, TimingError};
 use crate::units::Ms;
@@ -108,11 +108,11 @@ impl RoundClock for MaxPlusClock {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::net::scenario::{load_underlay, NetworkSpec};
+    use crate::net::underlay::LoadOptions;
     use crate::overlay::build::{build_overlay, BuildOptions, OverlayKind};
-    use crate::scenario::{load_underlay, NetworkSpec};
-    use crate::underlay::LoadOptions;
 
-    fn aws() -> (crate::underlay::Underlay, DelayModel) {
+    fn aws() -> (crate::net::underlay::Underlay, DelayModel) {
         let u = load_underlay(Some("aws-north-america"), &LoadOptions::default()).unwrap();
         let m = NetworkSpec::default().delay_model(&u);
         (u, m)

@@ -38,7 +38,7 @@
 use rand_chacha::ChaCha8Rng;
 use statrs::distribution::LogNormal;
 
-use crate::delay::DelayModel;
+use crate::net::delay::DelayModel;
 use crate::overlay::{Overlay, OverlaySchedule, Protocol};
 use crate::replay::breakdown::{binds_before, silo_round};
 use crate::replay::round::checked_straggler;
@@ -328,12 +328,12 @@ impl<'a> EventOrderRecurrence<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::net::scenario::{load_underlay, NetworkSpec};
+    use crate::net::underlay::LoadOptions;
     use crate::network::NetworkKind;
     use crate::overlay::build::{build_overlay, build_schedule, BuildOptions, OverlayKind};
     use crate::overlay::failures::{FailureSpec, Failures};
     use crate::replay::RoundStepper;
-    use crate::scenario::{load_underlay, NetworkSpec};
-    use crate::underlay::LoadOptions;
 
     /// Bit for bit the event replay's start times on the `maxplus`
     /// network: static gossip overlays, STAR's two-phase protocol,
@@ -351,7 +351,7 @@ mod tests {
                 None => spec.delay_model(&u),
                 Some(s) => spec.delay_model_placed(
                     &u,
-                    crate::placement::SiloPlacement::spread(s, u.node_count(), 4).unwrap(),
+                    crate::net::placement::SiloPlacement::spread(s, u.node_count(), 4).unwrap(),
                 ),
             };
             let mut scheds: Vec<Box<dyn OverlaySchedule>> = Vec::new();
@@ -441,7 +441,7 @@ mod tests {
         assert!(!EventOrderRecurrence::applies(&lagged, &m));
         assert!(EventOrderRecurrence::applies(&ring, &m));
         let mut traced = m.clone();
-        traced.dynamics = Some(std::sync::Arc::new(crate::dynamics::Dynamics::new(
+        traced.dynamics = Some(std::sync::Arc::new(crate::net::dynamics::Dynamics::new(
             m.silo_count(),
             "t.csv",
         )));

@@ -3,7 +3,7 @@
 //! availability policy other than `Wait` is set.
 
 use super::{ComputeDone, RoundProtocol};
-use crate::dynamics::AvailabilityPolicy;
+use crate::net::dynamics::AvailabilityPolicy;
 use crate::network::Transfer;
 use crate::replay::churn::{self, Join, RoundParticipation, JOIN};
 use crate::replay::harness::Link;

@@ -2,13 +2,13 @@
 //! (a row per method) or several (mean ± std per method and the orderings
 //! per seed), and the `curves.csv` / `summary.csv` files.
 
-use crate::delay::DelayModel;
+use crate::net::delay::DelayModel;
+use crate::net::underlay::Underlay;
 use crate::network::NetworkKind;
 use crate::program::outcome::{ordering, RunSummary, SeedStats, Spread};
 use crate::program::Method;
 use crate::report::table::Table;
 use crate::reproduce::tornado::learn::LearnRun;
-use crate::underlay::Underlay;
 use crate::units::{gigabytes, Bits, BITS_PER_GB};
 
 /// The network a run was timed on, for [`heading`].

@@ -1,11 +1,11 @@
 //! `fedtopo tornado time`: the programs timed on a network, as a terminal
 //! table and per-node / per-link CSV.
 
-use crate::delay::DelayModel;
+use crate::net::delay::DelayModel;
+use crate::net::underlay::Underlay;
 use crate::network::NetworkKind;
 use crate::report::table::Table;
 use crate::reproduce::tornado::time::MethodTiming;
-use crate::underlay::Underlay;
 use crate::units::gigabytes;
 
 /// The line above the table: underlay, silos, server, network, steps,

@@ -5,7 +5,7 @@
 
 use super::torch::TorchLearner;
 use super::TornadoError;
-use crate::delay::DelayModel;
+use crate::net::delay::DelayModel;
 use crate::network::NetworkKind;
 use crate::program::grouping::named_partition;
 use crate::program::learn::{Dataset, LearnOptions};

@@ -3,7 +3,7 @@
 //! (`fedtopo tornado time`).
 
 use super::TornadoError;
-use crate::delay::DelayModel;
+use crate::net::delay::DelayModel;
 use crate::network::NetworkKind;
 use crate::program::grouping::LabelCounts;
 use crate::program::sim::{simulate, SimResult};

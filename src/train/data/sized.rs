@@ -1,5 +1,5 @@
 //! Partitions with given silo sizes: silo `i` holds exactly `sizes[i]`
-//! examples (the `data` column of a silo file, [`crate::silos`]), drawn
+//! examples (the `data` column of a silo file, [`crate::net::silos`]), drawn
 //! without replacement from the training pool; examples beyond the total
 //! are left out. Every scheme keeps its label skew where it can:
 //!

@@ -10,8 +10,8 @@
 use std::path::Path;
 
 use crate::csv_file::{read_bounded, reader, record_error, Columns, CsvFileError};
-use crate::placement::SiloPlacement;
-use crate::underlay::Underlay;
+use crate::net::placement::SiloPlacement;
+use crate::net::underlay::Underlay;
 use crate::units::{parse_bandwidth, BitsPerSec};
 use serde::Serialize;
 
@@ -173,8 +173,8 @@ impl AccessLinks {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::scenario::load_underlay;
-    use crate::underlay::LoadOptions;
+    use crate::net::scenario::load_underlay;
+    use crate::net::underlay::LoadOptions;
 
     fn gaia() -> Underlay {
         load_underlay(Some("aws-gaia"), &LoadOptions::default()).unwrap()

@@ -13,17 +13,17 @@ use std::path::{Path, PathBuf};
 
 use thiserror::Error;
 
-use crate::access::{AccessLinks, DEFAULT_ACCESS_BPS};
-use crate::builtin::{builtin_underlay, BUILTIN_UNDERLAYS, DEFAULT_UNDERLAY};
-use crate::connectivity::{Connectivity, ConnectivityOptions, PathModel};
 use crate::csv_file::CsvFileError;
-use crate::delay::DelayModel;
-use crate::links::LinkOverrides;
-use crate::placement::{PlacementError, SiloPlacement, MAX_SILOS};
-use crate::silos::{DataSizes, SiloOverrides};
-use crate::underlay::{LoadOptions, Underlay, UnderlayError};
+use crate::net::access::{AccessLinks, DEFAULT_ACCESS_BPS};
+use crate::net::builtin::{builtin_underlay, BUILTIN_UNDERLAYS, DEFAULT_UNDERLAY};
+use crate::net::connectivity::{Connectivity, ConnectivityOptions, PathModel};
+use crate::net::delay::DelayModel;
+use crate::net::links::LinkOverrides;
+use crate::net::placement::{PlacementError, SiloPlacement, MAX_SILOS};
+use crate::net::silos::{DataSizes, SiloOverrides};
+use crate::net::underlay::{LoadOptions, Underlay, UnderlayError};
+use crate::net::workload::Workload;
 use crate::units::{parse_bandwidth, parse_bits, Bits, BitsPerSec, Ms, MAX_COMPUTE_MS};
-use crate::workload::Workload;
 
 /// Why a scenario could not be assembled.
 #[derive(Debug, Error)]
@@ -246,21 +246,21 @@ pub struct NetworkSpec {
     /// [`Self::build`] (CSV `silo,up,down` or `silo,capacity`).
     pub access_csv: Option<PathBuf>,
     /// Measured core links: per-link latency and capacity
-    /// ([`crate::links`]), applied to the underlay by [`Self::build`].
+    /// ([`crate::net::links`]), applied to the underlay by [`Self::build`].
     pub links_csv: Option<PathBuf>,
     /// Heterogeneous silos: per-silo `Tc(i)`, access capacities and data
-    /// sizes ([`crate::silos`]), applied last by [`Self::build`].
+    /// sizes ([`crate::net::silos`]), applied last by [`Self::build`].
     pub silos_csv: Option<PathBuf>,
     /// Where silos sit on the routers ([`Self::build`]).
     pub placement: PlacementSpec,
     /// Network dynamics: a trace file of bandwidth, latency and
-    /// availability changes ([`crate::dynamics::read`]), applied last by
+    /// availability changes ([`crate::net::dynamics::read`]), applied last by
     /// [`Self::build`].
     pub trace: Option<PathBuf>,
     /// What synchronous rounds do about a silo the trace sets down
-    /// ([`crate::dynamics::AvailabilityPolicy`]; not `Wait` only with a
+    /// ([`crate::net::dynamics::AvailabilityPolicy`]; not `Wait` only with a
     /// trace).
-    pub availability: crate::dynamics::AvailabilityPolicy,
+    pub availability: crate::net::dynamics::AvailabilityPolicy,
 }
 
 impl Default for NetworkSpec {
@@ -274,7 +274,7 @@ impl Default for NetworkSpec {
             silos_csv: None,
             placement: PlacementSpec::OnePerRouter,
             trace: None,
-            availability: crate::dynamics::AvailabilityPolicy::Wait,
+            availability: crate::net::dynamics::AvailabilityPolicy::Wait,
         }
     }
 }
@@ -348,8 +348,8 @@ impl NetworkSpec {
         let links_csv = get("links_csv");
         let trace = get("trace");
         let availability = get("availability");
-        let policy = availability.parse(crate::dynamics::AvailabilityPolicy::parse)?;
-        if policy != crate::dynamics::AvailabilityPolicy::Wait && !trace.given {
+        let policy = availability.parse(crate::net::dynamics::AvailabilityPolicy::parse)?;
+        if policy != crate::net::dynamics::AvailabilityPolicy::Wait && !trace.given {
             return Err(KnobError {
                 key: "availability",
                 value: availability.text.to_string(),
@@ -465,7 +465,7 @@ impl NetworkSpec {
         }
         if let Some(path) = &self.trace {
             let placement = model.connectivity.placement().clone();
-            let mut d = crate::dynamics::read::read(path, underlay, &placement)?;
+            let mut d = crate::net::dynamics::read::read(path, underlay, &placement)?;
             d.policy = self.availability;
             check_traced_capacities(&d, &model, &placement.labels(underlay), path)?;
             model.dynamics = Some(std::sync::Arc::new(d));
@@ -512,7 +512,7 @@ impl NetworkSpec {
 /// A trace may change only finite capacities (an unlimited link has no
 /// rate to follow, and a silo that goes down needs a capacity to lose).
 fn check_traced_capacities(
-    d: &crate::dynamics::Dynamics,
+    d: &crate::net::dynamics::Dynamics,
     model: &DelayModel,
     labels: &[String],
     path: &Path,

@@ -18,7 +18,7 @@ use rand_chacha::ChaCha8Rng;
 use serde::Serialize;
 use thiserror::Error;
 
-use crate::underlay::Underlay;
+use crate::net::underlay::Underlay;
 
 /// Silo -> router assignment.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]

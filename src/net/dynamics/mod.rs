@@ -45,7 +45,7 @@ pub mod generate;
 pub mod read;
 pub mod series;
 
-use crate::connectivity::{Connectivity, PathModel};
+use crate::net::connectivity::{Connectivity, PathModel};
 use crate::units::{BitsPerSec, Ms};
 pub use read::{TraceTarget, MAX_TRACE_ROWS};
 pub use series::{send_ms, Series};

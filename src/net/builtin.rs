@@ -6,12 +6,12 @@ pub const BUILTIN_UNDERLAYS: [(&str, &str, &str); 2] = [
     (
         "aws-north-america",
         "22 AWS North America sites, full mesh from city coordinates",
-        include_str!("../underlays/aws-north-america.gml"),
+        include_str!("../../underlays/aws-north-america.gml"),
     ),
     (
         "aws-gaia",
         "11 AWS regions of Gaia, full mesh from city coordinates",
-        include_str!("../underlays/aws-gaia.gml"),
+        include_str!("../../underlays/aws-gaia.gml"),
     ),
 ];
 

@@ -168,7 +168,7 @@ fn bounded(adj: &Adjacency, max_sources: usize) -> Diameter {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::underlay::synthetic::random_geometric;
+    use crate::net::underlay::synthetic::random_geometric;
 
     /// The bounded search brackets the exact diameter, and is exact when it
     /// may scan every source.
@@ -205,7 +205,7 @@ mod tests {
     /// loads and gets a bounded diameter in O(routers + links) memory.
     #[test]
     fn large_underlay_gets_bounds() {
-        use crate::underlay::synthetic::radius_for_degree;
+        use crate::net::underlay::synthetic::radius_for_degree;
         let n = 20_000;
         let u = random_geometric(n, 4000.0, radius_for_degree(n, 4000.0, 5.0), 1e9, 2)
             .unwrap_or_else(|e| panic!("{e}"));

@@ -16,9 +16,9 @@
 //!   must increase strictly from row to row (two values at one time would
 //!   be ambiguous); rows of different targets may come in any order.
 //! * `target`: `KIND:NAME`. `NAME` is a silo as in the silo file
-//!   ([`crate::silos`]: a router label or GML id, meaning every silo at
+//!   ([`crate::net::silos`]: a router label or GML id, meaning every silo at
 //!   that router, or `ROUTER#k`), or for `link` two routers `A|B` joined
-//!   by a core link (either order, as in [`crate::links`]). `KIND`:
+//!   by a core link (either order, as in [`crate::net::links`]). `KIND`:
 //!   `up`, `down`, `access` (both), `latency`, `avail`, `link` or
 //!   `link_latency`.
 //! * `value`: a bandwidth for `up`, `down`, `access`, `link` (syntax of
@@ -34,8 +34,8 @@ use std::path::Path;
 
 use super::{Dynamics, Series};
 use crate::csv_file::{read_bounded, reader, record_error, Columns, CsvFileError};
-use crate::placement::SiloPlacement;
-use crate::underlay::Underlay;
+use crate::net::placement::SiloPlacement;
+use crate::net::underlay::Underlay;
 use crate::units::{parse_bandwidth, Ms, MAX_COMPUTE_MS};
 
 /// Most rows a trace file may have.
@@ -156,7 +156,7 @@ pub fn parse(
                 .ok_or_else(|| bad_value("a finite bandwidth of at least 1 bit/s such as 1G"))
         };
         let silos = || {
-            crate::silos::resolve(name, underlay, placement, &labels).ok_or_else(|| {
+            crate::net::silos::resolve(name, underlay, placement, &labels).ok_or_else(|| {
                 col(
                     cg,
                     "target",
@@ -296,8 +296,8 @@ fn link_index(name: &str, underlay: &Underlay) -> Result<usize, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::scenario::load_underlay;
-    use crate::underlay::LoadOptions;
+    use crate::net::scenario::load_underlay;
+    use crate::net::underlay::LoadOptions;
 
     fn gaia() -> (Underlay, SiloPlacement) {
         let u = load_underlay(Some("aws-gaia"), &LoadOptions::default()).unwrap();

@@ -25,7 +25,7 @@
 use std::path::Path;
 
 use crate::csv_file::{read_bounded, reader, record_error, Columns, CsvFileError};
-use crate::underlay::{CapacitySource, LengthSource, Underlay};
+use crate::net::underlay::{CapacitySource, LengthSource, Underlay};
 use crate::units::{parse_bandwidth, BitsPerSec, Ms, MAX_COMPUTE_MS};
 
 /// A link file that could not be read or applied (file:line in records).
@@ -148,8 +148,8 @@ impl LinkOverrides {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::scenario::load_underlay;
-    use crate::underlay::LoadOptions;
+    use crate::net::scenario::load_underlay;
+    use crate::net::underlay::LoadOptions;
 
     fn gaia() -> Underlay {
         load_underlay(Some("aws-gaia"), &LoadOptions::default()).unwrap()

@@ -40,7 +40,7 @@
 //! The result is an [`Underlay`] whose routers are the sites (no
 //! coordinates) and whose links join every pair (link `(a, b)`, `a < b`,
 //! length `l / 0.0085 ms/km` for display only) with the matrices in
-//! [`Underlay::measured`]; [`crate::connectivity::Connectivity`] reads
+//! [`Underlay::measured`]; [`crate::net::connectivity::Connectivity`] reads
 //! `l(i,j)` and `A(i,j)` from there, and each pair is its own route (the
 //! flow model gives each direction of a pair its own resource of capacity
 //! `A(i,j)`: measurements say nothing about shared links).

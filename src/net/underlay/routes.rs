@@ -1,6 +1,6 @@
 //! Shortest routes over an underlay, one source at a time, in O(routers +
 //! links) memory: the single-source shortest-path tree that the connectivity
-//! graph ([`crate::connectivity`]) reads its routes from.
+//! graph ([`crate::net::connectivity`]) reads its routes from.
 //!
 //! Routes are shortest by length (km); among equally long ones the route
 //! with fewer hops wins, then the lower router index is settled first
@@ -283,7 +283,7 @@ mod tests {
         }
         assert!(heap.pop().is_none());
     }
-    use crate::underlay::synthetic::random_geometric;
+    use crate::net::underlay::synthetic::random_geometric;
 
     #[test]
     fn tree_routes_follow_predecessors_and_order_puts_parents_first() {

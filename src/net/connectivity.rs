@@ -3,7 +3,7 @@
 //! `A(i,j)` (bit/s) (\[Marfoq20\] Sec. 2).
 //!
 //! Routes are shortest paths by length (km) over the underlay's core links,
-//! computed with Dijkstra from every router ([`crate::underlay::routes`]:
+//! computed with Dijkstra from every router ([`crate::net::underlay::routes`]:
 //! ties broken towards fewer hops, then the lower router index, so results
 //! are deterministic). Two path models turn a route
 //! into `(l, A)`:
@@ -17,7 +17,7 @@
 //! router `i`. [`Connectivity::with_placement`] attaches silos to routers
 //! through a [`SiloPlacement`] (several silos per router); silos on the same
 //! router have an empty route: `l = 0` ms and `A = inf` (see
-//! [`crate::placement`]). Route lengths and `A` are stored per router pair
+//! [`crate::net::placement`]). Route lengths and `A` are stored per router pair
 //! (16 bytes each), so memory grows with the number of routers, not silos;
 //! routes themselves are read from per-source shortest-path trees computed
 //! when first asked for.
@@ -29,10 +29,10 @@ use std::sync::{Arc, OnceLock};
 use rayon::prelude::*;
 use serde::Serialize;
 
-use crate::placement::SiloPlacement;
-use crate::underlay::matrix::MeasuredPairs;
-use crate::underlay::routes::{Adjacency, ShortestPathTree, NO_LINK};
-use crate::underlay::Underlay;
+use crate::net::placement::SiloPlacement;
+use crate::net::underlay::matrix::MeasuredPairs;
+use crate::net::underlay::routes::{Adjacency, ShortestPathTree, NO_LINK};
+use crate::net::underlay::Underlay;
 use crate::units::{BitsPerSec, Km, Ms};
 
 /// How a route's latency and available bandwidth are derived.
@@ -135,7 +135,7 @@ pub struct Connectivity {
     /// Effective capacity of each core link, bit/s.
     link_capacity: Arc<[BitsPerSec]>,
     /// Measured site-to-site latencies when the underlay is a latency
-    /// matrix ([`crate::underlay::matrix`]): `l(i,j)` comes from there (no
+    /// matrix ([`crate::net::underlay::matrix`]): `l(i,j)` comes from there (no
     /// routes, no per-path constant) and every pair of sites is its own
     /// one-link route (link [`MeasuredPairs::link_index`]).
     measured: Option<Arc<MeasuredPairs>>,
@@ -591,7 +591,7 @@ impl Connectivity {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::underlay::LoadOptions;
+    use crate::net::underlay::LoadOptions;
 
     #[test]
     fn path_model_names_round_trip_and_unknown_lists_choices() {
@@ -665,9 +665,9 @@ mod tests {
     /// both path models and with heterogeneous link capacities.
     #[test]
     fn compact_bandwidths_equal_the_dense_table() {
-        let dir = crate::builtin::paper_underlays_dir();
+        let dir = crate::net::builtin::paper_underlays_dir();
         let load = LoadOptions {
-            disconnected: crate::underlay::Disconnected::LargestComponent,
+            disconnected: crate::net::underlay::Disconnected::LargestComponent,
             ..LoadOptions::default()
         };
         for name in ["gaia", "ebone", "tiscali", "geantdistance"] {

@@ -1,20 +1,20 @@
 //! Loads every file of the corpus: the paper's underlays shipped in the
 //! repository (`underlays/paper/`) always, and the Topology Zoo
 //! (`shared/underlays/topology-zoo`) when the shared folder is found by the
-//! one lookup of [`crate::builtin::shared_dir`] (`$FEDTOPO_SHARED`, else a
+//! one lookup of [`crate::net::builtin::shared_dir`] (`$FEDTOPO_SHARED`, else a
 //! `shared/` beside the crate or an ancestor). Without it the Zoo tests note
-//! their skip ([`crate::builtin::note_skipped_test`]), or fail when
+//! their skip ([`crate::net::builtin::note_skipped_test`]), or fail when
 //! `FEDTOPO_REQUIRE_SHARED` is set, as in CI.
 
 use super::{Disconnected, LoadOptions, MissingCoordinates, Underlay, UnderlayError};
-use crate::builtin::paper_underlays_dir;
+use crate::net::builtin::paper_underlays_dir;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 /// `shared/underlays`, or `None` after noting that `test` skips (its Zoo part).
 fn shared_underlays(test: &str) -> Option<PathBuf> {
     let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let found = crate::builtin::shared_dir(manifest)
+    let found = crate::net::builtin::shared_dir(manifest)
         .map(|d| d.join("underlays"))
         .filter(|d| d.is_dir());
     if found.is_none() {
@@ -24,7 +24,7 @@ fn shared_underlays(test: &str) -> Option<PathBuf> {
                 "{test}: FEDTOPO_REQUIRE_SHARED is set but no shared/underlays directory was found"
             );
         }
-        crate::builtin::note_skipped_test(
+        crate::net::builtin::note_skipped_test(
             &format!("underlay::corpus_tests::{test}"),
             "no shared/underlays with the Topology Zoo corpus (set FEDTOPO_SHARED)",
         );

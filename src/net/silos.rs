@@ -36,8 +36,8 @@
 use std::path::Path;
 
 use crate::csv_file::{read_bounded, reader, record_error, CsvFileError};
-use crate::placement::SiloPlacement;
-use crate::underlay::Underlay;
+use crate::net::placement::SiloPlacement;
+use crate::net::underlay::Underlay;
 use crate::units::{parse_bandwidth, BitsPerSec, Ms, MAX_COMPUTE_MS};
 
 /// A silo file that could not be read or applied (file:line in records).
@@ -279,8 +279,8 @@ pub(crate) fn resolve(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::scenario::load_underlay;
-    use crate::underlay::LoadOptions;
+    use crate::net::scenario::load_underlay;
+    use crate::net::underlay::LoadOptions;
 
     fn gaia() -> Underlay {
         load_underlay(Some("aws-gaia"), &LoadOptions::default()).unwrap()

@@ -12,12 +12,12 @@
 use rayon::prelude::*;
 use thiserror::Error;
 
-use crate::access::AccessLinks;
-use crate::connectivity::Connectivity;
-use crate::dynamics::Dynamics;
-use crate::silos::DataSizes;
+use crate::net::access::AccessLinks;
+use crate::net::connectivity::Connectivity;
+use crate::net::dynamics::Dynamics;
+use crate::net::silos::DataSizes;
+use crate::net::workload::Workload;
 use crate::units::{transfer_ms, Bits, Ms};
-use crate::workload::Workload;
 
 /// A delay of \[Marfoq20\] eq. (3) that is not finite: a capacity, size,
 /// compute time or length that escaped the checks where it entered.
@@ -45,11 +45,11 @@ pub struct DelayModel {
     /// Per-silo `Tc(i)` in ms, overriding `workload.compute_ms` when present.
     pub compute_ms: Option<Vec<Ms>>,
     /// Training examples per silo from the silo file's `data` column
-    /// ([`crate::silos`]); not part of eq. (3): carried for `train` (data
+    /// ([`crate::net::silos`]); not part of eq. (3): carried for `train` (data
     /// partition, data-size-weighted consensus) and for reports.
     pub data_sizes: Option<DataSizes>,
     /// Bandwidth, latency and availability that change over time
-    /// ([`crate::dynamics`]); `None`: the static network of eq. (3).
+    /// ([`crate::net::dynamics`]); `None`: the static network of eq. (3).
     pub dynamics: Option<std::sync::Arc<Dynamics>>,
 }
 
@@ -107,9 +107,9 @@ impl DelayModel {
             }
             // The availability policy (`wait` digests as before).
             match d.policy {
-                crate::dynamics::AvailabilityPolicy::Wait => {}
-                crate::dynamics::AvailabilityPolicy::Skip => eat(-3.0),
-                crate::dynamics::AvailabilityPolicy::Timeout(ms) => {
+                crate::net::dynamics::AvailabilityPolicy::Wait => {}
+                crate::net::dynamics::AvailabilityPolicy::Skip => eat(-3.0),
+                crate::net::dynamics::AvailabilityPolicy::Timeout(ms) => {
                     eat(-4.0);
                     eat(ms);
                 }
@@ -262,8 +262,8 @@ impl DelayModel {
 
 #[cfg(test)]
 mod tests {
-    use crate::scenario::{load_underlay, NetworkSpec};
-    use crate::underlay::LoadOptions;
+    use crate::net::scenario::{load_underlay, NetworkSpec};
+    use crate::net::underlay::LoadOptions;
 
     /// The digest changes with every network option that changes delays
     /// and not otherwise.

@@ -50,7 +50,7 @@ pub enum LengthSource {
     /// [`LoadOptions::default_length_km`]: the edge has no `distance` and an
     /// endpoint has no position (an approximation).
     DefaultLength,
-    /// A measured latency from a link file ([`crate::links`]), as the length
+    /// A measured latency from a link file ([`crate::net::links`]), as the length
     /// that gives it under the connectivity model's ms per km.
     Measured,
 }
@@ -64,7 +64,7 @@ pub enum CapacitySource {
     LinkSpeedRaw,
     /// [`LoadOptions::default_capacity_bps`].
     Default,
-    /// A measured capacity from a link file ([`crate::links`]).
+    /// A measured capacity from a link file ([`crate::net::links`]).
     Measured,
 }
 
