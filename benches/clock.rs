@@ -17,6 +17,7 @@
 //! Run: `cargo bench --bench clock -- --warm-up-time 1 --measurement-time 5`
 
 use criterion::{black_box, criterion_group, criterion_main, Criterion};
+use fedtopo::graph::Overlay;
 use fedtopo::net::delay::DelayModel;
 use fedtopo::net::placement::SiloPlacement;
 use fedtopo::net::scenario::{load_underlay, NetworkSpec};
@@ -24,7 +25,6 @@ use fedtopo::net::underlay::synthetic::random_geometric;
 use fedtopo::net::underlay::LoadOptions;
 use fedtopo::network::NetworkKind;
 use fedtopo::overlay::build::{build_overlay, BuildOptions, OverlayKind};
-use fedtopo::overlay::Overlay;
 use fedtopo::replay::clock::{EngineClock, RoundClock};
 use fedtopo::replay::Straggler;
 

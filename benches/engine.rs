@@ -28,6 +28,7 @@
 
 use criterion::{black_box, criterion_group, criterion_main, Criterion, Throughput};
 use fedtopo::engine::Scheduler;
+use fedtopo::graph::Overlay;
 use fedtopo::net::delay::DelayModel;
 use fedtopo::net::placement::SiloPlacement;
 use fedtopo::net::scenario::{load_underlay, NetworkSpec};
@@ -35,7 +36,6 @@ use fedtopo::net::underlay::synthetic::{radius_for_degree, random_geometric};
 use fedtopo::net::underlay::LoadOptions;
 use fedtopo::network::{FlowNetwork, MaxPlusNetwork};
 use fedtopo::overlay::build::{build_overlay, BuildOptions, OverlayKind};
-use fedtopo::overlay::Overlay;
 use fedtopo::replay::{replay, ReplayOptions};
 
 fn model(spec: &str) -> Option<DelayModel> {

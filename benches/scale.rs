@@ -17,6 +17,7 @@
 
 use criterion::{criterion_group, criterion_main, Criterion};
 
+use fedtopo::evaluate::compare::compare_overlays;
 use fedtopo::net::scenario::NetworkSpec;
 use fedtopo::net::underlay::diameter::diameter;
 use fedtopo::net::underlay::synthetic::{
@@ -25,7 +26,6 @@ use fedtopo::net::underlay::synthetic::{
 use fedtopo::net::underlay::{LoadOptions, Underlay};
 use fedtopo::overlay::build::{BuildOptions, CenterPolicy, OverlayKind};
 use fedtopo::overlay::ring::ring;
-use fedtopo::report::compare_overlays;
 
 fn underlay_load_and_diameter(c: &mut Criterion) {
     let n = 20_000;

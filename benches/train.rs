@@ -29,7 +29,8 @@
 use std::hint::black_box;
 
 use criterion::{criterion_group, criterion_main, Criterion};
-use fedtopo::overlay::{complete, Overlay};
+use fedtopo::graph::Overlay;
+use fedtopo::overlay::complete;
 use fedtopo::train::consensus::{ConsensusMatrix, ConsensusRule};
 use fedtopo::train::data::synthetic::{generate, SyntheticSpec};
 use fedtopo::train::model::ModelKind;

@@ -19,6 +19,7 @@
 
 use std::time::Instant;
 
+use fedtopo::graph::Overlay;
 use fedtopo::net::delay::DelayModel;
 use fedtopo::net::placement::SiloPlacement;
 use fedtopo::net::scenario::{load_underlay, NetworkSpec};
@@ -26,7 +27,6 @@ use fedtopo::net::underlay::synthetic::{radius_for_degree, random_geometric};
 use fedtopo::net::underlay::{LoadOptions, Underlay};
 use fedtopo::network::{FlowNetwork, NetworkModel};
 use fedtopo::overlay::build::{build_overlay, BuildOptions, OverlayKind};
-use fedtopo::overlay::Overlay;
 use fedtopo::replay::{replay, ReplayOptions};
 
 /// The `flow` bench's synthetic scenario: `routers` routers in a 4000 km

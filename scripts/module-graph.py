@@ -52,7 +52,7 @@ FLOORS = [
     ["net::access", "net::placement", "net::silos", "net::links"],
     ["net::connectivity"],
     ["net::workload", "net::dynamics"],
-    ["net::delay", "net::scenario"],
+    ["net::delay", "net::scenario", "net::description"],
     ["network"],
     ["graph"],
     ["timing", "mixing"],

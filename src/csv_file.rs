@@ -171,6 +171,46 @@ pub fn record_error(source: &str, line: u64, message: String) -> CsvFileError {
     }
 }
 
+// Writing: the one CSV writer of the crate (every CSV output goes through
+// the `csv` crate, via these two or `report::table::Table::to_csv`).
+
+/// CSV of serialisable rows through the `csv` crate's serde support: the
+/// header from the first row's field names, numbers as the crate writes
+/// them (shortest round-trip form).
+pub fn serde_csv<T: serde::Serialize>(rows: &[T]) -> Result<String, csv::Error> {
+    let mut w = csv::Writer::from_writer(Vec::new());
+    for r in rows {
+        w.serialize(r)?;
+    }
+    let bytes = w
+        .into_inner()
+        .map_err(|e| csv::Error::from(e.into_error()))?;
+    Ok(String::from_utf8_lossy(&bytes).into_owned())
+}
+
+/// Appends `columns` (the same values on every record) to the CSV `text`
+/// (a header line, then records).
+///
+/// # Errors
+/// `text` is not valid CSV.
+pub fn append_columns(text: &str, columns: &[(&str, String)]) -> Result<String, csv::Error> {
+    let mut r = csv::ReaderBuilder::new()
+        .has_headers(false)
+        .from_reader(text.as_bytes());
+    let mut w = csv::Writer::from_writer(Vec::new());
+    for (k, record) in r.records().enumerate() {
+        let mut record = record?;
+        for (name, value) in columns {
+            record.push_field(if k == 0 { name } else { value });
+        }
+        w.write_record(&record)?;
+    }
+    let bytes = w
+        .into_inner()
+        .map_err(|e| csv::Error::from(e.into_error()))?;
+    Ok(String::from_utf8_lossy(&bytes).into_owned())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

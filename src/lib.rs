@@ -49,7 +49,8 @@
 //! * [`calibrate`]: the network model fitted to a measured run's log
 //!   (compute, access links, pair latencies and cores) and its error.
 //! * [`evaluate`]: [`evaluate::EvaluatedOverlay`], any overlay kind built,
-//!   timed, replayed, clocked and exported through one value.
+//!   timed, replayed, clocked and exported through one value; the compare
+//!   use case ([`evaluate::compare`]).
 //!
 //! Training and studies:
 //! * [`train`]: DPASGD training coupled to the simulator (models need the
@@ -59,14 +60,15 @@
 //! * [`design`]: overlay design: arc augmentation and its Pareto front, the
 //!   design search (candidates, rounds predictor), calibration, verification.
 //! * [`experiment`]: declarative experiment files, parallel and sharded sweeps.
-//! * [`report`]: tables (one writer), comparison and replay reports, SVG plots.
+//! * [`report`]: generic rendering: tables (one writer), the compare table,
+//!   replay reports, SVG plots, maps, HTML pages.
 //! * [`reproduce`]: the papers' tables, ours vs published, one module per paper.
 //!
 //! Units: time in ms, sizes in bit, bandwidth in bit/s, lengths in km.
 //!
 //! To use the library, start from [`prelude`] (`use fedtopo::prelude::*;`)
 //! and `examples/library.rs`; the entry points with runnable examples are
-//! [`underlay::Underlay`], [`scenario::NetworkSpec`],
+//! [`net::underlay::Underlay`], [`net::scenario::NetworkSpec`],
 //! [`evaluate::EvaluatedOverlay`], [`replay::replay`],
 //! [`replay::clock::EngineClock`] and [`experiment::run_jobs`]. The manual
 //! (the command line, file formats, measured numbers) is `docs/` in the
@@ -102,12 +104,12 @@ pub mod units;
 /// replay them and clock training rounds. See `examples/library.rs`.
 pub mod prelude {
     pub use crate::evaluate::EvaluatedOverlay;
+    pub use crate::graph::{Overlay, OverlaySchedule};
     pub use crate::net::delay::DelayModel;
     pub use crate::net::scenario::{load_underlay, NetworkSpec};
     pub use crate::net::underlay::{LoadOptions, Underlay};
     pub use crate::network::NetworkKind;
     pub use crate::overlay::build::{BuildOptions, OverlayKind};
-    pub use crate::overlay::{Overlay, OverlaySchedule};
     pub use crate::replay::clock::{EngineClock, RoundClock};
     pub use crate::replay::{replay, ReplayOptions, ReplayResult, SiloRound};
 }

@@ -3,6 +3,8 @@
 //! network model, and the clock's breakdowns (the `maxplus` recurrence and
 //! the event engine) against the batch replay's, bit for bit.
 
+use fedtopo::graph::failures::{FailureSpec, Failures};
+use fedtopo::graph::{Overlay, OverlaySchedule};
 use fedtopo::net::access::AccessLinks;
 use fedtopo::net::connectivity::{Connectivity, ConnectivityOptions};
 use fedtopo::net::delay::DelayModel;
@@ -11,8 +13,6 @@ use fedtopo::net::underlay::{LoadOptions, Underlay};
 use fedtopo::net::workload::Workload;
 use fedtopo::network::NetworkKind;
 use fedtopo::overlay::build::{build_overlay, build_schedule, BuildOptions, OverlayKind};
-use fedtopo::overlay::failures::{FailureSpec, Failures};
-use fedtopo::overlay::{Overlay, OverlaySchedule};
 use fedtopo::replay::breakdown::MAX_BREAKDOWN_ROWS;
 use fedtopo::replay::clock::{EngineClock, RoundClock};
 use fedtopo::replay::{replay, ReplayError, ReplayOptions, ReplayResult, SiloRound, Straggler};

@@ -6,6 +6,7 @@ use proptest::prelude::*;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
+use fedtopo::graph::{Overlay, Protocol};
 use fedtopo::maxplus::recurrence_slope;
 use fedtopo::net::access::AccessLinks;
 use fedtopo::net::connectivity::{Connectivity, ConnectivityOptions, PathModel};
@@ -13,7 +14,6 @@ use fedtopo::net::delay::DelayModel;
 use fedtopo::net::underlay::{LoadOptions, Underlay};
 use fedtopo::net::workload::Workload;
 use fedtopo::overlay::build::{build_overlay, BuildOptions, CenterPolicy, OverlayKind};
-use fedtopo::overlay::{Overlay, Protocol};
 use fedtopo::timing::{cycle_time, cycle_time_karp, maxplus_graph};
 
 /// A random connected underlay as GML: `n` routers with coordinates, a

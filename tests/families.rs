@@ -10,6 +10,7 @@ use rand_chacha::ChaCha8Rng;
 
 use common::fedtopo;
 use fedtopo::evaluate::{EvalError, EvaluatedOverlay};
+use fedtopo::graph::OverlaySchedule;
 use fedtopo::net::delay::DelayModel;
 use fedtopo::net::scenario::load_underlay;
 use fedtopo::net::underlay::{LoadOptions, Underlay};
@@ -17,7 +18,6 @@ use fedtopo::network::NetworkKind;
 use fedtopo::overlay::build::{build_overlay, BuildError, BuildOptions, OverlayKind};
 use fedtopo::overlay::families::{self, exponential, FamilyBuilt, FamilyError, FamilySpec};
 use fedtopo::overlay::ring::ring_opt_tour;
-use fedtopo::overlay::OverlaySchedule;
 use fedtopo::replay::{ReplayOptions, Straggler};
 use fedtopo::reproduce::paper_model;
 use fedtopo::timing::schedule::periodic_rate;
@@ -264,7 +264,7 @@ fn per_round_weights_of_failed_arcs_stay_with_the_receiver() {
     let rule = ConsensusRule::Auto.for_overlay(&o).unwrap();
     let full = o.schedule().round(0).into_owned();
     let &(j, i) = full.arcs().first().unwrap();
-    let cut = fedtopo::overlay::Overlay::from_arcs(
+    let cut = fedtopo::graph::Overlay::from_arcs(
         "cut",
         full.silo_count(),
         full.arcs().iter().copied().filter(|&a| a != (j, i)),

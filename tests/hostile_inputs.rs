@@ -471,7 +471,7 @@ proptest! {
         let _ = fedtopo::units::parse_bits(&text);
         let _ = text.parse::<fedtopo::replay::Straggler>();
         let _ = format!("lognormal:{text}").parse::<fedtopo::replay::Straggler>();
-        let _ = fedtopo::overlay::failures::FailureSpec::parse_optional(&format!("node:{text}"));
+        let _ = fedtopo::graph::failures::FailureSpec::parse_optional(&format!("node:{text}"));
         let _ = fedtopo::overlay::build::parse_overlay_list(&format!("matcha:budget={text}"));
         let _ = fedtopo::overlay::build::parse_overlay_list(&text);
     }

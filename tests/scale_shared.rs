@@ -2,11 +2,11 @@
 //! Christofides tour of RING and ring-opt) gives, bit for bit, what each
 //! overlay built on its own gives, on the paper underlays.
 
+use fedtopo::evaluate::compare::compare_overlays;
 use fedtopo::evaluate::EvaluatedOverlay;
 use fedtopo::net::scenario::NetworkSpec;
 use fedtopo::net::underlay::{Disconnected, LoadOptions, Underlay};
 use fedtopo::overlay::build::{build_overlay, BuildOptions, OverlayKind, SharedBuild};
-use fedtopo::report::compare_overlays;
 
 fn paper(name: &str) -> Underlay {
     let opts = LoadOptions {

@@ -2,10 +2,10 @@
 //! schedules of the built-in AWS underlays: the paper's round estimate
 //! against the exact max-plus growth rate and the static cycle time.
 
+use fedtopo::graph::OverlaySchedule;
 use fedtopo::net::scenario::load_underlay;
 use fedtopo::net::underlay::{LoadOptions, Underlay};
 use fedtopo::overlay::matcha::{MatchaBase, MatchaDesign, MatchaOptions, MatchaSchedule};
-use fedtopo::overlay::OverlaySchedule;
 use fedtopo::reproduce::paper_model;
 use fedtopo::timing::schedule::{maxplus_growth, maxplus_rate, round_duration_ms, round_estimate};
 use fedtopo::timing::{cycle_time, TimingError};

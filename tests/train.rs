@@ -2,10 +2,10 @@
 //! `scripts/libtorch.sh cargo test --features train`).
 #![cfg(feature = "train")]
 
+use fedtopo::graph::Overlay;
 use fedtopo::net::scenario::{load_underlay, NetworkSpec};
 use fedtopo::net::underlay::LoadOptions;
 use fedtopo::overlay::build::{build_overlay, BuildOptions, OverlayKind};
-use fedtopo::overlay::Overlay;
 use fedtopo::replay::clock::MaxPlusClock;
 use fedtopo::train::checkpoint::{run, RunOptions};
 use fedtopo::train::consensus::ConsensusRule;

@@ -7,11 +7,11 @@
 #![cfg(feature = "train")]
 
 use fedtopo::evaluate::EvaluatedOverlay;
+use fedtopo::graph::failures::FailureSpec;
 use fedtopo::net::scenario::{load_underlay, NetworkSpec};
 use fedtopo::net::underlay::LoadOptions;
 use fedtopo::network::NetworkKind;
 use fedtopo::overlay::build::{BuildOptions, OverlayKind};
-use fedtopo::overlay::failures::FailureSpec;
 use fedtopo::replay::{ReplayOptions, SiloRound};
 use fedtopo::train::checkpoint::RunOptions;
 use fedtopo::train::consensus::ConsensusRule;

@@ -25,9 +25,10 @@ use std::fmt::Write as _;
 use std::path::PathBuf;
 
 use anyhow::{bail, Context, Result};
-use fedtopo::overlay::failures::{FailureSpec, Failures};
+use fedtopo::graph::failures::{FailureSpec, Failures};
+use fedtopo::graph::{Overlay, OverlaySchedule};
+use fedtopo::overlay::complete;
 use fedtopo::overlay::random::{random_overlay, RandomSpec};
-use fedtopo::overlay::{complete, Overlay, OverlaySchedule};
 use fedtopo::report::plot::{line_plot, Axes, Series};
 use fedtopo::reproduce::init_gain::slope;
 use fedtopo::train::consensus::ConsensusRule;

@@ -40,6 +40,8 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
+use fedtopo::evaluate::compare::compare_overlays;
+use fedtopo::graph::Overlay;
 use fedtopo::net::delay::DelayModel;
 use fedtopo::net::placement::SiloPlacement;
 use fedtopo::net::scenario::NetworkSpec;
@@ -49,9 +51,7 @@ use fedtopo::network::FlowNetwork;
 use fedtopo::overlay::algo::{directed_ring_cost, improve_directed_ring, RingSearch};
 use fedtopo::overlay::build::{build_overlay, BuildOptions, OverlayKind};
 use fedtopo::overlay::ring::ring_delays;
-use fedtopo::overlay::Overlay;
 use fedtopo::replay::{replay, ReplayOptions};
-use fedtopo::report::compare_overlays;
 use fedtopo::report::plot::{line_plot, Axes, Series};
 
 const STAGES: [&str; 9] = [

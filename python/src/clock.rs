@@ -12,10 +12,10 @@ use pyo3::types::{PyByteArray, PyDict};
 use self_cell::self_cell;
 
 use fedtopo::evaluate::EvaluatedOverlay;
+use fedtopo::graph::failures::{FailureSpec, Failures};
+use fedtopo::graph::{Overlay as RsOverlay, OverlaySchedule};
 use fedtopo::net::delay::DelayModel;
 use fedtopo::network::NetworkKind;
-use fedtopo::overlay::failures::{FailureSpec, Failures};
-use fedtopo::overlay::{Overlay as RsOverlay, OverlaySchedule};
 use fedtopo::replay::clock::{EngineClock, RoundClock};
 use fedtopo::replay::{SiloRound, Straggler};
 use fedtopo::units::Ms;

@@ -7,14 +7,15 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyList;
 
+use fedtopo::evaluate::compare::compare_overlays;
 use fedtopo::evaluate::EvaluatedOverlay;
 use fedtopo::net::delay::DelayModel;
+use fedtopo::net::description::NetworkDescription;
 use fedtopo::net::scenario::NetworkSpec;
 use fedtopo::net::underlay::Underlay as RsUnderlay;
 use fedtopo::overlay::build::{parse_overlay_list, BuildOptions, OverlayKind};
 use fedtopo::overlay::export::silo_positions;
-use fedtopo::report::network::NetworkDescription;
-use fedtopo::report::{compare_overlays, render_json};
+use fedtopo::report::render_json;
 
 use crate::overlay::Overlay;
 use crate::underlay::Underlay;

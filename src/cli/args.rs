@@ -6,6 +6,7 @@ use std::path::PathBuf;
 use anyhow::{bail, Result};
 use clap::{Args, ValueEnum};
 
+use fedtopo::graph::failures::FailureSpec;
 use fedtopo::net::connectivity::PathModel;
 use fedtopo::net::delay::DelayModel;
 use fedtopo::net::placement::SiloPlacement;
@@ -15,7 +16,6 @@ use fedtopo::net::underlay::{
     Disconnected, IsolatedRouters, LoadOptions, MissingCoordinates, Underlay,
 };
 use fedtopo::overlay::build::{parse_overlay_list, BuildOptions, CenterPolicy, OverlayKind};
-use fedtopo::overlay::failures::FailureSpec;
 use fedtopo::units::parse_bandwidth;
 
 /// What to do with nodes that lack coordinates when an edge needs them.
@@ -176,7 +176,7 @@ fn default_core_capacity(text: &str) -> Result<f64, fedtopo::units::UnitError> {
 /// about the deprecated `node:P` / `link:P` spellings.
 pub fn failures(text: &str) -> Result<Option<FailureSpec>> {
     let f = FailureSpec::parse_optional(text).map_err(|e| match e {
-        fedtopo::overlay::failures::FailureError::Parse(_) => anyhow::anyhow!("--{e}"),
+        fedtopo::graph::failures::FailureError::Parse(_) => anyhow::anyhow!("--{e}"),
         _ => anyhow::anyhow!("--failures `{text}`: {e}"),
     })?;
     if let Some(w) = f.as_ref().and_then(FailureSpec::legacy_warning) {

@@ -7,11 +7,12 @@ use std::path::PathBuf;
 use anyhow::{bail, Context, Result};
 use clap::Args;
 
+use fedtopo::csv_file::serde_csv;
 use fedtopo::design::{augment, AugmentOptions, AugmentPoint};
 use fedtopo::overlay::build::{build_overlay, BuildOptions, OverlayKind};
 use fedtopo::overlay::export::{silo_positions, ExportedOverlay};
 use fedtopo::report::plot::{line_plot, Axes, Series};
-use fedtopo::report::table::{serde_csv, Table};
+use fedtopo::report::table::Table;
 use fedtopo::report::{render_json, OutputFormat};
 
 use super::args::{NetworkArgs, PlacementArgs, Setup, UnderlayArgs};

@@ -6,13 +6,12 @@ use std::path::PathBuf;
 use anyhow::{Context, Result};
 use clap::{Args, ValueEnum};
 
+use fedtopo::evaluate::compare::{compare_overlays, Comparison};
 use fedtopo::evaluate::EvalError;
 use fedtopo::evaluate::EvaluatedOverlay;
+use fedtopo::net::description::NetworkDescription;
 use fedtopo::overlay::export::{silo_positions, ExportedOverlay};
-use fedtopo::report::network::NetworkDescription;
-use fedtopo::report::{
-    compare_overlays, render_csv, render_json, render_table, Comparison, OutputFormat,
-};
+use fedtopo::report::{render_csv, render_json, render_table, OutputFormat};
 
 use super::args::{
     build_options, file_safe, CenterArgs, NetworkArgs, PlacementArgs, Setup, UnderlayArgs,

@@ -139,8 +139,8 @@ pub fn run_convergence(a: ConvergenceArgs) -> Result<()> {
     use super::output::out;
     use anyhow::Context;
     use fedtopo::overlay::dcliques::TopologyKind;
-    use fedtopo::report::dcliques::convergence;
     use fedtopo::reproduce::dcliques::convergence::{run, Setup};
+    use fedtopo::reproduce::dcliques::render::convergence;
 
     let mut variants = Vec::new();
     for t in a.topologies.split(',').filter(|t| !t.trim().is_empty()) {

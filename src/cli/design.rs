@@ -9,6 +9,7 @@ use std::path::PathBuf;
 use anyhow::{bail, Context, Result};
 use clap::Args;
 
+use fedtopo::csv_file::serde_csv;
 use fedtopo::design::calibrate::{
     calibrate, measured_winner, read_summary, Calibration, MeasuredWinner,
 };
@@ -22,7 +23,7 @@ use fedtopo::net::delay::DelayModel;
 use fedtopo::net::underlay::Underlay;
 use fedtopo::overlay::build::{BuildOptions, OverlayKind};
 use fedtopo::overlay::matcha::MatchaVariant;
-use fedtopo::report::table::{serde_csv, Table};
+use fedtopo::report::table::Table;
 use fedtopo::report::{render_json, OutputFormat};
 
 use super::args::{CenterArgs, NetworkArgs, PlacementArgs, Setup, UnderlayArgs};
@@ -442,7 +443,7 @@ fn write_report(
             Err(e) => s.error(&format!("no map: {e}")),
         };
     }
-    let network = fedtopo::report::network::NetworkDescription::new(underlay, spec, model)?;
+    let network = fedtopo::net::description::NetworkDescription::new(underlay, spec, model)?;
     super::report_page::network_section(&mut page, underlay, model, &network);
     super::report_page::write(&page, dir)
 }

@@ -5,8 +5,9 @@ use super::output::{out, outln};
 use anyhow::Result;
 use clap::Args;
 
-use fedtopo::report::mixing::{mixing_rows, MixingOptions, MixingRow};
-use fedtopo::report::table::{serde_csv, Table};
+use fedtopo::csv_file::serde_csv;
+use fedtopo::design::mixing_rows::{mixing_rows, MixingOptions, MixingRow};
+use fedtopo::report::table::Table;
 use fedtopo::report::{render_json, OutputFormat};
 
 use super::args::{CenterArgs, NetworkArgs, PlacementArgs, Setup, UnderlayArgs};
@@ -102,7 +103,7 @@ pub fn run(a: MixingArgs) -> Result<()> {
         .map_err(|e| anyhow::anyhow!("{e}"))?;
     let skipped = rows
         .iter()
-        .any(|r| r.fastest_note.as_deref() == Some(fedtopo::report::mixing::SKIPPED_LARGE));
+        .any(|r| r.fastest_note.as_deref() == Some(fedtopo::design::mixing_rows::SKIPPED_LARGE));
     if skipped {
         if let Some(note) = fedtopo::mixing::fastest_work_note(model.silo_count(), a.iterations) {
             eprintln!("note: {note}");

@@ -8,10 +8,10 @@ use anyhow::{Context, Result};
 
 use fedtopo::evaluate::EvaluatedOverlay;
 use fedtopo::net::delay::DelayModel;
+use fedtopo::net::description::NetworkDescription;
 use fedtopo::net::underlay::Underlay;
 use fedtopo::report::html::{HtmlReport, Section};
 use fedtopo::report::map::{overlay_map, MapOptions};
-use fedtopo::report::network::NetworkDescription;
 use fedtopo::report::table::Table;
 
 /// The command line as typed (arguments with spaces quoted), for the page.

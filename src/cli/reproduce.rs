@@ -104,7 +104,7 @@ pub fn run(c: ReproduceCommand) -> Result<()> {
 }
 
 fn run_init_gain(a: InitGainExponentsArgs) -> Result<()> {
-    use fedtopo::report::init_gain::{exponents_csv, exponents_page, points_csv};
+    use fedtopo::reproduce::init_gain::render::{exponents_csv, exponents_page, points_csv};
     use fedtopo::reproduce::init_gain::{exponents, ExponentOptions};
     if a.mean_degree == 0 {
         anyhow::bail!("--mean-degree must be at least 1");
@@ -125,7 +125,7 @@ fn run_init_gain(a: InitGainExponentsArgs) -> Result<()> {
 }
 
 fn run_dcliques(a: DcliquesTableArgs) -> Result<()> {
-    use fedtopo::report::dcliques::{edge_table_csv, results_markdown, skew_stats_csv};
+    use fedtopo::reproduce::dcliques::render::{edge_table_csv, results_markdown, skew_stats_csv};
     use fedtopo::reproduce::dcliques::{edge_table, skew_stats};
     let experiments = a.experiments.max(1);
     let rows = edge_table(&[100, 1000], a.seed)?;
@@ -141,7 +141,7 @@ fn run_dcliques(a: DcliquesTableArgs) -> Result<()> {
 
 fn run_matcha(a: MatchaTablesArgs) -> Result<()> {
     use fedtopo::overlay::matcha::MatchaOptions;
-    use fedtopo::report::matcha::{results_csv, results_markdown};
+    use fedtopo::reproduce::matcha::render::{results_csv, results_markdown};
     use fedtopo::reproduce::matcha::{matcha_tables, MatchaReproOptions};
     let opts = MatchaReproOptions {
         matcha: MatchaOptions {

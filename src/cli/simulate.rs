@@ -7,7 +7,10 @@ use anyhow::{bail, Context, Result};
 use clap::Args;
 
 use fedtopo::calibrate::RunLog;
+use fedtopo::csv_file::append_columns;
+use fedtopo::csv_file::serde_csv;
 use fedtopo::evaluate::EvaluatedOverlay;
+use fedtopo::net::description::NetworkDescription;
 use fedtopo::network::NetworkKind;
 use fedtopo::overlay::build::BuildOptions;
 use fedtopo::replay::{ReplayOptions, Straggler, TraceWindow};
@@ -15,12 +18,11 @@ use fedtopo::report::breakdown::{
     breakdown_file_text, breakdown_summaries, breakdown_table, BreakdownRun,
 };
 use fedtopo::report::gantt::gantt_svg;
-use fedtopo::report::network::{append_columns, NetworkDescription};
 use fedtopo::report::replay::{
     link_usage_labelled, links_csv, replay_summary, replay_summary_table, rounds_csv, starts_csv,
     timeline_svg,
 };
-use fedtopo::report::table::{serde_csv, Table};
+use fedtopo::report::table::Table;
 use fedtopo::report::{render_json, OutputFormat};
 
 use super::args::{file_safe, CenterArgs, NetworkArgs, PlacementArgs, Setup, UnderlayArgs};
@@ -209,7 +211,7 @@ pub fn run(a: SimulateArgs) -> Result<()> {
         breakdown: a.breakdown.is_some(),
     };
     let labels = model.connectivity.placement().labels(&underlay);
-    let bar = fedtopo::report::progress::Progress::new(
+    let bar = fedtopo::progress::counted::Progress::new(
         "simulate",
         "rounds",
         a.rounds * kinds.len() as u64,

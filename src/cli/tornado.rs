@@ -1,7 +1,7 @@
 //! `fedtopo tornado`: TornadoAggregate and ring-based hierarchies (Lee et
 //! al. 2021) as round programs: timing on an underlay, Table 3, training.
 //! Argument parsing only: the runs are `fedtopo::reproduce::tornado`, the
-//! tables and CSV files `fedtopo::report::tornado`.
+//! tables and CSV files `fedtopo::reproduce::tornado::render`.
 
 use super::output::{out, outln};
 use std::path::PathBuf;
@@ -13,9 +13,11 @@ use fedtopo::network::NetworkKind;
 use fedtopo::program::grouping::{named_partition, LabelCounts};
 use fedtopo::program::learn::LearnOptions;
 use fedtopo::program::Method;
-use fedtopo::report::tornado::{clustering_table, learn as learn_report, time as time_report};
 use fedtopo::report::OutputFormat;
 use fedtopo::reproduce::tornado::learn::{learn_methods, LearnSetup, Timing};
+use fedtopo::reproduce::tornado::render::{
+    clustering_table, learn as learn_report, time as time_report,
+};
 use fedtopo::reproduce::tornado::table3;
 use fedtopo::reproduce::tornado::time::{time_methods, TimeOptions};
 use fedtopo::reproduce::tornado::torch::TorchLearner;

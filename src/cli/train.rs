@@ -160,7 +160,7 @@ pub fn run_train(a: TrainArgs) -> Result<()> {
         if a.fresh && dir.exists() {
             std::fs::remove_dir_all(&dir).with_context(|| format!("removing {}", dir.display()))?;
         }
-        let bar = fedtopo::report::progress::Progress::new(
+        let bar = fedtopo::progress::counted::Progress::new(
             &format!("train {kind}"),
             "rounds",
             t.rounds,
@@ -259,7 +259,7 @@ pub fn run_train(a: TrainArgs) -> Result<()> {
         // Which model and availability policy timed the rounds (with a
         // trace only: summaries without one keep their columns).
         let name = d.model_name(&t.network_model.to_string());
-        summary = fedtopo::report::network::append_columns(&summary, &[("network_model", name)])?;
+        summary = fedtopo::csv_file::append_columns(&summary, &[("network_model", name)])?;
     }
     write_atomic(&a.out.join("summary.csv"), summary.as_bytes())?;
     plot_runs(&a.out.join("curves.svg"), &runs).map_err(anyhow::Error::msg)?;

@@ -5,8 +5,8 @@ use anyhow::Result;
 use clap::{Args, Subcommand};
 use serde::Serialize;
 
+use fedtopo::csv_file::serde_csv;
 use fedtopo::net::builtin::{BUILTIN_UNDERLAYS, DEFAULT_UNDERLAY};
-use fedtopo::report::table::serde_csv;
 use fedtopo::report::underlay_info::UnderlayInfo;
 use fedtopo::report::{render_json, OutputFormat};
 use fedtopo::units::format_bandwidth;

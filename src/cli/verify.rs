@@ -155,7 +155,7 @@ pub fn run(
         p.data.label_heterogeneity(),
         t.network_model.name()
     );
-    let mut bar: Option<fedtopo::report::progress::Progress> = None;
+    let mut bar: Option<fedtopo::progress::counted::Progress> = None;
     let verification = verify(
         &session,
         candidates,
@@ -167,7 +167,7 @@ pub fn run(
                 candidate,
                 rounds,
             } => {
-                bar = Some(fedtopo::report::progress::Progress::new(
+                bar = Some(fedtopo::progress::counted::Progress::new(
                     &format!("{} {candidate}", phase.name()),
                     "rounds",
                     rounds,

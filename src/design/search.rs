@@ -473,7 +473,7 @@ struct Figures {
 /// protocol, and the consensus matrices of the rounds examined.
 #[derive(Debug, Clone)]
 struct Signature {
-    protocol: crate::overlay::Protocol,
+    protocol: crate::graph::Protocol,
     arcs: Vec<(usize, usize)>,
     matrices: Vec<Vec<f64>>,
 }

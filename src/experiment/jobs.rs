@@ -13,11 +13,11 @@
 use std::path::Path;
 
 use crate::evaluate::{EvaluatedOverlay, OverlayTiming};
+use crate::graph::failures::FailureSpec;
 use crate::net::delay::DelayModel;
 use crate::net::underlay::Underlay;
 use crate::network::NetworkKind;
 use crate::overlay::build::{BuildOptions, CenterPolicy, OverlayKind};
-use crate::overlay::failures::FailureSpec;
 use crate::replay::{ReplayOptions, Straggler};
 use crate::report::breakdown::{breakdown_summaries, BreakdownRun, BreakdownSummary};
 use crate::report::replay::round_stats;

@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use rayon::prelude::*;
 
 use crate::net::underlay::Underlay;
-use crate::report::progress::Progress;
+use crate::progress::counted::Progress;
 
 use super::grid::{Job, Shard};
 use super::jobs::run_job;
@@ -31,7 +31,7 @@ pub struct RunOptions {
     /// Recompute jobs that already have a result.
     pub force: bool,
     /// Show progress on stderr: a bar on a terminal, else a line every few
-    /// seconds ([`crate::report::progress`]).
+    /// seconds ([`crate::progress::counted`]).
     pub progress: bool,
 }
 
@@ -215,7 +215,7 @@ fn knob_warnings(jobs: &[Job]) -> Vec<String> {
             out.insert(format!("{key} = {w}"));
         }
         if let Ok(Some(f)) =
-            crate::overlay::failures::FailureSpec::parse_optional(job.get("failures"))
+            crate::graph::failures::FailureSpec::parse_optional(job.get("failures"))
         {
             if let Some(w) = f.legacy_warning() {
                 out.insert(format!("failures = {w}"));

@@ -8,12 +8,12 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+use crate::graph::failures::FailureSpec;
 use crate::net::builtin::builtin_underlay;
 use crate::net::scenario::{load_underlay, NetworkSpec, NETWORK_KNOBS};
 use crate::net::underlay::Underlay;
 use crate::network::NetworkKind;
 use crate::overlay::build::{CenterPolicy, OverlayKind};
-use crate::overlay::failures::FailureSpec;
 use crate::program::Method;
 use crate::replay::Straggler;
 use crate::units::parse_bandwidth;

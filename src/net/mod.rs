@@ -14,6 +14,8 @@
 //! * [`dynamics`]: bandwidth, latency and silo availability over time (trace
 //!   files, seeded generators), used by every network model of the replay.
 //! * [`delay`]: \[Marfoq20\] eq. (3), the delay of an overlay arc (ms), in one place.
+//! * [`description`]: the network as reports show it (per-silo values,
+//!   measured links, the model's name and knobs).
 //! * [`scenario`]: the front door: load an underlay; [`scenario::NetworkSpec`]
 //!   parses every network knob (CLI and experiment files) into a delay model.
 
@@ -21,6 +23,7 @@ pub mod access;
 pub mod builtin;
 pub mod connectivity;
 pub mod delay;
+pub mod description;
 pub mod dynamics;
 pub mod links;
 pub mod placement;

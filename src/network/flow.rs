@@ -620,10 +620,10 @@ impl NetworkModel for FlowNetwork<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::graph::Overlay;
     use crate::net::placement::SiloPlacement;
     use crate::net::scenario::NetworkSpec;
     use crate::net::underlay::synthetic::random_geometric;
-    use crate::overlay::Overlay;
     use crate::replay::{replay, ReplayOptions};
     use proptest::prelude::*;
 

@@ -10,6 +10,7 @@ use std::sync::{Arc, OnceLock};
 use serde::Serialize;
 use thiserror::Error;
 
+use crate::graph::Overlay;
 use crate::graph::PeriodicSchedule;
 use crate::net::delay::DelayModel;
 use crate::net::placement::SiloPlacement;
@@ -29,7 +30,7 @@ use crate::overlay::matcha::{
 };
 use crate::overlay::random::{random_overlay, RandomGraphError, RandomSpec, RandomSpecError};
 use crate::overlay::spec::{split_overlay_list, NameKind, OverlaySpec, OverlaySpecError};
-use crate::overlay::{complete, mbst, mst, ring, star, Overlay};
+use crate::overlay::{complete, mbst, mst, ring, star};
 
 /// The overlay families fedtopo can build.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, PartialOrd, Ord)]
@@ -333,7 +334,7 @@ pub struct BuildOptions {
     /// Work shared by the builders of one delay model (the Christofides
     /// ring tour RING and ring-opt both start from). `None`, the default:
     /// nothing shared. Only for one model: [`SharedBuild::new`] per model
-    /// ([`crate::report::compare_overlays`] makes its own).
+    /// ([`crate::evaluate::compare::compare_overlays`] makes its own).
     pub shared: Option<Arc<SharedBuild>>,
 }
 

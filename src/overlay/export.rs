@@ -10,11 +10,11 @@ use std::fmt::Write as _;
 use serde::Serialize;
 
 use crate::graph::OverlaySchedule;
+use crate::graph::{Overlay, Protocol};
 use crate::net::delay::DelayModel;
 use crate::net::placement::SiloPlacement;
 use crate::net::underlay::projection::{Frame, Projection};
 use crate::net::underlay::Underlay;
-use crate::overlay::{Overlay, Protocol};
 
 /// Side of the square, in points (1/72 inch), that DOT positions are
 /// fitted into (10 inches).

@@ -25,9 +25,8 @@ pub mod ring;
 pub mod spec;
 pub mod star;
 
+use crate::graph::Overlay;
 use crate::net::delay::DelayModel;
-
-pub use crate::graph::{failures, Overlay, OverlaySchedule, Protocol};
 
 /// A silo-by-silo matrix of `f(i, j)` (ms) with a zero diagonal, for the
 /// matrix algorithms of [`algo`].

@@ -6,9 +6,10 @@
 
 use rayon::prelude::*;
 
+use crate::graph::Overlay;
 use crate::net::delay::DelayModel;
 use crate::overlay::algo::{minimum_spanning_tree, minimum_spanning_tree_by_rows, DenseMatrix};
-use crate::overlay::{silo_matrix, Overlay};
+use crate::overlay::silo_matrix;
 
 /// The symmetric edge-capacitated weight of \[Marfoq20\] Prop. 3.1, ms.
 pub fn edge_capacitated_weights(model: &DelayModel) -> DenseMatrix {

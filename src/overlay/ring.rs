@@ -15,9 +15,10 @@
 //! searched through candidate lists (the `k = 10` nearest successors and
 //! predecessors of each silo) with don't-look bits.
 
+use crate::graph::Overlay;
 use crate::net::delay::DelayModel;
 use crate::overlay::algo::{christofides_tour, improve_directed_ring, DenseMatrix, RingSearch};
-use crate::overlay::{silo_matrix, Overlay};
+use crate::overlay::silo_matrix;
 
 /// Arc delays of \[Marfoq20\] eq. (3) at degree 1 (every silo sends to and receives from
 /// exactly one other), ms.

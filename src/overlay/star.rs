@@ -13,9 +13,9 @@
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
 
+use crate::graph::{Overlay, Protocol};
 use crate::net::delay::DelayModel;
 use crate::net::underlay::Underlay;
-use crate::overlay::{Overlay, Protocol};
 use crate::timing;
 
 /// The star centred on `center`: arcs both ways between the centre and every

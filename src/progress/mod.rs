@@ -22,6 +22,7 @@
 //! not line by line. `FEDTOPO_PROGRESS_INTERVAL_MS` sets the interval
 //! (`0`: a line at every step, for tests and debugging).
 
+pub mod counted;
 pub mod line;
 mod reporter;
 mod task;

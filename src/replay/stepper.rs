@@ -20,9 +20,9 @@ use super::breakdown::{Breakdown, SiloRound, MAX_BREAKDOWN_ROWS};
 use super::harness::{Harness, Net};
 use super::round::RoundProtocol;
 use super::{ReplayError, ReplayOptions, ReplayResult, Straggler};
+use crate::graph::OverlaySchedule;
 use crate::net::delay::DelayModel;
 use crate::network::NetworkModel;
-use crate::overlay::OverlaySchedule;
 use crate::units::Ms;
 
 /// A round replay advanced on demand (see the module docs).

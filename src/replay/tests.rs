@@ -2,6 +2,7 @@
 //! and the flow model against hand computations.
 
 use super::*;
+use crate::graph::{Overlay, Protocol};
 use crate::maxplus::{recurrence_slope, Recurrence};
 use crate::net::access::AccessLinks;
 use crate::net::connectivity::{Connectivity, ConnectivityOptions};
@@ -10,7 +11,6 @@ use crate::net::underlay::{LoadOptions, Underlay};
 use crate::net::workload::Workload;
 use crate::network::{FlowNetwork, MaxPlusNetwork, NetworkKind, PaperNetwork};
 use crate::overlay::build::{build_overlay, BuildOptions, OverlayKind};
-use crate::overlay::{Overlay, Protocol};
 use crate::timing::{cycle_time, maxplus_graph};
 use proptest::prelude::*;
 use rand::{Rng, SeedableRng};

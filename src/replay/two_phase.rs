@@ -10,10 +10,10 @@ use crate::engine::fx::FxHashMap;
 use serde::Serialize;
 
 use super::harness::{EventProtocol, Harness, Link};
+use crate::graph::Overlay;
 use crate::net::delay::DelayModel;
 use crate::network::{NetworkModel, NetworkStats, Transfer};
 use crate::overlay::dcliques::CliqueTopology;
-use crate::overlay::Overlay;
 use crate::timing::TimingError;
 use crate::units::Ms;
 

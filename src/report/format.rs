@@ -3,7 +3,7 @@
 use serde::Serialize;
 
 use super::table::Table;
-use super::{CompareRow, Comparison, ScheduleStats};
+use crate::evaluate::compare::{CompareRow, Comparison, ScheduleStats};
 
 /// How results are printed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -172,7 +172,7 @@ pub fn render_csv(c: &Comparison) -> String {
     let text =
         String::from_utf8(w.into_inner().expect("in-memory CSV")).expect("UTF-8 input gives UTF-8");
     match &c.network {
-        Some(n) => super::network::append_columns(&text, &n.csv_columns())
+        Some(n) => crate::csv_file::append_columns(&text, &n.csv_columns())
             .expect("in-memory CSV written above"),
         None => text,
     }

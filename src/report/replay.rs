@@ -403,10 +403,10 @@ pub fn replay_summary_table(rows: &[ReplaySummaryRow]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::graph::Overlay;
     use crate::net::scenario::{load_underlay, NetworkSpec};
     use crate::net::underlay::LoadOptions;
     use crate::network::MaxPlusNetwork;
-    use crate::overlay::Overlay;
     use crate::replay::{replay, ReplayOptions};
 
     #[test]

@@ -357,20 +357,6 @@ impl Table {
     }
 }
 
-/// CSV of serialisable rows through the `csv` crate's serde support: the
-/// header from the first row's field names, numbers as the crate writes
-/// them (shortest round-trip form).
-pub fn serde_csv<T: serde::Serialize>(rows: &[T]) -> Result<String, csv::Error> {
-    let mut w = csv::Writer::from_writer(Vec::new());
-    for r in rows {
-        w.serialize(r)?;
-    }
-    let bytes = w
-        .into_inner()
-        .map_err(|e| csv::Error::from(e.into_error()))?;
-    Ok(String::from_utf8_lossy(&bytes).into_owned())
-}
-
 impl std::fmt::Display for Table {
     /// The terminal rendering.
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {

@@ -15,7 +15,7 @@ use serde::{Deserialize, Serialize};
 
 use super::report::{render_csv, write_atomic, RoundRecord, Target};
 use super::trainer::{TrainError, Trainer};
-use crate::overlay::OverlaySchedule;
+use crate::graph::OverlaySchedule;
 use crate::replay::clock::RoundClock;
 
 /// Saved progress of one run.
@@ -157,7 +157,7 @@ pub fn run(
     // overlay brings one per round): a static overlay's (or a repeated
     // round's) is computed once.
     let per_round = trainer.config().consensus.depends_on_round();
-    let mut last: Option<(crate::overlay::Overlay, super::consensus::ConsensusMatrix)> = None;
+    let mut last: Option<(crate::graph::Overlay, super::consensus::ConsensusMatrix)> = None;
     while trainer.round() < opts.rounds && !met_before {
         if opts.stop_after.is_some_and(|s| done_here >= s) {
             break;

@@ -16,7 +16,7 @@ use serde::Serialize;
 use thiserror::Error;
 
 use crate::evaluate::EvaluatedOverlay;
-use crate::overlay::{Overlay, Protocol};
+use crate::graph::{Overlay, Protocol};
 use crate::replay::RoundParticipation;
 
 /// A dense row-major `n x n` matrix of mixing weights.
@@ -795,8 +795,8 @@ mod tests {
 
     #[test]
     fn decavg_weights_data_sizes_over_active_neighbours() {
-        use crate::overlay::failures::{FailureSpec, Failures};
-        use crate::overlay::OverlaySchedule;
+        use crate::graph::failures::{FailureSpec, Failures};
+        use crate::graph::OverlaySchedule;
         let o = Overlay::from_edges("p", 3, &[(0, 1), (1, 2)]);
         let rule = ConsensusRule::parse("decavg").unwrap();
         let a = rule.matrix(&o).unwrap();

@@ -11,13 +11,13 @@
 //! gradients inside the overlay's gradient groups.
 
 use crate::evaluate::{EvalError, EvaluatedOverlay};
+use crate::graph::failures::FailureSpec;
+use crate::graph::Protocol;
 use crate::net::delay::DelayModel;
 use crate::net::silos::DataSizes;
 use crate::net::underlay::Underlay;
 use crate::network::NetworkKind;
 use crate::overlay::build::{BuildOptions, OverlayKind};
-use crate::overlay::failures::FailureSpec;
-use crate::overlay::Protocol;
 use crate::replay::asynchronous::{AsyncOptions, AsyncProtocol, AsyncRun};
 use crate::replay::breakdown::Breakdown;
 use crate::replay::clock::RecordingClock;

@@ -22,8 +22,8 @@ use std::str::FromStr;
 use serde::Serialize;
 use thiserror::Error;
 
+use crate::graph::Overlay;
 use crate::overlay::random::is_connected;
-use crate::overlay::Overlay;
 
 /// Why `pi` (or a gain) could not be computed.
 #[derive(Debug, Clone, PartialEq, Error)]
@@ -253,8 +253,9 @@ impl fmt::Display for InitGain {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::graph::Overlay;
+    use crate::overlay::complete;
     use crate::overlay::random::{random_overlay, RandomSpec};
-    use crate::overlay::{complete, Overlay};
     use proptest::prelude::*;
 
     fn l1(a: &[f64], b: &[f64]) -> f64 {

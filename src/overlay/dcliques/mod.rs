@@ -37,7 +37,7 @@ use thiserror::Error;
 pub use inter::InterClique;
 pub use labels::LabelDistributions;
 
-use super::Overlay;
+use crate::graph::Overlay;
 
 /// Bad D-Cliques input.
 #[derive(Debug, Clone, Error, PartialEq)]

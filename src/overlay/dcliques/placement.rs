@@ -14,7 +14,7 @@ use serde::Serialize;
 
 use super::labels::{LabelDistributions, MNIST_TRAIN_COUNTS};
 use super::{build_topology, CliqueTopology, DCliquesError, DCliquesOptions, TopologyKind};
-use crate::overlay::Overlay;
+use crate::graph::Overlay;
 
 /// A D-Cliques overlay kind: a topology of the D-Cliques evaluation and
 /// whether rounds use Clique Averaging (gradient phase + model phase).

@@ -18,7 +18,7 @@
 //! paper's text and \[Marfoq20\] Table 3 (the authors' code swaps the two labels). MATCHA
 //! can start from any other overlay (\[Marfoq20\] Table 10: over delta-MBST, over RING).
 //!
-//! [`OverlaySchedule`]: crate::overlay::OverlaySchedule
+//! [`OverlaySchedule`]: crate::graph::OverlaySchedule
 
 pub mod coloring;
 pub mod optimize;
@@ -30,8 +30,8 @@ use std::sync::Arc;
 use serde::Serialize;
 use thiserror::Error;
 
+use crate::graph::Overlay;
 use crate::net::underlay::Underlay;
-use crate::overlay::Overlay;
 
 pub use coloring::{
     check_decomposition, complete_graph_matchings, matching_decomposition,

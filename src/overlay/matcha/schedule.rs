@@ -13,7 +13,7 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
 use super::MatchaDesign;
-use crate::overlay::{Overlay, OverlaySchedule};
+use crate::graph::{Overlay, OverlaySchedule};
 
 /// The MATCHA overlay schedule: a solved design plus an activation seed.
 #[derive(Debug, Clone)]

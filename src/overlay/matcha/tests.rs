@@ -1,9 +1,9 @@
 //! Schedule and cycle-time tests on the built-in AWS underlays.
 
 use super::*;
+use crate::graph::OverlaySchedule;
 use crate::net::scenario::load_underlay;
 use crate::net::underlay::LoadOptions;
-use crate::overlay::OverlaySchedule;
 
 fn gaia() -> Underlay {
     load_underlay(Some("aws-gaia"), &LoadOptions::default()).unwrap()

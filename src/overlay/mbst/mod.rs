@@ -54,12 +54,12 @@ pub mod relabel;
 pub mod search;
 mod snapshot;
 
+use crate::graph::Overlay;
 use crate::net::delay::DelayModel;
 use crate::overlay::algo::{
     delta_prim_symmetric, hamiltonian_path_in_cube, minimum_spanning_tree, DenseMatrix, Edge,
     TieOrder,
 };
-use crate::overlay::Overlay;
 use crate::units::Ms;
 
 pub use improve::improve_tree;

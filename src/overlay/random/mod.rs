@@ -33,7 +33,7 @@ use rustworkx_core::petgraph::graph::UnGraph;
 use rustworkx_core::petgraph::visit::EdgeRef;
 use thiserror::Error;
 
-use super::Overlay;
+use crate::graph::Overlay;
 
 /// Draws tried before giving up on a connected graph.
 pub const MAX_ATTEMPTS: u32 = 1000;

@@ -3,8 +3,8 @@
 //! [`crate::timing::two_phase`].
 
 use super::{ClockError, RoundClock};
+use crate::graph::Overlay;
 use crate::net::delay::DelayModel;
-use crate::overlay::Overlay;
 use crate::timing::TimingError;
 use crate::units::Ms;
 

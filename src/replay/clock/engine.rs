@@ -3,9 +3,9 @@
 
 use super::recurrence::EventOrderRecurrence;
 use super::{ClockError, RoundClock};
+use crate::graph::{Overlay, OverlaySchedule};
 use crate::net::delay::DelayModel;
 use crate::network::NetworkKind;
-use crate::overlay::{Overlay, OverlaySchedule};
 use crate::replay::{RoundParticipation, RoundStepper, SiloRound, Straggler};
 use crate::units::Ms;
 

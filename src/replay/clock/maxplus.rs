@@ -2,8 +2,8 @@
 //! closed form.
 
 use super::{ClockError, RoundClock};
+use crate::graph::{Overlay, Protocol};
 use crate::net::delay::DelayModel;
-use crate::overlay::{Overlay, Protocol};
 use crate::timing::{self, TimingError};
 use crate::units::Ms;
 

@@ -3,7 +3,7 @@
 //! ([`crate::replay::breakdown`]) without changing how it drives a clock.
 
 use super::{ClockError, RoundClock};
-use crate::overlay::Overlay;
+use crate::graph::Overlay;
 use crate::replay::breakdown::{Breakdown, SiloRound, MAX_BREAKDOWN_ROWS};
 use crate::replay::ReplayError;
 use crate::units::Ms;

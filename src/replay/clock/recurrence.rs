@@ -38,8 +38,8 @@
 use rand_chacha::ChaCha8Rng;
 use statrs::distribution::LogNormal;
 
+use crate::graph::{Overlay, OverlaySchedule, Protocol};
 use crate::net::delay::DelayModel;
-use crate::overlay::{Overlay, OverlaySchedule, Protocol};
 use crate::replay::breakdown::{binds_before, silo_round};
 use crate::replay::round::checked_straggler;
 use crate::replay::SiloRound;
@@ -328,11 +328,11 @@ impl<'a> EventOrderRecurrence<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::graph::failures::{FailureSpec, Failures};
     use crate::net::scenario::{load_underlay, NetworkSpec};
     use crate::net::underlay::LoadOptions;
     use crate::network::NetworkKind;
     use crate::overlay::build::{build_overlay, build_schedule, BuildOptions, OverlayKind};
-    use crate::overlay::failures::{FailureSpec, Failures};
     use crate::replay::RoundStepper;
 
     /// Bit for bit the event replay's start times on the `maxplus`

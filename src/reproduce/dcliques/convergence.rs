@@ -1,7 +1,7 @@
 //! Convergence of D-SGD with and without Clique Averaging on label-skewed
 //! data (\[Bellet21\] Sec. 4.2-4.4), feature `train`: the runs behind
 //! `fedtopo reproduce dcliques-convergence`, rendered by
-//! [`crate::report::dcliques`].
+//! [`crate::reproduce::dcliques::render`].
 
 use serde::Serialize;
 

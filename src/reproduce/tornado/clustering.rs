@@ -1,7 +1,7 @@
 //! \[Lee21\] Table 3: reduction of the clustering cost of CLUSTER
 //! (Algorithm 3), ours on seeded synthetic label-skewed partitions vs
 //! published (FedShakespeare and MNIST, 100 sampled nodes, 10 groups).
-//! Printed by [`crate::report::tornado::clustering_table`].
+//! Printed by [`crate::reproduce::tornado::render::clustering_table`].
 
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;

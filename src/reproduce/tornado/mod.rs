@@ -2,7 +2,7 @@
 //! programs ([`crate::program`]): the paper's Table 3 (clustering cost),
 //! the Table 4 programs timed on an underlay, and training under every
 //! program with statistics over seeds. `fedtopo tornado` calls these and
-//! prints them with [`crate::report::tornado`].
+//! prints them with [`crate::reproduce::tornado::render`].
 //!
 //! * [`clustering`]: Table 3, ours vs published (the published constants).
 //! * [`time`]: wall-clock, messages and bytes of every program on a network.
@@ -13,6 +13,7 @@
 
 pub mod clustering;
 pub mod learn;
+pub mod render;
 pub mod time;
 pub mod torch;
 

@@ -1,7 +1,8 @@
 //! Report of the MATCHA reproduction ([`crate::reproduce::matcha`]):
 //! `experiments/matcha/results.{md,csv}`.
 
-use super::table::{serde_csv, Table};
+use crate::csv_file::serde_csv;
+use crate::report::table::Table;
 use crate::reproduce::matcha::MatchaRow;
 
 /// Markdown of Tables 3/6/7, ours vs published.

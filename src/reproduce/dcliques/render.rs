@@ -2,7 +2,7 @@
 //! `experiments/dcliques/{results.md, edges.csv, skew.csv}` and, with the
 //! `train` feature, the convergence files.
 
-use super::table::Table;
+use crate::report::table::Table;
 use crate::reproduce::dcliques::{SkewStats, TableRow};
 
 /// Markdown table of [`crate::reproduce::dcliques::edge_table`] rows.

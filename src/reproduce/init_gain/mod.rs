@@ -10,12 +10,13 @@
 //! ER, regular and BA graphs it is almost always the whole graph), and the
 //! fit uses that component's size. `alpha` is minus the least-squares slope
 //! of `ln ||pi||` on `ln n` over all draws, with a 95 % normal interval from
-//! the slope's standard error. Rendered by [`crate::report::init_gain`].
+//! the slope's standard error. Rendered by [`crate::reproduce::init_gain::render`].
 
+pub mod render;
 use serde::Serialize;
 
+use crate::graph::Overlay;
 use crate::overlay::random::{draw_edges, largest_component, Param, RandomGraph, RandomGraphError};
-use crate::overlay::Overlay;
 use crate::train::stationary::{closed_form, norm2, StationaryError};
 
 /// Options of the exponent fit.

@@ -1,12 +1,13 @@
 //! Reproduction of the D-Cliques scaling figures (\[Bellet21\] Sec. 1,
 //! 4.5): edges and messages per node for `n = 100` and `n = 1000`, and
 //! the skew reduction of Greedy Swap (\[Bellet21\] Sec. 4.7.1, Fig. 13/14).
-//! Rendered by [`crate::report::dcliques`]. The convergence runs
+//! Rendered by [`crate::reproduce::dcliques::render`]. The convergence runs
 //! (\[Bellet21\] Sec. 4.2-4.4, feature `train`) are in the `convergence`
 //! submodule.
 
 #[cfg(feature = "train")]
 pub mod convergence;
+pub mod render;
 
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;

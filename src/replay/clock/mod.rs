@@ -20,7 +20,7 @@
 
 use thiserror::Error;
 
-use crate::overlay::Overlay;
+use crate::graph::Overlay;
 use crate::timing::TimingError;
 use crate::units::Ms;
 

@@ -32,9 +32,9 @@
 use serde::Serialize;
 use thiserror::Error;
 
+use crate::graph::OverlaySchedule;
 use crate::net::delay::DelayModel;
 use crate::network::{NetworkModel, NetworkStats};
-use crate::overlay::OverlaySchedule;
 use crate::units::Ms;
 use harness::Net;
 

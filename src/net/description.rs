@@ -161,36 +161,14 @@ impl NetworkDescription {
 
     /// The per-silo values as CSV (`silo,router,compute_ms,up_bps,down_bps,data`).
     pub fn silos_to_csv(&self) -> Result<String, csv::Error> {
-        super::table::serde_csv(&self.silos)
+        crate::csv_file::serde_csv(&self.silos)
     }
-}
-
-/// Appends `columns` (the same values on every record) to the CSV `text`
-/// (a header line, then records).
-///
-/// # Errors
-/// `text` is not valid CSV.
-pub fn append_columns(text: &str, columns: &[(&str, String)]) -> Result<String, csv::Error> {
-    let mut r = csv::ReaderBuilder::new()
-        .has_headers(false)
-        .from_reader(text.as_bytes());
-    let mut w = csv::Writer::from_writer(Vec::new());
-    for (k, record) in r.records().enumerate() {
-        let mut record = record?;
-        for (name, value) in columns {
-            record.push_field(if k == 0 { name } else { value });
-        }
-        w.write_record(&record)?;
-    }
-    let bytes = w
-        .into_inner()
-        .map_err(|e| csv::Error::from(e.into_error()))?;
-    Ok(String::from_utf8_lossy(&bytes).into_owned())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::csv_file::append_columns;
     use crate::net::scenario::load_underlay;
     use crate::net::underlay::LoadOptions;
 

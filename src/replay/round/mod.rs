@@ -16,9 +16,9 @@ use super::harness::{EventProtocol, Link};
 use super::trace::{TraceRecorder, TraceWindow};
 use super::{ReplayError, Straggler};
 use crate::engine::fx::FxHashMap;
+use crate::graph::{Overlay, OverlaySchedule, Protocol};
 use crate::net::delay::DelayModel;
 use crate::network::Transfer;
-use crate::overlay::{Overlay, OverlaySchedule, Protocol};
 use crate::units::Ms;
 
 /// The protocol's timer: silo `i` finished computing its round (`i`

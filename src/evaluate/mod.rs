@@ -16,6 +16,11 @@
 //! The CLI, experiment jobs, reports and the training session call these;
 //! none of them matches on kinds. A new family (a time-varying schedule, say)
 //! adds a [`Built`] shape and its arms here, and every caller gets it.
+//!
+//! [`compare`]: the compare use case, every overlay of a list built and
+//! timed on one network ([`compare::compare_overlays`]).
+
+pub mod compare;
 
 use thiserror::Error;
 

@@ -2,7 +2,8 @@
 //! ([`crate::reproduce::init_gain`]): `experiments/init-gain/{exponents.md,
 //! exponents.csv, points.csv}`.
 
-use super::table::{serde_csv, Table};
+use crate::csv_file::serde_csv;
+use crate::report::table::Table;
 use crate::reproduce::init_gain::{ExponentOptions, ExponentRow};
 
 /// Markdown table: family, ours (95 % CI), published, difference.

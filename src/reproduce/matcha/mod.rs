@@ -3,8 +3,9 @@
 //! experiment file `experiments/table10-matcha-budget/experiment.toml`).
 //!
 //! `fedtopo reproduce matcha-tables` writes `experiments/matcha/results.*`
-//! (rendered by [`crate::report::matcha`]).
+//! (rendered by [`crate::reproduce::matcha::render`]).
 
+pub mod render;
 use std::path::Path;
 use std::time::Instant;
 

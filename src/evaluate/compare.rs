@@ -7,9 +7,9 @@ use serde::Serialize;
 
 use crate::evaluate::{EvalError, EvaluatedOverlay, ScheduleMixing};
 use crate::net::delay::DelayModel;
+use crate::net::description::NetworkDescription;
 use crate::net::underlay::Underlay;
 use crate::overlay::build::{BuildOptions, CenterPolicy, OverlayKind};
-use crate::report::network::NetworkDescription;
 
 /// One overlay's line in a comparison.
 #[derive(Debug, Clone, Serialize)]
