@@ -136,6 +136,10 @@ struct Class {
     /// Every finite resource a member crosses, with the number of members
     /// that cross it.
     fp: Vec<(u32, u32)>,
+    /// For every footprint entry (same index): no other class crosses the
+    /// resource (kept up to date by attach and detach, so that building
+    /// the core reads only the class's own arrays).
+    lone: Vec<bool>,
     /// The footprint entries a collapsed R lists, in footprint order: the
     /// resources other classes cross too and, of those only this class
     /// crosses, the first of smallest fair share `capacity /
@@ -162,6 +166,10 @@ struct Class {
     unfrozen: u32,
     new_rate: f64,
     new_bneck: u32,
+    /// Its footprint entries in R (those of `core` when collapsing) as
+    /// local indices with multiplicities: `MaxMin::in_r[in_r_start..in_r_end]`.
+    in_r_start: u32,
+    in_r_end: u32,
 }
 
 /// What the walks over crossing classes read of a class, kept apart from
@@ -241,8 +249,9 @@ pub struct MaxMin {
     class_freed: Vec<u32>,
     /// Classes crossing every resource.
     cross: Vec<Vec<Cross>>,
-    /// Classes whose cores an attach or detach made stale.
-    core_stale: Vec<u32>,
+    /// Footprint entries of other classes whose resource an attach or
+    /// detach made shared or lone: (class, footprint index, lone).
+    core_stale: Vec<(u32, u32, bool)>,
     /// Classes whose recorded bottleneck is every resource.
     bneck_of: Vec<Vec<u32>>,
     /// Resources touched since the last update.
@@ -281,6 +290,11 @@ pub struct MaxMin {
     max_out: Vec<f64>,
     /// Pass that last (re)initialised each entry of `base`.
     stamp: Vec<u64>,
+    /// The footprint entries of the classes of S that R lists, as (local
+    /// index, multiplicity), class after class (each class's range is in
+    /// its `in_r_start..in_r_end`): freezing a class lowers them without
+    /// looking the resources up.
+    in_r: Vec<(u32, u32)>,
     /// Local indices (re)initialised in the current pass.
     refresh: Vec<u32>,
     /// Classes of `s_list` (a prefix) whose footprints are in R.
@@ -487,6 +501,7 @@ impl MaxMin {
         let k = &mut self.classes[c as usize];
         k.members.clear();
         k.fp.clear();
+        k.lone.clear();
         k.core_ok = false;
         k.rate = f64::NAN;
         k.bneck = NONE;
@@ -533,9 +548,10 @@ impl MaxMin {
                         mult: 1,
                     });
                     class.fp.push((r, 1));
+                    class.lone.push(cross.len() == 1);
                     if cross.len() == 2 {
                         // The resource is no longer the other class's only.
-                        self.core_stale.push(cross[0].class);
+                        self.core_stale.push((cross[0].class, cross[0].fp, false));
                     }
                 }
             }
@@ -545,10 +561,12 @@ impl MaxMin {
     }
 
     /// The classes listed in `core_stale` (a resource of theirs gained or
-    /// lost its only other class) rebuild their cores.
+    /// lost its only other class) mark it and rebuild their cores.
     fn stale_cores(&mut self) {
-        for c in self.core_stale.drain(..) {
-            self.classes[c as usize].core_ok = false;
+        for (c, j, lone) in self.core_stale.drain(..) {
+            let class = &mut self.classes[c as usize];
+            class.lone[j as usize] = lone;
+            class.core_ok = false;
         }
     }
 
@@ -558,23 +576,27 @@ impl MaxMin {
         if class.core_ok {
             return;
         }
-        let (cross, cap) = (&self.cross, &self.cap);
-        let lone = |r: u32| cross[r as usize].len() == 1;
+        let cap = &self.cap;
         let mut keep = (f64::INFINITY, usize::MAX);
-        for (j, &(r, m)) in class.fp.iter().enumerate() {
-            if lone(r) {
+        for (j, (&(r, m), &lone)) in class.fp.iter().zip(&class.lone).enumerate() {
+            if lone {
                 let share = Local::initial(cap[r as usize], m).share();
                 if share < keep.0 || keep.1 == usize::MAX {
                     keep = (share, j);
                 }
             }
         }
+        // Branch-free compaction: every entry is written, the shared ones
+        // and the kept one are retained.
+        let n = class.fp.len();
         class.core.clear();
-        for (j, &(r, m)) in class.fp.iter().enumerate() {
-            if j == keep.1 || !lone(r) {
-                class.core.push((r, m));
-            }
+        class.core.resize(n, (0, 0));
+        let mut len = 0;
+        for (j, (&e, &lone)) in class.fp.iter().zip(&class.lone).enumerate() {
+            class.core[len] = e;
+            len += usize::from(j == keep.1 || !lone);
         }
+        class.core.truncate(len);
         class.core_ok = true;
     }
 
@@ -600,9 +622,10 @@ impl MaxMin {
                 cross.swap_remove(i);
                 if cross.len() == 1 {
                     // The resource is now the other class's only.
-                    self.core_stale.push(cross[0].class);
+                    self.core_stale.push((cross[0].class, cross[0].fp, true));
                 }
                 class.fp.swap_remove(j);
+                class.lone.swap_remove(j);
                 if let Some(&(r2, _)) = class.fp.get(j) {
                     let cross2 = &mut self.cross[r2 as usize];
                     let i2 = Self::cross_index(cross2, c);
@@ -769,6 +792,7 @@ impl MaxMin {
             self.base.clear();
             self.max_out.clear();
             self.stamp.clear();
+            self.in_r.clear();
             self.s_in_r = 0;
         }
         let repoch = self.fill_epoch;
@@ -788,7 +812,7 @@ impl MaxMin {
                 self.update_core(self.s_list[k]);
             }
         }
-        let (classes, res_slot, r_list) = (&self.classes, &mut self.res_slot, &mut self.r_list);
+        let (classes, res_slot, r_list) = (&mut self.classes, &mut self.res_slot, &mut self.r_list);
         let (hot, cross, cap) = (&self.hot, &self.cross, &self.cap);
         for &c in &self.s_list[self.s_in_r..] {
             // Of the resources only this class crosses, R needs the one
@@ -797,9 +821,16 @@ impl MaxMin {
             // multiplicity` until the class freezes, unless it splits
             // (then the update restarts without collapsing). The class's
             // core lists the others and that one.
-            let class = &classes[c as usize];
+            let class = &mut classes[c as usize];
+            class.in_r_start = self.in_r.len() as u32;
+            class.in_r_end = (self.in_r.len()
+                + if collapse {
+                    class.core.len()
+                } else {
+                    class.fp.len()
+                }) as u32;
             let fp = if collapse { &class.core } else { &class.fp };
-            for &(r, _) in fp {
+            for &(r, m) in fp {
                 let slot = &mut res_slot[r as usize];
                 if slot.mark != repoch {
                     *slot = ResSlot {
@@ -812,6 +843,7 @@ impl MaxMin {
                     self.stamp.push(0);
                 }
                 let k = slot.local as usize;
+                self.in_r.push((k as u32, m));
                 if self.stamp[k] == pass {
                     continue;
                 }
@@ -1021,14 +1053,8 @@ impl MaxMin {
         });
         let lowered = &mut self.lowered;
         let fill_epoch = self.fill_epoch;
-        let collapse = !self.update_no_collapse;
-        let mut lower = |r2: u32, m2: u32| {
-            let slot = res_slot[r2 as usize];
-            if slot.mark != fill_epoch {
-                // Collapsed out of R: never read.
-                return;
-            }
-            let k2 = slot.local;
+        let in_r = &self.in_r;
+        let mut lower_local = |k2: u32, m2: u32| {
             lowered.push((k2, m2));
             let l = &mut local[k2 as usize];
             l.lower(m2, share);
@@ -1046,10 +1072,10 @@ impl MaxMin {
                 froze += 1;
                 class.new_rate = share;
                 class.new_bneck = r;
-                // Collapsed: the rest of the footprint is not in R.
-                let fp = if collapse { &class.core } else { &class.fp };
-                for &(r2, m2) in fp {
-                    lower(r2, m2);
+                // Its entries in R (collapsed: the rest of the footprint
+                // is not in R), already resolved to local indices.
+                for &(k2, m2) in &in_r[class.in_r_start as usize..class.in_r_end as usize] {
+                    lower_local(k2, m2);
                 }
                 continue;
             }
@@ -1074,7 +1100,11 @@ impl MaxMin {
                 flow.new_bneck = r;
                 class.unfrozen -= 1;
                 for &r2 in &flow.fin {
-                    lower(r2, 1);
+                    let slot = res_slot[r2 as usize];
+                    // Collapsed out of R: never read.
+                    if slot.mark == fill_epoch {
+                        lower_local(slot.local, 1);
+                    }
                 }
             }
             if class.unfrozen == 0 {
@@ -1654,6 +1684,7 @@ mod tests {
             let got: HashMap<u32, u32> = class.fp.iter().copied().collect();
             assert_eq!(got.len(), class.fp.len(), "class {c}: repeated resource");
             assert_eq!(got, want, "class {c}: footprint");
+            assert_eq!(class.lone.len(), class.fp.len(), "class {c}: lone flags");
             for (j, &(r, _)) in class.fp.iter().enumerate() {
                 let x = m.cross[r as usize]
                     .iter()
@@ -1661,6 +1692,11 @@ mod tests {
                     .collect::<Vec<_>>();
                 assert_eq!(x.len(), 1, "class {c} on resource {r}");
                 assert_eq!(x[0].fp as usize, j);
+                assert_eq!(
+                    class.lone[j],
+                    m.cross[r as usize].len() == 1,
+                    "class {c}: lone flag of resource {r}"
+                );
             }
             let b = class.bneck;
             assert!(b != NONE, "class {c} has no bottleneck");
