@@ -193,6 +193,95 @@ struct Cross {
     mult: u32,
 }
 
+/// The classes crossing one resource, stored inline up to
+/// [`CrossList::INLINE`] of them (the usual case: a fill reads the list of
+/// every resource of R, and one cache line per resource holds it), in a
+/// vector beyond. Dereferences to the slice of its entries.
+#[derive(Debug, Clone)]
+#[repr(align(64))]
+struct CrossList {
+    /// Every entry while more than `INLINE` (then `inline` is unused).
+    spill: Vec<Cross>,
+    len: u32,
+    inline: [Cross; CrossList::INLINE],
+}
+
+impl CrossList {
+    const INLINE: usize = 3;
+    const EMPTY_ENTRY: Cross = Cross {
+        class: 0,
+        fp: 0,
+        mult: 0,
+    };
+
+    fn new() -> Self {
+        CrossList {
+            spill: Vec::new(),
+            len: 0,
+            inline: [Self::EMPTY_ENTRY; Self::INLINE],
+        }
+    }
+
+    fn push(&mut self, x: Cross) {
+        let n = self.len as usize;
+        if n < Self::INLINE {
+            self.inline[n] = x;
+        } else {
+            if n == Self::INLINE {
+                self.spill.clear();
+                self.spill.extend_from_slice(&self.inline);
+            }
+            self.spill.push(x);
+        }
+        self.len += 1;
+    }
+
+    /// Removes entry `i`, the last one taking its place.
+    fn swap_remove(&mut self, i: usize) {
+        let n = self.len as usize;
+        if n <= Self::INLINE {
+            self.inline[i] = self.inline[n - 1];
+        } else {
+            self.spill.swap_remove(i);
+            if n - 1 == Self::INLINE {
+                self.inline.copy_from_slice(&self.spill);
+            }
+        }
+        self.len -= 1;
+    }
+}
+
+impl std::ops::Deref for CrossList {
+    type Target = [Cross];
+    fn deref(&self) -> &[Cross] {
+        let n = self.len as usize;
+        if n <= Self::INLINE {
+            &self.inline[..n]
+        } else {
+            &self.spill
+        }
+    }
+}
+
+impl<'a> IntoIterator for &'a CrossList {
+    type Item = &'a Cross;
+    type IntoIter = std::slice::Iter<'a, Cross>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.iter()
+    }
+}
+
+impl std::ops::DerefMut for CrossList {
+    fn deref_mut(&mut self) -> &mut [Cross] {
+        let n = self.len as usize;
+        if n <= Self::INLINE {
+            &mut self.inline[..n]
+        } else {
+            &mut self.spill
+        }
+    }
+}
+
 /// What an update changed in the class structure (cleared at the start of
 /// every [`MaxMin::update`]; the classes of new flows are created by
 /// [`MaxMin::add`], not listed here).
@@ -248,7 +337,7 @@ pub struct MaxMin {
     /// Classes freed since the last update (reusable after it).
     class_freed: Vec<u32>,
     /// Classes crossing every resource.
-    cross: Vec<Vec<Cross>>,
+    cross: Vec<CrossList>,
     /// Footprint entries of other classes whose resource an attach or
     /// detach made shared or lone: (class, footprint index, lone).
     core_stale: Vec<(u32, u32, bool)>,
@@ -354,7 +443,7 @@ impl MaxMin {
     /// Adds a resource of capacity `cap` (bit/s, may be infinite); returns its id.
     pub fn add_resource(&mut self, cap: BitsPerSec) -> u32 {
         self.cap.push(cap);
-        self.cross.push(Vec::new());
+        self.cross.push(CrossList::new());
         self.bneck_of.push(Vec::new());
         self.res_slot.push(ResSlot::default());
         (self.cap.len() - 1) as u32
@@ -1437,8 +1526,20 @@ fn first_min(shares: &[f64]) -> Option<(usize, f64)> {
     if best == f64::INFINITY {
         return None;
     }
-    let k = shares.iter().position(|&share| share == best)?;
-    Some((k, shares[k]))
+    // The first index holding it: whole chunks compared at once, then the
+    // chunk that holds it.
+    let mut base = 0;
+    for chunk in shares.chunks(LANES) {
+        if chunk
+            .iter()
+            .fold(false, |hit, &share| hit | (share == best))
+        {
+            let k = base + chunk.iter().position(|&share| share == best)?;
+            return Some((k, shares[k]));
+        }
+        base += chunk.len();
+    }
+    None
 }
 
 /// A committed rate as it counts in a load, bit/s: 0 for a class not yet
@@ -1666,7 +1767,7 @@ mod tests {
         for (c, class) in m.classes.iter().enumerate() {
             let c = c as u32;
             if !class.live {
-                assert!(m.cross.iter().flatten().all(|x| x.class != c));
+                assert!(m.cross.iter().flat_map(|l| l.iter()).all(|x| x.class != c));
                 assert!(m.bneck_of.iter().flatten().all(|&x| x != c));
                 continue;
             }
@@ -1730,7 +1831,7 @@ mod tests {
             .count();
         assert_eq!(members, in_classes);
         for (r, list) in m.cross.iter().enumerate() {
-            for x in list {
+            for x in list.iter() {
                 let class = &m.classes[x.class as usize];
                 assert!(class.live);
                 assert_eq!(class.fp[x.fp as usize].0 as usize, r);
@@ -2040,6 +2141,34 @@ mod tests {
                 assert_invariants(&m);
             }
         }
+    }
+
+    #[test]
+    fn cross_list_behaves_as_a_vector_across_the_inline_limit() {
+        // Pushes and swap-removes that cross the inline capacity both
+        // ways keep the entries, in the order of a Vec's.
+        let mut rng = ChaCha8Rng::seed_from_u64(3);
+        let mut list = CrossList::new();
+        let mut want: Vec<u32> = Vec::new();
+        let mut spilled = false;
+        for step in 0..2000u32 {
+            if want.is_empty() || (want.len() < 8 && rng.gen_bool(0.55)) {
+                list.push(Cross {
+                    class: step,
+                    fp: step,
+                    mult: 1,
+                });
+                want.push(step);
+            } else {
+                let i = rng.gen_range(0..want.len());
+                list.swap_remove(i);
+                want.swap_remove(i);
+            }
+            spilled |= want.len() > CrossList::INLINE;
+            let got: Vec<u32> = list.iter().map(|x| x.class).collect();
+            assert_eq!(got, want, "step {step}");
+        }
+        assert!(spilled);
     }
 
     #[test]
