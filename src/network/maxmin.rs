@@ -343,6 +343,9 @@ pub struct MaxMin {
     core_stale: Vec<(u32, u32, bool)>,
     /// Classes whose recorded bottleneck is every resource.
     bneck_of: Vec<Vec<u32>>,
+    /// `bneck_of[r]` is not empty (a dense array the check reads for every
+    /// resource of R).
+    has_bneck: Vec<bool>,
     /// Resources touched since the last update.
     dirty: Vec<u32>,
     /// Flows added since the last update.
@@ -445,6 +448,7 @@ impl MaxMin {
         self.cap.push(cap);
         self.cross.push(CrossList::new());
         self.bneck_of.push(Vec::new());
+        self.has_bneck.push(false);
         self.res_slot.push(ResSlot::default());
         (self.cap.len() - 1) as u32
     }
@@ -748,8 +752,10 @@ impl MaxMin {
             if let Some(&moved) = list.get(p) {
                 self.classes[moved as usize].bneck_pos = p as u32;
             }
+            self.has_bneck[old as usize] = !list.is_empty();
         }
         if b != NONE {
+            self.has_bneck[b as usize] = true;
             let list = &mut self.bneck_of[b as usize];
             self.classes[c as usize].bneck_pos = list.len() as u32;
             list.push(c);
@@ -1236,6 +1242,9 @@ impl MaxMin {
         self.rebneck.clear();
         for k in 0..self.r_list.len() {
             let r = self.r_list[k];
+            if !self.has_bneck[r as usize] {
+                continue;
+            }
             let l = &self.local[k];
             let saturated = l.residual <= self.cap[r as usize] * TOL;
             let max = l.max_in_s.max(self.max_out[k]);
@@ -1803,6 +1812,7 @@ mod tests {
             assert!(b != NONE, "class {c} has no bottleneck");
             let p = class.bneck_pos as usize;
             assert_eq!(m.bneck_of[b as usize][p], c);
+            assert!(m.has_bneck[b as usize]);
             // The bottleneck: every member crosses it; saturated; no larger rate.
             assert!(class
                 .members
@@ -1830,6 +1840,9 @@ mod tests {
             .filter(|&f| m.flows[f as usize].class != NONE)
             .count();
         assert_eq!(members, in_classes);
+        for (r, list) in m.bneck_of.iter().enumerate() {
+            assert_eq!(m.has_bneck[r], !list.is_empty(), "resource {r}");
+        }
         for (r, list) in m.cross.iter().enumerate() {
             for x in list.iter() {
                 let class = &m.classes[x.class as usize];
