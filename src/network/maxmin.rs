@@ -1074,13 +1074,17 @@ impl MaxMin {
         let n = self.r_list.len();
         self.local.resize(n, Local::EMPTY);
         self.shares.resize(n, f64::INFINITY);
+        // The shares of the re-initialised resources are kept up to date
+        // as they are lowered (one division per lowering, not per level).
         for &t in &self.refresh {
-            self.local[t as usize] = self.base[t as usize];
+            let l = self.base[t as usize];
+            self.local[t as usize] = l;
+            self.shares[t as usize] = l.share();
         }
         for j in 0..self.levels.len() {
             let level = self.levels[j];
             for &t in &self.refresh {
-                let share = self.local[t as usize].share();
+                let share = self.shares[t as usize];
                 // Either order (the scan's `<`, the heap's total order).
                 let before = share < level.share
                     || (share == level.share && t < level.k)
@@ -1095,12 +1099,11 @@ impl MaxMin {
                 .map_or(self.lowered.len(), |l| l.log_start as usize);
             for &(k2, m2) in &self.lowered[level.log_start as usize..end] {
                 if stamp[k2 as usize] == pass {
-                    self.local[k2 as usize].lower(m2, level.share);
+                    let l = &mut self.local[k2 as usize];
+                    l.lower(m2, level.share);
+                    self.shares[k2 as usize] = l.share();
                 }
             }
-        }
-        for &t in &self.refresh {
-            self.shares[t as usize] = self.local[t as usize].share();
         }
         debug_assert!(grown <= self.s_list.len());
         true
