@@ -136,6 +136,10 @@ struct Class {
     /// Every finite resource a member crosses, with the number of members
     /// that cross it.
     fp: Vec<(u32, u32)>,
+    /// For every footprint entry (same index): no other class crosses the
+    /// resource (kept up to date by attach and detach, so that building
+    /// the core reads only the class's own arrays).
+    lone: Vec<bool>,
     /// The footprint entries a collapsed R lists, in footprint order: the
     /// resources other classes cross too and, of those only this class
     /// crosses, the first of smallest fair share `capacity /
@@ -162,6 +166,10 @@ struct Class {
     unfrozen: u32,
     new_rate: f64,
     new_bneck: u32,
+    /// Its footprint entries in R (those of `core` when collapsing) as
+    /// local indices with multiplicities: `MaxMin::in_r[in_r_start..in_r_end]`.
+    in_r_start: u32,
+    in_r_end: u32,
 }
 
 /// What the walks over crossing classes read of a class, kept apart from
@@ -183,6 +191,95 @@ struct Cross {
     class: u32,
     fp: u32,
     mult: u32,
+}
+
+/// The classes crossing one resource, stored inline up to
+/// [`CrossList::INLINE`] of them (the usual case: a fill reads the list of
+/// every resource of R, and one cache line per resource holds it), in a
+/// vector beyond. Dereferences to the slice of its entries.
+#[derive(Debug, Clone)]
+#[repr(align(64))]
+struct CrossList {
+    /// Every entry while more than `INLINE` (then `inline` is unused).
+    spill: Vec<Cross>,
+    len: u32,
+    inline: [Cross; CrossList::INLINE],
+}
+
+impl CrossList {
+    const INLINE: usize = 3;
+    const EMPTY_ENTRY: Cross = Cross {
+        class: 0,
+        fp: 0,
+        mult: 0,
+    };
+
+    fn new() -> Self {
+        CrossList {
+            spill: Vec::new(),
+            len: 0,
+            inline: [Self::EMPTY_ENTRY; Self::INLINE],
+        }
+    }
+
+    fn push(&mut self, x: Cross) {
+        let n = self.len as usize;
+        if n < Self::INLINE {
+            self.inline[n] = x;
+        } else {
+            if n == Self::INLINE {
+                self.spill.clear();
+                self.spill.extend_from_slice(&self.inline);
+            }
+            self.spill.push(x);
+        }
+        self.len += 1;
+    }
+
+    /// Removes entry `i`, the last one taking its place.
+    fn swap_remove(&mut self, i: usize) {
+        let n = self.len as usize;
+        if n <= Self::INLINE {
+            self.inline[i] = self.inline[n - 1];
+        } else {
+            self.spill.swap_remove(i);
+            if n - 1 == Self::INLINE {
+                self.inline.copy_from_slice(&self.spill);
+            }
+        }
+        self.len -= 1;
+    }
+}
+
+impl std::ops::Deref for CrossList {
+    type Target = [Cross];
+    fn deref(&self) -> &[Cross] {
+        let n = self.len as usize;
+        if n <= Self::INLINE {
+            &self.inline[..n]
+        } else {
+            &self.spill
+        }
+    }
+}
+
+impl<'a> IntoIterator for &'a CrossList {
+    type Item = &'a Cross;
+    type IntoIter = std::slice::Iter<'a, Cross>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.iter()
+    }
+}
+
+impl std::ops::DerefMut for CrossList {
+    fn deref_mut(&mut self) -> &mut [Cross] {
+        let n = self.len as usize;
+        if n <= Self::INLINE {
+            &mut self.inline[..n]
+        } else {
+            &mut self.spill
+        }
+    }
 }
 
 /// What an update changed in the class structure (cleared at the start of
@@ -240,11 +337,15 @@ pub struct MaxMin {
     /// Classes freed since the last update (reusable after it).
     class_freed: Vec<u32>,
     /// Classes crossing every resource.
-    cross: Vec<Vec<Cross>>,
-    /// Classes whose cores an attach or detach made stale.
-    core_stale: Vec<u32>,
+    cross: Vec<CrossList>,
+    /// Footprint entries of other classes whose resource an attach or
+    /// detach made shared or lone: (class, footprint index, lone).
+    core_stale: Vec<(u32, u32, bool)>,
     /// Classes whose recorded bottleneck is every resource.
     bneck_of: Vec<Vec<u32>>,
+    /// `bneck_of[r]` is not empty (a dense array the check reads for every
+    /// resource of R).
+    has_bneck: Vec<bool>,
     /// Resources touched since the last update.
     dirty: Vec<u32>,
     /// Flows added since the last update.
@@ -281,6 +382,11 @@ pub struct MaxMin {
     max_out: Vec<f64>,
     /// Pass that last (re)initialised each entry of `base`.
     stamp: Vec<u64>,
+    /// The footprint entries of the classes of S that R lists, as (local
+    /// index, multiplicity), class after class (each class's range is in
+    /// its `in_r_start..in_r_end`): freezing a class lowers them without
+    /// looking the resources up.
+    in_r: Vec<(u32, u32)>,
     /// Local indices (re)initialised in the current pass.
     refresh: Vec<u32>,
     /// Classes of `s_list` (a prefix) whose footprints are in R.
@@ -340,8 +446,9 @@ impl MaxMin {
     /// Adds a resource of capacity `cap` (bit/s, may be infinite); returns its id.
     pub fn add_resource(&mut self, cap: BitsPerSec) -> u32 {
         self.cap.push(cap);
-        self.cross.push(Vec::new());
+        self.cross.push(CrossList::new());
         self.bneck_of.push(Vec::new());
+        self.has_bneck.push(false);
         self.res_slot.push(ResSlot::default());
         (self.cap.len() - 1) as u32
     }
@@ -487,6 +594,7 @@ impl MaxMin {
         let k = &mut self.classes[c as usize];
         k.members.clear();
         k.fp.clear();
+        k.lone.clear();
         k.core_ok = false;
         k.rate = f64::NAN;
         k.bneck = NONE;
@@ -533,9 +641,10 @@ impl MaxMin {
                         mult: 1,
                     });
                     class.fp.push((r, 1));
+                    class.lone.push(cross.len() == 1);
                     if cross.len() == 2 {
                         // The resource is no longer the other class's only.
-                        self.core_stale.push(cross[0].class);
+                        self.core_stale.push((cross[0].class, cross[0].fp, false));
                     }
                 }
             }
@@ -545,10 +654,12 @@ impl MaxMin {
     }
 
     /// The classes listed in `core_stale` (a resource of theirs gained or
-    /// lost its only other class) rebuild their cores.
+    /// lost its only other class) mark it and rebuild their cores.
     fn stale_cores(&mut self) {
-        for c in self.core_stale.drain(..) {
-            self.classes[c as usize].core_ok = false;
+        for (c, j, lone) in self.core_stale.drain(..) {
+            let class = &mut self.classes[c as usize];
+            class.lone[j as usize] = lone;
+            class.core_ok = false;
         }
     }
 
@@ -558,23 +669,27 @@ impl MaxMin {
         if class.core_ok {
             return;
         }
-        let (cross, cap) = (&self.cross, &self.cap);
-        let lone = |r: u32| cross[r as usize].len() == 1;
+        let cap = &self.cap;
         let mut keep = (f64::INFINITY, usize::MAX);
-        for (j, &(r, m)) in class.fp.iter().enumerate() {
-            if lone(r) {
+        for (j, (&(r, m), &lone)) in class.fp.iter().zip(&class.lone).enumerate() {
+            if lone {
                 let share = Local::initial(cap[r as usize], m).share();
                 if share < keep.0 || keep.1 == usize::MAX {
                     keep = (share, j);
                 }
             }
         }
+        // Branch-free compaction: every entry is written, the shared ones
+        // and the kept one are retained.
+        let n = class.fp.len();
         class.core.clear();
-        for (j, &(r, m)) in class.fp.iter().enumerate() {
-            if j == keep.1 || !lone(r) {
-                class.core.push((r, m));
-            }
+        class.core.resize(n, (0, 0));
+        let mut len = 0;
+        for (j, (&e, &lone)) in class.fp.iter().zip(&class.lone).enumerate() {
+            class.core[len] = e;
+            len += usize::from(j == keep.1 || !lone);
         }
+        class.core.truncate(len);
         class.core_ok = true;
     }
 
@@ -600,9 +715,10 @@ impl MaxMin {
                 cross.swap_remove(i);
                 if cross.len() == 1 {
                     // The resource is now the other class's only.
-                    self.core_stale.push(cross[0].class);
+                    self.core_stale.push((cross[0].class, cross[0].fp, true));
                 }
                 class.fp.swap_remove(j);
+                class.lone.swap_remove(j);
                 if let Some(&(r2, _)) = class.fp.get(j) {
                     let cross2 = &mut self.cross[r2 as usize];
                     let i2 = Self::cross_index(cross2, c);
@@ -636,8 +752,10 @@ impl MaxMin {
             if let Some(&moved) = list.get(p) {
                 self.classes[moved as usize].bneck_pos = p as u32;
             }
+            self.has_bneck[old as usize] = !list.is_empty();
         }
         if b != NONE {
+            self.has_bneck[b as usize] = true;
             let list = &mut self.bneck_of[b as usize];
             self.classes[c as usize].bneck_pos = list.len() as u32;
             list.push(c);
@@ -769,6 +887,7 @@ impl MaxMin {
             self.base.clear();
             self.max_out.clear();
             self.stamp.clear();
+            self.in_r.clear();
             self.s_in_r = 0;
         }
         let repoch = self.fill_epoch;
@@ -788,7 +907,7 @@ impl MaxMin {
                 self.update_core(self.s_list[k]);
             }
         }
-        let (classes, res_slot, r_list) = (&self.classes, &mut self.res_slot, &mut self.r_list);
+        let (classes, res_slot, r_list) = (&mut self.classes, &mut self.res_slot, &mut self.r_list);
         let (hot, cross, cap) = (&self.hot, &self.cross, &self.cap);
         for &c in &self.s_list[self.s_in_r..] {
             // Of the resources only this class crosses, R needs the one
@@ -797,9 +916,16 @@ impl MaxMin {
             // multiplicity` until the class freezes, unless it splits
             // (then the update restarts without collapsing). The class's
             // core lists the others and that one.
-            let class = &classes[c as usize];
+            let class = &mut classes[c as usize];
+            class.in_r_start = self.in_r.len() as u32;
+            class.in_r_end = (self.in_r.len()
+                + if collapse {
+                    class.core.len()
+                } else {
+                    class.fp.len()
+                }) as u32;
             let fp = if collapse { &class.core } else { &class.fp };
-            for &(r, _) in fp {
+            for &(r, m) in fp {
                 let slot = &mut res_slot[r as usize];
                 if slot.mark != repoch {
                     *slot = ResSlot {
@@ -812,6 +938,7 @@ impl MaxMin {
                     self.stamp.push(0);
                 }
                 let k = slot.local as usize;
+                self.in_r.push((k as u32, m));
                 if self.stamp[k] == pass {
                     continue;
                 }
@@ -947,13 +1074,17 @@ impl MaxMin {
         let n = self.r_list.len();
         self.local.resize(n, Local::EMPTY);
         self.shares.resize(n, f64::INFINITY);
+        // The shares of the re-initialised resources are kept up to date
+        // as they are lowered (one division per lowering, not per level).
         for &t in &self.refresh {
-            self.local[t as usize] = self.base[t as usize];
+            let l = self.base[t as usize];
+            self.local[t as usize] = l;
+            self.shares[t as usize] = l.share();
         }
         for j in 0..self.levels.len() {
             let level = self.levels[j];
             for &t in &self.refresh {
-                let share = self.local[t as usize].share();
+                let share = self.shares[t as usize];
                 // Either order (the scan's `<`, the heap's total order).
                 let before = share < level.share
                     || (share == level.share && t < level.k)
@@ -968,12 +1099,11 @@ impl MaxMin {
                 .map_or(self.lowered.len(), |l| l.log_start as usize);
             for &(k2, m2) in &self.lowered[level.log_start as usize..end] {
                 if stamp[k2 as usize] == pass {
-                    self.local[k2 as usize].lower(m2, level.share);
+                    let l = &mut self.local[k2 as usize];
+                    l.lower(m2, level.share);
+                    self.shares[k2 as usize] = l.share();
                 }
             }
-        }
-        for &t in &self.refresh {
-            self.shares[t as usize] = self.local[t as usize].share();
         }
         debug_assert!(grown <= self.s_list.len());
         true
@@ -1021,14 +1151,8 @@ impl MaxMin {
         });
         let lowered = &mut self.lowered;
         let fill_epoch = self.fill_epoch;
-        let collapse = !self.update_no_collapse;
-        let mut lower = |r2: u32, m2: u32| {
-            let slot = res_slot[r2 as usize];
-            if slot.mark != fill_epoch {
-                // Collapsed out of R: never read.
-                return;
-            }
-            let k2 = slot.local;
+        let in_r = &self.in_r;
+        let mut lower_local = |k2: u32, m2: u32| {
             lowered.push((k2, m2));
             let l = &mut local[k2 as usize];
             l.lower(m2, share);
@@ -1046,10 +1170,10 @@ impl MaxMin {
                 froze += 1;
                 class.new_rate = share;
                 class.new_bneck = r;
-                // Collapsed: the rest of the footprint is not in R.
-                let fp = if collapse { &class.core } else { &class.fp };
-                for &(r2, m2) in fp {
-                    lower(r2, m2);
+                // Its entries in R (collapsed: the rest of the footprint
+                // is not in R), already resolved to local indices.
+                for &(k2, m2) in &in_r[class.in_r_start as usize..class.in_r_end as usize] {
+                    lower_local(k2, m2);
                 }
                 continue;
             }
@@ -1074,7 +1198,11 @@ impl MaxMin {
                 flow.new_bneck = r;
                 class.unfrozen -= 1;
                 for &r2 in &flow.fin {
-                    lower(r2, 1);
+                    let slot = res_slot[r2 as usize];
+                    // Collapsed out of R: never read.
+                    if slot.mark == fill_epoch {
+                        lower_local(slot.local, 1);
+                    }
                 }
             }
             if class.unfrozen == 0 {
@@ -1117,6 +1245,9 @@ impl MaxMin {
         self.rebneck.clear();
         for k in 0..self.r_list.len() {
             let r = self.r_list[k];
+            if !self.has_bneck[r as usize] {
+                continue;
+            }
             let l = &self.local[k];
             let saturated = l.residual <= self.cap[r as usize] * TOL;
             let max = l.max_in_s.max(self.max_out[k]);
@@ -1407,8 +1538,20 @@ fn first_min(shares: &[f64]) -> Option<(usize, f64)> {
     if best == f64::INFINITY {
         return None;
     }
-    let k = shares.iter().position(|&share| share == best)?;
-    Some((k, shares[k]))
+    // The first index holding it: whole chunks compared at once, then the
+    // chunk that holds it.
+    let mut base = 0;
+    for chunk in shares.chunks(LANES) {
+        if chunk
+            .iter()
+            .fold(false, |hit, &share| hit | (share == best))
+        {
+            let k = base + chunk.iter().position(|&share| share == best)?;
+            return Some((k, shares[k]));
+        }
+        base += chunk.len();
+    }
+    None
 }
 
 /// A committed rate as it counts in a load, bit/s: 0 for a class not yet
@@ -1636,7 +1779,7 @@ mod tests {
         for (c, class) in m.classes.iter().enumerate() {
             let c = c as u32;
             if !class.live {
-                assert!(m.cross.iter().flatten().all(|x| x.class != c));
+                assert!(m.cross.iter().flat_map(|l| l.iter()).all(|x| x.class != c));
                 assert!(m.bneck_of.iter().flatten().all(|&x| x != c));
                 continue;
             }
@@ -1654,6 +1797,7 @@ mod tests {
             let got: HashMap<u32, u32> = class.fp.iter().copied().collect();
             assert_eq!(got.len(), class.fp.len(), "class {c}: repeated resource");
             assert_eq!(got, want, "class {c}: footprint");
+            assert_eq!(class.lone.len(), class.fp.len(), "class {c}: lone flags");
             for (j, &(r, _)) in class.fp.iter().enumerate() {
                 let x = m.cross[r as usize]
                     .iter()
@@ -1661,11 +1805,17 @@ mod tests {
                     .collect::<Vec<_>>();
                 assert_eq!(x.len(), 1, "class {c} on resource {r}");
                 assert_eq!(x[0].fp as usize, j);
+                assert_eq!(
+                    class.lone[j],
+                    m.cross[r as usize].len() == 1,
+                    "class {c}: lone flag of resource {r}"
+                );
             }
             let b = class.bneck;
             assert!(b != NONE, "class {c} has no bottleneck");
             let p = class.bneck_pos as usize;
             assert_eq!(m.bneck_of[b as usize][p], c);
+            assert!(m.has_bneck[b as usize]);
             // The bottleneck: every member crosses it; saturated; no larger rate.
             assert!(class
                 .members
@@ -1693,8 +1843,11 @@ mod tests {
             .filter(|&f| m.flows[f as usize].class != NONE)
             .count();
         assert_eq!(members, in_classes);
+        for (r, list) in m.bneck_of.iter().enumerate() {
+            assert_eq!(m.has_bneck[r], !list.is_empty(), "resource {r}");
+        }
         for (r, list) in m.cross.iter().enumerate() {
-            for x in list {
+            for x in list.iter() {
                 let class = &m.classes[x.class as usize];
                 assert!(class.live);
                 assert_eq!(class.fp[x.fp as usize].0 as usize, r);
@@ -2004,6 +2157,34 @@ mod tests {
                 assert_invariants(&m);
             }
         }
+    }
+
+    #[test]
+    fn cross_list_behaves_as_a_vector_across_the_inline_limit() {
+        // Pushes and swap-removes that cross the inline capacity both
+        // ways keep the entries, in the order of a Vec's.
+        let mut rng = ChaCha8Rng::seed_from_u64(3);
+        let mut list = CrossList::new();
+        let mut want: Vec<u32> = Vec::new();
+        let mut spilled = false;
+        for step in 0..2000u32 {
+            if want.is_empty() || (want.len() < 8 && rng.gen_bool(0.55)) {
+                list.push(Cross {
+                    class: step,
+                    fp: step,
+                    mult: 1,
+                });
+                want.push(step);
+            } else {
+                let i = rng.gen_range(0..want.len());
+                list.swap_remove(i);
+                want.swap_remove(i);
+            }
+            spilled |= want.len() > CrossList::INLINE;
+            let got: Vec<u32> = list.iter().map(|x| x.class).collect();
+            assert_eq!(got, want, "step {step}");
+        }
+        assert!(spilled);
     }
 
     #[test]
