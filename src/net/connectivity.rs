@@ -243,6 +243,11 @@ fn carry_bottlenecks(
     }
 }
 
+/// Up to this many routers the route trees of the setup's Dijkstras are
+/// kept (8 bytes per router pair: 33.5 MB at 2,048); the flow model reads
+/// its routes from them instead of running each source's Dijkstra again.
+const KEEP_TREES_MAX_ROUTERS: usize = 2048;
+
 /// The part of a source's shortest-path tree that routes need.
 #[derive(Debug)]
 struct RouteTree {
@@ -326,6 +331,19 @@ impl Connectivity {
             .map(|l| options.core_capacity_bps.unwrap_or(l.capacity_bps))
             .collect();
         let mut length_km = vec![f64::INFINITY; n * n];
+        // The route trees of the setup's Dijkstras are kept on small
+        // underlays (the flow model reads routes from them; 8 bytes per
+        // router pair), else recomputed on first use.
+        let trees: Arc<[OnceLock<RouteTree>]> = (0..n).map(|_| OnceLock::new()).collect();
+        let keep = |s: usize, tree: &ShortestPathTree| {
+            if n <= KEEP_TREES_MAX_ROUTERS {
+                // Each source is visited once: the cell is empty.
+                let _ = trees[s].set(RouteTree {
+                    hops: tree.hops.clone().into_boxed_slice(),
+                    pred_link: tree.pred_link.clone().into_boxed_slice(),
+                });
+            }
+        };
         let classes = capacity_classes(&link_capacity).filter(|_| n <= 1 << 16);
         if let (Some(classes), true) = (classes, n > 0) {
             let mut class = vec![0u8; n * n];
@@ -339,6 +357,7 @@ impl Connectivity {
                     || (ShortestPathTree::default(), Vec::new()),
                     |(tree, min_cap), (s, ((lengths, class_row), hops_row))| {
                         tree.run(&adjacency, s);
+                        keep(s, tree);
                         lengths.copy_from_slice(&tree.length_km);
                         fill_compact_row(
                             tree,
@@ -363,7 +382,7 @@ impl Connectivity {
                 length_km: Arc::new(length_km),
                 bandwidth_bps: Arc::new(bandwidth_bps),
                 adjacency: Arc::new(adjacency),
-                trees: (0..n).map(|_| OnceLock::new()).collect(),
+                trees,
                 link_ends: link_ends.into(),
                 link_capacity: link_capacity.into(),
                 measured: None,
@@ -380,6 +399,7 @@ impl Connectivity {
                     || (ShortestPathTree::default(), Vec::new()),
                     |(tree, min_cap), (s, (lengths, bandwidths))| {
                         tree.run(&adjacency, s);
+                        keep(s, tree);
                         fill_row(
                             tree,
                             &adjacency,
@@ -398,7 +418,7 @@ impl Connectivity {
             length_km: Arc::new(length_km),
             bandwidth_bps: Arc::new(BandwidthTable::Dense(bandwidth_bps)),
             adjacency: Arc::new(adjacency),
-            trees: (0..n).map(|_| OnceLock::new()).collect(),
+            trees,
             link_ends: link_ends.into(),
             link_capacity: link_capacity.into(),
             measured: None,
