@@ -632,6 +632,25 @@ mod tests {
         Underlay::from_gml_str(g, "t.gml", &LoadOptions::default()).unwrap()
     }
 
+    /// The route trees kept from the setup are the ones a fresh Dijkstra
+    /// gives (what [`Connectivity::tree`] computed on first use before).
+    #[test]
+    fn kept_route_trees_are_fresh_dijkstra_trees() {
+        for u in [
+            triangle(),
+            crate::net::scenario::load_underlay(Some("aws-gaia"), &LoadOptions::default()).unwrap(),
+        ] {
+            let c = Connectivity::new(&u, &ConnectivityOptions::default());
+            for a in 0..u.node_count() {
+                assert!(c.trees[a].get().is_some(), "tree {a} not kept");
+                let fresh = ShortestPathTree::of(&c.adjacency, a);
+                let kept = c.tree(a);
+                assert_eq!(&*kept.hops, fresh.hops.as_slice());
+                assert_eq!(&*kept.pred_link, fresh.pred_link.as_slice());
+            }
+        }
+    }
+
     #[test]
     fn paper_model_latency_and_bandwidth() {
         let c = Connectivity::new(&triangle(), &ConnectivityOptions::default());
