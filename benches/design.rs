@@ -29,6 +29,7 @@ use fedtopo::design::search::{
 };
 use fedtopo::design::{augment, AugmentOptions};
 use fedtopo::graph::Overlay;
+use fedtopo::mixing::consensus::local_degree;
 use fedtopo::mixing::krylov::{lanczos_slem, Reorthogonalisation, SparseMatrix};
 use fedtopo::mixing::spectrum::{
     complex_eigenvalues, qr_iterations, symmetric_eigen, symmetric_eigenvalues,
@@ -36,7 +37,6 @@ use fedtopo::mixing::spectrum::{
 use fedtopo::mixing::{fastest_mixing, slem, undirected_edges, FastestOptions};
 use fedtopo::overlay::build::{build_overlay, BuildOptions, OverlayKind};
 use fedtopo::scenario::{load_underlay, NetworkSpec};
-use fedtopo::train::consensus::local_degree;
 use fedtopo::underlay::{LoadOptions, Underlay};
 
 fn load(name: &str) -> Option<Underlay> {

@@ -22,6 +22,7 @@ use thiserror::Error;
 use crate::delay::DelayModel;
 use crate::graph::failures::{FailureError, FailureSpec, Failures};
 use crate::graph::{Overlay, OverlaySchedule, PeriodicSchedule};
+use crate::mixing::consensus::{ConsensusError, ConsensusMatrix, ConsensusRule};
 use crate::network::{NetworkKind, NetworkModel};
 use crate::overlay::build::{build, BuildError, BuildOptions, Built, OverlayKind};
 use crate::overlay::export::{ExportedOverlay, ExportedSchedule};
@@ -728,5 +729,40 @@ impl EvaluatedOverlay {
             Some(w) => e.with_weights(w.clone()),
             None => e,
         })
+    }
+}
+
+/// The consensus rule an evaluated overlay brings of its own. The rules
+/// live in [`crate::mixing::consensus`], below the overlays; this one method
+/// reads an [`EvaluatedOverlay`], so it is defined here, above both.
+impl ConsensusRule {
+    /// The rule a run of `overlay` uses: this one, unless it is
+    /// [`ConsensusRule::Auto`] and the overlay brings its own consensus, that
+    /// is a schedule's `I - alpha L` (MATCHA, \[Wang19\]), a family's
+    /// matrices per round ([`EvaluatedOverlay::round_consensus_weights`],
+    /// which become [`ConsensusRule::PerRound`]) or the weights of an
+    /// overlay file ([`EvaluatedOverlay::consensus_weights`], row-stochastic),
+    /// which becomes [`ConsensusRule::Custom`].
+    pub fn for_overlay(&self, overlay: &EvaluatedOverlay) -> Result<ConsensusRule, ConsensusError> {
+        if *self != ConsensusRule::Auto {
+            return Ok(self.clone());
+        }
+        if let Some(m) = overlay.mixing() {
+            return Ok(ConsensusRule::Matcha { alpha: m.alpha });
+        }
+        if let Some(rounds) = overlay.round_consensus_weights() {
+            return Ok(ConsensusRule::PerRound(
+                rounds
+                    .iter()
+                    .map(|w| ConsensusMatrix::from_rows(w.to_vec()))
+                    .collect::<Result<_, _>>()?,
+            ));
+        }
+        if let Some(w) = overlay.consensus_weights() {
+            return Ok(ConsensusRule::Custom(ConsensusMatrix::from_rows(
+                w.to_vec(),
+            )?));
+        }
+        Ok(ConsensusRule::Auto)
     }
 }

@@ -11,6 +11,7 @@ use rand_chacha::ChaCha8Rng;
 use common::fedtopo;
 use fedtopo::delay::DelayModel;
 use fedtopo::evaluate::{EvalError, EvaluatedOverlay};
+use fedtopo::mixing::consensus::{half, local_degree, ConsensusMatrix, ConsensusRule};
 use fedtopo::network::NetworkKind;
 use fedtopo::overlay::build::{build_overlay, BuildError, BuildOptions, OverlayKind};
 use fedtopo::overlay::families::{self, exponential, FamilyBuilt, FamilyError, FamilySpec};
@@ -20,7 +21,6 @@ use fedtopo::replay::{ReplayOptions, Straggler};
 use fedtopo::reproduce::paper_model;
 use fedtopo::scenario::load_underlay;
 use fedtopo::timing::schedule::periodic_rate;
-use fedtopo::train::consensus::{half, local_degree, ConsensusMatrix, ConsensusRule};
 use fedtopo::underlay::{LoadOptions, Underlay};
 
 fn underlay(name: &str) -> Underlay {

@@ -12,6 +12,7 @@ use common::fedtopo;
 use fedtopo::delay::DelayModel;
 use fedtopo::evaluate::{EvalError, EvaluatedOverlay};
 use fedtopo::graph::{Overlay, OverlaySchedule, PeriodicSchedule};
+use fedtopo::mixing::consensus::{ConsensusMatrix, ConsensusRule};
 use fedtopo::overlay::build::{BuildError, BuildOptions, OverlayKind};
 use fedtopo::overlay::export::silo_positions;
 use fedtopo::overlay::file::FileOverlayError;
@@ -20,7 +21,6 @@ use fedtopo::reproduce::paper_model;
 use fedtopo::scenario::load_underlay;
 use fedtopo::timing::cycle_time;
 use fedtopo::timing::schedule::{maxplus_rate, periodic_rate};
-use fedtopo::train::consensus::{ConsensusMatrix, ConsensusRule};
 use fedtopo::underlay::{LoadOptions, Underlay};
 
 fn underlay(name: &str) -> Underlay {

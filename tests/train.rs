@@ -2,12 +2,12 @@
 //! `scripts/libtorch.sh cargo test --features train`).
 #![cfg(feature = "train")]
 
+use fedtopo::mixing::consensus::ConsensusRule;
 use fedtopo::overlay::build::{build_overlay, BuildOptions, OverlayKind};
 use fedtopo::overlay::Overlay;
 use fedtopo::replay::clock::MaxPlusClock;
 use fedtopo::scenario::{load_underlay, NetworkSpec};
 use fedtopo::train::checkpoint::{run, RunOptions};
-use fedtopo::train::consensus::ConsensusRule;
 use fedtopo::train::data::synthetic::{generate, SyntheticSpec};
 use fedtopo::train::data::{Dataset, FederatedData};
 use fedtopo::train::model::ModelKind;

@@ -7,13 +7,13 @@
 #![cfg(feature = "train")]
 
 use fedtopo::evaluate::EvaluatedOverlay;
+use fedtopo::mixing::consensus::ConsensusRule;
 use fedtopo::network::NetworkKind;
 use fedtopo::overlay::build::{BuildOptions, OverlayKind};
 use fedtopo::overlay::failures::FailureSpec;
 use fedtopo::replay::{ReplayOptions, SiloRound};
 use fedtopo::scenario::{load_underlay, NetworkSpec};
 use fedtopo::train::checkpoint::RunOptions;
-use fedtopo::train::consensus::ConsensusRule;
 use fedtopo::train::data::synthetic::{generate, SyntheticSpec};
 use fedtopo::train::model::ModelKind;
 use fedtopo::train::optim::{LrSchedule, OptimizerKind};

@@ -9,10 +9,10 @@ mod common;
 
 use common::fedtopo;
 use fedtopo::dynamics::AvailabilityPolicy;
+use fedtopo::mixing::consensus::{ConsensusMatrix, ConsensusRule};
 use fedtopo::prelude::*;
 use fedtopo::replay::clock::EngineClock;
 use fedtopo::train::checkpoint::{run, RunOptions};
-use fedtopo::train::consensus::{ConsensusMatrix, ConsensusRule};
 use fedtopo::train::data::synthetic::{generate, SyntheticSpec};
 use fedtopo::train::model::ModelKind;
 use fedtopo::train::optim::{LrSchedule, OptimizerKind};

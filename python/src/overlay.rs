@@ -8,7 +8,7 @@ use pyo3::types::{PyDict, PyList};
 
 use fedtopo::delay::DelayModel;
 use fedtopo::evaluate::EvaluatedOverlay;
-use fedtopo::train::consensus::ConsensusRule;
+use fedtopo::mixing::consensus::ConsensusRule;
 
 use crate::{round_arg, value_error};
 

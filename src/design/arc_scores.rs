@@ -10,13 +10,13 @@
 
 use crate::delay::DelayModel;
 use crate::graph::Overlay;
+use crate::mixing::consensus::local_degree;
 use crate::mixing::krylov::{
     dominant_ritz_vectors, krylov_ritz, lanczos_slem, largest_modulus, seeded_vector, PatchedRows,
     SparseMatrix, SpectralError,
 };
 use crate::mixing::spectral_gap;
 use crate::mixing::spectrum::symmetric_eigen;
-use crate::train::consensus::local_degree;
 
 /// Largest number of silos whose candidates are scored with the dense
 /// eigenvalue solver.

@@ -16,9 +16,9 @@ use super::calibrate::candidate_stem;
 use super::search::{Candidate, CandidateOverlay};
 use crate::delay::DelayModel;
 use crate::evaluate::{EvalError, EvaluatedOverlay};
+use crate::mixing::consensus::{ConsensusError, ConsensusRule};
 use crate::overlay::build::BuildOptions;
 use crate::overlay::export::{silo_positions, ExportedOverlay, ExportedSchedule};
-use crate::train::consensus::{ConsensusError, ConsensusRule};
 use crate::underlay::Underlay;
 
 /// Why a candidate could not be written.

@@ -3,11 +3,11 @@
 
 use crate::evaluate::EvaluatedOverlay;
 use crate::graph::Overlay;
+use crate::mixing::consensus::{ConsensusError, ConsensusRule};
 use crate::mixing::{
     effective_neighbours, effective_neighbours_periodic, exact_consensus_round, fastest_mixing,
     is_permutation, slem_per_round, undirected_edges, FastestMixing, FastestOptions, MixingError,
 };
-use crate::train::consensus::{ConsensusError, ConsensusRule};
 
 /// How an overlay mixes under its default consensus weights.
 #[derive(Debug, Clone, PartialEq)]

@@ -38,10 +38,10 @@ use super::predictor::{
 use crate::delay::DelayModel;
 use crate::evaluate::{EvalError, EvaluatedOverlay};
 use crate::graph::Overlay;
+use crate::mixing::consensus::ConsensusError;
 use crate::mixing::{effective_neighbours, slem, FastestMixing, FastestOptions, MixingError};
 use crate::overlay::build::{build_overlay, BuildError, BuildOptions, OverlayKind, SharedBuild};
 use crate::timing::{cycle_time, TimingError};
-use crate::train::consensus::ConsensusError;
 use crate::underlay::Underlay;
 
 /// Above this many silos `fedtopo design` leaves `matcha+` out of its
@@ -735,7 +735,7 @@ pub fn design_search(
             });
             let aug = a.augmented;
             let t = cycle_time(&aug, model)?.cycle_time_ms;
-            let w = crate::train::consensus::local_degree(&aug);
+            let w = crate::mixing::consensus::local_degree(&aug);
             let signature = Signature::new(&aug, vec![w.as_slice().to_vec()]);
             found.push(
                 Figures {

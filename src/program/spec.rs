@@ -152,7 +152,7 @@ impl Step {
     /// `A` with `w_new[i] = sum_j A[i][j] w[j]` (identity rows for nodes no
     /// operation writes): every operation is linear, and snapshot semantics
     /// is exactly "multiply by `A` once". The bridge to consensus-matrix
-    /// trainers (`train::consensus::ConsensusMatrix::from_rows`).
+    /// trainers (`mixing::ConsensusMatrix::from_rows`).
     pub fn mixing_rows(&self, n: usize) -> Vec<Vec<f64>> {
         let mut rows: Vec<Vec<f64>> = (0..n)
             .map(|i| {

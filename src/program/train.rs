@@ -23,7 +23,7 @@ use super::learn::program_metric;
 use super::outcome::LearnRecord;
 use super::sim::StepCosts;
 use super::spec::{ProgramSpec, Step};
-use crate::train::consensus::ConsensusMatrix;
+use crate::mixing::consensus::ConsensusMatrix;
 use crate::train::data::FederatedData;
 use crate::train::trainer::{EvalSet, TrainConfig, TrainError, Trainer};
 

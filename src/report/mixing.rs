@@ -7,9 +7,9 @@ use serde::Serialize;
 use crate::delay::DelayModel;
 use crate::design::figures::{fastest_figures, mixing_figures};
 use crate::evaluate::{EvalError, EvaluatedOverlay};
+use crate::mixing::consensus::ConsensusError;
 use crate::mixing::{FastestOptions, MixingError};
 use crate::overlay::build::{BuildOptions, OverlayKind};
-use crate::train::consensus::ConsensusError;
 use crate::underlay::Underlay;
 
 /// The `fastest_note` of a row whose fastest-mixing weights were beyond

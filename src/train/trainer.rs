@@ -23,11 +23,11 @@ use rand_chacha::ChaCha8Rng;
 use tch::{Kind, Tensor};
 use thiserror::Error;
 
-use super::consensus::{ConsensusError, ConsensusMatrix, ConsensusRule};
 use super::data::FederatedData;
 use super::model::{BatchedModel, InputShape, ModelKind};
 use super::optim::{LrSchedule, Optimizer, OptimizerKind};
 use super::report::{RoundRecord, Stat};
+use crate::mixing::consensus::{ConsensusError, ConsensusMatrix, ConsensusRule};
 
 /// Why training failed.
 #[derive(Debug, Error)]
