@@ -232,10 +232,10 @@ pub struct EvaluatedOverlay {
     /// Rounds sampled by a schedule's cycle-time estimates.
     sample_rounds: u64,
     /// Consensus weights the overlay's file gives (row-stochastic).
-    weights: Option<Vec<Vec<f64>>>,
+    weights: Option<ConsensusMatrix>,
     /// Consensus weights of every round of a periodic schedule's period
     /// (the families `exp-1peer`, `base:k=K`).
-    round_weights: Option<Vec<Vec<Vec<f64>>>>,
+    round_weights: Option<Vec<ConsensusMatrix>>,
 }
 
 impl EvaluatedOverlay {
@@ -283,8 +283,8 @@ impl EvaluatedOverlay {
     /// carry a `weight`): row `i` is what silo `i` gives to its own model and
     /// each model it receives, rows summing to 1 (\[Marfoq20\] eq. 2).
     /// `None` when the overlay brings no weights.
-    pub fn consensus_weights(&self) -> Option<&[Vec<f64>]> {
-        self.weights.as_deref()
+    pub fn consensus_weights(&self) -> Option<&ConsensusMatrix> {
+        self.weights.as_ref()
     }
 
     /// The consensus weights of every round of a periodic schedule's period
@@ -292,7 +292,7 @@ impl EvaluatedOverlay {
     /// `base:k=K`: the Base-(k+1) matrices, \[Takezawa23\]): entry `r` is
     /// round `r`'s matrix, in the layout of [`Self::consensus_weights`].
     /// `None` for every other overlay.
-    pub fn round_consensus_weights(&self) -> Option<&[Vec<Vec<f64>>]> {
+    pub fn round_consensus_weights(&self) -> Option<&[ConsensusMatrix]> {
         self.round_weights.as_deref()
     }
 
@@ -475,11 +475,16 @@ impl EvaluatedOverlay {
             }
         };
         let shape = match &self.round_weights {
-            Some(w) => format!("{shape}|round weights {w:?}"),
+            // Written as nested rows, as before the matrices had a type
+            // of their own: resume fingerprints stay the same.
+            Some(w) => format!(
+                "{shape}|round weights {:?}",
+                w.iter().map(ConsensusMatrix::to_rows).collect::<Vec<_>>()
+            ),
             None => shape,
         };
         match &self.weights {
-            Some(w) => format!("{shape}|weights {w:?}"),
+            Some(w) => format!("{shape}|weights {:?}", w.to_rows()),
             None => shape,
         }
     }
@@ -754,14 +759,12 @@ impl ConsensusRule {
             return Ok(ConsensusRule::PerRound(
                 rounds
                     .iter()
-                    .map(|w| ConsensusMatrix::from_rows(w.to_vec()))
+                    .map(|w| w.checked().cloned())
                     .collect::<Result<_, _>>()?,
             ));
         }
         if let Some(w) = overlay.consensus_weights() {
-            return Ok(ConsensusRule::Custom(ConsensusMatrix::from_rows(
-                w.to_vec(),
-            )?));
+            return Ok(ConsensusRule::Custom(w.checked()?.clone()));
         }
         Ok(ConsensusRule::Auto)
     }

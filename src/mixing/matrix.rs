@@ -114,6 +114,15 @@ impl ConsensusMatrix {
         ConsensusMatrix { n, data }
     }
 
+    /// `n x n` zeros: a buffer a rule fills in (row by row or entry by
+    /// entry) before it is a consensus matrix.
+    pub(crate) fn zeros(n: usize) -> Self {
+        ConsensusMatrix {
+            n,
+            data: vec![0.0; n * n],
+        }
+    }
+
     /// A matrix with entries `f(i, j)`.
     pub fn from_fn(n: usize, f: impl Fn(usize, usize) -> f64) -> Self {
         let data = (0..n * n).map(|k| f(k / n, k % n)).collect();
@@ -189,14 +198,26 @@ impl ConsensusMatrix {
     /// where a silo has many active links (\[Wang19\]).
     pub fn from_rows(rows: Vec<Vec<f64>>) -> Result<Self, ConsensusError> {
         let n = rows.len();
-        for (i, r) in rows.iter().enumerate() {
-            if r.len() != n {
-                return Err(ConsensusError::Shape {
-                    n,
-                    rows: n,
-                    cols: r.len(),
-                });
-            }
+        if let Some(r) = rows.iter().find(|r| r.len() != n) {
+            return Err(ConsensusError::Shape {
+                n,
+                rows: n,
+                cols: r.len(),
+            });
+        }
+        ConsensusMatrix {
+            n,
+            data: rows.into_iter().flatten().collect(),
+        }
+        .checked()
+        .cloned()
+    }
+
+    /// This matrix when it passes [`Self::from_rows`]'s checks (entries
+    /// finite, off the diagonal `>= 0`, rows sum to 1 within 1e-6), for a
+    /// matrix an overlay brought (a file's weights, a family's matrices).
+    pub fn checked(&self) -> Result<&Self, ConsensusError> {
+        for (i, r) in self.rows().enumerate() {
             for (j, &v) in r.iter().enumerate() {
                 if !v.is_finite() || (v < 0.0 && i != j) {
                     return Err(ConsensusError::Entry {
@@ -211,10 +232,7 @@ impl ConsensusMatrix {
                 return Err(ConsensusError::RowSum { row: i, sum });
             }
         }
-        Ok(ConsensusMatrix {
-            n,
-            data: rows.into_iter().flatten().collect(),
-        })
+        Ok(self)
     }
 
     /// Reads a CSV/whitespace-separated `n x n` matrix (no header; `#` comments).
@@ -267,6 +285,38 @@ impl ConsensusMatrix {
         &self.data
     }
 
+    /// Row `i`: the weights silo `i` gives to every silo's model.
+    pub fn row(&self, i: usize) -> &[f64] {
+        &self.data[i * self.n..(i + 1) * self.n]
+    }
+
+    /// The rows, in order.
+    pub fn rows(&self) -> impl Iterator<Item = &[f64]> + '_ {
+        self.data.chunks_exact(self.n.max(1))
+    }
+
+    /// Row `i`, mutable (for the rules that fill a matrix in).
+    pub(crate) fn row_mut(&mut self, i: usize) -> &mut [f64] {
+        &mut self.data[i * self.n..(i + 1) * self.n]
+    }
+
+    /// The rows, mutable, in order (for the rules that fill a matrix in).
+    pub(crate) fn rows_mut(&mut self) -> std::slice::ChunksExactMut<'_, f64> {
+        self.data.chunks_exact_mut(self.n.max(1))
+    }
+
+    /// The rows as vectors (the layout of JSON exports and of
+    /// fingerprints written before this type existed).
+    pub fn to_rows(&self) -> Vec<Vec<f64>> {
+        self.rows().map(<[f64]>::to_vec).collect()
+    }
+
+    /// The matrix as nalgebra's `DMatrix`, for an eigen-solver (a local
+    /// conversion: nothing stores a `DMatrix`).
+    pub fn to_dmatrix(&self) -> nalgebra::DMatrix<f64> {
+        nalgebra::DMatrix::from_row_slice(self.n, self.n, &self.data)
+    }
+
     /// Largest `|row sum - 1|`.
     pub fn row_sum_error(&self) -> f64 {
         (0..self.n)
@@ -307,5 +357,21 @@ impl ConsensusMatrix {
             }
         }
         Ok(())
+    }
+}
+
+/// `A[(i, j)]`: the weight silo `i` gives to silo `j`'s model.
+impl std::ops::Index<(usize, usize)> for ConsensusMatrix {
+    type Output = f64;
+    fn index(&self, (i, j): (usize, usize)) -> &f64 {
+        &self.data[i * self.n + j]
+    }
+}
+
+/// Writing an entry (the rules that build a matrix); the caller keeps the
+/// rows stochastic.
+impl std::ops::IndexMut<(usize, usize)> for ConsensusMatrix {
+    fn index_mut(&mut self, (i, j): (usize, usize)) -> &mut f64 {
+        &mut self.data[i * self.n + j]
     }
 }

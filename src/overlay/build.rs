@@ -12,6 +12,7 @@ use thiserror::Error;
 
 use crate::delay::DelayModel;
 use crate::graph::PeriodicSchedule;
+use crate::mixing::ConsensusMatrix;
 use crate::overlay::algo::{improve_directed_ring, RingSearch};
 use crate::overlay::dcliques::placement::{DCliquesBuild, DCliquesOverlay};
 use crate::overlay::dcliques::{CliqueTopology, DCliquesError};
@@ -433,7 +434,7 @@ pub enum Built {
         /// The overlay.
         overlay: Overlay,
         /// Row-stochastic consensus weights, `n x n`.
-        weights: Vec<Vec<f64>>,
+        weights: ConsensusMatrix,
     },
     /// A list of overlays replayed periodically (a per-round file).
     Periodic(PeriodicSchedule),
@@ -444,7 +445,7 @@ pub enum Built {
         schedule: PeriodicSchedule,
         /// Round `r`'s row-stochastic consensus weights, `n x n` (row `i`:
         /// what silo `i` gives to its own model and each model it receives).
-        weights: Vec<Vec<Vec<f64>>>,
+        weights: Vec<ConsensusMatrix>,
     },
 }
 

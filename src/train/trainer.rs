@@ -401,7 +401,7 @@ impl Trainer {
     /// optimiser state (momentum, Adam moments and step count) bit for bit.
     /// Then every silo mixes with the row-stochastic `a` (skipped when `a`
     /// is the identity). This is one step of a round program
-    /// (`program::Step`: active nodes compute, then `Step::mixing_rows`).
+    /// (`program::Step`: active nodes compute, then `Step::mixing_matrix`).
     ///
     /// All silos active: the same arithmetic as [`Self::train_round`].
     /// Otherwise, batched mode: the active silos' parameters and optimiser

@@ -204,7 +204,7 @@ impl ConsensusRule {
             ConsensusRule::Fastest => {
                 let edges = crate::mixing::undirected_edges(n, overlay.arcs())?;
                 let f = crate::mixing::fastest_mixing(n, &edges, &Default::default())?;
-                Ok(ConsensusMatrix::from_row_major(n, f.matrix))
+                Ok(f.matrix)
             }
             ConsensusRule::WeightedAverage { sizes } => {
                 let s =
