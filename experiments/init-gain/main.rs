@@ -30,7 +30,7 @@ use fedtopo::overlay::random::{random_overlay, RandomSpec};
 use fedtopo::overlay::{complete, Overlay, OverlaySchedule};
 use fedtopo::report::plot::{line_plot, Axes, Series};
 use fedtopo::reproduce::init_gain::slope;
-use fedtopo::train::consensus::ConsensusRule;
+use fedtopo::mixing::consensus::ConsensusRule;
 use fedtopo::train::data::partition::Partition;
 use fedtopo::train::data::synthetic::{generate, SyntheticSpec};
 use fedtopo::train::data::FederatedData;
