@@ -28,6 +28,7 @@ use fedtopo::design::search::{
 };
 use fedtopo::design::{augment, AugmentOptions};
 use fedtopo::graph::Overlay;
+use fedtopo::mixing::consensus::local_degree;
 use fedtopo::mixing::krylov::{lanczos_slem, Reorthogonalisation, SparseMatrix};
 use fedtopo::mixing::spectrum::{
     complex_eigenvalues, qr_iterations, symmetric_eigen, symmetric_eigenvalues,
@@ -37,7 +38,6 @@ use fedtopo::net::delay::DelayModel;
 use fedtopo::net::scenario::{load_underlay, NetworkSpec};
 use fedtopo::net::underlay::{LoadOptions, Underlay};
 use fedtopo::overlay::build::{build_overlay, BuildOptions, OverlayKind};
-use fedtopo::train::consensus::local_degree;
 
 fn load(name: &str) -> Option<Underlay> {
     if name == "aws-north-america" {

@@ -30,8 +30,8 @@ use std::hint::black_box;
 
 use criterion::{criterion_group, criterion_main, Criterion};
 use fedtopo::graph::Overlay;
+use fedtopo::mixing::consensus::{ConsensusMatrix, ConsensusRule};
 use fedtopo::overlay::complete;
-use fedtopo::train::consensus::{ConsensusMatrix, ConsensusRule};
 use fedtopo::train::data::synthetic::{generate, SyntheticSpec};
 use fedtopo::train::model::ModelKind;
 use fedtopo::train::trainer::{ExecMode, TrainConfig, Trainer};

@@ -2,11 +2,11 @@
 //! `scripts/libtorch.sh cargo test --features train --test dcliques_train`).
 #![cfg(feature = "train")]
 
+use fedtopo::mixing::consensus::{ConsensusMatrix, ConsensusRule};
 use fedtopo::overlay::dcliques::{
     build_topology, DCliquesOptions, LabelDistributions, TopologyKind,
 };
 use fedtopo::train::clique_averaging::{gradient_matrix, model_matrix};
-use fedtopo::train::consensus::{ConsensusMatrix, ConsensusRule};
 use fedtopo::train::data::synthetic::{generate, SyntheticSpec};
 use fedtopo::train::data::FederatedData;
 use fedtopo::train::model::ModelKind;

@@ -97,7 +97,11 @@ fn exported_candidates_mix_and_time_as_designed() {
     .unwrap();
     assert!(orig.rule.starts_with("matcha") && back.rule == "per-round weights");
     for (a, b) in orig.matrices.iter().zip(&back.matrices) {
-        assert!(a.iter().zip(b).all(|(x, y)| (x - y).abs() < 1e-12));
+        assert!(a
+            .as_slice()
+            .iter()
+            .zip(b.as_slice())
+            .all(|(x, y)| (x - y).abs() < 1e-12));
     }
     std::fs::remove_dir_all(&dir).ok();
 }

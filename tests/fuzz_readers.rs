@@ -434,7 +434,9 @@ fn read_overlay(bytes: Vec<u8>, ext: &'static str) {
         match read {
             Ok(FileOverlay::Static { overlay, weights }) => {
                 assert!(overlay.arcs().iter().all(|&(i, j)| i < n && j < n));
-                check_stochastic(weights.as_deref().unwrap_or(&[]));
+                if let Some(w) = &weights {
+                    check_stochastic(w);
+                }
             }
             Ok(FileOverlay::Periodic { weights, .. }) => {
                 for w in weights.iter().flatten() {
@@ -448,8 +450,8 @@ fn read_overlay(bytes: Vec<u8>, ext: &'static str) {
     });
 }
 
-fn check_stochastic(rows: &[Vec<f64>]) {
-    for r in rows {
+fn check_stochastic(m: &fedtopo::mixing::ConsensusMatrix) {
+    for r in m.rows() {
         assert!(r.iter().all(|x| x.is_finite() && *x >= 0.0), "{r:?}");
         assert!((r.iter().sum::<f64>() - 1.0).abs() < 1e-9, "{r:?}");
     }

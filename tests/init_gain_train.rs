@@ -2,8 +2,8 @@
 //! real trainer (feature `train`).
 #![cfg(feature = "train")]
 
+use fedtopo::mixing::consensus::ConsensusRule;
 use fedtopo::overlay::complete;
-use fedtopo::train::consensus::ConsensusRule;
 use fedtopo::train::data::synthetic::{generate, SyntheticSpec};
 use fedtopo::train::model::ModelKind;
 use fedtopo::train::trainer::{ExecMode, TrainConfig, Trainer};

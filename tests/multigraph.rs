@@ -103,7 +103,7 @@ fn construction_follows_their_rule_and_every_silo_is_served() {
                 let w = g.round_weights();
                 assert_eq!(w.len() as u64, period);
                 for (k, wk) in w.iter().enumerate() {
-                    for (i, row) in wk.iter().enumerate() {
+                    for (i, row) in wk.rows().enumerate() {
                         assert!((row.iter().sum::<f64>() - 1.0).abs() < 1e-12);
                         if g.isolated(k as u64).contains(&i) {
                             assert_eq!(row[i], 1.0);

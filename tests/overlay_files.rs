@@ -11,6 +11,7 @@ use std::path::{Path, PathBuf};
 use common::fedtopo;
 use fedtopo::evaluate::{EvalError, EvaluatedOverlay};
 use fedtopo::graph::{Overlay, OverlaySchedule, PeriodicSchedule};
+use fedtopo::mixing::consensus::{ConsensusMatrix, ConsensusRule};
 use fedtopo::net::delay::DelayModel;
 use fedtopo::net::scenario::load_underlay;
 use fedtopo::net::underlay::{LoadOptions, Underlay};
@@ -21,7 +22,6 @@ use fedtopo::overlay::matcha::MatchaOptions;
 use fedtopo::reproduce::paper_model;
 use fedtopo::timing::cycle_time;
 use fedtopo::timing::schedule::{maxplus_rate, periodic_rate};
-use fedtopo::train::consensus::{ConsensusMatrix, ConsensusRule};
 
 fn underlay(name: &str) -> Underlay {
     load_underlay(Some(name), &LoadOptions::default()).unwrap()
@@ -262,7 +262,7 @@ fn file_weights_become_the_default_consensus() {
         let next = (i + 1) % 11;
         assert!((m.get(next, i) - 0.25).abs() < 1e-15);
         assert!((m.get(i, i) - 0.75).abs() < 1e-15);
-        assert!((w[i].iter().sum::<f64>() - 1.0).abs() < 1e-12);
+        assert!((w.row(i).iter().sum::<f64>() - 1.0).abs() < 1e-12);
     }
     // An explicit rule wins over the file's weights.
     assert_eq!(
@@ -279,7 +279,7 @@ fn file_weights_become_the_default_consensus() {
     let p = dir.join("w.csv");
     std::fs::write(&p, csv).unwrap();
     let o = build(file_kind(&p), &u, &model).unwrap();
-    let m = ConsensusMatrix::from_rows(o.consensus_weights().unwrap().to_vec()).unwrap();
+    let m = ConsensusMatrix::from_rows(o.consensus_weights().unwrap().to_rows()).unwrap();
     assert!((m.get(0, 1) - 0.5).abs() < 1e-15 && m.get(0, 0) == 0.0);
     assert!(m.is_symmetric(1e-15));
     let plain = build(OverlayKind::Ring, &u, &model).unwrap();

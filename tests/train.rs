@@ -3,12 +3,12 @@
 #![cfg(feature = "train")]
 
 use fedtopo::graph::Overlay;
+use fedtopo::mixing::consensus::ConsensusRule;
 use fedtopo::net::scenario::{load_underlay, NetworkSpec};
 use fedtopo::net::underlay::LoadOptions;
 use fedtopo::overlay::build::{build_overlay, BuildOptions, OverlayKind};
 use fedtopo::replay::clock::MaxPlusClock;
 use fedtopo::train::checkpoint::{run, RunOptions};
-use fedtopo::train::consensus::ConsensusRule;
 use fedtopo::train::data::synthetic::{generate, SyntheticSpec};
 use fedtopo::train::data::{Dataset, FederatedData};
 use fedtopo::train::model::ModelKind;

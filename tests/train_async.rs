@@ -7,10 +7,10 @@
 mod common;
 
 use common::fedtopo;
+use fedtopo::mixing::consensus::ConsensusRule;
 use fedtopo::network::NetworkStats;
 use fedtopo::replay::asynchronous::{AsyncOp, AsyncRun};
 use fedtopo::train::asynchronous::{staleness_weight, train_async, AsyncTrainOptions};
-use fedtopo::train::consensus::ConsensusRule;
 use fedtopo::train::data::synthetic::{generate, SyntheticSpec};
 use fedtopo::train::data::FederatedData;
 use fedtopo::train::model::ModelKind;

@@ -8,13 +8,13 @@
 
 use fedtopo::evaluate::EvaluatedOverlay;
 use fedtopo::graph::failures::FailureSpec;
+use fedtopo::mixing::consensus::ConsensusRule;
 use fedtopo::net::scenario::{load_underlay, NetworkSpec};
 use fedtopo::net::underlay::LoadOptions;
 use fedtopo::network::NetworkKind;
 use fedtopo::overlay::build::{BuildOptions, OverlayKind};
 use fedtopo::replay::{ReplayOptions, SiloRound};
 use fedtopo::train::checkpoint::RunOptions;
-use fedtopo::train::consensus::ConsensusRule;
 use fedtopo::train::data::synthetic::{generate, SyntheticSpec};
 use fedtopo::train::model::ModelKind;
 use fedtopo::train::optim::{LrSchedule, OptimizerKind};

@@ -8,11 +8,11 @@
 mod common;
 
 use common::fedtopo;
+use fedtopo::mixing::consensus::{ConsensusMatrix, ConsensusRule};
 use fedtopo::net::dynamics::AvailabilityPolicy;
 use fedtopo::prelude::*;
 use fedtopo::replay::clock::EngineClock;
 use fedtopo::train::checkpoint::{run, RunOptions};
-use fedtopo::train::consensus::{ConsensusMatrix, ConsensusRule};
 use fedtopo::train::data::synthetic::{generate, SyntheticSpec};
 use fedtopo::train::model::ModelKind;
 use fedtopo::train::optim::{LrSchedule, OptimizerKind};

@@ -10,13 +10,13 @@ use std::path::{Path, PathBuf};
 
 use common::fedtopo;
 use fedtopo::evaluate::EvaluatedOverlay;
+use fedtopo::mixing::consensus::ConsensusRule;
 use fedtopo::net::delay::DelayModel;
 use fedtopo::net::scenario::{load_underlay, NetworkSpec};
 use fedtopo::net::underlay::{LoadOptions, Underlay};
 use fedtopo::network::NetworkKind;
 use fedtopo::overlay::build::{parse_overlay_list, BuildOptions};
 use fedtopo::train::checkpoint::RunOptions;
-use fedtopo::train::consensus::ConsensusRule;
 use fedtopo::train::data::mnist::encode_idx;
 use fedtopo::train::data::FederatedData;
 use fedtopo::train::model::ModelKind;

@@ -7,8 +7,8 @@ use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 
 use fedtopo::evaluate::EvaluatedOverlay;
+use fedtopo::mixing::consensus::ConsensusRule;
 use fedtopo::net::delay::DelayModel;
-use fedtopo::train::consensus::ConsensusRule;
 
 use crate::{round_arg, value_error};
 
@@ -133,8 +133,7 @@ impl Overlay {
         }
         let o = self.inner.schedule().round(round);
         let m = r.matrix_at(&o, round).map_err(|e| value_error(&e))?;
-        let n = m.n();
-        let rows: Vec<Vec<f64>> = m.as_slice().chunks(n.max(1)).map(<[f64]>::to_vec).collect();
+        let rows = m.to_rows();
         let np = py.import("numpy")?;
         np.call_method1("asarray", (PyList::new(py, rows)?,))
     }

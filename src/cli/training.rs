@@ -94,8 +94,8 @@ mod build {
     use anyhow::{bail, Context, Result};
 
     use fedtopo::graph::failures::FailureSpec;
+    use fedtopo::mixing::consensus::ConsensusRule;
     use fedtopo::net::silos::DataSizes;
-    use fedtopo::train::consensus::ConsensusRule;
     use fedtopo::train::data::FederatedData;
     use fedtopo::train::model::ModelKind;
     use fedtopo::train::optim::{LrSchedule, OptimizerKind};

@@ -9,6 +9,7 @@
 //! for larger symmetric overlays the Lanczos SLEM to 1e-12.
 
 use crate::graph::Overlay;
+use crate::mixing::consensus::local_degree;
 use crate::mixing::krylov::{
     dominant_ritz_vectors, krylov_ritz, lanczos_slem, largest_modulus, seeded_vector, PatchedRows,
     SparseMatrix, SpectralError,
@@ -16,7 +17,6 @@ use crate::mixing::krylov::{
 use crate::mixing::spectral_gap;
 use crate::mixing::spectrum::symmetric_eigen;
 use crate::net::delay::DelayModel;
-use crate::train::consensus::local_degree;
 
 /// Largest number of silos whose candidates are scored with the dense
 /// eigenvalue solver.

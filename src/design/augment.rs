@@ -28,11 +28,11 @@ use serde::Serialize;
 use super::arc_scores::Current;
 use super::cycle_screen::{CycleScreen, Verdict};
 use crate::graph::Overlay;
+use crate::mixing::consensus::local_degree;
 use crate::mixing::krylov::SpectralError;
 use crate::mixing::{effective_neighbours, spectral_gap, SpectrumError};
 use crate::net::delay::DelayModel;
 use crate::timing::{cycle_time, TimingError};
-use crate::train::consensus::local_degree;
 
 /// Most silos the commands augment (`augment`, `design`'s `+aug`
 /// candidates) unless forced: every step screens each missing arc (about

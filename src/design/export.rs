@@ -15,11 +15,11 @@ use std::path::{Path, PathBuf};
 use super::calibrate::candidate_stem;
 use super::search::{Candidate, CandidateOverlay};
 use crate::evaluate::{EvalError, EvaluatedOverlay};
+use crate::mixing::consensus::{ConsensusError, ConsensusRule};
 use crate::net::delay::DelayModel;
 use crate::net::underlay::Underlay;
 use crate::overlay::build::BuildOptions;
 use crate::overlay::export::{silo_positions, ExportedOverlay, ExportedSchedule};
-use crate::train::consensus::{ConsensusError, ConsensusRule};
 
 /// Why a candidate could not be written.
 #[derive(Debug, thiserror::Error)]
@@ -72,14 +72,10 @@ pub fn schedule_with_weights(
         // round's overlay, as it will when the file is read back.
         return Ok(x);
     }
-    let n = e.silo_count();
     let schedule = e.schedule();
     let weights = (0..x.rounds.len() as u64)
-        .map(|k| {
-            let m = rule.matrix_at(&schedule.round(k), k)?;
-            Ok(m.as_slice().chunks(n.max(1)).map(<[f64]>::to_vec).collect())
-        })
-        .collect::<Result<Vec<Vec<Vec<f64>>>, ConsensusError>>()?;
+        .map(|k| rule.matrix_at(&schedule.round(k), k))
+        .collect::<Result<Vec<_>, ConsensusError>>()?;
     Ok(x.with_weights(weights))
 }
 
@@ -97,7 +93,7 @@ pub fn overlay_with_weights(
 ) -> Result<ExportedOverlay, ExportError> {
     let x = e.export(labels, Some(model), cycle_time_ms)?;
     Ok(match e.consensus_weights() {
-        Some(w) => x.with_weights(&w.concat()),
+        Some(w) => x.with_weights(w),
         None => x,
     })
 }

@@ -3,11 +3,11 @@
 
 use crate::evaluate::EvaluatedOverlay;
 use crate::graph::Overlay;
+use crate::mixing::consensus::{ConsensusError, ConsensusMatrix, ConsensusRule};
 use crate::mixing::{
     effective_neighbours, effective_neighbours_periodic, exact_consensus_round, fastest_mixing,
     is_permutation, slem_per_round, undirected_edges, FastestMixing, FastestOptions, MixingError,
 };
-use crate::train::consensus::{ConsensusError, ConsensusRule};
 
 /// How an overlay mixes under its default consensus weights.
 #[derive(Debug, Clone, PartialEq)]
@@ -25,8 +25,8 @@ pub struct MixingFigures {
     /// The first round after which the rounds' product is exact averaging
     /// (finite-time consensus), if within the rounds taken.
     pub exact_round: Option<usize>,
-    /// The consensus matrices (row-major), one per round.
-    pub matrices: Vec<Vec<f64>>,
+    /// The consensus matrices, one per round.
+    pub matrices: Vec<ConsensusMatrix>,
 }
 
 impl MixingFigures {
@@ -46,7 +46,7 @@ impl MixingFigures {
         if self.slem < 1.0 - 1e-9 || self.matrices.is_empty() {
             return None;
         }
-        let n = (self.matrices[0].len() as f64).sqrt().round() as usize;
+        let n = self.matrices[0].n();
         if n <= 1 {
             return None;
         }
@@ -57,12 +57,16 @@ impl MixingFigures {
         } else {
             "its"
         };
-        Some(if self.matrices.iter().all(|w| identity(w)) {
+        Some(if self.matrices.iter().all(|w| identity(w.as_slice())) {
             format!(
                 "{rounds} consensus matrix is the identity: no silo receives a model, nothing \
                  is averaged (spectral gap 0)"
             )
-        } else if self.matrices.iter().all(|w| is_permutation(n, w)) {
+        } else if self
+            .matrices
+            .iter()
+            .all(|w| is_permutation(n, w.as_slice()))
+        {
             format!(
                 "{rounds} consensus matrix is a permutation: models are passed on whole, never \
                  averaged, so a permutation matrix does not mix (spectral gap 0; e.g. weight 1, \
@@ -97,12 +101,12 @@ pub fn mixing_figures(
     let mut label = String::new();
     for k in 0..rounds {
         let o = schedule.round(k);
-        matrices.push(rule.matrix_at(&o, k)?.as_slice().to_vec());
+        matrices.push(rule.matrix_at(&o, k)?);
         if k == 0 {
             label = rule_label(&rule, &o);
         }
     }
-    let refs: Vec<&[f64]> = matrices.iter().map(Vec::as_slice).collect();
+    let refs: Vec<&[f64]> = matrices.iter().map(ConsensusMatrix::as_slice).collect();
     // Dense n x n spectra: long at thousands of silos, shown step by step.
     let task = crate::progress::Task::start("mixing figures", "measures", 3);
     task.message(&format!("SLEM of {n}x{n}"));
@@ -158,7 +162,7 @@ pub fn fastest_figures(
         Err(e) => Err(e),
         Ok(edges) => {
             let f = fastest_mixing(n, &edges, options)?;
-            let eff = effective_neighbours(n, &f.matrix, gamma);
+            let eff = effective_neighbours(n, f.matrix.as_slice(), gamma);
             Ok(Some((f, eff)))
         }
     }

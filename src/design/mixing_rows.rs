@@ -6,11 +6,11 @@ use serde::Serialize;
 
 use crate::design::figures::{fastest_figures, mixing_figures};
 use crate::evaluate::{EvalError, EvaluatedOverlay};
+use crate::mixing::consensus::ConsensusError;
 use crate::mixing::{FastestOptions, MixingError};
 use crate::net::delay::DelayModel;
 use crate::net::underlay::Underlay;
 use crate::overlay::build::{BuildOptions, OverlayKind};
-use crate::train::consensus::ConsensusError;
 
 /// The `fastest_note` of a row whose fastest-mixing weights were beyond
 /// [`crate::mixing::MAX_FASTEST_WORK`] ([`crate::mixing::fastest_work_note`]

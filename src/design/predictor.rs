@@ -21,6 +21,8 @@
 
 use serde::Serialize;
 
+use crate::mixing::ConsensusMatrix;
+
 /// Names of the features, in the order of [`features`].
 pub const FEATURE_NAMES: [&str; FEATURE_COUNT] = [
     "intercept",
@@ -263,23 +265,28 @@ pub fn shipped() -> FeatureModel {
 
 /// The rounds the figures below read: the first 8 of `matrices` that are
 /// `n x n` (row-major).
-fn examined(matrices: &[Vec<f64>], n: usize) -> Vec<&Vec<f64>> {
+fn examined(matrices: &[ConsensusMatrix], n: usize) -> Vec<&[f64]> {
     matrices
         .iter()
-        .filter(|w| w.len() == n * n)
+        .filter(|w| w.n() == n)
+        .map(ConsensusMatrix::as_slice)
         .take(8)
         .collect()
 }
 
 /// Label distribution of silo `i` after one consensus round, `q_i = sum_j
 /// W_ij p_j`, against the pooled one: the mean over silos of the total
-/// variation `(1/2) sum_y |q_i(y) - p(y)|`, averaged over `matrices` (row-
-/// major `n x n`, the rounds examined; at most the first 8). What a silo's
+/// variation `(1/2) sum_y |q_i(y) - p(y)|`, averaged over `matrices` (`n x
+/// n`, the rounds examined; at most the first 8). What a silo's
 /// model is pulled towards after averaging: 0 for STAR and for cliques
 /// whose labels are balanced (D-Cliques), the raw heterogeneity for no
 /// averaging. `labels[i]` is silo `i`'s label distribution (sums to 1);
 /// `pooled` the distribution of all examples.
-pub fn mixed_heterogeneity(matrices: &[Vec<f64>], labels: &[Vec<f64>], pooled: &[f64]) -> f64 {
+pub fn mixed_heterogeneity(
+    matrices: &[ConsensusMatrix],
+    labels: &[Vec<f64>],
+    pooled: &[f64],
+) -> f64 {
     let n = labels.len();
     let used = examined(matrices, n);
     if n == 0 || used.is_empty() {
@@ -313,7 +320,7 @@ pub fn mixed_heterogeneity(matrices: &[Vec<f64>], labels: &[Vec<f64>], pooled: &
 /// sqrt(sum_j W_ij^2)` (the deviation of a weighted mean), averaged over
 /// silos and the first 8 `matrices`. An estimate: labels placed on purpose
 /// (D-Cliques) mix better than this.
-pub fn estimated_mixed_heterogeneity(matrices: &[Vec<f64>], n: usize, h: f64) -> f64 {
+pub fn estimated_mixed_heterogeneity(matrices: &[ConsensusMatrix], n: usize, h: f64) -> f64 {
     let used = examined(matrices, n);
     if n == 0 || used.is_empty() {
         return h;
@@ -344,7 +351,7 @@ pub fn estimated_mixed_heterogeneity(matrices: &[Vec<f64>], n: usize, h: f64) ->
 /// Training on weights with `pi` far from uniform fits a reweighted
 /// objective, which slows or stops progress to a target measured on all
 /// data.
-pub fn stationary_imbalance(matrices: &[Vec<f64>], n: usize) -> f64 {
+pub fn stationary_imbalance(matrices: &[ConsensusMatrix], n: usize) -> f64 {
     let used = examined(matrices, n);
     if n == 0 || used.is_empty() {
         return 0.0;
@@ -471,24 +478,43 @@ mod tests {
             same[i * n + i] = 0.5;
             same[i * n + j] = 0.5;
         }
-        let h = |w: &Vec<f64>| mixed_heterogeneity(std::slice::from_ref(w), &labels, &pooled);
+        let h = |w: &Vec<f64>| {
+            let w = ConsensusMatrix::from_row_major(n, w.clone());
+            mixed_heterogeneity(&[w], &labels, &pooled)
+        };
         assert!((h(&identity) - 0.5).abs() < 1e-12);
         assert!(h(&average).abs() < 1e-12);
         assert!(h(&pairs).abs() < 1e-12);
         assert!((h(&same) - 0.5).abs() < 1e-12);
         // The estimate: no averaging keeps h, averaging n silos divides by sqrt(n).
-        assert!((estimated_mixed_heterogeneity(&[identity], n, 0.5) - 0.5).abs() < 1e-12);
-        assert!((estimated_mixed_heterogeneity(&[average], n, 0.5) - 0.25).abs() < 1e-12);
+        assert!(
+            (estimated_mixed_heterogeneity(
+                &[ConsensusMatrix::from_row_major(n, identity)],
+                n,
+                0.5
+            ) - 0.5)
+                .abs()
+                < 1e-12
+        );
+        assert!(
+            (estimated_mixed_heterogeneity(&[ConsensusMatrix::from_row_major(n, average)], n, 0.5)
+                - 0.25)
+                .abs()
+                < 1e-12
+        );
     }
 
     #[test]
     fn stationary_imbalance_is_zero_for_doubly_stochastic_weights() {
         let n = 3;
         let ring = vec![0.5, 0.5, 0.0, 0.0, 0.5, 0.5, 0.5, 0.0, 0.5];
-        assert_eq!(stationary_imbalance(&[ring], n), 0.0);
+        assert_eq!(
+            stationary_imbalance(&[ConsensusMatrix::from_row_major(n, ring)], n),
+            0.0
+        );
         // Silo 0 listens only to itself: everyone ends at its value.
         let sink = vec![1.0, 0.0, 0.0, 0.5, 0.5, 0.0, 0.5, 0.0, 0.5];
-        let d = stationary_imbalance(&[sink], n);
+        let d = stationary_imbalance(&[ConsensusMatrix::from_row_major(n, sink)], n);
         assert!((d - 2.0 / 3.0).abs() < 1e-9, "{d}");
     }
 

@@ -37,12 +37,14 @@ use super::predictor::{
 };
 use crate::evaluate::{EvalError, EvaluatedOverlay};
 use crate::graph::Overlay;
-use crate::mixing::{effective_neighbours, slem, FastestMixing, FastestOptions, MixingError};
+use crate::mixing::consensus::ConsensusError;
+use crate::mixing::{
+    effective_neighbours, slem, ConsensusMatrix, FastestMixing, FastestOptions, MixingError,
+};
 use crate::net::delay::DelayModel;
 use crate::net::underlay::Underlay;
 use crate::overlay::build::{build_overlay, BuildError, BuildOptions, OverlayKind, SharedBuild};
 use crate::timing::{cycle_time, TimingError};
-use crate::train::consensus::ConsensusError;
 
 /// Above this many silos `fedtopo design` leaves `matcha+` out of its
 /// default candidates (asked for with `--overlays`, it runs): its
@@ -122,13 +124,13 @@ pub struct DesignSearch {
 pub enum CandidateOverlay {
     /// A kind built by the overlay builders, with its default weights.
     Kind(OverlayKind),
-    /// A static overlay with explicit consensus weights (row-major matrix)
-    /// or its default (local-degree) weights.
+    /// A static overlay with explicit consensus weights or its default
+    /// (local-degree) weights.
     Static {
         /// The overlay.
         overlay: Overlay,
         /// Consensus weights, `None` for the default rule.
-        weights: Option<Vec<f64>>,
+        weights: Option<ConsensusMatrix>,
     },
 }
 
@@ -475,11 +477,11 @@ struct Figures {
 struct Signature {
     protocol: crate::graph::Protocol,
     arcs: Vec<(usize, usize)>,
-    matrices: Vec<Vec<f64>>,
+    matrices: Vec<ConsensusMatrix>,
 }
 
 impl Signature {
-    fn new(round0: &Overlay, matrices: Vec<Vec<f64>>) -> Signature {
+    fn new(round0: &Overlay, matrices: Vec<ConsensusMatrix>) -> Signature {
         let mut arcs = round0.arcs().to_vec();
         arcs.sort_unstable();
         Signature {
@@ -495,6 +497,7 @@ impl Signature {
             && self.arcs == other.arcs
             && self.matrices.len() == other.matrices.len()
             && self.matrices.iter().zip(&other.matrices).all(|(a, b)| {
+                let (a, b) = (a.as_slice(), b.as_slice());
                 a.len() == b.len() && a.iter().zip(b).all(|(x, y)| (x - y).abs() <= 1e-12)
             })
     }
@@ -735,8 +738,8 @@ pub fn design_search(
             });
             let aug = a.augmented;
             let t = cycle_time(&aug, model)?.cycle_time_ms;
-            let w = crate::train::consensus::local_degree(&aug);
-            let signature = Signature::new(&aug, vec![w.as_slice().to_vec()]);
+            let w = crate::mixing::consensus::local_degree(&aug);
+            let signature = Signature::new(&aug, vec![w.clone()]);
             found.push(
                 Figures {
                     name: aug.name.clone(),

@@ -34,10 +34,10 @@ use serde::Serialize;
 use super::calibrate::{calibrate, measured_winner, Calibration, MeasuredRun, MeasuredWinner};
 use super::export::{export_candidate, ExportError};
 use super::search::{Candidate, CandidateOverlay, RoundsPredictor};
+use crate::mixing::consensus::ConsensusRule;
 use crate::overlay::build::OverlayKind;
 use crate::overlay::file::OverlayPath;
 use crate::train::checkpoint::RunOptions;
-use crate::train::consensus::ConsensusRule;
 use crate::train::report::{
     render_summary_csv, summarize, write_atomic, RoundRecord, SummaryRow, Target,
 };

@@ -2,7 +2,7 @@
 //! network", with every operation the callers above need.
 //!
 //! [`EvaluatedOverlay::build`] builds any [`OverlayKind`] in its own shape
-//! ([`Built`]: a static overlay, a per-round schedule, or the two phases of
+//! ([`Shape`]: a static overlay, a per-round schedule, or the two phases of
 //! clique averaging) and then answers, whatever the shape:
 //!
 //! * [`EvaluatedOverlay::cycle_time`]: the exact max-plus cycle time
@@ -15,7 +15,7 @@
 //!
 //! The CLI, experiment jobs, reports and the training session call these;
 //! none of them matches on kinds. A new family (a time-varying schedule, say)
-//! adds a [`Built`] shape and its arms here, and every caller gets it.
+//! adds a [`Shape`] and its arms here, and every caller gets it.
 //!
 //! [`compare`]: the compare use case, every overlay of a list built and
 //! timed on one network ([`compare::compare_overlays`]).
@@ -25,10 +25,11 @@ pub mod compare;
 use thiserror::Error;
 
 use crate::graph::failures::{FailureError, FailureSpec, Failures};
-use crate::graph::{Overlay, OverlaySchedule, PeriodicSchedule};
+use crate::graph::{Overlay, OverlaySchedule};
+use crate::mixing::consensus::{ConsensusError, ConsensusMatrix, ConsensusRule};
 use crate::net::delay::DelayModel;
 use crate::network::{NetworkKind, NetworkModel};
-use crate::overlay::build::{build, BuildError, BuildOptions, Built, OverlayKind};
+use crate::overlay::build::{build, BuildError, BuildOptions, OverlayKind, Shape};
 use crate::overlay::export::{ExportedOverlay, ExportedSchedule};
 use crate::replay::clock::{CliqueAveragingClock, ClockError, EngineClock, RoundClock};
 use crate::replay::two_phase::{replay_clique_averaging, CliqueReplayError};
@@ -194,24 +195,6 @@ pub struct DegreeStats {
     pub per_round: bool,
 }
 
-/// What was built, in its own shape.
-#[derive(Debug, Clone)]
-enum Shape {
-    /// The same overlay every round.
-    Static(Overlay),
-    /// A new overlay every round.
-    Matcha(crate::overlay::matcha::MatchaSchedule),
-    /// A fixed list of overlays replayed periodically (a per-round file).
-    Periodic(PeriodicSchedule),
-    /// Two phases per round: gradients inside cliques, then models.
-    CliqueAveraging {
-        /// The topology (cliques and inter-clique edges).
-        topology: crate::overlay::dcliques::CliqueTopology,
-        /// Its model-exchange overlay (both arcs of every edge).
-        models: Overlay,
-    },
-}
-
 /// An overlay kind built on a network, ready to be timed, replayed,
 /// clocked and exported.
 ///
@@ -235,11 +218,6 @@ pub struct EvaluatedOverlay {
     shape: Shape,
     /// Rounds sampled by a schedule's cycle-time estimates.
     sample_rounds: u64,
-    /// Consensus weights the overlay's file gives (row-stochastic).
-    weights: Option<Vec<Vec<f64>>>,
-    /// Consensus weights of every round of a periodic schedule's period
-    /// (the families `exp-1peer`, `base:k=K`).
-    round_weights: Option<Vec<Vec<Vec<f64>>>>,
 }
 
 impl EvaluatedOverlay {
@@ -252,34 +230,11 @@ impl EvaluatedOverlay {
     ) -> Result<Self, EvalError> {
         crate::overlay::matcha::check_matcha_rounds(options.matcha.rounds)
             .map_err(|e| EvalError::Options(format!("matcha rounds: {e}")))?;
-        let mut weights = None;
-        let mut round_weights = None;
-        let shape = match build(kind, underlay, model, options)? {
-            Built::Static(o) => Shape::Static(o),
-            Built::Weighted {
-                overlay,
-                weights: w,
-            } => {
-                weights = Some(w);
-                Shape::Static(overlay)
-            }
-            Built::Periodic(s) => Shape::Periodic(s),
-            Built::WeightedPeriodic { schedule, weights } => {
-                round_weights = Some(weights);
-                Shape::Periodic(schedule)
-            }
-            Built::Matcha(s) => Shape::Matcha(s),
-            Built::CliqueAveraging(topology) => Shape::CliqueAveraging {
-                models: topology.overlay(),
-                topology,
-            },
-        };
+        let shape = build(kind, underlay, model, options)?;
         Ok(EvaluatedOverlay {
             kind,
             shape,
             sample_rounds: options.matcha.rounds,
-            weights,
-            round_weights,
         })
     }
 
@@ -287,8 +242,13 @@ impl EvaluatedOverlay {
     /// carry a `weight`): row `i` is what silo `i` gives to its own model and
     /// each model it receives, rows summing to 1 (\[Marfoq20\] eq. 2).
     /// `None` when the overlay brings no weights.
-    pub fn consensus_weights(&self) -> Option<&[Vec<f64>]> {
-        self.weights.as_deref()
+    pub fn consensus_weights(&self) -> Option<&ConsensusMatrix> {
+        match &self.shape {
+            Shape::Static {
+                weights: Some(w), ..
+            } => Some(w),
+            _ => None,
+        }
     }
 
     /// The consensus weights of every round of a periodic schedule's period
@@ -296,8 +256,13 @@ impl EvaluatedOverlay {
     /// `base:k=K`: the Base-(k+1) matrices, \[Takezawa23\]): entry `r` is
     /// round `r`'s matrix, in the layout of [`Self::consensus_weights`].
     /// `None` for every other overlay.
-    pub fn round_consensus_weights(&self) -> Option<&[Vec<Vec<f64>>]> {
-        self.round_weights.as_deref()
+    pub fn round_consensus_weights(&self) -> Option<&[ConsensusMatrix]> {
+        match &self.shape {
+            Shape::Periodic {
+                weights: Some(w), ..
+            } => Some(w),
+            _ => None,
+        }
     }
 
     /// The kind it was built as.
@@ -312,7 +277,7 @@ impl EvaluatedOverlay {
 
     /// True when the overlay changes every round.
     pub fn is_schedule(&self) -> bool {
-        matches!(self.shape, Shape::Matcha(_) | Shape::Periodic(_))
+        matches!(self.shape, Shape::Matcha(_) | Shape::Periodic { .. })
     }
 
     /// True when [`Self::cycle_time`] is the exact max-plus value of the
@@ -323,7 +288,7 @@ impl EvaluatedOverlay {
     pub fn has_exact_cycle_time(&self) -> bool {
         match &self.shape {
             Shape::Matcha(_) => false,
-            Shape::Periodic(s) => !s.is_sampled(),
+            Shape::Periodic { schedule: s, .. } => !s.is_sampled(),
             _ => true,
         }
     }
@@ -332,17 +297,17 @@ impl EvaluatedOverlay {
     /// the overlay the models travel on); `None` for schedules.
     pub fn overlay(&self) -> Option<&Overlay> {
         match &self.shape {
-            Shape::Static(o) | Shape::CliqueAveraging { models: o, .. } => Some(o),
-            Shape::Matcha(_) | Shape::Periodic(_) => None,
+            Shape::Static { overlay: o, .. } | Shape::CliqueAveraging { models: o, .. } => Some(o),
+            Shape::Matcha(_) | Shape::Periodic { .. } => None,
         }
     }
 
     /// The overlays of the rounds (a static overlay is its own schedule).
     pub fn schedule(&self) -> &dyn OverlaySchedule {
         match &self.shape {
-            Shape::Static(o) | Shape::CliqueAveraging { models: o, .. } => o,
+            Shape::Static { overlay: o, .. } | Shape::CliqueAveraging { models: o, .. } => o,
             Shape::Matcha(s) => s,
-            Shape::Periodic(s) => s,
+            Shape::Periodic { schedule: s, .. } => s,
         }
     }
 
@@ -368,11 +333,13 @@ impl EvaluatedOverlay {
     /// Arcs and largest degree (schedules: over the sampled rounds).
     pub fn degree_stats(&self) -> DegreeStats {
         match &self.shape {
-            Shape::Static(o) | Shape::CliqueAveraging { models: o, .. } => DegreeStats {
-                arcs: o.arc_count(),
-                max_degree: o.max_degree(),
-                per_round: false,
-            },
+            Shape::Static { overlay: o, .. } | Shape::CliqueAveraging { models: o, .. } => {
+                DegreeStats {
+                    arcs: o.arc_count(),
+                    max_degree: o.max_degree(),
+                    per_round: false,
+                }
+            }
             Shape::Matcha(s) => {
                 // Counted from the active matchings: no overlay built.
                 let rounds = self.schedule_rounds().max(1);
@@ -388,7 +355,7 @@ impl EvaluatedOverlay {
                     per_round: true,
                 }
             }
-            Shape::Periodic(_) => {
+            Shape::Periodic { .. } => {
                 let s = self.schedule();
                 let rounds = self.schedule_rounds().max(1);
                 let (mut arcs, mut max_degree) = (0usize, 0usize);
@@ -410,7 +377,7 @@ impl EvaluatedOverlay {
     /// schedule's period, MATCHA's sampled rounds; 1 for static overlays.
     fn schedule_rounds(&self) -> u64 {
         match &self.shape {
-            Shape::Periodic(s) => s.period() as u64,
+            Shape::Periodic { schedule: s, .. } => s.period() as u64,
             Shape::Matcha(_) => self.sample_rounds,
             _ => 1,
         }
@@ -455,7 +422,7 @@ impl EvaluatedOverlay {
     /// resume fingerprint of a training run).
     pub fn fingerprint(&self) -> String {
         let shape = match &self.shape {
-            Shape::Static(o) | Shape::CliqueAveraging { models: o, .. } => format!(
+            Shape::Static { overlay: o, .. } | Shape::CliqueAveraging { models: o, .. } => format!(
                 "{}|{:?}|{:?}",
                 o.name,
                 o.arcs(),
@@ -472,18 +439,23 @@ impl EvaluatedOverlay {
                     s.seed()
                 )
             }
-            Shape::Periodic(s) => {
+            Shape::Periodic { schedule: s, .. } => {
                 let rounds: Vec<&[(usize, usize)]> = s.rounds().iter().map(|o| o.arcs()).collect();
                 let sampled = if s.is_sampled() { "|sampled" } else { "" };
                 format!("{}|periodic{sampled}|{:?}", s.name, rounds)
             }
         };
-        let shape = match &self.round_weights {
-            Some(w) => format!("{shape}|round weights {w:?}"),
+        let shape = match self.round_consensus_weights() {
+            // Written as nested rows, as before the matrices had a type
+            // of their own: resume fingerprints stay the same.
+            Some(w) => format!(
+                "{shape}|round weights {:?}",
+                w.iter().map(ConsensusMatrix::to_rows).collect::<Vec<_>>()
+            ),
             None => shape,
         };
-        match &self.weights {
-            Some(w) => format!("{shape}|weights {w:?}"),
+        match self.consensus_weights() {
+            Some(w) => format!("{shape}|weights {:?}", w.to_rows()),
             None => shape,
         }
     }
@@ -498,7 +470,7 @@ impl EvaluatedOverlay {
             });
         }
         Ok(match &self.shape {
-            Shape::Static(o) => {
+            Shape::Static { overlay: o, .. } => {
                 let t = cycle_time(o, model)?;
                 OverlayTiming {
                     cycle_time_ms: t.cycle_time_ms,
@@ -527,7 +499,7 @@ impl EvaluatedOverlay {
                     }),
                 }
             }
-            Shape::Periodic(s) if s.is_sampled() => {
+            Shape::Periodic { schedule: s, .. } if s.is_sampled() => {
                 // A sample of a random schedule (a MATCHA export): timed
                 // as MATCHA times its sampled rounds, so the round trip
                 // keeps MATCHA's numbers (estimate and max-plus rate).
@@ -543,7 +515,7 @@ impl EvaluatedOverlay {
                     }),
                 }
             }
-            Shape::Periodic(s) => {
+            Shape::Periodic { schedule: s, .. } => {
                 // Exact: the max-plus rate of the periodic repetition; the
                 // paper-style estimate over one period (at least 2 rounds).
                 let period = s.period() as u64;
@@ -719,7 +691,7 @@ impl EvaluatedOverlay {
         }
         let sampled = match &self.shape {
             Shape::Matcha(_) => true,
-            Shape::Periodic(s) => s.is_sampled(),
+            Shape::Periodic { schedule: s, .. } => s.is_sampled(),
             _ => false,
         };
         let e = ExportedSchedule::new(
@@ -729,9 +701,42 @@ impl EvaluatedOverlay {
             self.schedule_rounds(),
         )
         .with_sampled(sampled);
-        Ok(match &self.round_weights {
-            Some(w) => e.with_weights(w.clone()),
+        Ok(match self.round_consensus_weights() {
+            Some(w) => e.with_weights(w.to_vec()),
             None => e,
         })
+    }
+}
+
+/// The consensus rule an evaluated overlay brings of its own. The rules
+/// live in [`crate::mixing::consensus`], below the overlays; this one method
+/// reads an [`EvaluatedOverlay`], so it is defined here, above both.
+impl ConsensusRule {
+    /// The rule a run of `overlay` uses: this one, unless it is
+    /// [`ConsensusRule::Auto`] and the overlay brings its own consensus, that
+    /// is a schedule's `I - alpha L` (MATCHA, \[Wang19\]), a family's
+    /// matrices per round ([`EvaluatedOverlay::round_consensus_weights`],
+    /// which become [`ConsensusRule::PerRound`]) or the weights of an
+    /// overlay file ([`EvaluatedOverlay::consensus_weights`], row-stochastic),
+    /// which becomes [`ConsensusRule::Custom`].
+    pub fn for_overlay(&self, overlay: &EvaluatedOverlay) -> Result<ConsensusRule, ConsensusError> {
+        if *self != ConsensusRule::Auto {
+            return Ok(self.clone());
+        }
+        if let Some(m) = overlay.mixing() {
+            return Ok(ConsensusRule::Matcha { alpha: m.alpha });
+        }
+        if let Some(rounds) = overlay.round_consensus_weights() {
+            return Ok(ConsensusRule::PerRound(
+                rounds
+                    .iter()
+                    .map(|w| w.checked().cloned())
+                    .collect::<Result<_, _>>()?,
+            ));
+        }
+        if let Some(w) = overlay.consensus_weights() {
+            return Ok(ConsensusRule::Custom(w.checked()?.clone()));
+        }
+        Ok(ConsensusRule::Auto)
     }
 }

@@ -304,9 +304,9 @@ fn train_job(
     base_dir: &Path,
     run_dir: &Path,
 ) -> Result<ResultRow, ExperimentError> {
+    use crate::mixing::consensus::ConsensusRule;
     use crate::overlay::dcliques::placement::DCliquesBuild;
     use crate::train::checkpoint::RunOptions;
-    use crate::train::consensus::ConsensusRule;
     use crate::train::model::ModelKind;
     use crate::train::optim::LrSchedule;
     use crate::train::report::summarize;

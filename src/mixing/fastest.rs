@@ -23,6 +23,8 @@
 
 use nalgebra::DMatrix;
 
+use crate::mixing::ConsensusMatrix;
+
 use super::krylov::{Reorthogonalisation, SpectralError, WarmStart};
 use super::spectrum::{symmetric_eigen, SpectrumError};
 
@@ -91,8 +93,8 @@ pub struct FastestMixing {
     pub edges: Vec<(usize, usize)>,
     /// The weight of every edge, in the order of `edges`.
     pub weights: Vec<f64>,
-    /// The consensus matrix `W`, row-major `n x n`.
-    pub matrix: Vec<f64>,
+    /// The consensus matrix `W` (symmetric, doubly stochastic).
+    pub matrix: ConsensusMatrix,
     /// `||W - J/n||_2` of the weights found.
     pub slem: f64,
     /// `||W - J/n||_2` of the Metropolis–Hastings weights (the start).
@@ -255,7 +257,7 @@ pub fn fastest_mixing(
     let (slem, weights) = best;
     Ok(FastestMixing {
         n,
-        matrix: matrix(n, &e, &weights),
+        matrix: ConsensusMatrix::from_row_major(n, matrix(n, &e, &weights)),
         edges: e,
         weights,
         slem,
@@ -427,14 +429,14 @@ mod tests {
     fn check_feasible(f: &FastestMixing) {
         let n = f.n;
         for i in 0..n {
-            let row: f64 = (0..n).map(|j| f.matrix[i * n + j]).sum();
+            let row: f64 = (0..n).map(|j| f.matrix[(i, j)]).sum();
             assert!((row - 1.0).abs() < 1e-12);
             for j in 0..n {
-                assert!(f.matrix[i * n + j] >= -1e-12, "W[{i}][{j}] < 0");
-                assert_eq!(f.matrix[i * n + j], f.matrix[j * n + i]);
+                assert!(f.matrix[(i, j)] >= -1e-12, "W[{i}][{j}] < 0");
+                assert_eq!(f.matrix[(i, j)], f.matrix[(j, i)]);
             }
         }
-        assert!((slem(n, &f.matrix).unwrap_or(f64::NAN) - f.slem).abs() < 1e-9);
+        assert!((slem(n, f.matrix.as_slice()).unwrap_or(f64::NAN) - f.slem).abs() < 1e-9);
         assert!(f.slem <= f.metropolis_slem + 1e-12);
     }
 

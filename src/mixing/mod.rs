@@ -5,6 +5,10 @@
 //! to a target depends on how fast the consensus step averages the models.
 //! This module gives the mixing side:
 //!
+//! * [`matrix`]: [`ConsensusMatrix`], the one mixing-matrix type (every
+//!   consensus matrix is one; its invariants are documented there);
+//! * [`consensus`]: the rules that choose a round's consensus matrix
+//!   (local-degree, Metropolis–Hastings, MATCHA, DecAvg, fastest, ...);
 //! * [`measures`]: the second-largest eigenvalue modulus (SLEM) and spectral
 //!   gap `1 - SLEM` of a consensus matrix, and the effective number of
 //!   neighbours (\[Vogels22\]);
@@ -22,9 +26,11 @@
 //! `i` gives to the models it averages (`W[i][j] > 0` only when `j -> i` is
 //! an arc or `j = i`).
 
+pub mod consensus;
 pub mod fastest;
 mod francis;
 pub mod krylov;
+pub mod matrix;
 pub mod measures;
 pub mod spectrum;
 mod tridiagonal;
@@ -33,6 +39,7 @@ pub use fastest::{
     fastest_mixing, fastest_work_note, undirected_edges, FastestMixing, FastestOptions,
     MixingError, MAX_FASTEST_WORK,
 };
+pub use matrix::{ConsensusError, ConsensusMatrix};
 pub use measures::{
     effective_neighbours, effective_neighbours_periodic, exact_consensus_round, slem,
     slem_per_round, spectral_gap,

@@ -1,5 +1,5 @@
 //! Building overlays by name. [`build`] turns an [`OverlayKind`] into one of
-//! the shapes fedtopo runs ([`Built`]; `file:PATH` reads [`crate::overlay::file`]); callers above the builders use
+//! the shapes fedtopo runs ([`Shape`]; `file:PATH` reads [`crate::overlay::file`]); callers above the builders use
 //! [`crate::evaluate::EvaluatedOverlay`], which times, replays and clocks
 //! whatever was built.
 
@@ -12,6 +12,7 @@ use thiserror::Error;
 
 use crate::graph::Overlay;
 use crate::graph::PeriodicSchedule;
+use crate::mixing::ConsensusMatrix;
 use crate::net::delay::DelayModel;
 use crate::net::placement::SiloPlacement;
 use crate::net::underlay::Underlay;
@@ -417,35 +418,38 @@ pub enum BuildError {
     Family(#[from] FamilyError),
 }
 
-/// What a builder returns: the shapes of round fedtopo runs.
+/// What was built, in its own shape: the shapes of round fedtopo runs
+/// ([`build`] returns one; [`crate::evaluate::EvaluatedOverlay`] holds it
+/// and answers for every shape).
 #[derive(Debug, Clone)]
-pub enum Built {
+pub enum Shape {
     /// The same overlay every round (one gossip or server-client exchange).
-    Static(Overlay),
-    /// A new seeded overlay every round (MATCHA \[Wang19\]).
-    Matcha(MatchaSchedule),
-    /// D-Cliques with Clique Averaging \[Bellet21\]: two phases per round,
-    /// gradients inside cliques, then models over the whole topology.
-    CliqueAveraging(CliqueTopology),
-    /// The same overlay every round with the consensus weights its file
-    /// gives (row `i`: what silo `i` gives each model it receives,
-    /// row-stochastic).
-    Weighted {
+    Static {
         /// The overlay.
         overlay: Overlay,
-        /// Row-stochastic consensus weights, `n x n`.
-        weights: Vec<Vec<f64>>,
+        /// The consensus weights it brings (a file's arc weights, a
+        /// family's matrix; row `i`: what silo `i` gives each model it
+        /// receives, row-stochastic); `None`: a rule picks them.
+        weights: Option<ConsensusMatrix>,
     },
-    /// A list of overlays replayed periodically (a per-round file).
-    Periodic(PeriodicSchedule),
-    /// A list of overlays replayed periodically with the consensus matrix of
-    /// every round (`exp-1peer`, `base:k=K`; [`crate::overlay::families`]).
-    WeightedPeriodic {
+    /// A new seeded overlay every round (MATCHA \[Wang19\]).
+    Matcha(MatchaSchedule),
+    /// A list of overlays replayed periodically (a per-round file, a
+    /// family of the literature; [`crate::overlay::families`]).
+    Periodic {
         /// The rounds of one period.
         schedule: PeriodicSchedule,
-        /// Round `r`'s row-stochastic consensus weights, `n x n` (row `i`:
-        /// what silo `i` gives to its own model and each model it receives).
-        weights: Vec<Vec<Vec<f64>>>,
+        /// Round `r`'s row-stochastic consensus weights, when the schedule
+        /// brings its own (`exp-1peer`, `base:k=K`, a weighted file).
+        weights: Option<Vec<ConsensusMatrix>>,
+    },
+    /// D-Cliques with Clique Averaging \[Bellet21\]: two phases per round,
+    /// gradients inside cliques, then models over the whole topology.
+    CliqueAveraging {
+        /// The topology (cliques and inter-clique edges).
+        topology: CliqueTopology,
+        /// Its model-exchange overlay (both arcs of every edge).
+        models: Overlay,
     },
 }
 
@@ -456,10 +460,10 @@ pub fn build(
     underlay: &Underlay,
     model: &DelayModel,
     options: &BuildOptions,
-) -> Result<Built, BuildError> {
+) -> Result<Shape, BuildError> {
     match kind {
         OverlayKind::Matcha(_) => match build_schedule(kind, underlay, model, options) {
-            Ok(Some(s)) => Ok(Built::Matcha(s)),
+            Ok(Some(s)) => Ok(Shape::Matcha(s)),
             Ok(None) => Err(BuildError::NotStatic {
                 overlay: kind.to_string(),
             }),
@@ -471,45 +475,33 @@ pub fn build(
         OverlayKind::DCliques(d) if d.clique_averaging => options
             .dcliques
             .topology(d, model.silo_count())
-            .map(Built::CliqueAveraging)
+            .map(|topology| Shape::CliqueAveraging {
+                models: topology.overlay(),
+                topology,
+            })
             .map_err(|source| BuildError::DCliques {
                 overlay: kind.to_string(),
                 source,
             }),
         OverlayKind::File(path) => Ok(
             match file::read(path.as_path(), &silo_names(underlay, model))? {
-                FileOverlay::Static {
-                    overlay,
-                    weights: Some(weights),
-                } => Built::Weighted { overlay, weights },
-                FileOverlay::Static {
-                    overlay,
-                    weights: None,
-                } => Built::Static(overlay),
-                FileOverlay::Periodic {
-                    schedule,
-                    weights: None,
-                } => Built::Periodic(schedule),
-                FileOverlay::Periodic {
-                    schedule,
-                    weights: Some(weights),
-                } => Built::WeightedPeriodic { schedule, weights },
+                FileOverlay::Static { overlay, weights } => Shape::Static { overlay, weights },
+                FileOverlay::Periodic { schedule, weights } => {
+                    Shape::Periodic { schedule, weights }
+                }
             },
         ),
         OverlayKind::Family(spec) => Ok(match family(spec, underlay, model, options)? {
-            FamilyBuilt::Static {
-                overlay,
-                weights: None,
-            } => Built::Static(overlay),
-            FamilyBuilt::Static {
-                overlay,
+            FamilyBuilt::Static { overlay, weights } => Shape::Static { overlay, weights },
+            FamilyBuilt::Periodic { schedule, weights } => Shape::Periodic {
+                schedule,
                 weights: Some(weights),
-            } => Built::Weighted { overlay, weights },
-            FamilyBuilt::Periodic { schedule, weights } => {
-                Built::WeightedPeriodic { schedule, weights }
-            }
+            },
         }),
-        _ => build_overlay(kind, underlay, model, options).map(Built::Static),
+        _ => build_overlay(kind, underlay, model, options).map(|overlay| Shape::Static {
+            overlay,
+            weights: None,
+        }),
     }
 }
 

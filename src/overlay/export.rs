@@ -11,6 +11,7 @@ use serde::Serialize;
 
 use crate::graph::OverlaySchedule;
 use crate::graph::{Overlay, Protocol};
+use crate::mixing::ConsensusMatrix;
 use crate::net::delay::DelayModel;
 use crate::net::placement::SiloPlacement;
 use crate::net::underlay::projection::{Frame, Projection};
@@ -91,11 +92,12 @@ impl ExportedOverlay {
         self
     }
 
-    /// The same with consensus weights: `matrix` row-major `n x n`, arc
+    /// The same with consensus weights: `matrix` `n x n`, arc
     /// `j -> i` gets `A_ij` (the diagonal is what remains of each row, as
     /// `file:PATH` overlays read it). A matrix of the wrong size is ignored.
-    pub fn with_weights(mut self, matrix: &[f64]) -> Self {
+    pub fn with_weights(mut self, matrix: &ConsensusMatrix) -> Self {
         let n = self.silos.len();
+        let matrix = matrix.as_slice();
         if matrix.len() == n * n {
             for a in &mut self.arcs {
                 a.weight = matrix.get(a.target * n + a.source).copied();
@@ -299,7 +301,7 @@ pub struct ExportedSchedule {
     pub rounds: Vec<Vec<(usize, usize)>>,
     /// Every round's consensus weights (row `i`: what silo `i` gives each
     /// model), when the schedule brings its own; written as arc weights.
-    pub weights: Option<Vec<Vec<Vec<f64>>>>,
+    pub weights: Option<Vec<ConsensusMatrix>>,
     /// The rounds are a sample of a random schedule (MATCHA's): written as
     /// `"timing": "sampled"` (CSV: a first line `# timing: sampled`), so
     /// that the file reads back timed as MATCHA is, with the same cycle
@@ -331,7 +333,7 @@ impl ExportedSchedule {
     /// per exported round, row `i` what silo `i` gives each model): each arc
     /// `j -> i` is written with weight `A_ij`, and the file reads back
     /// with the same matrices (the diagonal is `1 - sum` of the row).
-    pub fn with_weights(mut self, weights: Vec<Vec<Vec<f64>>>) -> Self {
+    pub fn with_weights(mut self, weights: Vec<ConsensusMatrix>) -> Self {
         self.weights = Some(weights);
         self
     }
@@ -339,7 +341,8 @@ impl ExportedSchedule {
     /// The weight of arc `a -> b` in round `k`, when weights are given.
     fn weight(&self, k: usize, a: usize, b: usize) -> Option<f64> {
         let w = self.weights.as_ref()?;
-        w.get(k % w.len().max(1))?.get(b)?.get(a).copied()
+        let m = w.get(k % w.len().max(1))?;
+        (a < m.n() && b < m.n()).then(|| m[(b, a)])
     }
 
     /// When the exported rounds, together, do not connect every silo to
@@ -381,11 +384,7 @@ impl ExportedSchedule {
         {
             arcs.extend(
                 (0..self.silos.len())
-                    .filter(|&i| {
-                        w.get(i)
-                            .and_then(|row| row.get(i))
-                            .is_some_and(|&x| x < 0.0)
-                    })
+                    .filter(|&i| i < w.n() && w[(i, i)] < 0.0)
                     .map(|i| (i, i)),
             );
         }

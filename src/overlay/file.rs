@@ -60,6 +60,7 @@ use serde::Serialize;
 use thiserror::Error;
 
 use crate::graph::{Overlay, PeriodicSchedule, Protocol};
+use crate::mixing::ConsensusMatrix;
 use crate::net::underlay::{GmlEntry, GmlValue, Underlay};
 
 /// Files larger than this are refused (bytes).
@@ -343,7 +344,7 @@ pub enum FileOverlay {
         overlay: Overlay,
         /// Row-stochastic consensus weights `A_ij` (row `i` receives), when
         /// the file's arcs carry a `weight`.
-        weights: Option<Vec<Vec<f64>>>,
+        weights: Option<ConsensusMatrix>,
     },
     /// A per-round schedule, replayed periodically, with every round's
     /// consensus weights when the file's arcs carry a `weight` (as
@@ -352,15 +353,15 @@ pub enum FileOverlay {
         /// The rounds of one period.
         schedule: PeriodicSchedule,
         /// Row-stochastic consensus weights of every round, when given.
-        weights: Option<Vec<Vec<Vec<f64>>>>,
+        weights: Option<Vec<ConsensusMatrix>>,
     },
 }
 
 impl FileOverlay {
     /// The consensus weights of a static overlay, when the file gives them.
-    pub fn weights(&self) -> Option<&[Vec<f64>]> {
+    pub fn weights(&self) -> Option<&ConsensusMatrix> {
         match self {
-            FileOverlay::Static { weights, .. } => weights.as_deref(),
+            FileOverlay::Static { weights, .. } => weights.as_ref(),
             FileOverlay::Periodic { .. } => None,
         }
     }
@@ -1308,8 +1309,8 @@ fn stochastic_rows(
     n: usize,
     arcs: &[(usize, usize, Option<f64>, Option<u32>)],
     at: At<'_>,
-) -> Result<Vec<Vec<f64>>, FileOverlayError> {
-    let mut rows = vec![vec![0.0; n]; n];
+) -> Result<ConsensusMatrix, FileOverlayError> {
+    let mut rows = ConsensusMatrix::zeros(n);
     let mut self_loop = vec![false; n];
     for &(j, i, w, line) in arcs {
         let w = w.unwrap_or(0.0);
@@ -1322,12 +1323,12 @@ fn stochastic_rows(
                 ),
             ));
         }
-        rows[i][j] = w;
+        rows[(i, j)] = w;
         if i == j {
             self_loop[i] = true;
         }
     }
-    for (i, row) in rows.iter_mut().enumerate() {
+    for (i, row) in rows.rows_mut().enumerate() {
         if !self_loop[i] {
             let off: f64 = row.iter().sum();
             row[i] = (1.0 - off).max(0.0);

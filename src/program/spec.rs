@@ -4,6 +4,8 @@
 use serde::Serialize;
 use thiserror::Error;
 
+use crate::mixing::{ConsensusError, ConsensusMatrix};
+
 /// Intra-group operation, run every `tau1` steps in every active group.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub enum Intra {
@@ -152,20 +154,19 @@ impl Step {
     /// `A` with `w_new[i] = sum_j A[i][j] w[j]` (identity rows for nodes no
     /// operation writes): every operation is linear, and snapshot semantics
     /// is exactly "multiply by `A` once". The bridge to consensus-matrix
-    /// trainers (`train::consensus::ConsensusMatrix::from_rows`).
-    pub fn mixing_rows(&self, n: usize) -> Vec<Vec<f64>> {
-        let mut rows: Vec<Vec<f64>> = (0..n)
-            .map(|i| {
-                let mut r = vec![0.0; n];
-                r[i] = 1.0;
-                r
-            })
-            .collect();
+    /// trainers, checked as [`ConsensusMatrix::from_rows`] checks a matrix.
+    ///
+    /// # Errors
+    /// Weights that do not make a row-stochastic matrix (an aggregate whose
+    /// weights sum to 0, a non-finite weight).
+    pub fn mixing_matrix(&self, n: usize) -> Result<ConsensusMatrix, ConsensusError> {
+        let mut a = ConsensusMatrix::identity(n);
         for op in &self.ops {
             match op {
                 Op::Hop { from, to } => {
-                    rows[*to] = vec![0.0; n];
-                    rows[*to][*from] = 1.0;
+                    let row = a.row_mut(*to);
+                    row.fill(0.0);
+                    row[*from] = 1.0;
                 }
                 Op::Aggregate {
                     members, targets, ..
@@ -176,12 +177,13 @@ impl Step {
                         r[m] += w / total;
                     }
                     for &j in targets {
-                        rows[j] = r.clone();
+                        a.row_mut(j).copy_from_slice(&r);
                     }
                 }
             }
         }
-        rows
+        a.checked()?;
+        Ok(a)
     }
 
     /// Applies the operations to `models` (one parameter vector per node)

@@ -607,7 +607,7 @@ fn flow_fedavg_server_access_is_the_bottleneck() {
     );
 }
 
-/// `mixing_rows` is row-stochastic and multiplying by it equals `apply`
+/// `mixing_matrix` is row-stochastic and multiplying by it equals `apply`
 /// (snapshot semantics) for every step of every \[Lee21\] Table 4 method.
 #[test]
 fn mixing_matrix_equals_snapshot_apply() {
@@ -619,14 +619,14 @@ fn mixing_matrix_equals_snapshot_apply() {
         let s = p.build(&labels, 1, 4).unwrap();
         let mut models: Vec<Vec<f64>> = (0..30).map(|i| vec![i as f64, (i * i) as f64]).collect();
         for step in s.program(12).steps {
-            let a = step.mixing_rows(30);
-            for r in &a {
+            let a = step.mixing_matrix(30).unwrap();
+            for r in a.rows() {
                 assert!((r.iter().sum::<f64>() - 1.0).abs() < 1e-12);
             }
             let mixed: Vec<Vec<f64>> = (0..30)
                 .map(|i| {
                     (0..2)
-                        .map(|d| (0..30).map(|j| a[i][j] * models[j][d]).sum())
+                        .map(|d| (0..30).map(|j| a[(i, j)] * models[j][d]).sum())
                         .collect()
                 })
                 .collect();

@@ -6,7 +6,7 @@
 //! step's *active* nodes take one local SGD step (the others keep their
 //! parameters and optimiser state, [`Trainer::train_round_masked`]), then
 //! every node mixes with the step's row-stochastic matrix
-//! ([`Step::mixing_rows`], equal to the snapshot semantics of
+//! ([`Step::mixing_matrix`], equal to the snapshot semantics of
 //! [`Step::apply`]). Optimiser state (momentum, Adam moments) stays with the
 //! node, it never travels with a model (the trainer's convention); the
 //! paper's setting is plain SGD, which has none.
@@ -23,7 +23,7 @@ use super::learn::program_metric;
 use super::outcome::LearnRecord;
 use super::sim::StepCosts;
 use super::spec::{ProgramSpec, Step};
-use crate::train::consensus::ConsensusMatrix;
+use crate::mixing::consensus::ConsensusMatrix;
 use crate::train::data::FederatedData;
 use crate::train::trainer::{EvalSet, TrainConfig, TrainError, Trainer};
 
@@ -58,7 +58,7 @@ pub fn apply_step(trainer: &mut Trainer, step: &Step) -> Result<(), TrainError> 
     let a = if step.ops.is_empty() {
         ConsensusMatrix::identity(n)
     } else {
-        ConsensusMatrix::from_rows(step.mixing_rows(n))?
+        step.mixing_matrix(n)?
     };
     trainer.train_round_masked(&a, &active)
 }

@@ -157,7 +157,10 @@ pub fn run(
     // overlay brings one per round): a static overlay's (or a repeated
     // round's) is computed once.
     let per_round = trainer.config().consensus.depends_on_round();
-    let mut last: Option<(crate::graph::Overlay, super::consensus::ConsensusMatrix)> = None;
+    let mut last: Option<(
+        crate::graph::Overlay,
+        crate::mixing::consensus::ConsensusMatrix,
+    )> = None;
     while trainer.round() < opts.rounds && !met_before {
         if opts.stop_after.is_some_and(|s| done_here >= s) {
             break;
@@ -178,7 +181,7 @@ pub fn run(
         wall = t.iter().copied().fold(wall, f64::max);
         match clock.participation() {
             Some(p) => {
-                let churned = a.1.with_participation(p);
+                let churned = a.1.with_participation(&p.used, &p.joined);
                 trainer.train_round_masked(&churned, &p.computed)?;
             }
             None => trainer.train_round(&a.1)?,

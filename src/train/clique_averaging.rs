@@ -16,8 +16,8 @@ use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use rand_distr::{Distribution, Normal};
 
-use super::consensus::{ConsensusError, ConsensusMatrix};
 use super::data::{DataError, Dataset};
+use crate::mixing::consensus::{ConsensusError, ConsensusMatrix};
 use crate::overlay::dcliques::weights::metropolis_hastings_dense;
 use crate::overlay::dcliques::{CliqueTopology, DCliquesError};
 
@@ -96,8 +96,8 @@ pub fn gaussian_mixture(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::mixing::consensus::metropolis_hastings;
     use crate::overlay::dcliques::test_topology as topo;
-    use crate::train::consensus::metropolis_hastings;
 
     #[test]
     fn mh_agrees_with_consensus_rule() {

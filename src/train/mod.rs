@@ -5,10 +5,8 @@
 //! Round clocks (when each round would have ended) are timing, in
 //! [`crate::replay::clock`].
 //!
-//! Always built (pure Rust, tested without libtorch):
-//! * [`consensus`]: consensus matrices of an overlay (local-degree,
-//!   Metropolis–Hastings, 1/2 for rings, MATCHA's `I - alpha L`, exact
-//!   averaging, user matrix).
+//! Always built (pure Rust, tested without libtorch; the consensus rules
+//! the trainer averages with are [`crate::mixing::consensus`]):
 //! * [`data`]: synthetic data, MNIST / CIFAR-10 loaders, partitions.
 //! * [`report`]: per-round CSV, time-to-target summaries.
 //! * [`stationary`]: the DecAvg stationary distribution and the
@@ -25,7 +23,6 @@
 //!   model updates, applied in the order the event engine ran them.
 
 pub mod clique_averaging;
-pub mod consensus;
 pub mod data;
 pub mod report;
 pub mod stationary;

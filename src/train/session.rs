@@ -28,7 +28,6 @@ use crate::overlay::dcliques::placement::{DCliquesBuild, LabelSource};
 use super::asynchronous::{train_async, AsyncTrainOptions};
 use super::checkpoint::{self, RunOptions};
 use super::clique_averaging::gradient_matrix;
-use super::consensus::ConsensusRule;
 use super::data::partition::Partition;
 use super::data::sized::split_sized;
 use super::data::synthetic::{generate, SyntheticSpec};
@@ -36,6 +35,7 @@ use super::data::{cifar, mnist, FederatedData};
 use super::optim::OptimizerKind;
 use super::report::{RoundRecord, Target};
 use super::trainer::{TrainConfig, TrainError, Trainer};
+use crate::mixing::consensus::ConsensusRule;
 
 /// One overlay's training run.
 #[derive(Debug, Clone)]

@@ -23,27 +23,15 @@ use serde::Serialize;
 use thiserror::Error;
 
 use crate::graph::Overlay;
+use crate::mixing::consensus::{decavg_rows, sizes_or_ones, DataSizeError};
 use crate::overlay::random::is_connected;
 
 /// Why `pi` (or a gain) could not be computed.
 #[derive(Debug, Clone, PartialEq, Error)]
 pub enum StationaryError {
-    /// Data sizes do not match the silos.
-    #[error("{given} data size(s) for {n} silos")]
-    SizeCount {
-        /// Silos.
-        n: usize,
-        /// Sizes given.
-        given: usize,
-    },
-    /// A data size is not a positive number.
-    #[error("data size of silo {silo} is {value}; sizes must be finite and > 0")]
-    BadSize {
-        /// Silo.
-        silo: usize,
-        /// Value.
-        value: f64,
-    },
+    /// Data sizes that do not fit the silos.
+    #[error(transparent)]
+    Sizes(#[from] DataSizeError),
     /// The closed form needs an undirected overlay.
     #[error("overlay `{0}` is directed: the closed form needs every arc's reverse (use power iteration)")]
     Directed(String),
@@ -63,52 +51,6 @@ pub enum StationaryError {
     /// Unknown gain name.
     #[error("unknown gain `{0}`; expected none, sqrt-n or pi")]
     UnknownGain(String),
-}
-
-/// `sizes` checked (one finite size > 0 per silo), or all ones when `None`.
-pub(crate) fn sizes_or_ones(
-    overlay: &Overlay,
-    sizes: Option<&[f64]>,
-) -> Result<Vec<f64>, StationaryError> {
-    let n = overlay.silo_count();
-    match sizes {
-        None => Ok(vec![1.0; n]),
-        Some(s) if s.len() != n => Err(StationaryError::SizeCount { n, given: s.len() }),
-        Some(s) => {
-            if let Some((silo, &value)) = s
-                .iter()
-                .enumerate()
-                .find(|(_, v)| !(v.is_finite() && **v > 0.0))
-            {
-                return Err(StationaryError::BadSize { silo, value });
-            }
-            Ok(s.to_vec())
-        }
-    }
-}
-
-/// DecAvg weights (\[BadieModiri24\] eq. 2), sparse: row `i` lists `(j, beta_ij)` for `j = i`
-/// and every in-neighbour `j` (arc `j -> i`); rows sum to 1. `sizes = None`
-/// means equal data (`beta_ij = 1 / (indeg(i) + 1)`).
-pub fn decavg_rows(
-    overlay: &Overlay,
-    sizes: Option<&[f64]>,
-) -> Result<Vec<Vec<(usize, f64)>>, StationaryError> {
-    let s = sizes_or_ones(overlay, sizes)?;
-    Ok(overlay
-        .in_neighbours()
-        .into_iter()
-        .enumerate()
-        .map(|(i, nb)| {
-            let total: f64 = s[i] + nb.iter().map(|&j| s[j]).sum::<f64>();
-            let mut row: Vec<(usize, f64)> = std::iter::once(i)
-                .chain(nb)
-                .map(|j| (j, s[j] / total))
-                .collect();
-            row.sort_unstable_by_key(|&(j, _)| j);
-            row
-        })
-        .collect())
 }
 
 fn check_connected(overlay: &Overlay) -> Result<(), StationaryError> {

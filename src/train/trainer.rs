@@ -23,11 +23,11 @@ use rand_chacha::ChaCha8Rng;
 use tch::{Kind, Tensor};
 use thiserror::Error;
 
-use super::consensus::{ConsensusError, ConsensusMatrix, ConsensusRule};
 use super::data::FederatedData;
 use super::model::{BatchedModel, InputShape, ModelKind};
 use super::optim::{LrSchedule, Optimizer, OptimizerKind};
 use super::report::{RoundRecord, Stat};
+use crate::mixing::consensus::{ConsensusError, ConsensusMatrix, ConsensusRule};
 
 /// Why training failed.
 #[derive(Debug, Error)]
@@ -401,7 +401,7 @@ impl Trainer {
     /// optimiser state (momentum, Adam moments and step count) bit for bit.
     /// Then every silo mixes with the row-stochastic `a` (skipped when `a`
     /// is the identity). This is one step of a round program
-    /// (`program::Step`: active nodes compute, then `Step::mixing_rows`).
+    /// (`program::Step`: active nodes compute, then `Step::mixing_matrix`).
     ///
     /// All silos active: the same arithmetic as [`Self::train_round`].
     /// Otherwise, batched mode: the active silos' parameters and optimiser

@@ -37,20 +37,14 @@
 //! Every matrix is symmetric and doubly stochastic; the length of the
 //! sequence is at most `2 log_(k+1)(n) + 2`.
 
-/// A dense `n x n` mixing matrix, by rows.
-pub type Matrix = Vec<Vec<f64>>;
-
-/// `n x n` zeros.
-fn zeros(n: usize) -> Matrix {
-    vec![vec![0.0; n]; n]
-}
+use crate::mixing::ConsensusMatrix;
 
 /// Writes the local matrix `local` (over `nodes.len()` nodes) into `w` at
 /// the rows and columns `nodes`.
-fn place(w: &mut Matrix, local: &Matrix, nodes: &[usize]) {
+fn place(w: &mut ConsensusMatrix, local: &ConsensusMatrix, nodes: &[usize]) {
     for (a, &i) in nodes.iter().enumerate() {
         for (b, &j) in nodes.iter().enumerate() {
-            w[i][j] = local[a][b];
+            w[(i, j)] = local[(a, b)];
         }
     }
 }
@@ -111,16 +105,16 @@ fn stage_factors(n: usize, k: usize) -> Vec<usize> {
 ///
 /// # Panics
 /// If `n` has a prime factor above `k + 1` (callers check [`is_smooth`]).
-pub fn hyper_hypercube(n: usize, k: usize) -> Vec<Matrix> {
+pub fn hyper_hypercube(n: usize, k: usize) -> Vec<ConsensusMatrix> {
     assert!(n >= 1 && is_smooth(n, k), "{n} is not {}-smooth", k + 1);
     if n == 1 {
-        return vec![vec![vec![1.0]]];
+        return vec![ConsensusMatrix::identity(1)];
     }
     let mut stride = 1;
     let mut stages = Vec::new();
     for f in stage_factors(n, k) {
-        let mut w = zeros(n);
-        for (i, row) in w.iter_mut().enumerate() {
+        let mut w = ConsensusMatrix::zeros(n);
+        for (i, row) in w.rows_mut().enumerate() {
             let digit = (i / stride) % f;
             let first = i - digit * stride;
             for m in 0..f {
@@ -135,7 +129,7 @@ pub fn hyper_hypercube(n: usize, k: usize) -> Vec<Matrix> {
 
 /// The simple Base-(k+1) graph on `n >= 1` nodes (see the module
 /// documentation), `k >= 1`.
-pub fn simple_base_graph(n: usize, k: usize) -> Vec<Matrix> {
+pub fn simple_base_graph(n: usize, k: usize) -> Vec<ConsensusMatrix> {
     if n == 1 || is_smooth(n, k) {
         return hyper_hypercube(n, k);
     }
@@ -167,8 +161,10 @@ pub fn simple_base_graph(n: usize, k: usize) -> Vec<Matrix> {
         .zip(&sizes)
         .map(|(b, &(_, p))| b.chunks(p).map(<[usize]>::to_vec).collect())
         .collect();
-    let cubes: Vec<Vec<Matrix>> = blocks.iter().map(|b| hyper_hypercube(b.len(), k)).collect();
-    let sub_cubes: Vec<Vec<Matrix>> = sizes.iter().map(|&(_, p)| hyper_hypercube(p, k)).collect();
+    let cubes: Vec<Vec<ConsensusMatrix>> =
+        blocks.iter().map(|b| hyper_hypercube(b.len(), k)).collect();
+    let sub_cubes: Vec<Vec<ConsensusMatrix>> =
+        sizes.iter().map(|&(_, p)| hyper_hypercube(p, k)).collect();
     // Nodes in block q and after.
     let tail: Vec<usize> = (0..count)
         .map(|q| blocks[q..].iter().map(Vec::len).sum())
@@ -177,7 +173,7 @@ pub fn simple_base_graph(n: usize, k: usize) -> Vec<Matrix> {
     let mut done = vec![0usize; count];
     let mut rounds = Vec::new();
     for m in 0.. {
-        let mut w = zeros(n);
+        let mut w = ConsensusMatrix::zeros(n);
         let mut partners: Option<Vec<Vec<usize>>> = None;
         let mut unpaired: Vec<usize> = Vec::new();
         for l in (0..count).rev() {
@@ -198,11 +194,11 @@ pub fn simple_base_graph(n: usize, k: usize) -> Vec<Matrix> {
                         // nodes, more than all later blocks together.
                         let Some(j) = stack.pop() else { continue };
                         unpaired.retain(|&x| x != j);
-                        w[i][j] = each;
-                        w[j][i] = each;
-                        w[j][j] = 1.0 - each;
+                        w[(i, j)] = each;
+                        w[(j, i)] = each;
+                        w[(j, j)] = 1.0 - each;
                     }
-                    w[i][i] = 1.0 - frac;
+                    w[(i, i)] = 1.0 - frac;
                 }
             } else if m == first_phase + l && l + 1 != count {
                 while unpaired.len() > 1 {
@@ -210,7 +206,7 @@ pub fn simple_base_graph(n: usize, k: usize) -> Vec<Matrix> {
                     let g = 1.0 / group.len() as f64;
                     for &i in &group {
                         for &j in &group {
-                            w[i][j] = g;
+                            w[(i, j)] = g;
                         }
                     }
                 }
@@ -227,7 +223,7 @@ pub fn simple_base_graph(n: usize, k: usize) -> Vec<Matrix> {
                 done[l] += 1;
             }
         }
-        for (i, row) in w.iter_mut().enumerate() {
+        for (i, row) in w.rows_mut().enumerate() {
             if row[i] == 0.0 {
                 row[i] = 1.0;
             }
@@ -242,7 +238,7 @@ pub fn simple_base_graph(n: usize, k: usize) -> Vec<Matrix> {
 
 /// The Base-(k+1) graph on `n >= 1` nodes, `k >= 1`: one mixing matrix per
 /// round of its period; their product is `J / n`.
-pub fn base_graph(n: usize, k: usize) -> Vec<Matrix> {
+pub fn base_graph(n: usize, k: usize) -> Vec<ConsensusMatrix> {
     let whole = simple_base_graph(n, k);
     let n_s = smooth_part(n, k);
     let n_r = n / n_s;
@@ -253,7 +249,7 @@ pub fn base_graph(n: usize, k: usize) -> Vec<Matrix> {
     }
     let mut rounds = Vec::with_capacity(simple.len() + cube.len());
     for local in &simple {
-        let mut w = zeros(n);
+        let mut w = ConsensusMatrix::zeros(n);
         for g in 0..n_s {
             let nodes: Vec<usize> = (g * n_r..(g + 1) * n_r).collect();
             place(&mut w, local, &nodes);
@@ -261,7 +257,7 @@ pub fn base_graph(n: usize, k: usize) -> Vec<Matrix> {
         rounds.push(w);
     }
     for local in &cube {
-        let mut w = zeros(n);
+        let mut w = ConsensusMatrix::zeros(n);
         for j in 0..n_r {
             let nodes: Vec<usize> = (0..n_s).map(|g| g * n_r + j).collect();
             place(&mut w, local, &nodes);

@@ -21,12 +21,12 @@
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
-use super::base_graph::Matrix;
+use crate::mixing::ConsensusMatrix;
 
 /// `B_u = I / n + (n - 1) / n P_u`, `n >= 2`, `u` in `1..n`.
-fn basis(n: usize, u: usize) -> Matrix {
-    let mut w = vec![vec![0.0; n]; n];
-    for (i, row) in w.iter_mut().enumerate() {
+fn basis(n: usize, u: usize) -> ConsensusMatrix {
+    let mut w = ConsensusMatrix::zeros(n);
+    for (i, row) in w.rows_mut().enumerate() {
         row[i] = 1.0 / n as f64;
         row[(i + u) % n] += (n - 1) as f64 / n as f64;
     }
@@ -42,10 +42,10 @@ pub fn static_shifts(n: usize, m: usize, seed: u64) -> Vec<usize> {
 
 /// The D-EquiStatic consensus matrix with `m >= 1` shifts drawn from
 /// `seed`, `n >= 2`.
-pub fn d_equistatic(n: usize, m: usize, seed: u64) -> Matrix {
-    let mut w = vec![vec![0.0; n]; n];
+pub fn d_equistatic(n: usize, m: usize, seed: u64) -> ConsensusMatrix {
+    let mut w = ConsensusMatrix::zeros(n);
     for u in static_shifts(n, m, seed) {
-        for (row, b) in w.iter_mut().zip(basis(n, u)) {
+        for (row, b) in w.rows_mut().zip(basis(n, u).rows()) {
             for (x, y) in row.iter_mut().zip(b) {
                 *x += y / m as f64;
             }
@@ -56,12 +56,12 @@ pub fn d_equistatic(n: usize, m: usize, seed: u64) -> Matrix {
 
 /// `rounds` rounds of OD-EquiDyn with weight `eta` in `(0, 1]` on the
 /// basis matrix, shifts drawn from `seed`, `n >= 2`.
-pub fn od_equidyn(n: usize, eta: f64, rounds: usize, seed: u64) -> Vec<Matrix> {
+pub fn od_equidyn(n: usize, eta: f64, rounds: usize, seed: u64) -> Vec<ConsensusMatrix> {
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
     (0..rounds)
         .map(|_| {
             let mut w = basis(n, rng.gen_range(1..n));
-            for (i, row) in w.iter_mut().enumerate() {
+            for (i, row) in w.rows_mut().enumerate() {
                 for x in row.iter_mut() {
                     *x *= eta;
                 }

@@ -17,6 +17,8 @@
 //! Matrices follow fedtopo's convention (\[Marfoq20\] eq. 2): row `i` holds the
 //! weights node `i` gives to its own model and to the models it receives.
 
+use crate::mixing::ConsensusMatrix;
+
 /// `tau = ceil(log2 n)`: the number of out-neighbours of the static graph
 /// and the period of the one-peer graph (0 for `n <= 1`).
 pub fn tau(n: usize) -> usize {
@@ -37,14 +39,14 @@ pub fn static_arcs(n: usize) -> Vec<(usize, usize)> {
 
 /// The consensus matrix of the static exponential graph: `1 / (tau + 1)` on
 /// the diagonal and for every arc `j -> i` (row `i`, column `j`).
-pub fn static_matrix(n: usize) -> Vec<Vec<f64>> {
+pub fn static_matrix(n: usize) -> ConsensusMatrix {
     let w = 1.0 / (tau(n) + 1) as f64;
-    let mut m = vec![vec![0.0; n]; n];
-    for (i, row) in m.iter_mut().enumerate() {
+    let mut m = ConsensusMatrix::zeros(n);
+    for (i, row) in m.rows_mut().enumerate() {
         row[i] = w;
     }
     for (j, i) in static_arcs(n) {
-        m[i][j] = w;
+        m[(i, j)] = w;
     }
     m
 }
@@ -62,18 +64,18 @@ pub fn one_peer_arcs(n: usize, t: usize) -> Vec<(usize, usize)> {
 
 /// The consensus matrix `(I + P(t)) / 2` of round `t` of the one-peer
 /// exponential graph.
-pub fn one_peer_matrix(n: usize, t: usize) -> Vec<Vec<f64>> {
-    let mut m = vec![vec![0.0; n]; n];
-    for (i, row) in m.iter_mut().enumerate() {
+pub fn one_peer_matrix(n: usize, t: usize) -> ConsensusMatrix {
+    let mut m = ConsensusMatrix::zeros(n);
+    for (i, row) in m.rows_mut().enumerate() {
         row[i] = if n > 1 { 0.5 } else { 1.0 };
     }
     for (j, i) in one_peer_arcs(n, t) {
-        m[i][j] = 0.5;
+        m[(i, j)] = 0.5;
     }
     m
 }
 
 /// One period of the one-peer exponential graph: `tau` matrices.
-pub fn one_peer_period(n: usize) -> Vec<Vec<Vec<f64>>> {
+pub fn one_peer_period(n: usize) -> Vec<ConsensusMatrix> {
     (0..tau(n).max(1)).map(|t| one_peer_matrix(n, t)).collect()
 }

@@ -34,11 +34,11 @@ mod tests;
 use thiserror::Error;
 
 use crate::graph::{Overlay, PeriodicSchedule};
+use crate::mixing::ConsensusMatrix;
 use crate::net::delay::DelayModel;
 use crate::overlay::algo::RingSearch;
 use crate::overlay::ring::ring_opt_tour;
 
-pub use base_graph::Matrix;
 pub use spec::{Family, FamilyOrder, FamilySpec, FamilySpecError};
 
 /// Why a family could not be built on a network.
@@ -92,7 +92,7 @@ pub enum FamilyBuilt {
         overlay: Overlay,
         /// Its consensus matrix when the family has its own (`d-equistatic`;
         /// `exp`'s is the `local-degree` rule's).
-        weights: Option<Matrix>,
+        weights: Option<ConsensusMatrix>,
     },
     /// One overlay per round of a period, with its consensus matrix.
     Periodic {
@@ -100,7 +100,7 @@ pub enum FamilyBuilt {
         schedule: PeriodicSchedule,
         /// Round `r`'s consensus matrix (row `i`: what silo `i` gives to its
         /// own model and to each model it receives), doubly stochastic.
-        weights: Vec<Matrix>,
+        weights: Vec<ConsensusMatrix>,
     },
 }
 
@@ -108,7 +108,7 @@ pub enum FamilyBuilt {
 /// `n >= 2` (one matrix for the static ones); `seed` draws EquiTopo's shifts
 /// when the spec gives no seed of its own. None for `multigraph`, which
 /// depends on the network's delays ([`multigraph`]).
-pub fn abstract_matrices(family: Family, n: usize, seed: u64) -> Vec<Matrix> {
+pub fn abstract_matrices(family: Family, n: usize, seed: u64) -> Vec<ConsensusMatrix> {
     match family {
         Family::Exp => vec![exponential::static_matrix(n)],
         Family::ExpOnePeer => exponential::one_peer_period(n),
@@ -172,12 +172,12 @@ fn node_order_with_tour(
 
 /// `w` with node `p` moved to silo `order[p]`, and its arcs `(j, i)` (silo
 /// `i` gives weight to `j`'s model).
-fn on_silos(w: &Matrix, order: &[usize]) -> (Matrix, Vec<(usize, usize)>) {
+fn on_silos(w: &ConsensusMatrix, order: &[usize]) -> (ConsensusMatrix, Vec<(usize, usize)>) {
     let n = order.len();
-    let mut m = vec![vec![0.0; n]; n];
-    for (p, row) in w.iter().enumerate() {
+    let mut m = ConsensusMatrix::zeros(n);
+    for (p, row) in w.rows().enumerate() {
         for (q, &x) in row.iter().enumerate() {
-            m[order[p]][order[q]] = x;
+            m[(order[p], order[q])] = x;
         }
     }
     (m, arcs_on_silos(w, order))
@@ -185,9 +185,9 @@ fn on_silos(w: &Matrix, order: &[usize]) -> (Matrix, Vec<(usize, usize)>) {
 
 /// The arcs `(j, i)` of `w` with node `p` on silo `order[p]` (silo `i`
 /// gives weight to `j`'s model), in [`on_silos`]'s order.
-fn arcs_on_silos(w: &Matrix, order: &[usize]) -> Vec<(usize, usize)> {
+fn arcs_on_silos(w: &ConsensusMatrix, order: &[usize]) -> Vec<(usize, usize)> {
     let mut arcs = Vec::new();
-    for (p, row) in w.iter().enumerate() {
+    for (p, row) in w.rows().enumerate() {
         for (q, &x) in row.iter().enumerate() {
             if p != q && x != 0.0 {
                 arcs.push((order[q], order[p]));
@@ -305,7 +305,7 @@ fn shape(spec: FamilySpec, n: usize, rounds: Vec<Vec<(usize, usize)>>) -> Shape 
 /// `spec` on `order` from its abstract matrices `matrices`
 /// ([`abstract_matrices`], computed once per search): the overlay or
 /// schedule [`place`] builds, without its consensus matrices.
-fn placed_shape(spec: FamilySpec, matrices: &[Matrix], order: &[usize]) -> Shape {
+fn placed_shape(spec: FamilySpec, matrices: &[ConsensusMatrix], order: &[usize]) -> Shape {
     let rounds = matrices.iter().map(|w| arcs_on_silos(w, order)).collect();
     shape(spec, order.len(), rounds)
 }

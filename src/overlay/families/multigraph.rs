@@ -37,8 +37,9 @@
 
 use serde::Serialize;
 
-use super::base_graph::Matrix;
 use crate::graph::{Overlay, PeriodicSchedule};
+use crate::mixing::consensus::local_degree;
+use crate::mixing::ConsensusMatrix;
 use crate::net::delay::DelayModel;
 
 /// \[Do23\]'s default `t_max`, the most parallel edges of one arc.
@@ -248,23 +249,9 @@ impl Multigraph {
     /// The local-degree consensus matrix (\[Marfoq20\] eq. 22-23) of every
     /// round of the period: `1 / (1 + max(indeg i, indeg j))` on a strong arc
     /// `j -> i`, the rest of the row on the diagonal.
-    pub fn round_weights(&self) -> Vec<Matrix> {
+    pub fn round_weights(&self) -> Vec<ConsensusMatrix> {
         (0..self.period())
             .map(|k| local_degree(&self.round_overlay("", k)))
             .collect()
     }
-}
-
-/// Local-degree weights of `o` (row `i`: what silo `i` gives each model).
-fn local_degree(o: &Overlay) -> Matrix {
-    let n = o.silo_count();
-    let mut w = vec![vec![0.0; n]; n];
-    for &(j, i) in o.arcs() {
-        w[i][j] = 1.0 / (1.0 + o.in_degree(i).max(o.in_degree(j)) as f64);
-    }
-    for (i, row) in w.iter_mut().enumerate() {
-        let off: f64 = row.iter().sum();
-        row[i] = 1.0 - off;
-    }
-    w
 }

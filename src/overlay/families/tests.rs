@@ -6,35 +6,36 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
 use super::*;
+use crate::mixing::ConsensusMatrix;
 
 /// `W x`.
-fn apply(w: &Matrix, x: &[f64]) -> Vec<f64> {
-    w.iter()
+fn apply(w: &ConsensusMatrix, x: &[f64]) -> Vec<f64> {
+    w.rows()
         .map(|row| row.iter().zip(x).map(|(a, b)| a * b).sum())
         .collect()
 }
 
 /// Largest `|x_i - mean(x0)|` after one period applied to `x0`.
-fn consensus_error(rounds: &[Matrix], x0: &[f64]) -> f64 {
+fn consensus_error(rounds: &[ConsensusMatrix], x0: &[f64]) -> f64 {
     let mean = x0.iter().sum::<f64>() / x0.len() as f64;
     let x = rounds.iter().fold(x0.to_vec(), |x, w| apply(w, &x));
     x.iter().map(|v| (v - mean).abs()).fold(0.0, f64::max)
 }
 
 /// Largest deviation of a row or column sum from 1; panics on a negative entry.
-fn stochastic_error(w: &Matrix) -> f64 {
+fn stochastic_error(w: &ConsensusMatrix) -> f64 {
     let mut err: f64 = 0.0;
-    for (i, row) in w.iter().enumerate() {
+    for (i, row) in w.rows().enumerate() {
         assert!(row.iter().all(|&x| x >= 0.0), "negative entry in row {i}");
         err = err.max((row.iter().sum::<f64>() - 1.0).abs());
-        err = err.max((w.iter().map(|r| r[i]).sum::<f64>() - 1.0).abs());
+        err = err.max((w.rows().map(|r| r[i]).sum::<f64>() - 1.0).abs());
     }
     err
 }
 
 /// Largest number of other nodes a node gives weight to.
-fn max_degree(w: &Matrix) -> usize {
-    w.iter()
+fn max_degree(w: &ConsensusMatrix) -> usize {
+    w.rows()
         .enumerate()
         .map(|(i, row)| {
             row.iter()
@@ -71,9 +72,9 @@ fn base_graph_reaches_exact_consensus_after_one_period_for_any_n() {
             for (r, w) in rounds.iter().enumerate() {
                 assert!(stochastic_error(w) < 1e-12, "n={n} k={k} round {r}");
                 assert!(max_degree(w) <= k, "n={n} k={k} round {r}");
-                for (i, row) in w.iter().enumerate() {
+                for (i, row) in w.rows().enumerate() {
                     for (j, x) in row.iter().enumerate().take(i) {
-                        assert_eq!(*x, w[j][i], "n={n} k={k} round {r} ({i},{j})");
+                        assert_eq!(*x, w[(j, i)], "n={n} k={k} round {r} ({i},{j})");
                     }
                 }
             }
@@ -135,7 +136,7 @@ fn exponential_graph_is_doubly_stochastic_with_log_degree() {
         assert!(stochastic_error(&w) < 1e-12, "n={n}");
         assert_eq!(max_degree(&w), tau, "n={n}");
         assert_eq!(exponential::static_arcs(n).len(), n * tau);
-        for (i, row) in w.iter().enumerate() {
+        for (i, row) in w.rows().enumerate() {
             assert!(row.iter().all(|&x| x == 0.0 || x == 1.0 / (tau + 1) as f64));
             assert_eq!(row[i], 1.0 / (tau + 1) as f64);
         }
@@ -154,12 +155,12 @@ fn placing_moves_nodes_to_silos_and_keeps_the_weights() {
     for (r, (w, a)) in weights.iter().zip(&abs).enumerate() {
         for p in 0..5 {
             for q in 0..5 {
-                assert_eq!(w[order[p]][order[q]], a[p][q]);
+                assert_eq!(w[(order[p], order[q])], a[(p, q)]);
                 let arc = schedule.rounds()[r]
                     .arcs()
                     .binary_search(&(order[q], order[p]))
                     .is_ok();
-                assert_eq!(arc, p != q && a[p][q] != 0.0, "round {r} ({p},{q})");
+                assert_eq!(arc, p != q && a[(p, q)] != 0.0, "round {r} ({p},{q})");
             }
         }
     }
@@ -200,7 +201,7 @@ fn equitopo_matrices_are_seeded_doubly_stochastic_and_sparse() {
             for &u in &distinct {
                 let draws = shifts.iter().filter(|&&s| s == u).count();
                 let want = draws as f64 * (n - 1) as f64 / n as f64 / m as f64;
-                assert!((w[0][u % n] - want).abs() < 1e-15, "n={n} m={m} u={u}");
+                assert!((w[(0, u % n)] - want).abs() < 1e-15, "n={n} m={m} u={u}");
             }
             assert_eq!(w, equitopo::d_equistatic(n, m, 3));
         }
@@ -213,7 +214,7 @@ fn equitopo_matrices_are_seeded_doubly_stochastic_and_sparse() {
     for w in &rounds {
         assert!(stochastic_error(w) < 1e-12);
         assert_eq!(max_degree(w), 1);
-        assert!((w[4][4] - (0.47 + 0.53 / 22.0)).abs() < 1e-15);
+        assert!((w[(4, 4)] - (0.47 + 0.53 / 22.0)).abs() < 1e-15);
     }
     // Consensus rate independent of n: 200 random one-peer rounds shrink
     // the disagreement by orders of magnitude.

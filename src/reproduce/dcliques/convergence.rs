@@ -5,9 +5,9 @@
 
 use serde::Serialize;
 
+use crate::mixing::consensus::ConsensusRule;
 use crate::overlay::dcliques::{build_topology, DCliquesOptions, LabelDistributions, TopologyKind};
 use crate::train::clique_averaging::{gaussian_mixture, gradient_matrix, model_matrix};
-use crate::train::consensus::ConsensusRule;
 use crate::train::data::partition::Partition;
 use crate::train::data::FederatedData;
 use crate::train::model::ModelKind;
