@@ -39,8 +39,10 @@
 //!   [`graph::OverlaySchedule`]) and random failures.
 //! * [`timing`]: max-plus cycle time of an overlay, of a per-round schedule,
 //!   of two-phase (clique averaging) rounds.
-//! * [`mixing`]: how consensus mixes: SLEM, spectral gap, effective number
-//!   of neighbours, fastest-mixing weights (\[Boyd04\]).
+//! * [`mixing`]: consensus: the one mixing-matrix type
+//!   ([`mixing::ConsensusMatrix`]), the consensus rules, how they mix (SLEM,
+//!   spectral gap, effective number of neighbours), fastest-mixing weights
+//!   (\[Boyd04\]).
 //! * [`overlay`]: the builders (STAR, MST, delta-MBST, RING, ring-opt,
 //!   complete, random, D-Cliques, MATCHA), build-by-name, export.
 //! * [`replay`]: the one protocol harness over engine and network; round
