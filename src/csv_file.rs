@@ -171,21 +171,36 @@ pub fn record_error(source: &str, line: u64, message: String) -> CsvFileError {
     }
 }
 
-// Writing: the one CSV writer of the crate (every CSV output goes through
-// the `csv` crate, via these two or `report::table::Table::to_csv`).
+// Writing: the one CSV writer of the crate. Every CSV the crate produces
+// is written through [`csv_text`] (the `csv` crate over memory, `\n` line
+// ends, cells quoted only where needed).
+
+/// The one CSV writer: `write` fills a `csv` writer over memory (records,
+/// serde rows) and the text comes back. `flexible`: records may differ in
+/// length (a `# comment` line before the header).
+///
+/// # Errors
+/// What `write` returns, or a record of another length than the first one
+/// when not `flexible`.
+pub fn csv_text(
+    flexible: bool,
+    write: impl FnOnce(&mut csv::Writer<Vec<u8>>) -> Result<(), csv::Error>,
+) -> Result<String, csv::Error> {
+    let mut w = csv::WriterBuilder::new()
+        .flexible(flexible)
+        .from_writer(Vec::new());
+    write(&mut w)?;
+    let bytes = w
+        .into_inner()
+        .map_err(|e| csv::Error::from(e.into_error()))?;
+    Ok(String::from_utf8_lossy(&bytes).into_owned())
+}
 
 /// CSV of serialisable rows through the `csv` crate's serde support: the
 /// header from the first row's field names, numbers as the crate writes
 /// them (shortest round-trip form).
 pub fn serde_csv<T: serde::Serialize>(rows: &[T]) -> Result<String, csv::Error> {
-    let mut w = csv::Writer::from_writer(Vec::new());
-    for r in rows {
-        w.serialize(r)?;
-    }
-    let bytes = w
-        .into_inner()
-        .map_err(|e| csv::Error::from(e.into_error()))?;
-    Ok(String::from_utf8_lossy(&bytes).into_owned())
+    csv_text(false, |w| rows.iter().try_for_each(|r| w.serialize(r)))
 }
 
 /// Appends `columns` (the same values on every record) to the CSV `text`
@@ -197,18 +212,16 @@ pub fn append_columns(text: &str, columns: &[(&str, String)]) -> Result<String, 
     let mut r = csv::ReaderBuilder::new()
         .has_headers(false)
         .from_reader(text.as_bytes());
-    let mut w = csv::Writer::from_writer(Vec::new());
-    for (k, record) in r.records().enumerate() {
-        let mut record = record?;
-        for (name, value) in columns {
-            record.push_field(if k == 0 { name } else { value });
+    csv_text(false, |w| {
+        for (k, record) in r.records().enumerate() {
+            let mut record = record?;
+            for (name, value) in columns {
+                record.push_field(if k == 0 { name } else { value });
+            }
+            w.write_record(&record)?;
         }
-        w.write_record(&record)?;
-    }
-    let bytes = w
-        .into_inner()
-        .map_err(|e| csv::Error::from(e.into_error()))?;
-    Ok(String::from_utf8_lossy(&bytes).into_owned())
+        Ok(())
+    })
 }
 
 #[cfg(test)]

@@ -93,13 +93,14 @@ fn report_partition(
         list.join(" ")
     );
     if sizes.is_some() {
-        let mut w = csv::Writer::from_writer(Vec::new());
-        w.write_record(["silo", "examples"])?;
-        for (label, n) in labels.iter().zip(&list) {
-            w.write_record([label.as_str(), n.as_str()])?;
-        }
-        let bytes = w.into_inner().map_err(|e| anyhow::anyhow!("{e}"))?;
-        write_atomic(&a.out.join("partition.csv"), &bytes)?;
+        let text = fedtopo::csv_file::csv_text(false, |w| {
+            w.write_record(["silo", "examples"])?;
+            for (label, n) in labels.iter().zip(&list) {
+                w.write_record([label.as_str(), n.as_str()])?;
+            }
+            Ok(())
+        })?;
+        write_atomic(&a.out.join("partition.csv"), text.as_bytes())?;
     }
     Ok(())
 }

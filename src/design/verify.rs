@@ -524,12 +524,9 @@ fn train_one(
 
 /// The rows as CSV (one header, a row per run).
 fn runs_csv(runs: &[RunFeatures]) -> std::io::Result<Vec<u8>> {
-    let mut w = csv::Writer::from_writer(Vec::new());
-    for r in runs {
-        w.serialize(r).map_err(std::io::Error::other)?;
-    }
-    w.into_inner()
-        .map_err(|e| std::io::Error::other(e.to_string()))
+    crate::csv_file::serde_csv(runs)
+        .map(String::into_bytes)
+        .map_err(std::io::Error::other)
 }
 
 fn phase_dir(phase: Phase) -> &'static str {

@@ -122,42 +122,45 @@ pub fn summary_csv(groups: &[Group], columns: &[String]) -> String {
                 .all(|g| g.stats[i].is_none() && g.texts[i].is_some())
         })
         .collect();
-    let mut w = csv::Writer::from_writer(Vec::new());
-    if let Some(g) = groups.first() {
-        let mut head: Vec<String> = g.key.iter().map(|(a, _)| a.clone()).collect();
-        for (c, &t) in columns.iter().zip(&text) {
-            if t {
-                head.push(c.clone());
-                continue;
+    // Every record has the header's length; writing to memory cannot fail.
+    crate::csv_file::csv_text(false, |w| {
+        if let Some(g) = groups.first() {
+            let mut head: Vec<String> = g.key.iter().map(|(a, _)| a.clone()).collect();
+            for (c, &t) in columns.iter().zip(&text) {
+                if t {
+                    head.push(c.clone());
+                    continue;
+                }
+                for s in ["mean", "min", "max", "n"] {
+                    head.push(format!("{c}_{s}"));
+                }
             }
-            for s in ["mean", "min", "max", "n"] {
-                head.push(format!("{c}_{s}"));
-            }
+            head.push("rows".into());
+            w.write_record(&head)?;
         }
-        head.push("rows".into());
-        w.write_record(&head).expect("in-memory CSV");
-    }
-    for g in groups {
-        let mut rec: Vec<String> = g.key.iter().map(|(_, v)| v.clone()).collect();
-        for (i, s) in g.stats.iter().enumerate() {
-            if text[i] {
-                rec.push(g.texts[i].clone().unwrap_or_default());
-                continue;
+        for g in groups {
+            let mut rec: Vec<String> = g.key.iter().map(|(_, v)| v.clone()).collect();
+            for (i, s) in g.stats.iter().enumerate() {
+                if text[i] {
+                    rec.push(g.texts[i].clone().unwrap_or_default());
+                    continue;
+                }
+                match s {
+                    Some(s) => rec.extend([
+                        s.mean.to_string(),
+                        s.min.to_string(),
+                        s.max.to_string(),
+                        s.count.to_string(),
+                    ]),
+                    None => rec.extend([String::new(), String::new(), String::new(), "0".into()]),
+                }
             }
-            match s {
-                Some(s) => rec.extend([
-                    s.mean.to_string(),
-                    s.min.to_string(),
-                    s.max.to_string(),
-                    s.count.to_string(),
-                ]),
-                None => rec.extend([String::new(), String::new(), String::new(), "0".into()]),
-            }
+            rec.push(g.rows.len().to_string());
+            w.write_record(&rec)?;
         }
-        rec.push(g.rows.len().to_string());
-        w.write_record(&rec).expect("in-memory CSV");
-    }
-    String::from_utf8(w.into_inner().expect("in-memory CSV")).expect("UTF-8")
+        Ok(())
+    })
+    .expect("in-memory CSV of equal-length records")
 }
 
 /// The Markdown section: `shown` axes, then `mean (min..max)` of every

@@ -337,27 +337,30 @@ fn csv_text(
     metric: &str,
 ) -> String {
     let with_published = published_column.is_some();
-    let mut w = csv::Writer::from_writer(Vec::new());
-    let mut head: Vec<&str> = columns.iter().map(String::as_str).collect();
-    if let Some(p) = published_column {
-        head.extend([p, "relative_error"]);
-    }
-    w.write_record(&head).expect("in-memory CSV");
-    for (r, p) in rows.iter().zip(pubs) {
-        let mut rec: Vec<String> = columns
-            .iter()
-            .map(|c| r.column(c).unwrap_or_default())
-            .collect();
-        if with_published {
-            rec.push(p.map_or(String::new(), |v| v.to_string()));
-            rec.push(
-                p.and_then(|v| relative(r.number(metric), v))
-                    .map_or(String::new(), |e| e.to_string()),
-            );
+    // Every record has the header's length; writing to memory cannot fail.
+    crate::csv_file::csv_text(false, |w| {
+        let mut head: Vec<&str> = columns.iter().map(String::as_str).collect();
+        if let Some(p) = published_column {
+            head.extend([p, "relative_error"]);
         }
-        w.write_record(&rec).expect("in-memory CSV");
-    }
-    String::from_utf8(w.into_inner().expect("in-memory CSV")).expect("UTF-8")
+        w.write_record(&head)?;
+        for (r, p) in rows.iter().zip(pubs) {
+            let mut rec: Vec<String> = columns
+                .iter()
+                .map(|c| r.column(c).unwrap_or_default())
+                .collect();
+            if with_published {
+                rec.push(p.map_or(String::new(), |v| v.to_string()));
+                rec.push(
+                    p.and_then(|v| relative(r.number(metric), v))
+                        .map_or(String::new(), |e| e.to_string()),
+                );
+            }
+            w.write_record(&rec)?;
+        }
+        Ok(())
+    })
+    .expect("in-memory CSV of equal-length records")
 }
 
 /// A cell for a Markdown table: measurements with one decimal, ratios

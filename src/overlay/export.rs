@@ -430,42 +430,42 @@ impl ExportedSchedule {
     /// weights), one arc per row (labels); a round without arcs is one row
     /// `ROUND,,` (`ROUND,,,` with weights), so round numbers have no gap.
     pub fn to_csv(&self) -> String {
-        // Flexible: the `# timing` line has one field.
-        let mut w = csv::WriterBuilder::new()
-            .flexible(true)
-            .from_writer(Vec::new());
-        if self.sampled {
-            let _ = w.write_record(["# timing: sampled"]);
-        }
-        if self.weights.is_some() {
-            let _ = w.write_record(["round", "src", "dst", "weight"]);
-        } else {
-            let _ = w.write_record(["round", "src", "dst"]);
-        }
-        for k in 0..self.rounds.len() {
-            let arcs = self.written_arcs(k);
-            if arcs.is_empty() {
-                let round = k.to_string();
-                let _ = if self.weights.is_some() {
-                    w.write_record([round.as_str(), "", "", ""])
-                } else {
-                    w.write_record([round.as_str(), "", ""])
-                };
+        // Flexible: the `# timing` line has one field. Writing to memory
+        // cannot fail.
+        crate::csv_file::csv_text(true, |w| {
+            if self.sampled {
+                w.write_record(["# timing: sampled"])?;
             }
-            for &(a, b) in &arcs {
-                let round = k.to_string();
-                let _ = match self.weight(k, a, b) {
-                    Some(x) => w.write_record([
-                        round.as_str(),
-                        &self.silos[a],
-                        &self.silos[b],
-                        &x.to_string(),
-                    ]),
-                    None => w.write_record([round.as_str(), &self.silos[a], &self.silos[b]]),
-                };
+            if self.weights.is_some() {
+                w.write_record(["round", "src", "dst", "weight"])?;
+            } else {
+                w.write_record(["round", "src", "dst"])?;
             }
-        }
-        String::from_utf8(w.into_inner().unwrap_or_default()).unwrap_or_default()
+            for k in 0..self.rounds.len() {
+                let arcs = self.written_arcs(k);
+                let round = k.to_string();
+                if arcs.is_empty() {
+                    if self.weights.is_some() {
+                        w.write_record([round.as_str(), "", "", ""])?;
+                    } else {
+                        w.write_record([round.as_str(), "", ""])?;
+                    }
+                }
+                for &(a, b) in &arcs {
+                    match self.weight(k, a, b) {
+                        Some(x) => w.write_record([
+                            round.as_str(),
+                            &self.silos[a],
+                            &self.silos[b],
+                            &x.to_string(),
+                        ])?,
+                        None => w.write_record([round.as_str(), &self.silos[a], &self.silos[b]])?,
+                    }
+                }
+            }
+            Ok(())
+        })
+        .unwrap_or_default()
     }
 }
 

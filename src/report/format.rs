@@ -144,33 +144,34 @@ struct CsvRow<'a> {
 /// the schedule's max-plus rate and mixing figures, empty for static
 /// overlays; what was approximated, empty when nothing was).
 pub fn render_csv(c: &Comparison) -> String {
-    let mut w = csv::Writer::from_writer(Vec::new());
-    for r in &c.rows {
-        let mixing = r.schedule.as_ref().and_then(|st| st.mixing.as_ref());
-        w.serialize(CsvRow {
-            underlay: &c.underlay,
-            silos: c.silos,
-            overlay: &r.overlay,
-            arcs: r.arcs,
-            max_degree: r.max_degree,
-            cycle_time_ms: r.cycle_time_ms,
-            rounds_per_s: r.rounds_per_s,
-            speedup_vs_star: r.speedup_vs_star,
-            critical_circuit: r.critical_circuit.join(";"),
-            degree_basis: r.schedule.as_ref().map_or("overlay".to_string(), |st| {
-                format!("sampled_rounds:{}", st.rounds)
-            }),
-            maxplus_ms: r.schedule.as_ref().map(|st| st.maxplus_ms),
-            budget: mixing.map(|m| m.budget),
-            matchings: mixing.map(|m| m.matchings),
-            lambda2: mixing.map(|m| m.lambda2),
-            rho: mixing.map(|m| m.rho),
-            approximation: r.approximation.as_deref(),
+    let rows: Vec<CsvRow> = c
+        .rows
+        .iter()
+        .map(|r| {
+            let mixing = r.schedule.as_ref().and_then(|st| st.mixing.as_ref());
+            CsvRow {
+                underlay: &c.underlay,
+                silos: c.silos,
+                overlay: &r.overlay,
+                arcs: r.arcs,
+                max_degree: r.max_degree,
+                cycle_time_ms: r.cycle_time_ms,
+                rounds_per_s: r.rounds_per_s,
+                speedup_vs_star: r.speedup_vs_star,
+                critical_circuit: r.critical_circuit.join(";"),
+                degree_basis: r.schedule.as_ref().map_or("overlay".to_string(), |st| {
+                    format!("sampled_rounds:{}", st.rounds)
+                }),
+                maxplus_ms: r.schedule.as_ref().map(|st| st.maxplus_ms),
+                budget: mixing.map(|m| m.budget),
+                matchings: mixing.map(|m| m.matchings),
+                lambda2: mixing.map(|m| m.lambda2),
+                rho: mixing.map(|m| m.rho),
+                approximation: r.approximation.as_deref(),
+            }
         })
-        .expect("in-memory CSV");
-    }
-    let text =
-        String::from_utf8(w.into_inner().expect("in-memory CSV")).expect("UTF-8 input gives UTF-8");
+        .collect();
+    let text = crate::csv_file::serde_csv(&rows).expect("in-memory CSV of plain rows");
     match &c.network {
         Some(n) => crate::csv_file::append_columns(&text, &n.csv_columns())
             .expect("in-memory CSV written above"),

@@ -283,14 +283,14 @@ impl Table {
     /// CSV: the header line, then one line per row (`\n` line ends; cells
     /// quoted only where needed).
     pub fn to_csv(&self) -> String {
-        let mut w = csv::Writer::from_writer(Vec::new());
         // Writing to memory cannot fail and every row has the header's
         // length (checked in `row`).
-        for r in std::iter::once(&self.header).chain(&self.rows) {
-            w.write_record(r).expect("in-memory CSV");
-        }
-        let bytes = w.into_inner().expect("in-memory CSV");
-        String::from_utf8(bytes).expect("UTF-8 cells give UTF-8 CSV")
+        crate::csv_file::csv_text(false, |w| {
+            std::iter::once(&self.header)
+                .chain(&self.rows)
+                .try_for_each(|r| w.write_record(r))
+        })
+        .expect("in-memory CSV of equal-length rows")
     }
 
     /// The comfy-table of this table: full width (`fit` `None`), or

@@ -199,35 +199,38 @@ pub fn summarize(
 /// is left out.
 pub fn render_summary_csv(rows: &[SummaryRow], target: Option<Target>) -> String {
     let opt = |x: Option<f64>, p: usize| x.map_or(String::new(), |v| format!("{v:.p$}"));
-    let mut w = csv::Writer::from_writer(Vec::new());
-    let mut header = vec!["overlay", "rounds", "final_wall_clock_ms", "ms_per_round"];
-    if target.is_some() {
-        header.extend(["target", "rounds_to_target", "time_to_target_ms", "speedup"]);
-    }
-    header.extend(["final_test_acc", "final_train_loss"]);
-    let _ = w.write_record(&header);
-    for r in rows {
-        let mut record = vec![
-            r.overlay.clone(),
-            r.rounds.to_string(),
-            format!("{:.3}", r.final_wall_clock_ms),
-            format!("{:.3}", r.ms_per_round),
-        ];
-        if let Some(t) = target {
-            record.extend([
-                t.label(),
-                r.rounds_to_target.map_or(String::new(), |x| x.to_string()),
-                opt(r.time_to_target_ms, 3),
-                opt(r.speedup, 3),
-            ]);
+    // Writing to memory cannot fail.
+    crate::csv_file::csv_text(false, |w| {
+        let mut header = vec!["overlay", "rounds", "final_wall_clock_ms", "ms_per_round"];
+        if target.is_some() {
+            header.extend(["target", "rounds_to_target", "time_to_target_ms", "speedup"]);
         }
-        record.extend([
-            format!("{:.6}", r.final_test_acc),
-            format!("{:.6}", r.final_train_loss),
-        ]);
-        let _ = w.write_record(&record);
-    }
-    String::from_utf8(w.into_inner().unwrap_or_default()).unwrap_or_default()
+        header.extend(["final_test_acc", "final_train_loss"]);
+        w.write_record(&header)?;
+        for r in rows {
+            let mut record = vec![
+                r.overlay.clone(),
+                r.rounds.to_string(),
+                format!("{:.3}", r.final_wall_clock_ms),
+                format!("{:.3}", r.ms_per_round),
+            ];
+            if let Some(t) = target {
+                record.extend([
+                    t.label(),
+                    r.rounds_to_target.map_or(String::new(), |x| x.to_string()),
+                    opt(r.time_to_target_ms, 3),
+                    opt(r.speedup, 3),
+                ]);
+            }
+            record.extend([
+                format!("{:.6}", r.final_test_acc),
+                format!("{:.6}", r.final_train_loss),
+            ]);
+            w.write_record(&record)?;
+        }
+        Ok(())
+    })
+    .unwrap_or_default()
 }
 
 #[cfg(test)]

@@ -165,13 +165,15 @@ impl Churn {
 /// `rows` as a trace file (header `time_s,target,value`; labels quoted
 /// when needed).
 pub fn to_csv(rows: &[TraceRow]) -> String {
-    let mut w = csv::Writer::from_writer(Vec::new());
     // Writing to memory cannot fail.
-    let _ = w.write_record(["time_s", "target", "value"]);
-    for r in rows {
-        let _ = w.write_record([format!("{}", r.time_s), r.target.clone(), r.value.clone()]);
-    }
-    String::from_utf8(w.into_inner().unwrap_or_default()).unwrap_or_default()
+    crate::csv_file::csv_text(false, |w| {
+        w.write_record(["time_s", "target", "value"])?;
+        for r in rows {
+            w.write_record([format!("{}", r.time_s), r.target.clone(), r.value.clone()])?;
+        }
+        Ok(())
+    })
+    .unwrap_or_default()
 }
 
 #[cfg(test)]
