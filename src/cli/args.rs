@@ -398,14 +398,7 @@ impl NetworkArgs {
         for (key, warning) in NetworkSpec::knob_warnings(knob) {
             eprintln!("warning: --{} {warning}", key.replace('_', "-"));
         }
-        NetworkSpec::from_knobs(knob).map_err(|e| {
-            anyhow::anyhow!(
-                "--{} `{}`: expected {}",
-                e.key.replace('_', "-"),
-                e.value,
-                e.expected
-            )
-        })
+        NetworkSpec::from_knobs(knob).map_err(option_error)
     }
 
     /// These options as command-line flags, those that differ from the
@@ -506,20 +499,27 @@ pub fn build_options(
     underlay: &Underlay,
     placement: &SiloPlacement,
 ) -> Result<BuildOptions> {
-    let value = |key: &str| {
+    BuildOptions::from_knobs(knob_value(knobs), underlay, placement).map_err(option_error)
+}
+
+/// The text of a knob among `(key, text)` pairs, for the `from_knobs` parsers.
+pub fn knob_value<'a>(knobs: &'a [(&'static str, String)]) -> impl Fn(&str) -> Option<&'a str> {
+    move |key| {
         knobs
             .iter()
             .find(|(k, _)| *k == key)
             .map(|(_, v)| v.as_str())
-    };
-    BuildOptions::from_knobs(value, underlay, placement).map_err(|e| {
-        anyhow::anyhow!(
-            "--{} `{}`: expected {}",
-            e.key.replace('_', "-"),
-            e.value,
-            e.expected
-        )
-    })
+    }
+}
+
+/// A knob's error as the option that gave it (`--dc-steps `x`: expected ...`).
+pub fn option_error(e: fedtopo::net::scenario::KnobError) -> anyhow::Error {
+    anyhow::anyhow!(
+        "--{} `{}`: expected {}",
+        e.key.replace('_', "-"),
+        e.value,
+        e.expected
+    )
 }
 
 /// Where silos sit on the underlay (`compare`, `simulate`).

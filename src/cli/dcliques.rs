@@ -1,11 +1,9 @@
 //! D-Cliques options shared by `overlay`, `compare`, `simulate` and `train`.
 
-use anyhow::{bail, Result};
+use anyhow::Result;
 use clap::{Args, ValueEnum};
 
-use fedtopo::overlay::dcliques::labels::MNIST_TRAIN_COUNTS;
-use fedtopo::overlay::dcliques::placement::{DCliquesBuild, LabelSource};
-use fedtopo::overlay::dcliques::DCliquesOptions;
+use fedtopo::overlay::dcliques::placement::DCliquesBuild;
 
 /// Label distributions of the D-Cliques nodes (one node per silo).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -59,31 +57,12 @@ impl DCliquesArgs {
         ]
     }
 
-    /// The library options.
+    /// The library options: these options' build knobs read by the one
+    /// parser, [`DCliquesBuild::from_knobs`].
     pub fn build(&self) -> Result<DCliquesBuild> {
-        if self.dc_clique_size == 0 {
-            bail!("--dc-clique-size must be at least 1");
-        }
-        if self.dc_classes == 0 {
-            bail!("--dc-classes must be at least 1");
-        }
-        Ok(DCliquesBuild {
-            options: DCliquesOptions {
-                max_size: self.dc_clique_size,
-                steps: self.dc_steps,
-                remove_intra: self.dc_remove_intra,
-                seed: self.dc_seed,
-            },
-            labels: match self.dc_labels {
-                LabelsArg::Shards => LabelSource::Shards {
-                    class_counts: MNIST_TRAIN_COUNTS.to_vec(),
-                    shards_per_node: 2,
-                },
-                LabelsArg::OneClass => LabelSource::OneClass {
-                    classes: self.dc_classes,
-                },
-            },
-        })
+        let knobs = self.knobs();
+        DCliquesBuild::from_knobs(super::args::knob_value(&knobs))
+            .map_err(super::args::option_error)
     }
 }
 
@@ -153,7 +132,7 @@ pub fn run_convergence(a: ConvergenceArgs) -> Result<()> {
         variants.push((kind, ca));
     }
     if variants.is_empty() {
-        bail!("--topologies is empty");
+        anyhow::bail!("--topologies is empty");
     }
     let setup = Setup {
         nodes: a.nodes,

@@ -335,8 +335,9 @@ impl Connectivity {
         // underlays (the flow model reads routes from them; 8 bytes per
         // router pair), else recomputed on first use.
         let trees: Arc<[OnceLock<RouteTree>]> = (0..n).map(|_| OnceLock::new()).collect();
+        let keep_trees = n <= KEEP_TREES_MAX_ROUTERS;
         let keep = |s: usize, tree: &ShortestPathTree| {
-            if n <= KEEP_TREES_MAX_ROUTERS {
+            if keep_trees {
                 // Each source is visited once: the cell is empty.
                 let _ = trees[s].set(RouteTree {
                     hops: tree.hops.clone().into_boxed_slice(),

@@ -9,7 +9,6 @@ use crate::net::placement::SiloPlacement;
 use crate::net::scenario::{Knob, KnobError};
 use crate::net::underlay::Underlay;
 use crate::overlay::build::{BuildOptions, CenterPolicy};
-use crate::overlay::dcliques::labels::MNIST_TRAIN_COUNTS;
 use crate::overlay::dcliques::placement::{DCliquesBuild, LabelSource};
 use crate::overlay::dcliques::DCliquesOptions;
 use crate::overlay::matcha::{budget_ok, MatchaOptions, MAX_MATCHA_ROUNDS};
@@ -70,9 +69,6 @@ impl BuildOptions {
         placement: &SiloPlacement,
     ) -> Result<Self, KnobError> {
         let get = |key: &'static str| Knob::lookup(&BUILD_KNOBS, &value, key);
-        fn whole<T: std::str::FromStr>(t: &str) -> Option<T> {
-            t.trim().parse().ok()
-        }
         let center = get("center").parse(|t| {
             CenterPolicy::parse(t.trim(), underlay)
                 .ok()?
@@ -83,25 +79,6 @@ impl BuildOptions {
         let budget = get("budget").parse(|t| whole::<f64>(t).filter(|&b| budget_ok(b)))?;
         let rounds = get("matcha_rounds")
             .parse(|t| whole::<u64>(t).filter(|r| (1..=MAX_MATCHA_ROUNDS).contains(r)))?;
-        let at_least_one = |t: &str| whole::<usize>(t).filter(|&v| v >= 1);
-        let options = DCliquesOptions {
-            max_size: get("dc_clique_size").parse(at_least_one)?,
-            steps: get("dc_steps").parse(whole)?,
-            remove_intra: get("dc_remove_intra").parse(whole)?,
-            seed: get("dc_seed").parse(whole)?,
-        };
-        let labels = match get("dc_labels").text.trim() {
-            "one-class" => LabelSource::OneClass {
-                classes: get("dc_classes").parse(at_least_one)?,
-            },
-            other => {
-                get("dc_labels").parse(|_| (other == "shards").then_some(()))?;
-                LabelSource::Shards {
-                    class_counts: MNIST_TRAIN_COUNTS.to_vec(),
-                    shards_per_node: 2,
-                }
-            }
-        };
         Ok(BuildOptions {
             center,
             matcha: MatchaOptions {
@@ -111,9 +88,47 @@ impl BuildOptions {
                 ..MatchaOptions::default()
             },
             seed,
-            dcliques: DCliquesBuild { options, labels },
+            dcliques: DCliquesBuild::from_knobs(value)?,
             ..BuildOptions::default()
         })
+    }
+}
+
+/// Plain whole numbers (and reals) of the knobs.
+fn whole<T: std::str::FromStr>(t: &str) -> Option<T> {
+    t.trim().parse().ok()
+}
+
+impl DCliquesBuild {
+    /// The D-Cliques knobs of [`BUILD_KNOBS`] (`dc_*`), the part of
+    /// [`BuildOptions::from_knobs`] that needs no network (the CLI's
+    /// `overlay dcliques... --nodes N` builds without one).
+    ///
+    /// # Errors
+    /// [`KnobError`] naming the first `dc_*` knob whose value does not parse.
+    pub fn from_knobs<'a>(value: impl Fn(&str) -> Option<&'a str>) -> Result<Self, KnobError> {
+        let get = |key: &'static str| Knob::lookup(&BUILD_KNOBS, &value, key);
+        let at_least_one = |t: &str| whole::<usize>(t).filter(|&v| v >= 1);
+        let options = DCliquesOptions {
+            max_size: get("dc_clique_size").parse(at_least_one)?,
+            steps: get("dc_steps").parse(whole)?,
+            remove_intra: get("dc_remove_intra").parse(whole)?,
+            seed: get("dc_seed").parse(whole)?,
+        };
+        let one_class = get("dc_labels").parse(|t| match t.trim() {
+            "shards" => Some(false),
+            "one-class" => Some(true),
+            _ => None,
+        })?;
+        let labels = if one_class {
+            LabelSource::OneClass {
+                classes: get("dc_classes").parse(at_least_one)?,
+            }
+        } else {
+            // The MNIST label shards, 2 per silo ([Bellet21] Sec. 4.1).
+            LabelSource::default()
+        };
+        Ok(DCliquesBuild { options, labels })
     }
 }
 
