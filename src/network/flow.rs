@@ -43,11 +43,12 @@
 //! taken when a flow's last bit leaves.
 
 use std::cmp::Reverse;
-use std::collections::{BinaryHeap, HashMap};
+use std::collections::BinaryHeap;
 
 pub use super::maxmin::progressive_filling;
 use super::maxmin::MaxMin;
 use super::{NetworkModel, NetworkStats, Slab, Timers, Transfer};
+use crate::engine::fx::FxHashMap;
 use crate::engine::EventId;
 use crate::net::delay::DelayModel;
 use crate::units::{BitsPerSec, Ms};
@@ -174,7 +175,8 @@ pub struct FlowNetwork<'a> {
     clocks: Vec<Clock>,
     /// Transfers fully sent, waiting for the propagation latency.
     propagating: Slab<Transfer>,
-    routes: HashMap<(u32, u32), Vec<u32>>,
+    /// Resources of every route used so far, by (sender, receiver).
+    routes: FxHashMap<(u32, u32), Vec<u32>>,
     recompute_pending: bool,
     /// Flows over infinite resources only, started since the last
     /// recomputation (they complete at once).
@@ -243,7 +245,7 @@ impl<'a> FlowNetwork<'a> {
             progress: Vec::new(),
             clocks: Vec::new(),
             propagating: Slab::default(),
-            routes: HashMap::new(),
+            routes: FxHashMap::default(),
             recompute_pending: false,
             unbounded: Vec::new(),
             retime: Vec::new(),

@@ -389,6 +389,11 @@ pub struct MaxMin {
     in_r: Vec<(u32, u32)>,
     /// Local indices (re)initialised in the current pass.
     refresh: Vec<u32>,
+    /// Local indices of the resources of R that had a recorded bottleneck
+    /// when listed or got one in a check since (the check reads only
+    /// these), with a flag per local index.
+    bneck_in_r: Vec<u32>,
+    bneck_listed: Vec<bool>,
     /// Classes of `s_list` (a prefix) whose footprints are in R.
     s_in_r: usize,
     /// Classes of S not yet frozen in the current fill.
@@ -705,6 +710,23 @@ impl MaxMin {
         }
         let state = &mut self.flows[f as usize];
         state.class = NONE;
+        if class.members.is_empty() {
+            // Its last flow: every footprint entry goes (the class's own
+            // arrays are cleared, not kept in order entry by entry). The
+            // other classes' crossing lists change as below.
+            for &(r, _) in &class.fp {
+                let cross = &mut self.cross[r as usize];
+                cross.swap_remove(Self::cross_index(cross, c));
+                if cross.len() == 1 {
+                    self.core_stale.push((cross[0].class, cross[0].fp, true));
+                }
+            }
+            class.fp.clear();
+            class.lone.clear();
+            class.core_ok = false;
+            self.stale_cores();
+            return;
+        }
         for &r in &state.fin {
             let cross = &mut self.cross[r as usize];
             let i = Self::cross_index(cross, c);
@@ -888,6 +910,8 @@ impl MaxMin {
             self.max_out.clear();
             self.stamp.clear();
             self.in_r.clear();
+            self.bneck_in_r.clear();
+            self.bneck_listed.clear();
             self.s_in_r = 0;
         }
         let repoch = self.fill_epoch;
@@ -932,6 +956,11 @@ impl MaxMin {
                         mark: repoch,
                         local: r_list.len() as u32,
                     };
+                    let listed = self.has_bneck[r as usize];
+                    if listed {
+                        self.bneck_in_r.push(r_list.len() as u32);
+                    }
+                    self.bneck_listed.push(listed);
                     r_list.push(r);
                     self.base.push(Local::EMPTY);
                     self.max_out.push(0.0);
@@ -955,10 +984,10 @@ impl MaxMin {
                     let rate = if in_s { 0.0 } else { hot.rate };
                     count += if in_s { m } else { 0 };
                     outside += f64::from(m) * rate;
-                    max_out = max_out.max(rate);
+                    max_out = larger(max_out, rate);
                 }
                 self.base[k] = Local {
-                    residual: (cap[r as usize] - outside).max(0.0),
+                    residual: larger(cap[r as usize] - outside, 0.0),
                     count,
                     max_in_s: 0.0,
                     touched: false,
@@ -1243,7 +1272,13 @@ impl MaxMin {
         // Before it joins S, a class that lost its bottleneck looks for
         // another one among the resources all its flows cross.
         self.rebneck.clear();
-        for k in 0..self.r_list.len() {
+        // In the order of R (a resource may have joined the list out of
+        // order, in an earlier pass's check).
+        if !self.bneck_in_r.is_sorted() {
+            self.bneck_in_r.sort_unstable();
+        }
+        for j in 0..self.bneck_in_r.len() {
+            let k = self.bneck_in_r[j] as usize;
             let r = self.r_list[k];
             if !self.has_bneck[r as usize] {
                 continue;
@@ -1266,6 +1301,13 @@ impl MaxMin {
         for k in 0..self.rebneck.len() {
             let (c, b) = self.rebneck[k];
             self.set_bneck(c, b);
+            // A resource of R that gains a recorded bottleneck is read by
+            // the next pass's check.
+            let slot = self.res_slot[b as usize];
+            if slot.mark == self.fill_epoch && !self.bneck_listed[slot.local as usize] {
+                self.bneck_listed[slot.local as usize] = true;
+                self.bneck_in_r.push(slot.local);
+            }
         }
     }
 
@@ -1498,9 +1540,9 @@ impl Local {
 
     /// `m` flows froze on it at `share` bit/s.
     fn lower(&mut self, m: u32, share: f64) {
-        self.residual = (self.residual - f64::from(m) * share).max(0.0);
+        self.residual = larger(self.residual - f64::from(m) * share, 0.0);
         self.count -= m;
-        self.max_in_s = self.max_in_s.max(share);
+        self.max_in_s = larger(self.max_in_s, share);
     }
 
     /// The fair share of the unfrozen flows, bit/s (infinite without any).
@@ -1552,6 +1594,19 @@ fn first_min(shares: &[f64]) -> Option<(usize, f64)> {
         base += chunk.len();
     }
     None
+}
+
+/// The larger of `a` and `b`: `f64::max` without its NaN handling (a
+/// compare and a select), the same value for the fills' operands, which
+/// are never NaN (finite capacities, loads and shares; a share is infinite
+/// only where no flow is left, and those are not lowered) and never -0.0.
+#[inline]
+fn larger(a: f64, b: f64) -> f64 {
+    if a > b {
+        a
+    } else {
+        b
+    }
 }
 
 /// A committed rate as it counts in a load, bit/s: 0 for a class not yet
