@@ -951,27 +951,20 @@ impl MaxMin {
             let fp = if collapse { &class.core } else { &class.fp };
             for &(r, m) in fp {
                 let slot = &mut res_slot[r as usize];
-                if slot.mark != repoch {
+                let fresh = slot.mark != repoch;
+                let k = if fresh {
                     *slot = ResSlot {
                         mark: repoch,
                         local: r_list.len() as u32,
                     };
-                    let listed = self.has_bneck[r as usize];
-                    if listed {
-                        self.bneck_in_r.push(r_list.len() as u32);
-                    }
-                    self.bneck_listed.push(listed);
-                    r_list.push(r);
-                    self.base.push(Local::EMPTY);
-                    self.max_out.push(0.0);
-                    self.stamp.push(0);
-                }
-                let k = slot.local as usize;
+                    r_list.len()
+                } else {
+                    slot.local as usize
+                };
                 self.in_r.push((k as u32, m));
-                if self.stamp[k] == pass {
+                if !fresh && self.stamp[k] == pass {
                     continue;
                 }
-                self.stamp[k] = pass;
                 self.refresh.push(k as u32);
                 let (mut outside, mut max_out, mut count) = (0.0f64, 0.0f64, 0u32);
                 for x in &cross[r as usize] {
@@ -986,13 +979,30 @@ impl MaxMin {
                     outside += f64::from(m) * rate;
                     max_out = larger(max_out, rate);
                 }
-                self.base[k] = Local {
+                let base = Local {
                     residual: larger(cap[r as usize] - outside, 0.0),
                     count,
                     max_in_s: 0.0,
                     touched: false,
                 };
-                self.max_out[k] = max_out;
+                if fresh {
+                    // Listed: appended to R.
+                    let listed = self.has_bneck[r as usize];
+                    if listed {
+                        self.bneck_in_r.push(k as u32);
+                    }
+                    self.bneck_listed.push(listed);
+                    r_list.push(r);
+                    self.base.push(base);
+                    self.max_out.push(max_out);
+                    self.stamp.push(pass);
+                } else {
+                    // Already in R, re-initialised: a class that crosses
+                    // it joined S.
+                    self.base[k] = base;
+                    self.max_out[k] = max_out;
+                    self.stamp[k] = pass;
+                }
             }
         }
         let grown = self.s_in_r;
