@@ -4,13 +4,18 @@
 //! `ln rounds = w . x` over the features of [`features`]: the mixing time
 //! (rounds to exact consensus when finite, else `1 / (1 - SLEM)`), the
 //! number of silos, the effective number of neighbours (\[Vogels22\]),
-//! whether the overlay changes every round, the label heterogeneity of the
-//! partition times the log mixing time (skewed data pays more for slow
-//! mixing), the heterogeneity left after one consensus round
-//! ([`mixed_heterogeneity`]: what D-Cliques minimise) and the drift of
+//! whether the overlay changes every round, the heterogeneity left after
+//! one consensus round ([`mixed_heterogeneity`]: what D-Cliques minimise),
+//! and the label heterogeneity `h` of the partition times the log mixing
+//! time, its square, the log silos, time variation and the drift of
 //! non-doubly-stochastic weights from the plain average
-//! ([`stationary_imbalance`]). The intercept is the data's: how many rounds
-//! exact averaging needs on this model, data and target.
+//! ([`stationary_imbalance`]). The `h x` terms let the runs' two regimes
+//! have their own slopes: on iid data (`h` near 0) the mixing time, the
+//! number of silos and drifting weights cost few rounds (every silo's data
+//! has the same optimum: any weighting of it is the plain objective); on
+//! skewed data (`h` near 0.8) they cost many. The intercept is the data's:
+//! how many
+//! rounds exact averaging needs on this model, data and target.
 //!
 //! Fitted by censored least squares ([`fit_censored`]) on runs that
 //! reached the target (`ln rounds`) and runs that did not (a lower bound:
@@ -32,11 +37,14 @@ pub const FEATURE_NAMES: [&str; FEATURE_COUNT] = [
     "time-varying",
     "heterogeneity x ln mixing time",
     "mixed heterogeneity",
-    "stationary imbalance",
+    "heterogeneity x stationary imbalance",
+    "heterogeneity x ln silos",
+    "heterogeneity x time-varying",
+    "heterogeneity x (ln mixing time)^2",
 ];
 
 /// Number of features.
-pub const FEATURE_COUNT: usize = 8;
+pub const FEATURE_COUNT: usize = 11;
 
 /// What the predictor reads of a candidate and its data.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
@@ -74,15 +82,21 @@ pub fn features(x: &PredictorInputs) -> Option<[f64; FEATURE_COUNT]> {
         return None;
     }
     let tau = x.mixing_time.max(1.0).ln();
+    let silos = (x.silos.max(1) as f64).ln();
+    let varying = if x.time_varying { 1.0 } else { 0.0 };
+    let h = unit(x.label_heterogeneity);
     Some([
         1.0,
         tau,
-        (x.silos.max(1) as f64).ln(),
+        silos,
         x.effective_neighbours.max(1.0).ln(),
-        if x.time_varying { 1.0 } else { 0.0 },
-        unit(x.label_heterogeneity) * tau,
+        varying,
+        h * tau,
         unit(x.mixed_heterogeneity),
-        unit(x.stationary_imbalance),
+        h * unit(x.stationary_imbalance),
+        h * silos,
+        h * varying,
+        h * tau * tau,
     ])
 }
 
@@ -521,7 +535,7 @@ mod tests {
     #[test]
     fn predictions_are_clamped_and_infinite_without_mixing() {
         let m = FeatureModel {
-            weights: [100.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0],
+            weights: [100.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0],
             provenance: String::new(),
         };
         let x = PredictorInputs {
