@@ -193,7 +193,11 @@ fn ranking(runs: &[Run], rows: &[usize], predicted: &[f64]) -> Ranking {
     }
     let mut out = Ranking::default();
     for idx in cells.values() {
-        let seeds = idx.iter().map(|&i| runs[i].seed).collect::<BTreeSet<_>>().len();
+        let seeds = idx
+            .iter()
+            .map(|&i| runs[i].seed)
+            .collect::<BTreeSet<_>>()
+            .len();
         let mut by_name: BTreeMap<&str, (Vec<f64>, Vec<Option<f64>>, f64)> = BTreeMap::new();
         for &i in idx {
             let r = &runs[i];
@@ -213,18 +217,17 @@ fn ranking(runs: &[Run], rows: &[usize], predicted: &[f64]) -> Ranking {
             .filter(|(p, m, _)| p.len() == seeds && m.len() == seeds)
             .map(|(p, m, b)| {
                 let measured: Option<Vec<f64>> = m.iter().copied().collect();
-                (
-                    mean_se(p).0,
-                    measured.map(|x| mean_se(&x).0),
-                    *b,
-                )
+                (mean_se(p).0, measured.map(|x| mean_se(&x).0), *b)
             })
             .filter(|x| x.0.is_finite())
             .collect();
         if let Some(t) = kendall(&items) {
             out.taus.push(t);
         }
-        let reached: Vec<(f64, f64)> = items.iter().filter_map(|(p, m, _)| Some((*p, (*m)?))).collect();
+        let reached: Vec<(f64, f64)> = items
+            .iter()
+            .filter_map(|(p, m, _)| Some((*p, (*m)?)))
+            .collect();
         out.errors
             .extend(reached.iter().map(|(p, m)| (p - m).abs() / m));
         let mut logs: Vec<f64> = reached.iter().map(|(p, m)| (p / m).ln()).collect();

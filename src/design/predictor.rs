@@ -14,8 +14,7 @@
 //! number of silos and drifting weights cost few rounds (every silo's data
 //! has the same optimum: any weighting of it is the plain objective); on
 //! skewed data (`h` near 0.8) they cost many. The intercept is the data's:
-//! how many
-//! rounds exact averaging needs on this model, data and target.
+//! how many rounds exact averaging needs on this model, data and target.
 //!
 //! Fitted by censored least squares ([`fit_censored`]) on runs that
 //! reached the target (`ln rounds`) and runs that did not (a lower bound:
@@ -530,6 +529,137 @@ mod tests {
         let sink = vec![1.0, 0.0, 0.0, 0.5, 0.5, 0.0, 0.5, 0.0, 0.5];
         let d = stationary_imbalance(&[ConsensusMatrix::from_row_major(n, sink)], n);
         assert!((d - 2.0 / 3.0).abs() < 1e-9, "{d}");
+    }
+
+    /// Candidates of varied figures (a fixed LCG: deterministic).
+    fn inputs_grid(count: usize) -> Vec<PredictorInputs> {
+        let mut state = 0x2545_f491_4f6c_dd1d_u64;
+        let mut next = move || {
+            state = state
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1_442_695_040_888_963_407);
+            (state >> 11) as f64 / (1u64 << 53) as f64
+        };
+        (0..count)
+            .map(|k| PredictorInputs {
+                mixing_time: 1.0 + 500.0 * next().powi(3),
+                silos: 8 + (next() * 90.0) as usize,
+                effective_neighbours: 1.0 + 9.0 * next(),
+                time_varying: k % 3 == 0,
+                label_heterogeneity: if k % 2 == 0 { 0.8 * next() } else { 0.02 },
+                mixed_heterogeneity: 0.7 * next(),
+                stationary_imbalance: if k % 5 == 0 { 0.6 * next() } else { 0.0 },
+            })
+            .collect()
+    }
+
+    const TRUE_WEIGHTS: [f64; FEATURE_COUNT] =
+        [2.0, 0.1, 0.2, -0.3, 0.15, 0.5, 1.2, 2.0, 0.8, -0.4, -0.05];
+
+    #[test]
+    fn the_fit_recovers_known_weights_with_censored_runs_as_bounds() {
+        let budget = 300f64.ln();
+        let (mut censored_fit, mut as_reached) = (Vec::new(), Vec::new());
+        for x in inputs_grid(400) {
+            let f = features(&x).unwrap().to_vec();
+            let y = dot(&TRUE_WEIGHTS, &f);
+            let missed = y > budget;
+            censored_fit.push(ob(&f, y.min(budget), missed));
+            as_reached.push(ob(&f, y.min(budget), false));
+        }
+        let missed = censored_fit.iter().filter(|o| o.censored).count();
+        assert!(
+            missed > 20,
+            "the grid must miss the budget sometimes: {missed}"
+        );
+        let w = fit_censored(&censored_fit, 0.0).unwrap();
+        for (a, b) in w.iter().zip(&TRUE_WEIGHTS) {
+            assert!((a - b).abs() < 1e-6, "{w:?}");
+        }
+        // Treating a missed target as reached at the budget biases the fit.
+        let biased = fit_censored(&as_reached, 0.0).unwrap();
+        let off = biased
+            .iter()
+            .zip(&TRUE_WEIGHTS)
+            .map(|(a, b)| (a - b).abs())
+            .fold(0.0, f64::max);
+        assert!(off > 0.01, "{biased:?}");
+        // And the model predicts the rounds the weights say.
+        let m = FeatureModel {
+            weights: TRUE_WEIGHTS,
+            provenance: String::new(),
+        };
+        let x = inputs_grid(1)[0];
+        let r = dot(&TRUE_WEIGHTS, &features(&x).unwrap()).exp();
+        assert!((m.rounds(&x) - r.clamp(1.0, MAX_PREDICTED_ROUNDS)).abs() < 1e-9 * r);
+    }
+
+    #[test]
+    fn on_iid_data_weights_that_drift_and_more_silos_cost_only_their_own_slopes() {
+        let x = PredictorInputs {
+            mixing_time: 20.0,
+            silos: 40,
+            effective_neighbours: 3.0,
+            time_varying: true,
+            label_heterogeneity: 0.0,
+            mixed_heterogeneity: 0.0,
+            stationary_imbalance: 0.7,
+        };
+        let f = features(&x).unwrap();
+        // Every `heterogeneity x` term vanishes: drifting weights are free.
+        for (name, v) in FEATURE_NAMES.iter().zip(f) {
+            if name.starts_with("heterogeneity x") {
+                assert_eq!(v, 0.0, "{name}");
+            }
+        }
+        let skewed = features(&PredictorInputs {
+            label_heterogeneity: 0.5,
+            ..x
+        })
+        .unwrap();
+        let tau = 20f64.ln();
+        let expected = [
+            1.0,
+            tau,
+            40f64.ln(),
+            3f64.ln(),
+            1.0,
+            0.5 * tau,
+            0.0,
+            0.5 * 0.7,
+            0.5 * 40f64.ln(),
+            0.5,
+            0.5 * tau * tau,
+        ];
+        for (a, b) in skewed.iter().zip(&expected) {
+            assert!((a - b).abs() < 1e-12, "{skewed:?}");
+        }
+    }
+
+    #[test]
+    fn the_shipped_model_makes_skewed_data_pay_for_slow_mixing() {
+        let m = shipped();
+        let star = |h: f64| PredictorInputs {
+            mixing_time: 1.0,
+            silos: 40,
+            effective_neighbours: 40.0,
+            time_varying: false,
+            label_heterogeneity: h,
+            mixed_heterogeneity: 0.0,
+            stationary_imbalance: 0.0,
+        };
+        let ring = |h: f64| PredictorInputs {
+            mixing_time: 300.0,
+            effective_neighbours: 3.0,
+            mixed_heterogeneity: 0.8 * h,
+            ..star(h)
+        };
+        let iid = m.rounds(&ring(0.02)) / m.rounds(&star(0.02));
+        let skewed = m.rounds(&ring(0.8)) / m.rounds(&star(0.8));
+        assert!(
+            iid > 1.0 && skewed > 2.0 * iid,
+            "iid {iid}, skewed {skewed}"
+        );
     }
 
     #[test]
