@@ -169,6 +169,10 @@ fn predict_rounds_any(w: &[f64], r: &Run, settings: &[String]) -> f64 {
     (base.ln() + mean).exp().clamp(1.0, 1e6)
 }
 
+/// A candidate's predicted times, measured times (None: not reached) and
+/// lower bound (ms) over the seeds of a cell.
+type NameRuns = (Vec<f64>, Vec<Option<f64>>, f64);
+
 /// What a held-out check measures: Kendall's tau per cell, the relative
 /// errors of the predicted times, and the same after one level per cell.
 #[derive(Default)]
@@ -198,7 +202,7 @@ fn ranking(runs: &[Run], rows: &[usize], predicted: &[f64]) -> Ranking {
             .map(|&i| runs[i].seed)
             .collect::<BTreeSet<_>>()
             .len();
-        let mut by_name: BTreeMap<&str, (Vec<f64>, Vec<Option<f64>>, f64)> = BTreeMap::new();
+        let mut by_name: BTreeMap<&str, NameRuns> = BTreeMap::new();
         for &i in idx {
             let r = &runs[i];
             for name in r.names() {
