@@ -1073,7 +1073,7 @@ fn main() -> Result<()> {
     )?;
     writeln!(
         fitted,
-        "/// The data settings the level is fitted on: name, mean label heterogeneity,\n/// own intercept (`ln` rounds).\npub const SETTINGS: [(&str, f64, f64); {k}] = [\n{}];\n",
+        "/// The data settings the level is fitted on: name, mean label heterogeneity,\n/// own intercept (`ln` rounds).\n#[rustfmt::skip]\npub const SETTINGS: [(&str, f64, f64); {k}] = [\n{}];\n",
         settings
             .iter()
             .zip(&setting_h)

@@ -28,13 +28,10 @@ pub const LEVEL: HeterogeneityLevel = HeterogeneityLevel {
 
 /// The data settings the level is fitted on: name, mean label heterogeneity,
 /// own intercept (`ln` rounds).
+#[rustfmt::skip]
 pub const SETTINGS: [(&str, f64, f64); 4] = [
     ("fashion-mnist/iid", 0.03316169274123658, 3.67014524644907),
-    (
-        "fashion-mnist/shards",
-        0.7894083775544299,
-        0.04234370301634998,
-    ),
+    ("fashion-mnist/shards", 0.7894083775544299, 0.04234370301634998),
     ("synthetic/iid", 0.7722294077770696, 1.0293020968405227),
     ("synthetic/skew", 0.7983110660999765, 0.5990737644278655),
 ];

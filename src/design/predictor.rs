@@ -21,7 +21,10 @@
 //! only a prediction **below** the bound is penalised), so missed targets
 //! inform the fit instead of being dropped. The shipped default
 //! ([`shipped`]) is the fit over every run of `experiments/design`
-//! (`cargo run --example design`), its provenance in the model.
+//! (`cargo run --example design`), its provenance in the model; without
+//! calibration its intercept is a line in `h` through the data settings'
+//! own intercepts ([`HeterogeneityLevel`]), the one thing `design` knows
+//! of new data.
 
 use serde::Serialize;
 
