@@ -327,17 +327,26 @@ impl HeterogeneityLevel {
     }
 }
 
+/// The shipped model's level without calibration (`fitted.rs`).
+pub fn shipped_level() -> HeterogeneityLevel {
+    HeterogeneityLevel {
+        at_zero: super::fitted::LEVEL_AT_ZERO,
+        slope: super::fitted::LEVEL_SLOPE,
+        range: super::fitted::LEVEL_RANGE,
+    }
+}
+
 /// The shipped default for data of label heterogeneity `h`: the
 /// [`FeatureModel`] fitted on every run of `experiments/design` (generated
 /// into `fitted.rs` by `cargo run --example design`; its provenance says
-/// which runs), its intercept [`fitted::LEVEL`](super::fitted::LEVEL) at
-/// `h` ([`HeterogeneityLevel::at`]): the level `fedtopo design` uses
-/// without `--calibrate` / `--verify`.
+/// which runs), its intercept [`shipped_level`] at `h`
+/// ([`HeterogeneityLevel::at`]): the level `fedtopo design` uses without
+/// `--calibrate` / `--verify`.
 pub fn shipped(label_heterogeneity: f64) -> FeatureModel {
-    let level = super::fitted::LEVEL;
+    let slopes: [f64; FEATURE_COUNT - 1] = super::fitted::SLOPES;
     let mut weights = [0.0; FEATURE_COUNT];
-    weights[0] = level.at(label_heterogeneity);
-    weights[1..].copy_from_slice(&super::fitted::SLOPES);
+    weights[0] = shipped_level().at(label_heterogeneity);
+    weights[1..].copy_from_slice(&slopes);
     FeatureModel {
         weights,
         provenance: format!(
@@ -791,17 +800,18 @@ mod tests {
 
     #[test]
     fn the_shipped_level_follows_the_settings_intercepts_in_heterogeneity() {
-        use crate::design::fitted::{LEVEL, SETTINGS};
+        use crate::design::fitted::SETTINGS;
+        let level = shipped_level();
         let points: Vec<(f64, f64)> = SETTINGS.iter().map(|s| (s.1, s.2)).collect();
         // The generated level is the least-squares line of the settings.
         let refit = HeterogeneityLevel::fit(&points).unwrap();
         assert!(
-            (refit.at_zero - LEVEL.at_zero).abs() < 1e-9,
-            "{refit:?} {LEVEL:?}"
+            (refit.at_zero - level.at_zero).abs() < 1e-9,
+            "{refit:?} {level:?}"
         );
         assert!(
-            (refit.slope - LEVEL.slope).abs() < 1e-9,
-            "{refit:?} {LEVEL:?}"
+            (refit.slope - level.slope).abs() < 1e-9,
+            "{refit:?} {level:?}"
         );
         // The nearly iid setting needs the most rounds at the intercept;
         // its level is within 25 % of its own, far above the skewed ones'.
@@ -810,17 +820,17 @@ mod tests {
         let skewed: Vec<_> = SETTINGS.iter().filter(|s| s.1 > 0.5).collect();
         assert!(!skewed.is_empty(), "{SETTINGS:?}");
         assert!(
-            (LEVEL.at(iid.1) - iid.2).abs() < 0.25f64.ln_1p(),
-            "{LEVEL:?}"
+            (level.at(iid.1) - iid.2).abs() < 0.25f64.ln_1p(),
+            "{level:?}"
         );
         let skewed_mean = skewed.iter().map(|s| s.2).sum::<f64>() / skewed.len() as f64;
         for s in &skewed {
             assert!(iid.2 > s.2 + 1.0, "{SETTINGS:?}");
             assert!(
-                (LEVEL.at(s.1) - skewed_mean).abs() < 0.25f64.ln_1p(),
+                (level.at(s.1) - skewed_mean).abs() < 0.25f64.ln_1p(),
                 "{s:?}"
             );
-            assert!(LEVEL.at(iid.1) > LEVEL.at(s.1) + 1.0);
+            assert!(level.at(iid.1) > level.at(s.1) + 1.0);
         }
         // `shipped(h)` carries that level; on iid data a ring-opt of 11
         // silos (gaia's, mixing time 24.7) is predicted within the 10-91
@@ -835,7 +845,7 @@ mod tests {
             mixed_heterogeneity: 0.8 * iid.1,
             stationary_imbalance: 0.0,
         };
-        assert_eq!(shipped(iid.1).weights[0], LEVEL.at(iid.1));
+        assert_eq!(shipped(iid.1).weights[0], level.at(iid.1));
         let r = shipped(iid.1).rounds(&ring_opt);
         assert!((10.0..=91.0).contains(&r), "{r}");
         let mean = SETTINGS.iter().map(|s| s.2).sum::<f64>() / SETTINGS.len() as f64;
