@@ -17,7 +17,7 @@
 //! A **cell** is (underlay, access capacity, data setting); its seeds are
 //! repetitions. In each cell and seed:
 //!
-//! * **prediction**: rounds from the [`FeatureModel`] fitted on the runs of
+//! * **prediction**: rounds from the `FeatureModel` fitted on the runs of
 //!   the *other* underlays (leave-one-underlay-out), with one intercept
 //!   per data setting; predicted time = exact cycle time x rounds;
 //! * **the design's choice**: the candidate of least predicted time, made
@@ -33,7 +33,7 @@ use anyhow::{bail, Context, Result};
 use serde::Deserialize;
 
 use fedtopo::design::predictor::{
-    features, fit_censored, FeatureModel, Observation, PredictorInputs, FEATURE_COUNT,
+    features, fit_censored, HeterogeneityLevel, Observation, PredictorInputs, FEATURE_COUNT,
     FEATURE_NAMES,
 };
 use fedtopo::report::plot::{line_plot, Axes, Series};
@@ -154,6 +154,351 @@ fn predict_rounds(w: &[f64], r: &Run, settings: &[String]) -> f64 {
             .exp()
             .clamp(1.0, 1e6),
     }
+}
+
+/// Mean label heterogeneity of each data setting over the training runs
+/// of `runs` (the runs [`fit`] reads), in the order of `settings`.
+fn setting_heterogeneity(runs: &[&Run], settings: &[String]) -> Vec<f64> {
+    settings
+        .iter()
+        .map(|s| {
+            let h: Vec<f64> = runs
+                .iter()
+                .filter(|r| r.trained_as.is_empty() && &r.data == s)
+                .map(|r| r.label_heterogeneity)
+                .collect();
+            h.iter().sum::<f64>() / h.len().max(1) as f64
+        })
+        .collect()
+}
+
+/// The uncalibrated level of weights `w` fitted on `runs` with one
+/// intercept per data setting: the line through the settings' (mean `h`,
+/// intercept), what `fedtopo design` uses without calibration.
+fn level_line(w: &[f64], runs: &[&Run], settings: &[String]) -> Result<HeterogeneityLevel> {
+    let h = setting_heterogeneity(runs, settings);
+    let points: Vec<(f64, f64)> = h.iter().copied().zip(w.iter().copied()).collect();
+    HeterogeneityLevel::fit(&points).context("no data setting to fit the level on")
+}
+
+/// Predicted rounds of `r` from the slopes of `w` (fitted with intercepts
+/// for `settings`) at intercept `level` (`ln` rounds) instead of its
+/// setting's.
+fn predict_rounds_at(w: &[f64], r: &Run, settings: &[String], level: f64) -> f64 {
+    let k = settings.len();
+    match features(&r.inputs()) {
+        None => f64::INFINITY,
+        Some(f) => (level + f[1..].iter().zip(&w[k..]).map(|(a, b)| a * b).sum::<f64>())
+            .exp()
+            .clamp(1.0, 1e6),
+    }
+}
+
+/// Leave-one-underlay-out predicted rounds of every run (by run index) at
+/// three levels (intercepts): what `fedtopo design` would print without
+/// calibration before this change (`mean_level`: the mean of the data
+/// settings' intercepts), after it (`line_level`: their line in the data's
+/// label heterogeneity, [`HeterogeneityLevel`]), and the data setting's
+/// own intercept (`own_level`: not known to `design` on new data; the
+/// level `--calibrate`/`--verify` estimate).
+struct Uncalibrated {
+    mean_level: Vec<f64>,
+    line_level: Vec<f64>,
+    own_level: Vec<f64>,
+}
+
+/// Errors of predicted rounds against measured, per candidate-cell.
+#[derive(Default)]
+struct LevelErrors {
+    /// `ln` (mean predicted rounds / mean measured rounds).
+    log_ratios: Vec<f64>,
+    /// Relative error of the mean predicted rounds.
+    rounds: Vec<f64>,
+    /// Relative error of the mean predicted time (rounds x cycle time).
+    times: Vec<f64>,
+    /// Mean measured rounds.
+    measured: Vec<f64>,
+}
+
+impl LevelErrors {
+    /// Per cell of `rows` (indices into `runs`) and candidate name reached
+    /// in every seed of its cell: mean predicted rounds (`rounds`, by run
+    /// index) and times against the mean measured ones.
+    fn of(runs: &[Run], rows: &[usize], rounds: &[f64]) -> LevelErrors {
+        let mut cells: BTreeMap<CellKey, Vec<usize>> = BTreeMap::new();
+        for &i in rows {
+            let r = &runs[i];
+            cells
+                .entry((r.underlay.clone(), r.access.clone(), r.data.clone()))
+                .or_default()
+                .push(i);
+        }
+        let mut out = LevelErrors::default();
+        for idx in cells.values() {
+            let seeds = idx
+                .iter()
+                .map(|&i| runs[i].seed)
+                .collect::<BTreeSet<_>>()
+                .len();
+            // name -> (predicted rounds, measured rounds, predicted ms, measured ms)
+            let mut by_name: BTreeMap<&str, Vec<(f64, f64, f64, f64)>> = BTreeMap::new();
+            let mut missed: BTreeSet<&str> = BTreeSet::new();
+            for &i in idx {
+                let r = &runs[i];
+                for name in r.names() {
+                    match (r.rounds_to_target, r.time_to_target_ms) {
+                        (Some(k), Some(t)) if rounds[i].is_finite() => by_name
+                            .entry(name)
+                            .or_default()
+                            .push((rounds[i], k as f64, rounds[i] * r.cycle_time_ms, t)),
+                        _ => {
+                            missed.insert(name);
+                        }
+                    }
+                }
+            }
+            for (name, v) in &by_name {
+                if missed.contains(name) || v.len() != seeds {
+                    continue;
+                }
+                let n = v.len() as f64;
+                let m = |f: fn(&(f64, f64, f64, f64)) -> f64| v.iter().map(f).sum::<f64>() / n;
+                let (pr, mr, pt, mt) = (m(|x| x.0), m(|x| x.1), m(|x| x.2), m(|x| x.3));
+                out.log_ratios.push((pr / mr).ln());
+                out.rounds.push((pr - mr).abs() / mr);
+                out.times.push((pt - mt).abs() / mt);
+                out.measured.push(mr);
+            }
+        }
+        out
+    }
+}
+
+/// Mean and median of `v` (NaN when empty).
+fn mean_median(v: &[f64]) -> (f64, f64) {
+    let mut s = v.to_vec();
+    s.sort_by(f64::total_cmp);
+    (
+        s.iter().sum::<f64>() / s.len() as f64,
+        s.get(s.len() / 2).copied().unwrap_or(f64::NAN),
+    )
+}
+
+impl Uncalibrated {
+    /// The table of results.md per data setting and level, and the
+    /// summary's line (every setting: before and after).
+    fn table(&self, runs: &[Run], settings: &[String]) -> Result<(String, String)> {
+        let mut md = String::from(
+            "| data | mean h | candidate-cells | measured rounds (median) | level | predicted / measured rounds (geometric mean) | rounds error mean / median | time error mean / median |\n|---|---:|---:|---:|---|---:|---:|---:|\n",
+        );
+        let levels: [(&str, &[f64]); 3] = [
+            ("mean of the settings' (before)", &self.mean_level),
+            ("line in h (after: shipped)", &self.line_level),
+            ("the setting's own (reference)", &self.own_level),
+        ];
+        let mut groups: Vec<(String, Vec<usize>)> = settings
+            .iter()
+            .map(|s| {
+                let rows = (0..runs.len()).filter(|&i| &runs[i].data == s).collect();
+                (s.clone(), rows)
+            })
+            .collect();
+        groups.push(("all".into(), (0..runs.len()).collect()));
+        let mut summary = String::new();
+        for (name, rows) in &groups {
+            let h = rows
+                .iter()
+                .map(|&i| runs[i].label_heterogeneity)
+                .sum::<f64>()
+                / rows.len().max(1) as f64;
+            for (label, rounds) in levels {
+                let e = LevelErrors::of(runs, rows, rounds);
+                let geo = (e.log_ratios.iter().sum::<f64>() / e.log_ratios.len() as f64).exp();
+                let (rm, rmed) = mean_median(&e.rounds);
+                let (tm, tmed) = mean_median(&e.times);
+                writeln!(
+                    md,
+                    "| {name} | {h:.2} | {} | {:.0} | {label} | {geo:.2} | {:.0}% / {:.0}% | {:.0}% / {:.0}% |",
+                    e.rounds.len(),
+                    mean_median(&e.measured).1,
+                    100.0 * rm,
+                    100.0 * rmed,
+                    100.0 * tm,
+                    100.0 * tmed,
+                )?;
+                if name == "all" && !label.starts_with("the setting") {
+                    let _ = write!(
+                        summary,
+                        "{}{:.0}% / {:.0}% ({})",
+                        if summary.is_empty() { "" } else { " -> " },
+                        100.0 * rm,
+                        100.0 * rmed,
+                        label.split(" (").next().unwrap_or(label)
+                    );
+                }
+            }
+        }
+        Ok((md, summary))
+    }
+}
+
+/// A candidate's predicted times, measured times (None: not reached) and
+/// lower bound (ms) over the seeds of a cell.
+type NameRuns = (Vec<f64>, Vec<Option<f64>>, f64);
+
+/// What a held-out check measures: Kendall's tau per cell, the relative
+/// errors of the predicted times, and the same after one level per cell.
+#[derive(Default)]
+struct Ranking {
+    taus: Vec<f64>,
+    errors: Vec<f64>,
+    calibrated: Vec<f64>,
+}
+
+/// [`Ranking`] of the runs `rows` (indices into `runs`) with predicted
+/// times `predicted` (ms, by run index): per cell, the candidates measured
+/// in every seed of `rows`, their mean predicted and measured times, as
+/// the cell table computes them.
+fn ranking(runs: &[Run], rows: &[usize], predicted: &[f64]) -> Ranking {
+    let mut cells: BTreeMap<CellKey, Vec<usize>> = BTreeMap::new();
+    for &i in rows {
+        let r = &runs[i];
+        cells
+            .entry((r.underlay.clone(), r.access.clone(), r.data.clone()))
+            .or_default()
+            .push(i);
+    }
+    let mut out = Ranking::default();
+    for idx in cells.values() {
+        let seeds = idx
+            .iter()
+            .map(|&i| runs[i].seed)
+            .collect::<BTreeSet<_>>()
+            .len();
+        let mut by_name: BTreeMap<&str, NameRuns> = BTreeMap::new();
+        for &i in idx {
+            let r = &runs[i];
+            for name in r.names() {
+                let e = by_name
+                    .entry(name)
+                    .or_insert((Vec::new(), Vec::new(), f64::INFINITY));
+                e.0.push(predicted[i]);
+                e.1.push(r.time_to_target_ms);
+                if r.time_to_target_ms.is_none() {
+                    e.2 = r.rounds_budget as f64 * r.cycle_time_ms;
+                }
+            }
+        }
+        let items: Vec<(f64, Option<f64>, f64)> = by_name
+            .values()
+            .filter(|(p, m, _)| p.len() == seeds && m.len() == seeds)
+            .map(|(p, m, b)| {
+                let measured: Option<Vec<f64>> = m.iter().copied().collect();
+                (mean_se(p).0, measured.map(|x| mean_se(&x).0), *b)
+            })
+            .filter(|x| x.0.is_finite())
+            .collect();
+        if let Some(t) = kendall(&items) {
+            out.taus.push(t);
+        }
+        let reached: Vec<(f64, f64)> = items
+            .iter()
+            .filter_map(|(p, m, _)| Some((*p, (*m)?)))
+            .collect();
+        out.errors
+            .extend(reached.iter().map(|(p, m)| (p - m).abs() / m));
+        let mut logs: Vec<f64> = reached.iter().map(|(p, m)| (p / m).ln()).collect();
+        logs.sort_by(f64::total_cmp);
+        if let Some(&level) = logs.get(logs.len() / 2) {
+            out.calibrated
+                .extend(reached.iter().map(|(p, m)| (p / level.exp() - m).abs() / m));
+        }
+    }
+    out
+}
+
+/// One row of the held-out checks' table.
+fn ranking_row(check: &str, r: &Ranking) -> String {
+    let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len().max(1) as f64;
+    let median = |v: &[f64]| {
+        let mut s = v.to_vec();
+        s.sort_by(f64::total_cmp);
+        s.get(s.len() / 2).copied().unwrap_or(f64::NAN)
+    };
+    format!(
+        "| {check} | {:.2} | {:.2} | {} of {} | {:.0}% / {:.0}% | {:.0}% / {:.0}% |\n",
+        mean(&r.taus),
+        r.taus.iter().copied().fold(f64::INFINITY, f64::min),
+        r.taus.iter().filter(|&&t| t >= 0.7).count(),
+        r.taus.len(),
+        100.0 * mean(&r.errors),
+        100.0 * median(&r.errors),
+        100.0 * mean(&r.calibrated),
+        100.0 * median(&r.calibrated),
+    )
+}
+
+/// The held-out checks besides leave-one-underlay-out: (1) fitted on the
+/// other underlays' runs of every seed but the last, judged on the last
+/// seed of the held-out underlay; (2) leave-one-data-setting-out (the
+/// held-out data's level is the others' intercepts' line in the label
+/// heterogeneity, as shipped, clamped to their range: its out-of-sample
+/// error says how far that level is on data not seen, the error after one
+/// level per cell and Kendall's tau what the slopes carry to unseen data).
+fn other_checks(
+    runs: &[Run],
+    settings: &[String],
+    underlays: &[(String, usize)],
+    louo: &[f64],
+) -> Result<String> {
+    let mut table = String::from(
+        "| check | Kendall tau mean | min | cells >= 0.7 | OOS error mean / median | after one level per cell |\n|---|---:|---:|---:|---:|---:|\n",
+    );
+    let all: Vec<usize> = (0..runs.len()).collect();
+    table += &ranking_row(
+        "leave-one-underlay-out (every seed; the summary's)",
+        &ranking(runs, &all, louo),
+    );
+    let Some(&last) = runs.iter().map(|r| r.seed).collect::<BTreeSet<_>>().last() else {
+        return Ok(table);
+    };
+    let mut predicted = vec![f64::NAN; runs.len()];
+    let mut tested = Vec::new();
+    for (u, _) in underlays {
+        let train: Vec<&Run> = runs
+            .iter()
+            .filter(|r| &r.underlay != u && r.seed != last)
+            .collect();
+        let w = fit(&train, settings)?;
+        for (i, r) in runs.iter().enumerate() {
+            if &r.underlay == u && r.seed == last {
+                predicted[i] = predict_rounds(&w, r, settings) * r.cycle_time_ms;
+                tested.push(i);
+            }
+        }
+    }
+    table += &ranking_row(
+        &format!("leave-one-underlay-out, fitted on seeds before {last}, judged on seed {last}"),
+        &ranking(runs, &tested, &predicted),
+    );
+    let mut predicted = vec![f64::NAN; runs.len()];
+    for d in settings {
+        let others: Vec<String> = settings.iter().filter(|s| *s != d).cloned().collect();
+        let train: Vec<&Run> = runs.iter().filter(|r| &r.data != d).collect();
+        let w = fit(&train, &others)?;
+        let line = level_line(&w, &train, &others)?;
+        for (i, r) in runs.iter().enumerate() {
+            if &r.data == d {
+                let level = line.at(r.label_heterogeneity);
+                predicted[i] = predict_rounds_at(&w, r, &others, level) * r.cycle_time_ms;
+            }
+        }
+    }
+    table += &ranking_row(
+        "leave-one-data-setting-out (every seed)",
+        &ranking(runs, &all, &predicted),
+    );
+    Ok(table)
 }
 
 /// Kendall's tau-b between predicted and measured times over the pairs
@@ -316,7 +661,15 @@ fn main() -> Result<()> {
     let seeds: BTreeSet<u64> = runs.iter().map(|r| r.seed).collect();
 
     // Leave-one-underlay-out predictions.
+    // Besides, the rounds of the uncalibrated levels (`fedtopo design`
+    // without --calibrate/--verify): the mean of the settings' intercepts
+    // (before) and their line in `h` (after), fitted without the underlay.
     let mut predicted: Vec<f64> = vec![f64::NAN; runs.len()];
+    let mut uncalibrated = Uncalibrated {
+        mean_level: vec![f64::NAN; runs.len()],
+        line_level: vec![f64::NAN; runs.len()],
+        own_level: vec![f64::NAN; runs.len()],
+    };
     let mut fits = String::new();
     for (u, _) in &underlays {
         let train: Vec<&Run> = runs.iter().filter(|r| &r.underlay != u).collect();
@@ -324,13 +677,28 @@ fn main() -> Result<()> {
             bail!("leave-one-underlay-out needs runs on at least two underlays");
         }
         let w = fit(&train, &settings)?;
-        writeln!(fits, "| {u} | {} |", fmt_weights(&w))?;
+        let k = settings.len();
+        let mean_level = w[..k].iter().sum::<f64>() / k as f64;
+        let line = level_line(&w, &train, &settings)?;
+        writeln!(
+            fits,
+            "| {u} | {} | {:+.3} {:+.3} x h |",
+            fmt_weights(&w),
+            line.at_zero,
+            line.slope
+        )?;
         for (i, r) in runs.iter().enumerate() {
             if &r.underlay == u {
-                predicted[i] = predict_rounds(&w, r, &settings) * r.cycle_time_ms;
+                let rounds = predict_rounds(&w, r, &settings);
+                predicted[i] = rounds * r.cycle_time_ms;
+                uncalibrated.own_level[i] = rounds;
+                uncalibrated.mean_level[i] = predict_rounds_at(&w, r, &settings, mean_level);
+                uncalibrated.line_level[i] =
+                    predict_rounds_at(&w, r, &settings, line.at(r.label_heterogeneity));
             }
         }
     }
+    let level_table = uncalibrated.table(&runs, &settings)?;
 
     // Per cell and seed: the design's choice, the measured times.
     let mut by_cell_seed: BTreeMap<(CellKey, u64), Vec<usize>> = BTreeMap::new();
@@ -619,7 +987,9 @@ fn main() -> Result<()> {
          - out-of-sample error of the predicted time: mean {:.0}%, median {:.0}% over {} candidate-cells; \
          after one level per cell (what `--calibrate`/`--verify` fit): mean {:.0}%, median {:.0}%;\n\
          - time to target of the chosen overlay over the best of the list: geometric mean {:.2} (fitted predictor) against {:.2} (the earlier proxy, 15 + mixing time rounds); \
-         the best measured of the fitted predictor's top 3 (what `design --verify --top 3` trains): {:.2}.\n",
+         the best measured of the fitted predictor's top 3 (what `design --verify --top 3` trains): {:.2};\n\
+         - uncalibrated rounds (what `fedtopo design` prints without `--calibrate`/`--verify`), leave-one-underlay-out, \
+         error mean / median over the candidate-cells: {}.\n",
         runs.len(),
         cells.len(),
         underlays.len(),
@@ -646,20 +1016,24 @@ fn main() -> Result<()> {
         geomean(&design_ratios),
         geomean(&proxy_ratios),
         geomean(&top3_ratios),
+        level_table.1,
     );
 
-    // The shipped fit: every run, intercept of the average data setting.
+    // The shipped fit: every run; its level the settings' intercepts'
+    // line in the label heterogeneity.
     let all: Vec<&Run> = runs.iter().collect();
     let w = fit(&all, &settings)?;
     let k = settings.len();
-    let mut weights = [0.0; FEATURE_COUNT];
-    weights[0] = w[..k].iter().sum::<f64>() / k as f64;
-    weights[1..].copy_from_slice(&w[k..]);
+    let line = level_line(&w, &all, &settings)?;
+    let setting_h = setting_heterogeneity(&all, &settings);
+    let mut slopes = [0.0; FEATURE_COUNT - 1];
+    slopes.copy_from_slice(&w[k..]);
     let trained = runs.iter().filter(|r| r.trained_as.is_empty()).count();
     let provenance = format!(
         "censored least squares (ridge {RIDGE}) over {trained} training runs of experiments/design \
          (underlays {}; data {}; seeds {:?}; logreg, lr 0.05, batch 32, 1 local step, evaluated \
-         every round); intercept: mean over the data settings ({})",
+         every round); intercept ({:+.3} {:+.3} x h, h in [{:.3}, {:.3}]): least-squares line through \
+         the data settings' intercepts at their mean label heterogeneity h ({})",
         underlays
             .iter()
             .map(|u| u.0.as_str())
@@ -667,34 +1041,49 @@ fn main() -> Result<()> {
             .join(", "),
         settings.join(", "),
         seeds,
+        line.at_zero,
+        line.slope,
+        line.range[0],
+        line.range[1],
         settings
             .iter()
+            .zip(&setting_h)
             .zip(&w[..k])
-            .map(|(s, x)| format!("{s} {x:.3}"))
+            .map(|((s, h), x)| format!("{s} h {h:.3}: {x:.3}"))
             .collect::<Vec<_>>()
             .join(", ")
     );
-    let model = FeatureModel {
-        weights,
-        provenance: provenance.clone(),
-    };
     let mut fitted = String::from(
         "//! Generated by `cargo run --example design` (experiments/design/main.rs)\n\
          //! from experiments/design/runs.csv: do not edit by hand.\n\n",
     );
     writeln!(
         fitted,
-        "/// Weights of the predictor's features, in the order of its `FEATURE_NAMES`\n/// (their count is checked where `predictor::shipped` reads them).\npub const WEIGHTS: [f64; {FEATURE_COUNT}] = [\n{}];\n",
-        model
-            .weights
+        "/// Weights of the predictor's features after the intercept, in the order of\n/// its `FEATURE_NAMES[1..]` (their count is checked where `predictor::shipped`\n/// reads them).\npub const SLOPES: [f64; {}] = [\n{}];\n",
+        FEATURE_COUNT - 1,
+        slopes
             .iter()
             .map(|x| format!("    {x:?},\n"))
             .collect::<String>()
     )?;
     writeln!(
         fitted,
-        "/// Where the weights come from.\npub const PROVENANCE: &str = {:?};",
-        model.provenance
+        "/// The intercept (`ln` rounds) without calibration: `LEVEL_AT_ZERO +\n/// LEVEL_SLOPE x h` for label heterogeneity h clamped to `LEVEL_RANGE` (the\n/// data settings' least and greatest mean h).\npub const LEVEL_AT_ZERO: f64 = {:?};\n\n/// See `LEVEL_AT_ZERO`.\npub const LEVEL_SLOPE: f64 = {:?};\n\n/// See `LEVEL_AT_ZERO`.\npub const LEVEL_RANGE: [f64; 2] = [{:?}, {:?}];\n",
+        line.at_zero, line.slope, line.range[0], line.range[1]
+    )?;
+    writeln!(
+        fitted,
+        "/// The data settings the level is fitted on: name, mean label heterogeneity,\n/// own intercept (`ln` rounds).\n#[rustfmt::skip]\npub const SETTINGS: [(&str, f64, f64); {k}] = [\n{}];\n",
+        settings
+            .iter()
+            .zip(&setting_h)
+            .zip(&w[..k])
+            .map(|((s, h), x)| format!("    ({s:?}, {h:?}, {x:?}),\n"))
+            .collect::<String>()
+    )?;
+    writeln!(
+        fitted,
+        "/// Where the weights come from.\npub const PROVENANCE: &str = {provenance:?};"
     )?;
 
     let mut full = String::new();
@@ -702,15 +1091,33 @@ fn main() -> Result<()> {
     writeln!(full, "## Cells\n\n{md}")?;
     writeln!(
         full,
-        "## Fits (leave-one-underlay-out: the fit used for each underlay, without its runs)\n\n| left out | {} |\n|---|---|\n{fits}",
+        "## Fits (leave-one-underlay-out: the fit used for each underlay, without its runs)\n\n| left out | {} | uncalibrated level: the intercepts' line in h |\n|---|---|---|\n{fits}",
         "weights: one intercept per data setting, then ".to_string() + &FEATURE_NAMES[1..].join(", ")
     )?;
     writeln!(
         full,
-        "## Shipped predictor\n\nsrc/design/fitted.rs: `ln rounds = {}`\n\n{}\n",
-        FEATURE_NAMES
+        "## Uncalibrated level\n\n\
+         What `fedtopo design` prints without `--calibrate`/`--verify`: rounds at the level it knows \
+         from the data's label heterogeneity h, judged leave-one-underlay-out (the fit without the \
+         underlay's runs). Before: the mean of the data settings' intercepts; after: their \
+         least-squares line in h; reference: the setting's own intercept (what the cells' \
+         predictions above use; not known to `design` on new data). Candidates reached in every \
+         seed of their cell; errors of the mean over the seeds.\n\n{}",
+        level_table.0
+    )?;
+    writeln!(
+        full,
+        "## Other held-out checks\n\n{}",
+        other_checks(&runs, &settings, &underlays, &predicted)?
+    )?;
+    writeln!(
+        full,
+        "## Shipped predictor\n\nsrc/design/fitted.rs: `ln rounds = ({:+.3} {:+.3} x h) {}`\n\n{}\n",
+        line.at_zero,
+        line.slope,
+        FEATURE_NAMES[1..]
             .iter()
-            .zip(&model.weights)
+            .zip(&slopes)
             .map(|(n, w)| format!("{w:+.3} x [{n}]"))
             .collect::<Vec<_>>()
             .join(" "),

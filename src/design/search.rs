@@ -283,7 +283,7 @@ impl RoundsPredictor {
                 "fitted on experiments/design (label heterogeneity {h:.2}; not calibrated on this data)"
             ),
             rms_relative_error: None,
-            model: Some(super::predictor::shipped()),
+            model: Some(super::predictor::shipped(h)),
             label_heterogeneity: h,
             labels: None,
         }
