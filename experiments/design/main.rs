@@ -225,21 +225,9 @@ impl LevelErrors {
     /// in every seed of its cell: mean predicted rounds (`rounds`, by run
     /// index) and times against the mean measured ones.
     fn of(runs: &[Run], rows: &[usize], rounds: &[f64]) -> LevelErrors {
-        let mut cells: BTreeMap<CellKey, Vec<usize>> = BTreeMap::new();
-        for &i in rows {
-            let r = &runs[i];
-            cells
-                .entry((r.underlay.clone(), r.access.clone(), r.data.clone()))
-                .or_default()
-                .push(i);
-        }
         let mut out = LevelErrors::default();
-        for idx in cells.values() {
-            let seeds = idx
-                .iter()
-                .map(|&i| runs[i].seed)
-                .collect::<BTreeSet<_>>()
-                .len();
+        for idx in cells_of(runs, rows).values() {
+            let seeds = seed_count(runs, idx);
             // name -> (predicted rounds, measured rounds, predicted ms, measured ms)
             let mut by_name: BTreeMap<&str, Vec<(f64, f64, f64, f64)>> = BTreeMap::new();
             let mut missed: BTreeSet<&str> = BTreeSet::new();
@@ -360,21 +348,9 @@ struct Ranking {
 /// in every seed of `rows`, their mean predicted and measured times, as
 /// the cell table computes them.
 fn ranking(runs: &[Run], rows: &[usize], predicted: &[f64]) -> Ranking {
-    let mut cells: BTreeMap<CellKey, Vec<usize>> = BTreeMap::new();
-    for &i in rows {
-        let r = &runs[i];
-        cells
-            .entry((r.underlay.clone(), r.access.clone(), r.data.clone()))
-            .or_default()
-            .push(i);
-    }
     let mut out = Ranking::default();
-    for idx in cells.values() {
-        let seeds = idx
-            .iter()
-            .map(|&i| runs[i].seed)
-            .collect::<BTreeSet<_>>()
-            .len();
+    for idx in cells_of(runs, rows).values() {
+        let seeds = seed_count(runs, idx);
         let mut by_name: BTreeMap<&str, NameRuns> = BTreeMap::new();
         for &i in idx {
             let r = &runs[i];
@@ -581,6 +557,28 @@ fn read_runs(path: &Path) -> Result<Vec<Run>> {
 }
 
 type CellKey = (String, String, String);
+
+/// The runs `rows` (indices into `runs`) grouped by cell (underlay,
+/// access, data), in cell order.
+fn cells_of(runs: &[Run], rows: &[usize]) -> BTreeMap<CellKey, Vec<usize>> {
+    let mut cells: BTreeMap<CellKey, Vec<usize>> = BTreeMap::new();
+    for &i in rows {
+        let r = &runs[i];
+        cells
+            .entry((r.underlay.clone(), r.access.clone(), r.data.clone()))
+            .or_default()
+            .push(i);
+    }
+    cells
+}
+
+/// Number of distinct seeds among the runs `idx`.
+fn seed_count(runs: &[Run], idx: &[usize]) -> usize {
+    idx.iter()
+        .map(|&i| runs[i].seed)
+        .collect::<BTreeSet<_>>()
+        .len()
+}
 
 /// (underlay, access, data, seed, candidate).
 type RunKey = (String, String, String, u64, String);
