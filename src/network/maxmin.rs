@@ -970,12 +970,14 @@ impl MaxMin {
                 for x in &cross[r as usize] {
                     let hot = hot[x.class as usize];
                     let m = x.mult;
-                    // Branch-free: a class of S adds 0.0 to the load
-                    // (exact: the load is never -0.0) and 0.0 to the
-                    // maximum (rates are >= 0).
-                    let in_s = hot.mark == epoch;
-                    let rate = if in_s { 0.0 } else { hot.rate };
-                    count += if in_s { m } else { 0 };
+                    // Branch-free (a mask: whether a crossing class is in
+                    // S follows no pattern a branch predictor learns, and
+                    // the compiler made a branch of a select): a class of
+                    // S adds 0.0 to the load (exact: the load is never
+                    // -0.0) and 0.0 to the maximum (rates are >= 0).
+                    let out_mask = u64::from(hot.mark != epoch).wrapping_neg();
+                    let rate = f64::from_bits(hot.rate.to_bits() & out_mask);
+                    count += m & !(out_mask as u32);
                     outside += f64::from(m) * rate;
                     max_out = larger(max_out, rate);
                 }
