@@ -140,6 +140,11 @@ struct Class {
     /// resource (kept up to date by attach and detach, so that building
     /// the core reads only the class's own arrays).
     lone: Vec<bool>,
+    /// For every footprint entry (same index): its fair share while only
+    /// this class's flows load it, `capacity / multiplicity` bit/s
+    /// ([`solo_share`]; kept by attach, detach and capacity changes, so
+    /// that building the core divides nothing).
+    fp_share: Vec<f64>,
     /// The footprint entries a collapsed R lists, in footprint order: the
     /// resources other classes cross too and, of those only this class
     /// crosses, the first of smallest fair share `capacity /
@@ -469,7 +474,9 @@ impl MaxMin {
         self.cap[r as usize] = cap;
         self.dirty.push(r);
         for x in &self.cross[r as usize] {
-            self.classes[x.class as usize].core_ok = false;
+            let class = &mut self.classes[x.class as usize];
+            class.core_ok = false;
+            class.fp_share[x.fp as usize] = solo_share(cap, x.mult);
         }
     }
 
@@ -600,6 +607,7 @@ impl MaxMin {
         k.members.clear();
         k.fp.clear();
         k.lone.clear();
+        k.fp_share.clear();
         k.core_ok = false;
         k.rate = f64::NAN;
         k.bneck = NONE;
@@ -631,13 +639,24 @@ impl MaxMin {
         let class = &mut self.classes[c as usize];
         state.class = c;
         state.pos = class.members.len() as u32;
+        // A class without flows crosses nothing (a new flow's own class,
+        // the usual case): only this walk can have put it in a crossing
+        // list, as its last entry (a route listing a resource twice), so
+        // no list is searched.
+        let fresh = class.members.is_empty();
         class.members.push(f);
         for &r in &state.fin {
             let cross = &mut self.cross[r as usize];
-            match cross.iter_mut().find(|x| x.class == c) {
+            let found = if fresh {
+                cross.last_mut().filter(|x| x.class == c)
+            } else {
+                cross.iter_mut().find(|x| x.class == c)
+            };
+            match found {
                 Some(x) => {
                     x.mult += 1;
                     class.fp[x.fp as usize].1 += 1;
+                    class.fp_share[x.fp as usize] = solo_share(self.cap[r as usize], x.mult);
                 }
                 None => {
                     cross.push(Cross {
@@ -647,6 +666,7 @@ impl MaxMin {
                     });
                     class.fp.push((r, 1));
                     class.lone.push(cross.len() == 1);
+                    class.fp_share.push(solo_share(self.cap[r as usize], 1));
                     if cross.len() == 2 {
                         // The resource is no longer the other class's only.
                         self.core_stale.push((cross[0].class, cross[0].fp, false));
@@ -674,27 +694,31 @@ impl MaxMin {
         if class.core_ok {
             return;
         }
-        let cap = &self.cap;
-        let mut keep = (f64::INFINITY, usize::MAX);
-        for (j, (&(r, m), &lone)) in class.fp.iter().zip(&class.lone).enumerate() {
-            if lone {
-                let share = Local::initial(cap[r as usize], m).share();
-                if share < keep.0 || keep.1 == usize::MAX {
-                    keep = (share, j);
-                }
-            }
-        }
-        // Branch-free compaction: every entry is written, the shared ones
-        // and the kept one are retained.
+        // One walk, selects rather than branches (which entries are lone
+        // and which share is smallest follow no pattern): every entry is
+        // written, the shared ones retained; of the lone ones, the first
+        // of smallest share is remembered with its place in the core
+        // (infinite shares count: the first lone entry stands when none is
+        // finite) and inserted there after.
         let n = class.fp.len();
-        class.core.clear();
-        class.core.resize(n, (0, 0));
+        if class.core.len() < n {
+            class.core.resize(n, (0, 0));
+        }
+        let (mut best, mut keep, mut keep_at) = (f64::INFINITY, usize::MAX, 0);
         let mut len = 0;
-        for (j, (&e, &lone)) in class.fp.iter().zip(&class.lone).enumerate() {
+        let entries = class.fp.iter().zip(&class.fp_share).zip(&class.lone);
+        for (j, ((&e, &share), &lone)) in entries.enumerate() {
+            let take = lone & ((share < best) | (keep == usize::MAX));
+            best = if take { share } else { best };
+            keep = if take { j } else { keep };
+            keep_at = if take { len } else { keep_at };
             class.core[len] = e;
-            len += usize::from(j == keep.1 || !lone);
+            len += usize::from(!lone);
         }
         class.core.truncate(len);
+        if keep != usize::MAX {
+            class.core.insert(keep_at, class.fp[keep]);
+        }
         class.core_ok = true;
     }
 
@@ -723,6 +747,7 @@ impl MaxMin {
             }
             class.fp.clear();
             class.lone.clear();
+            class.fp_share.clear();
             class.core_ok = false;
             self.stale_cores();
             return;
@@ -733,6 +758,7 @@ impl MaxMin {
             let j = cross[i].fp as usize;
             cross[i].mult -= 1;
             class.fp[j].1 -= 1;
+            class.fp_share[j] = solo_share(self.cap[r as usize], class.fp[j].1);
             if class.fp[j].1 == 0 {
                 cross.swap_remove(i);
                 if cross.len() == 1 {
@@ -741,6 +767,7 @@ impl MaxMin {
                 }
                 class.fp.swap_remove(j);
                 class.lone.swap_remove(j);
+                class.fp_share.swap_remove(j);
                 if let Some(&(r2, _)) = class.fp.get(j) {
                     let cross2 = &mut self.cross[r2 as usize];
                     let i2 = Self::cross_index(cross2, c);
@@ -1608,6 +1635,12 @@ fn first_min(shares: &[f64]) -> Option<(usize, f64)> {
     None
 }
 
+/// The fair share of a resource of capacity `cap` bit/s that `m` flows of
+/// one class load alone, bit/s: the share a fill starts it with.
+fn solo_share(cap: f64, m: u32) -> f64 {
+    Local::initial(cap, m).share()
+}
+
 /// The larger of `a` and `b`: `f64::max` without its NaN handling (a
 /// compare and a select), the same value for the fills' operands, which
 /// are never NaN (finite capacities, loads and shares; a share is infinite
@@ -1865,6 +1898,14 @@ mod tests {
             assert_eq!(got.len(), class.fp.len(), "class {c}: repeated resource");
             assert_eq!(got, want, "class {c}: footprint");
             assert_eq!(class.lone.len(), class.fp.len(), "class {c}: lone flags");
+            for (j, &(r, mult)) in class.fp.iter().enumerate() {
+                let want = solo_share(m.cap[r as usize], mult);
+                assert_eq!(
+                    class.fp_share[j].to_bits(),
+                    want.to_bits(),
+                    "class {c}: share of {r}"
+                );
+            }
             for (j, &(r, _)) in class.fp.iter().enumerate() {
                 let x = m.cross[r as usize]
                     .iter()
