@@ -79,6 +79,9 @@ struct FlowProgress {
     class: u32,
     /// Bumped whenever the flow leaves a heap: older entries are stale.
     version: u32,
+    /// Latency of its route without dynamics, ms (read from the route
+    /// table when it starts, not from the silo x silo table when it ends).
+    latency_ms: Ms,
 }
 
 /// A flow in a class's heap of targets.
@@ -175,8 +178,9 @@ pub struct FlowNetwork<'a> {
     clocks: Vec<Clock>,
     /// Transfers fully sent, waiting for the propagation latency.
     propagating: Slab<Transfer>,
-    /// Resources of every route used so far, by (sender, receiver).
-    routes: FxHashMap<(u32, u32), Vec<u32>>,
+    /// Resources of every route used so far, by (sender, receiver), with
+    /// the route's latency, ms.
+    routes: FxHashMap<(u32, u32), (Vec<u32>, Ms)>,
     recompute_pending: bool,
     /// Flows over infinite resources only, started since the last
     /// recomputation (they complete at once).
@@ -326,9 +330,9 @@ impl<'a> FlowNetwork<'a> {
                 res.push(self.core_ids[dir]);
             }
             res.push((self.n + j) as u32);
-            self.routes.insert(key, res);
+            self.routes.insert(key, (res, conn.latency_ms(i, j)));
         }
-        &self.routes[&key]
+        &self.routes[&key].0
     }
 
     /// Reference mode: re-fill every active flow from scratch at each change
@@ -531,7 +535,8 @@ impl NetworkModel for FlowNetwork<'_> {
         // Changes while no flow was active apply now (a new core link's
         // capacity included).
         self.sync_capacities(timers.now());
-        let res = &self.routes[&(t.from as u32, t.to as u32)];
+        let (res, latency_ms) = &self.routes[&(t.from as u32, t.to as u32)];
+        let latency_ms = *latency_ms;
         let f = self.alloc.add(res);
         if f as usize >= self.progress.len() {
             self.progress
@@ -544,6 +549,7 @@ impl NetworkModel for FlowNetwork<'_> {
         p.version = p.version.wrapping_add(1);
         p.class = c;
         p.target = t.bits;
+        p.latency_ms = latency_ms;
         let version = p.version;
         if c == NONE {
             self.unbounded.push(f);
@@ -580,6 +586,7 @@ impl NetworkModel for FlowNetwork<'_> {
             let t = p.transfer.take().expect("completing an active flow");
             p.version = p.version.wrapping_add(1);
             let c = std::mem::replace(&mut p.class, NONE);
+            let route_latency = p.latency_ms;
             self.alloc.remove(f);
             if c != NONE {
                 let clock = &mut self.clocks[c as usize];
@@ -597,7 +604,7 @@ impl NetworkModel for FlowNetwork<'_> {
             }
             self.active -= 1;
             self.mark_dirty(timers);
-            let mut latency = self.delay.connectivity.latency_ms(t.from, t.to);
+            let mut latency = route_latency;
             if let Some(d) = &self.delay.dynamics {
                 let now = timers.now();
                 latency += d.latency_at(t.from, now) + d.latency_at(t.to, now);
