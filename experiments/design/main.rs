@@ -509,6 +509,96 @@ fn kendall(items: &[(f64, Option<f64>, f64)]) -> Option<f64> {
     (d > 0.0).then(|| (conc - disc) / d)
 }
 
+/// How well a cell's seeds agree on the measured ranking.
+struct Agreement {
+    /// Mean over pairs of seeds of Kendall's tau-b between their measured
+    /// times (candidates reached in both).
+    seed_tau: f64,
+    /// The tau a perfect predictor can expect against the mean of the
+    /// cell's seeds: Greiner's relation `rho = sin(pi tau / 2)` to a
+    /// correlation, Spearman-Brown `k rho / (1 + (k - 1) rho)` for the
+    /// mean of `k` seeds, its square root the correlation with the
+    /// noise-free ranking, and back (a normal approximation).
+    ceiling: f64,
+}
+
+/// The seeds' agreement in a cell, `measured` holding each candidate's time
+/// per seed (None: not reached); None with fewer than two seeds.
+fn seed_agreement(
+    measured: &BTreeMap<String, Vec<Option<f64>>>,
+    seeds: usize,
+) -> Option<Agreement> {
+    let mut taus = Vec::new();
+    for a in 0..seeds {
+        for b in a + 1..seeds {
+            let items: Vec<(f64, Option<f64>, f64)> = measured
+                .values()
+                .filter(|v| v.len() == seeds)
+                .filter_map(|v| Some((v[a]?, Some(v[b]?), f64::INFINITY)))
+                .collect();
+            taus.extend(kendall(&items));
+        }
+    }
+    if taus.is_empty() {
+        return None;
+    }
+    let seed_tau = taus.iter().sum::<f64>() / taus.len() as f64;
+    let rho = (std::f64::consts::FRAC_PI_2 * seed_tau).sin().max(0.0);
+    let k = seeds as f64;
+    let reliability = k * rho / (1.0 + (k - 1.0) * rho);
+    let ceiling = reliability.sqrt().asin() / std::f64::consts::FRAC_PI_2;
+    Some(Agreement { seed_tau, ceiling })
+}
+
+/// results.md's "Seed agreement" section: per cell, the seeds' agreement,
+/// the ceiling it puts on Kendall's tau and the predictor's tau.
+fn agreement_section(rows: &[(CellKey, Agreement, Option<f64>)]) -> String {
+    let mut table = String::from(
+        "| underlay | access | data | seed vs seed tau (mean over pairs) | ceiling for the mean of the seeds | predictor tau | predictor / ceiling |\n|---|---|---|---:|---:|---:|---:|\n",
+    );
+    let mut ratios = Vec::new();
+    let (mut low_ceiling, mut far_below) = (0, 0);
+    for (cell, a, tau) in rows {
+        let Some(t) = tau else { continue };
+        ratios.push(t / a.ceiling);
+        low_ceiling += usize::from(a.ceiling < 0.7);
+        far_below += usize::from(a.ceiling - t >= 0.2);
+        table.push_str(&format!(
+            "| {} | {} | {} | {:.2} | {:.2} | {:.2} | {:.2} |\n",
+            cell.0,
+            cell.1,
+            cell.2,
+            a.seed_tau,
+            a.ceiling,
+            t,
+            t / a.ceiling
+        ));
+    }
+    let min_ceiling = rows
+        .iter()
+        .filter(|r| r.2.is_some())
+        .map(|r| r.1.ceiling)
+        .fold(f64::INFINITY, f64::min);
+    format!(
+        "## Seed agreement\n\n\
+         How far can any predictor rank a cell's candidates right, when the measured ranking \
+         it is judged against is itself noisy? Two seeds of one cell agree on the candidates' \
+         order (Kendall's tau between their measured times, candidates reached in both) only \
+         so far; the ceiling is what a perfect predictor can expect against the mean of the \
+         cell's seeds (Greiner's relation to a correlation, Spearman-Brown for the mean of the \
+         seeds, a normal approximation). Over {} cells with a predictor tau: ceiling min {:.2}, \
+         {} cells below 0.7; the predictor reaches {:.2} of its cell's ceiling on average; \
+         {} cells fall 0.2 or more below their ceiling (there the \
+         predictor, not the measurement, loses the ranking).\n\n{}",
+        ratios.len(),
+        min_ceiling,
+        low_ceiling,
+        ratios.iter().sum::<f64>() / ratios.len().max(1) as f64,
+        far_below,
+        table
+    )
+}
+
 struct Args {
     runs: PathBuf,
     features: PathBuf,
@@ -731,6 +821,7 @@ fn main() -> Result<()> {
     let mut design_ratios: Vec<f64> = Vec::new();
     let mut top3_ratios: Vec<f64> = Vec::new();
     let mut taus: Vec<f64> = Vec::new();
+    let mut agreement: Vec<(CellKey, Agreement, Option<f64>)> = Vec::new();
     let mut speedups: BTreeMap<String, Vec<f64>> = BTreeMap::new();
     let (mut wins10, mut losses, mut counted) = (0, 0, 0);
     for (cell, cell_seeds) in &cells {
@@ -884,6 +975,9 @@ fn main() -> Result<()> {
         let tau = kendall(&items);
         if let Some(t) = tau {
             taus.push(t);
+        }
+        if let Some(a) = seed_agreement(&measured, cell_seeds.len()) {
+            agreement.push((cell.clone(), a, tau));
         }
         // Out-of-sample error of predicted time, candidates reached in every seed.
         let errs: Vec<f64> = items
@@ -1103,6 +1197,7 @@ fn main() -> Result<()> {
          seed of their cell; errors of the mean over the seeds.\n\n{}",
         level_table.0
     )?;
+    writeln!(full, "{}", agreement_section(&agreement))?;
     writeln!(
         full,
         "## Other held-out checks\n\n{}",
