@@ -2129,7 +2129,20 @@ mod tests {
                     live.push(f);
                 }
             }
+            // Sometimes a capacity changes (a trace): every flow is
+            // re-filled at that update, as `FlowNetwork` does; the solo
+            // shares the cores use follow (`assert_invariants`).
+            let full = m.full;
+            if rng.gen_bool(0.1) {
+                let r = rng.gen_range(0..nr as u32);
+                if m.capacity(r).is_finite() {
+                    let cap = [1.0, 2.0, rng.gen_range(0.1..10.0)][rng.gen_range(0..3)];
+                    m.set_capacity(r, cap);
+                    m.set_full_recompute(true);
+                }
+            }
             let ch = m.update().clone();
+            m.set_full_recompute(full);
             counts[0] += ch.created.len();
             counts[1] += ch.moved.len();
             counts[2] += ch.freed.len();
