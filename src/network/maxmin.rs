@@ -758,8 +758,9 @@ impl MaxMin {
             let j = cross[i].fp as usize;
             cross[i].mult -= 1;
             class.fp[j].1 -= 1;
-            class.fp_share[j] = solo_share(self.cap[r as usize], class.fp[j].1);
-            if class.fp[j].1 == 0 {
+            if class.fp[j].1 > 0 {
+                class.fp_share[j] = solo_share(self.cap[r as usize], class.fp[j].1);
+            } else {
                 cross.swap_remove(i);
                 if cross.len() == 1 {
                     // The resource is now the other class's only.
@@ -1905,8 +1906,6 @@ mod tests {
                     want.to_bits(),
                     "class {c}: share of {r}"
                 );
-            }
-            for (j, &(r, _)) in class.fp.iter().enumerate() {
                 let x = m.cross[r as usize]
                     .iter()
                     .filter(|x| x.class == c)
