@@ -6,8 +6,12 @@
 //! overlay's. Deterministic: regenerates byte-identically from `runs.csv`.
 //!
 //! ```text
-//! cargo run --release --example design -- [--runs FILE] [--out DIR] [--fitted FILE]
+//! cargo run --release --example design -- [--runs FILE] [--features FILE] [--out DIR] [--fitted FILE]
 //! ```
+//!
+//! The figures the predictor reads come from `features.csv` (`--features`,
+//! `design-train --features-only`: regenerated without training), the
+//! measurements from `runs.csv`.
 //!
 //! Writes to `--out` (default: this directory) `results.csv` (one row per
 //! cell), `predictions.csv` (every candidate of every cell: predicted and
@@ -673,17 +677,41 @@ fn seed_count(runs: &[Run], idx: &[usize]) -> usize {
 /// (underlay, access, data, seed, candidate).
 type RunKey = (String, String, String, u64, String);
 
-/// The candidates' figures computed on the data's labels
-/// (`design-train --features-only`): mixed heterogeneity and stationary
-/// imbalance, by (underlay, access, data, seed, candidate). Every run must
-/// have its row.
+/// A candidate's figures as `design-train --features-only` computes them
+/// with the current code (no training): everything the predictor reads.
+#[derive(Debug, Clone, Copy)]
+struct Figures {
+    silos: usize,
+    cycle_time_ms: f64,
+    mixing_time: f64,
+    effective_neighbours: f64,
+    time_varying: bool,
+    label_heterogeneity: f64,
+    mixed_heterogeneity: f64,
+    stationary_imbalance: f64,
+}
+
+/// Every figure the predictor reads comes from `features.csv`
+/// (`design-train --features-only`, minutes, no training), by (underlay,
+/// access, data, seed, candidate); `runs.csv` contributes only what was
+/// measured (reached, rounds, time). So a change of the figures' code is
+/// taken up by regenerating `features.csv`, not by retraining (the
+/// figure columns of `runs.csv` are as of its training runs). Every run
+/// must have its row.
 fn join_features(runs: &mut [Run], path: &Path) -> Result<()> {
-    let mut by_key: BTreeMap<RunKey, (f64, f64)> = BTreeMap::new();
+    let mut by_key: BTreeMap<RunKey, Figures> = BTreeMap::new();
     for f in read_runs_unchecked(path)? {
-        by_key.insert(
-            (f.underlay, f.access, f.data, f.seed, f.candidate),
-            (f.mixed_heterogeneity, f.stationary_imbalance),
-        );
+        let figures = Figures {
+            silos: f.silos,
+            cycle_time_ms: f.cycle_time_ms,
+            mixing_time: f.mixing_time,
+            effective_neighbours: f.effective_neighbours,
+            time_varying: f.time_varying,
+            label_heterogeneity: f.label_heterogeneity,
+            mixed_heterogeneity: f.mixed_heterogeneity,
+            stationary_imbalance: f.stationary_imbalance,
+        };
+        by_key.insert((f.underlay, f.access, f.data, f.seed, f.candidate), figures);
     }
     for r in runs.iter_mut() {
         let key = (
@@ -693,7 +721,7 @@ fn join_features(runs: &mut [Run], path: &Path) -> Result<()> {
             r.seed,
             r.candidate.clone(),
         );
-        let Some(&(m, s)) = by_key.get(&key) else {
+        let Some(f) = by_key.get(&key) else {
             bail!(
                 "{}: no figures for {} {} {} seed {} {} (run design-train --features-only)",
                 path.display(),
@@ -704,8 +732,14 @@ fn join_features(runs: &mut [Run], path: &Path) -> Result<()> {
                 key.4
             );
         };
-        r.mixed_heterogeneity = m;
-        r.stationary_imbalance = s;
+        r.silos = f.silos;
+        r.cycle_time_ms = f.cycle_time_ms;
+        r.mixing_time = f.mixing_time;
+        r.effective_neighbours = f.effective_neighbours;
+        r.time_varying = f.time_varying;
+        r.label_heterogeneity = f.label_heterogeneity;
+        r.mixed_heterogeneity = f.mixed_heterogeneity;
+        r.stationary_imbalance = f.stationary_imbalance;
     }
     Ok(())
 }
