@@ -9,7 +9,9 @@
 #   * experiment programs (`cargo run --example multigraph|placement|design -- --out DIR`):
 #     results.csv, summary.csv; the design experiment's analysis (its
 #     training runs, `design-train`, need `--features train` and are read
-#     from the committed runs.csv), the shipped predictor src/design/fitted.rs;
+#     from the committed runs.csv), the shipped predictor src/design/fitted.rs,
+#     and the figures it reads (`design-features`, a subset of
+#     features.csv: three underlays, seed 0; needs Fashion-MNIST);
 #   * `fedtopo reproduce dcliques-table`: edges.csv, skew.csv, results.md;
 #   * `fedtopo tornado clustering|time|learn` (reference learner): the
 #     captured stdout (`*.txt`) and the CSV files of `--out`.
@@ -44,7 +46,7 @@ while [ $# -gt 0 ]; do
     --keep) KEEP=1 ;;
     --bin) shift; BIN=$1 ;;
     --profile) shift; PROFILE=$1 ;;
-    -h|--help) sed -n '2,26p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,34p' "$0"; exit 0 ;;
     *) echo "unknown option $1" >&2; exit 2 ;;
   esac
   shift
@@ -177,6 +179,29 @@ for f in results.csv results.md predictions.csv speedup.svg; do
   same "experiments/design/$f" "$SCRATCH/design/$f"
 done
 same "src/design/fitted.rs" "$SCRATCH/design/fitted.rs"
+# The figures the analysis reads (features.csv, `design-features`, no
+# libtorch): gaia, AWS North America and Geant, seed 0, every data setting
+# and access (24 cells, the augmentation included; ~30 s) regenerated and compared with the committed rows of those cells, so a
+# change of the figures' code (mixing, fastest weights, effective
+# neighbours, ...) cannot leave the committed figures behind. Needs
+# Fashion-MNIST (Debian's dataset-fashion-mnist, scripts/fashion-mnist.sh):
+# skipped, saying so, without it, unless FEDTOPO_REQUIRE_DATASETS=1 (CI).
+if [ -f /usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz ] || [ "${FEDTOPO_REQUIRE_DATASETS:-0}" = 1 ]; then
+  cargo build --profile "$PROFILE" --locked --quiet --example design-features
+  timed "example design-features (seed 0)" "$EXAMPLES/design-features" --underlays gaia,amazon_us,geantdistance --seeds 0 --out "$SCRATCH/design-features"
+  python3 - "$ROOT/experiments/design/features.csv" "$SCRATCH/design-features/committed-subset.csv" <<'PY'
+import csv, sys
+with open(sys.argv[1], newline="") as f:
+    rows = list(csv.reader(f))
+head, col = rows[0], {name: i for i, name in enumerate(rows[0])}
+keep = [r for r in rows[1:] if r[col["underlay"]] in ("gaia", "amazon_us", "geantdistance") and r[col["seed"]] == "0"]
+with open(sys.argv[2], "w", newline="") as f:
+    csv.writer(f, lineterminator="\n").writerows([head] + keep)
+PY
+  same "$SCRATCH/design-features/committed-subset.csv" "$SCRATCH/design-features/features.csv"
+else
+  echo "skipped: example design-features (no Fashion-MNIST in /usr/share/datasets/fashion-mnist; scripts/fashion-mnist.sh installs it)"
+fi
 
 # 3. reproduction commands
 timed "reproduce dcliques-table" "$BIN" reproduce dcliques-table --out "$SCRATCH/dcliques"

@@ -10,7 +10,7 @@
 //! ```
 //!
 //! The figures the predictor reads come from `features.csv` (`--features`,
-//! `design-train --features-only`: regenerated without training), the
+//! `design-features`: regenerated without training), the
 //! measurements from `runs.csv`.
 //!
 //! Writes to `--out` (default: this directory) `results.csv` (one row per
@@ -677,7 +677,7 @@ fn seed_count(runs: &[Run], idx: &[usize]) -> usize {
 /// (underlay, access, data, seed, candidate).
 type RunKey = (String, String, String, u64, String);
 
-/// A candidate's figures as `design-train --features-only` computes them
+/// A candidate's figures as `design-features` computes them
 /// with the current code (no training): everything the predictor reads.
 #[derive(Debug, Clone, Copy)]
 struct Figures {
@@ -692,7 +692,7 @@ struct Figures {
 }
 
 /// Every figure the predictor reads comes from `features.csv`
-/// (`design-train --features-only`, minutes, no training), by (underlay,
+/// (`design-features`, minutes, no training), by (underlay,
 /// access, data, seed, candidate); `runs.csv` contributes only what was
 /// measured (reached, rounds, time). So a change of the figures' code is
 /// taken up by regenerating `features.csv`, not by retraining (the
@@ -723,7 +723,7 @@ fn join_features(runs: &mut [Run], path: &Path) -> Result<()> {
         );
         let Some(f) = by_key.get(&key) else {
             bail!(
-                "{}: no figures for {} {} {} seed {} {} (run design-train --features-only)",
+                "{}: no figures for {} {} {} seed {} {} (run design-features)",
                 path.display(),
                 key.0,
                 key.1,

@@ -25,166 +25,36 @@
 //! is made by `design-fit` from predictions only.
 //!
 //! Appends one block of rows per cell to `DIR/runs.csv` and skips cells
-//! already there, so an interrupted sweep resumes.
+//! already there, so an interrupted sweep resumes. The candidates'
+//! figures without training (`features.csv`, what the analysis reads) are
+//! `design-features`' (features.rs, no libtorch); the setting-up of a cell
+//! is shared with it (cells.rs).
+
+#[path = "cells.rs"]
+mod cells;
 
 use std::collections::hash_map::DefaultHasher;
 use std::collections::{BTreeMap, BTreeSet};
 use std::hash::{Hash, Hasher};
 use std::io::Write as _;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Instant;
 
 use anyhow::{bail, Context, Result};
-use serde::Serialize;
 
 use fedtopo::design::export::export_candidate;
-use fedtopo::design::search::{
-    design_search, Candidate, CandidateOverlay, DesignOptions, RoundsPredictor,
-};
-use fedtopo::design::MAX_AUGMENT_SILOS;
+use fedtopo::design::search::{Candidate, CandidateOverlay};
 use fedtopo::evaluate::EvaluatedOverlay;
-use fedtopo::net::scenario::NetworkSpec;
-use fedtopo::net::underlay::{LoadOptions, Underlay};
+use fedtopo::net::underlay::Underlay;
 use fedtopo::network::NetworkKind;
-use fedtopo::overlay::build::{parse_overlay_list, BuildOptions, OverlayKind};
+use fedtopo::overlay::build::OverlayKind;
 use fedtopo::overlay::file::OverlayPath;
 use fedtopo::train::checkpoint::RunOptions;
 use fedtopo::train::report::{summarize, Target};
-use fedtopo::train::session::{load_dataset, with_data_labels, Session};
+use fedtopo::train::session::Session;
 use fedtopo::train::trainer::TrainConfig;
 
-/// `fedtopo design`'s default candidate kinds.
-pub const KINDS: &str = "star,mst,delta-mbst,ring,ring-opt,matcha,matcha+,regular:k=4,dcliques-ring,exp,exp-1peer,base:k=1,base:k=2,base:k=3,d-equistatic,od-equidyn,multigraph,multigraph:base=ring-opt";
-
-/// A data setting: dataset, partition, target test accuracy.
-#[derive(Debug, Clone)]
-struct DataSetting {
-    /// Short name in the results (`fashion-mnist/iid`).
-    name: String,
-    dataset: String,
-    partition: String,
-    target: f64,
-}
-
-/// The data settings: Fashion-MNIST iid and 2-shard label skew, and
-/// LEAF's Synthetic nearly iid (0, 0) and heterogeneous (1, 1). Targets:
-/// what most candidates reach within the budget on Geant (pilot runs,
-/// README).
-fn data_setting(name: &str) -> Result<DataSetting> {
-    let (dataset, partition, target) = match name {
-        "fashion-mnist/iid" => ("fashion-mnist", "iid", 0.75),
-        "fashion-mnist/shards" => ("fashion-mnist", "shards:2", 0.60),
-        "synthetic/iid" => ("synthetic:0,0", "iid", 0.70),
-        "synthetic/skew" => ("synthetic:1,1", "iid", 0.55),
-        o => bail!(
-            "--data `{o}`: expected fashion-mnist/iid, fashion-mnist/shards, synthetic/iid, synthetic/skew"
-        ),
-    };
-    Ok(DataSetting {
-        name: name.into(),
-        dataset: dataset.into(),
-        partition: partition.into(),
-        target,
-    })
-}
-
-struct Args {
-    out: PathBuf,
-    underlays: Vec<String>,
-    seeds: Vec<u64>,
-    access: Vec<String>,
-    data: Vec<DataSetting>,
-    rounds: u64,
-    eval_samples: usize,
-    /// Only the candidates' figures (no training), to `features.csv`.
-    features_only: bool,
-}
-
-fn list(v: &str) -> Vec<String> {
-    v.split(',').map(|s| s.trim().to_string()).collect()
-}
-
-fn parse_args() -> Result<Args> {
-    let here = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-    let mut a = Args {
-        out: here.join("experiments/design"),
-        underlays: list("gaia,amazon_us,geantdistance,exodus,ebone"),
-        seeds: vec![0, 1, 2],
-        access: list("10G,100M"),
-        data: Vec::new(),
-        rounds: 300,
-        eval_samples: 500,
-        features_only: false,
-    };
-    let mut data = list("fashion-mnist/iid,fashion-mnist/shards,synthetic/iid,synthetic/skew");
-    let mut it = std::env::args().skip(1);
-    while let Some(flag) = it.next() {
-        if flag == "--features-only" {
-            a.features_only = true;
-            continue;
-        }
-        let v = it.next().with_context(|| format!("{flag} needs a value"))?;
-        let whole = |v: &str| -> Result<u64> {
-            v.parse()
-                .with_context(|| format!("{flag} `{v}`: expected a whole number >= 0"))
-        };
-        match flag.as_str() {
-            "--out" => a.out = PathBuf::from(v),
-            "--underlays" => a.underlays = list(&v),
-            "--seeds" => a.seeds = list(&v).iter().map(|s| whole(s)).collect::<Result<_>>()?,
-            "--access" => a.access = list(&v),
-            "--data" => data = list(&v),
-            "--rounds" => a.rounds = whole(&v)?.clamp(1, 100_000),
-            "--eval-samples" => a.eval_samples = whole(&v)?.clamp(10, 1_000_000) as usize,
-            other => bail!("unknown argument `{other}` (see the doc comment of train.rs)"),
-        }
-    }
-    a.data = data
-        .iter()
-        .map(|d| data_setting(d))
-        .collect::<Result<_>>()?;
-    Ok(a)
-}
-
-/// One row of `runs.csv`: a candidate of a cell, its figures and its
-/// measured outcome.
-#[derive(Debug, Serialize)]
-struct Row {
-    underlay: String,
-    silos: usize,
-    access: String,
-    data: String,
-    dataset: String,
-    partition: String,
-    seed: u64,
-    target: f64,
-    candidate: String,
-    same_as: String,
-    weights: String,
-    arcs: usize,
-    cycle_time_ms: f64,
-    spectral_gap: f64,
-    mixing_time: f64,
-    exact_rounds: Option<usize>,
-    effective_neighbours: f64,
-    time_varying: bool,
-    label_heterogeneity: f64,
-    mixed_heterogeneity: f64,
-    stationary_imbalance: f64,
-    eval_every: u64,
-    rounds_budget: u64,
-    reached: bool,
-    rounds_to_target: Option<u64>,
-    time_to_target_ms: Option<f64>,
-    final_test_acc: f64,
-    /// The run whose rounds this row reuses (same consensus matrices under
-    /// another access capacity), empty when trained here.
-    trained_as: String,
-}
-
-fn cell_key(u: &str, access: &str, data: &str, seed: u64) -> String {
-    format!("{u}|{access}|{data}|{seed}")
-}
+use cells::{cell_key, load_underlays, parse_args, row, setup_cell, Args, DataSetting, Row};
 
 /// Cells already in `runs.csv`.
 fn done_cells(path: &Path) -> Result<BTreeSet<String>> {
@@ -256,29 +126,16 @@ fn train_kind(dir: &Path, c: &Candidate, session: &Session) -> Result<OverlayKin
 }
 
 fn main() -> Result<()> {
-    let a = parse_args()?;
-    let here = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let a = parse_args("train.rs")?;
     std::fs::create_dir_all(&a.out)?;
-    let runs_path = a.out.join(if a.features_only {
-        "features.csv"
-    } else {
-        "runs.csv"
-    });
+    let runs_path = a.out.join("runs.csv");
     let done = done_cells(&runs_path)?;
     let scratch = std::env::temp_dir().join(format!("fedtopo-design-train-{}", std::process::id()));
-    let kinds = parse_overlay_list(KINDS)?;
-    let mut underlays = BTreeMap::new();
-    for u in &a.underlays {
-        let path = here.join("underlays/paper").join(format!("{u}.gml"));
-        let underlay = Underlay::load(&path, &LoadOptions::default())
-            .with_context(|| format!("loading {}", path.display()))?;
-        underlays.insert(u.clone(), underlay);
-    }
+    let underlays = load_underlays(&a.underlays)?;
     let started = Instant::now();
     for &seed in &a.seeds {
         for setting in &a.data {
-            for u in &a.underlays {
-                let underlay = &underlays[u];
+            for (u, underlay) in &underlays {
                 // Trained runs of this (underlay, data, seed) by consensus
                 // hash: (name@access, rounds to target, final accuracy).
                 let mut trained: BTreeMap<u64, (String, Option<u64>, f64)> = BTreeMap::new();
@@ -296,7 +153,6 @@ fn main() -> Result<()> {
                         setting,
                         seed,
                         &a,
-                        &kinds,
                         &scratch,
                         &mut trained,
                     )?;
@@ -336,37 +192,10 @@ fn run_cell(
     setting: &DataSetting,
     seed: u64,
     a: &Args,
-    kinds: &[OverlayKind],
     scratch: &Path,
     trained: &mut BTreeMap<u64, (String, Option<u64>, f64)>,
 ) -> Result<Vec<Row>> {
-    let spec = NetworkSpec::from_knobs(|k| (k == "access").then_some(access))?;
-    let model = spec.build(underlay)?;
-    let n = model.silo_count();
-    let data = load_dataset(&setting.dataset, &setting.partition, n, None, seed, None)?;
-    // The CLI's build options (centre `fastest`) with this seed, D-Cliques
-    // on the data's labels.
-    let seed_text = seed.to_string();
-    let mut build = BuildOptions::from_knobs(
-        |k| (k == "seed").then_some(seed_text.as_str()),
-        underlay,
-        model.connectivity.placement(),
-    )?;
-    build.dcliques = with_data_labels(build.dcliques, &data);
-    let options = DesignOptions {
-        kinds: kinds.to_vec(),
-        augmented: n <= MAX_AUGMENT_SILOS,
-        skip_unbuildable: true,
-        ..DesignOptions::default()
-    };
-    // The candidates' figures on this data's labels (mixed heterogeneity).
-    let search = design_search(
-        underlay,
-        &model,
-        &build,
-        &options,
-        &RoundsPredictor::fitted_for(&data),
-    )?;
+    let cell = setup_cell(underlay, access, setting, seed)?;
     // `train`'s defaults: logreg, SGD lr 0.05, batch 32, 1 local step, consensus auto.
     let config = TrainConfig {
         eval_samples: a.eval_samples,
@@ -375,26 +204,21 @@ fn run_cell(
     };
     let session = Session {
         underlay,
-        model: &model,
-        options: &build,
+        model: &cell.model,
+        options: &cell.build,
         config: &config,
-        data: &data,
+        data: &cell.data,
         partition: &setting.partition,
         network: NetworkKind::Maxplus,
         init: None,
         failures: None,
     };
     let target = Target::TestAccuracy(setting.target);
-    let heterogeneity = data.label_heterogeneity();
     let dir = scratch.join(format!("{u}-{access}-{seed}"));
     let mut rows = Vec::new();
-    for c in &search.candidates {
-        if a.features_only {
-            rows.push(row(u, n, access, setting, seed, c, heterogeneity, a.rounds));
-            continue;
-        }
+    for c in &cell.search.candidates {
         let kind = train_kind(&dir, c, &session)?;
-        let overlay = EvaluatedOverlay::build(kind, underlay, &model, &build)
+        let overlay = EvaluatedOverlay::build(kind, underlay, &cell.model, &cell.build)
             .with_context(|| format!("{u} {access}: {}", c.name))?;
         let hash = consensus_hash(&session, &overlay, a.rounds)?;
         let (rounds_to_target, final_acc, trained_as, time) = match trained.get(&hash) {
@@ -453,55 +277,9 @@ fn run_cell(
             time_to_target_ms: time,
             final_test_acc: final_acc,
             trained_as,
-            ..row(u, n, access, setting, seed, c, heterogeneity, a.rounds)
+            ..row(u, access, setting, seed, &cell, c, a.rounds)
         });
     }
     std::fs::remove_dir_all(&dir).ok();
     Ok(rows)
-}
-
-/// The row of candidate `c` before any measurement.
-#[allow(clippy::too_many_arguments)]
-fn row(
-    u: &str,
-    n: usize,
-    access: &str,
-    setting: &DataSetting,
-    seed: u64,
-    c: &Candidate,
-    heterogeneity: f64,
-    rounds: u64,
-) -> Row {
-    {
-        Row {
-            underlay: u.to_string(),
-            silos: n,
-            access: access.to_string(),
-            data: setting.name.clone(),
-            dataset: setting.dataset.clone(),
-            partition: setting.partition.clone(),
-            seed,
-            target: setting.target,
-            candidate: c.name.clone(),
-            same_as: c.same_as.join("; "),
-            weights: c.weights.clone(),
-            arcs: c.arcs,
-            cycle_time_ms: c.cycle_time_ms,
-            spectral_gap: c.spectral_gap,
-            mixing_time: c.mixing_time,
-            exact_rounds: c.exact_rounds,
-            effective_neighbours: c.effective_neighbours,
-            time_varying: c.time_varying,
-            label_heterogeneity: heterogeneity,
-            mixed_heterogeneity: c.mixed_heterogeneity,
-            stationary_imbalance: c.stationary_imbalance,
-            eval_every: 1,
-            rounds_budget: rounds,
-            reached: false,
-            rounds_to_target: None,
-            time_to_target_ms: None,
-            final_test_acc: f64::NAN,
-            trained_as: String::new(),
-        }
-    }
 }

@@ -12,6 +12,7 @@
 //!   `data` column).
 
 pub mod cifar;
+pub mod load;
 pub mod mnist;
 pub mod partition;
 pub mod sized;
