@@ -8,6 +8,9 @@ mod common;
 
 use std::path::{Path, PathBuf};
 
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+
 use common::fedtopo;
 use fedtopo::evaluate::{EvalError, EvaluatedOverlay};
 use fedtopo::graph::{Overlay, OverlaySchedule, PeriodicSchedule};
@@ -423,15 +426,12 @@ fn bad_files_are_clear_errors() {
     let e = file_error(file_kind(&dir.join("none.gml")), &u, &model).to_string();
     assert!(e.contains("none.gml") && e.contains("cannot read"), "{e}");
     // Garbage never panics.
-    let mut seed = 7u64;
+    let mut rng = ChaCha8Rng::seed_from_u64(7);
     for k in 0..200 {
         let bytes: Vec<u8> = (0..(k % 60))
             .map(|_| {
-                seed = seed
-                    .wrapping_mul(6364136223846793005)
-                    .wrapping_add(1442695040888963407);
                 let alphabet = b"graph[]{}\"nodeidlabsrcdt,01 \n:#";
-                alphabet[(seed >> 33) as usize % alphabet.len()]
+                alphabet[rng.gen_range(0..alphabet.len())]
             })
             .collect();
         for ext in ["gml", "json", "csv", "x"] {

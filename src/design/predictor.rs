@@ -489,6 +489,8 @@ pub fn stationary_imbalance(matrices: &[ConsensusMatrix], n: usize) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use rand::{Rng, SeedableRng};
+    use rand_chacha::ChaCha8Rng;
 
     fn ob(x: &[f64], y: f64, censored: bool) -> Observation {
         Observation {
@@ -613,15 +615,10 @@ mod tests {
         assert!((d - 2.0 / 3.0).abs() < 1e-9, "{d}");
     }
 
-    /// Candidates of varied figures (a fixed LCG: deterministic).
+    /// Candidates of varied figures (seeded: deterministic).
     fn inputs_grid(count: usize) -> Vec<PredictorInputs> {
-        let mut state = 0x2545_f491_4f6c_dd1d_u64;
-        let mut next = move || {
-            state = state
-                .wrapping_mul(6_364_136_223_846_793_005)
-                .wrapping_add(1_442_695_040_888_963_407);
-            (state >> 11) as f64 / (1u64 << 53) as f64
-        };
+        let mut rng = ChaCha8Rng::seed_from_u64(0x2545_f491_4f6c_dd1d);
+        let mut next = move || rng.gen::<f64>();
         (0..count)
             .map(|k| PredictorInputs {
                 mixing_time: 1.0 + 500.0 * next().powi(3),

@@ -254,6 +254,8 @@ pub fn run<E, H: Handler<E> + ?Sized>(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use rand::{Rng, SeedableRng};
+    use rand_chacha::ChaCha8Rng;
     use std::cell::RefCell;
     use std::rc::Rc;
 
@@ -325,13 +327,8 @@ mod tests {
     fn matches_a_reference_queue_over_many_events() {
         use std::collections::{BTreeSet, HashSet};
         for seed in 1..4u64 {
-            let mut x = seed;
-            let mut rnd = move |m: u64| {
-                x = x
-                    .wrapping_mul(6364136223846793005)
-                    .wrapping_add(1442695040888963407);
-                (x >> 33) % m
-            };
+            let mut rng = ChaCha8Rng::seed_from_u64(seed);
+            let mut rnd = move |m: u64| rng.gen_range(0..m);
             let mut q = Scheduler::new();
             let mut refq: BTreeSet<(u64, u64)> = BTreeSet::new();
             let mut done: HashSet<u64> = HashSet::new();

@@ -310,16 +310,13 @@ fn split_real_pair(t: &mut [f64], n: usize, start: usize) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use rand::{Rng, SeedableRng};
+    use rand_chacha::ChaCha8Rng;
 
     /// Deterministic numbers in `[0, 1)`.
     fn numbers(seed: u64) -> impl FnMut() -> f64 {
-        let mut s = seed;
-        move || {
-            s = s
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            (s >> 11) as f64 / (1u64 << 53) as f64
-        }
+        let mut rng = ChaCha8Rng::seed_from_u64(seed);
+        move || rng.gen::<f64>()
     }
 
     /// Rows scaled to sum to 1 (rows of zeros get a 1 on the diagonal).

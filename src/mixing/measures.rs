@@ -331,6 +331,8 @@ pub fn slem_per_round(n: usize, rounds: &[&[f64]]) -> Result<f64, SpectrumError>
 #[cfg(test)]
 mod tests {
     use super::*;
+    use rand::{Rng, SeedableRng};
+    use rand_chacha::ChaCha8Rng;
 
     fn slem(n: usize, w: &[f64]) -> f64 {
         super::slem(n, w).unwrap_or_else(|e| panic!("{e}"))
@@ -413,13 +415,8 @@ mod tests {
         // product I is settled but not consensus: no early tail).
         let base = vec![identity(8), dim(0), dim(1), dim(2)];
         // Random matchings (MATCHA-like) converging geometrically.
-        let mut seed = 7u64;
-        let mut next_rand = || {
-            seed = seed
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            (seed >> 33) as usize
-        };
+        let mut rng = ChaCha8Rng::seed_from_u64(7);
+        let mut next_rand = || rng.gen::<u32>() as usize;
         let matchings: Vec<Vec<f64>> = (0..6)
             .map(|_| {
                 let mut w = identity(8);
@@ -495,13 +492,8 @@ mod tests {
                 .collect();
             pair(&pairs)
         };
-        let mut seed = 11u64;
-        let mut rand = || {
-            seed = seed
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            (seed >> 33) as usize % n
-        };
+        let mut rng = ChaCha8Rng::seed_from_u64(11);
+        let mut rand = || rng.gen_range(0..n);
         // One random pair averages per round (never exact).
         let matchings: Vec<Vec<f64>> = (0..30)
             .map(|_| {
@@ -591,13 +583,8 @@ mod tests {
     #[test]
     fn per_round_slem_matches_the_plain_product() {
         let n = 8;
-        let mut seed = 7u64;
-        let mut next = move || {
-            seed = seed
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            (seed >> 33) as usize
-        };
+        let mut rng = ChaCha8Rng::seed_from_u64(7);
+        let mut next = move || rng.gen::<u32>() as usize;
         let rounds: Vec<Vec<f64>> = (0..6)
             .map(|_| {
                 let mut w = identity(n);
@@ -649,13 +636,8 @@ mod tests {
             }
             ((log_scale + radius.ln()) / rounds.len() as f64).exp()
         }
-        let mut seed = 3u64;
-        let mut rand = move || {
-            seed = seed
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            (seed >> 11) as f64 / (1u64 << 53) as f64
-        };
+        let mut rng = ChaCha8Rng::seed_from_u64(3);
+        let mut rand = move || rng.gen::<f64>();
         for n in [5, 40] {
             // Doubly stochastic, not symmetric: a mix of a cyclic shift
             // and the identity, then a random pair averages.

@@ -220,6 +220,8 @@ pub fn is_permutation(n: usize, w: &[f64]) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use rand::{Rng, SeedableRng};
+    use rand_chacha::ChaCha8Rng;
 
     /// The cyclic shift `i -> i + s mod n`.
     fn shift(n: usize, s: usize) -> DMatrix<f64> {
@@ -247,13 +249,8 @@ mod tests {
     /// local-degree matrices of rings), and refuses a NaN.
     #[test]
     fn symmetric_eigenvalues_equal_the_decomposition() {
-        let mut seed = 11u64;
-        let mut next = move || {
-            seed = seed
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            (seed >> 11) as f64 / (1u64 << 53) as f64 - 0.5
-        };
+        let mut rng = ChaCha8Rng::seed_from_u64(11);
+        let mut next = move || rng.gen::<f64>() - 0.5;
         let mut cases: Vec<DMatrix<f64>> = Vec::new();
         for n in [1, 2, 3, 5, 17, 60, 87] {
             let a = DMatrix::from_fn(n, n, |_, _| next());
