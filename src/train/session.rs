@@ -14,7 +14,6 @@ use crate::evaluate::{EvalError, EvaluatedOverlay};
 use crate::graph::failures::FailureSpec;
 use crate::graph::Protocol;
 use crate::net::delay::DelayModel;
-use crate::net::silos::DataSizes;
 use crate::net::underlay::Underlay;
 use crate::network::NetworkKind;
 use crate::overlay::build::{BuildOptions, OverlayKind};
@@ -295,21 +294,8 @@ impl Session<'_> {
     }
 }
 
-/// [`load_dataset`](super::data::load::load_dataset) with the error as a
-/// training configuration error (the same message).
-pub fn load_dataset(
-    dataset: &str,
-    partition: &str,
-    silos: usize,
-    positions: Option<&[(f64, f64)]>,
-    seed: u64,
-    sizes: Option<&DataSizes>,
-) -> Result<FederatedData, TrainError> {
-    super::data::load::load_dataset(dataset, partition, silos, positions, seed, sizes)
-        .map_err(|e| TrainError::Config(e.to_string()))
-}
-
-pub use super::data::load::with_data_labels;
+// Reading data needs no libtorch: it lives in `train::data::load`.
+pub use super::data::load::{load_dataset, with_data_labels};
 
 /// Parses an optimiser: `sgd`, `sgd:MOMENTUM` or `adam` (beta1 0.9,
 /// beta2 0.999, eps 1e-8).
