@@ -268,6 +268,64 @@ pub(super) fn tridiagonal_extreme(alpha: &[f64], beta: &[f64], largest: bool) ->
     (theta, x)
 }
 
+/// The `k`-th smallest eigenvalue (from 0) of the symmetric tridiagonal
+/// matrix with diagonal `alpha` and off-diagonal `beta`, by bisection on
+/// the Sturm count (the number of negative pivots of `T - x I`, a zero
+/// pivot counted negative as in [`Sturm`]) until no floating-point number
+/// lies between the brackets: within a few units in the last place of the
+/// eigenvalue, like the QR iteration's, at `O(k)` per step instead of a
+/// full eigendecomposition. `None` when `k` is out of range or an entry is
+/// not finite.
+pub(crate) fn tridiagonal_kth(alpha: &[f64], beta: &[f64], k: usize) -> Option<f64> {
+    let n = alpha.len();
+    if k >= n {
+        return None;
+    }
+    let (lo, hi) = gershgorin(alpha, beta);
+    if !(lo.is_finite() && hi.is_finite()) {
+        return None;
+    }
+    if lo == hi {
+        return Some(lo);
+    }
+    let zero_pivot = -f64::EPSILON * (hi - lo);
+    let off: Vec<f64> = (0..n)
+        .map(|i| {
+            if i > 0 {
+                beta[i - 1] * beta[i - 1]
+            } else {
+                0.0
+            }
+        })
+        .collect();
+    // More than `k` eigenvalues below `x`.
+    let above = |x: f64| {
+        let (mut d, mut count) = (1.0f64, 0usize);
+        for i in 0..n {
+            let p = alpha[i] - x - if i > 0 { off[i] / d } else { 0.0 };
+            d = if p == 0.0 { zero_pivot } else { p };
+            count += usize::from(d < 0.0);
+        }
+        count > k
+    };
+    // Brackets just outside the interval: the predicate is false at `lo`
+    // and true at `hi` (every eigenvalue lies in `[lo, hi]`).
+    let pad = f64::EPSILON * (hi - lo).max(lo.abs()).max(hi.abs());
+    let (mut lo, mut hi) = (lo - pad, hi + pad);
+    for _ in 0..2100 {
+        let mid = 0.5 * (lo + hi);
+        if mid <= lo || mid >= hi {
+            break;
+        }
+        if above(mid) {
+            hi = mid;
+        } else {
+            lo = mid;
+        }
+    }
+    Some(0.5 * (lo + hi))
+}
+
 /// Solves `(T - shift I) x = rhs` for the symmetric tridiagonal `T` by
 /// Gaussian elimination with partial pivoting (LAPACK `dgtsv`'s scheme; a
 /// zero pivot is replaced by a tiny one: inverse iteration wants the
@@ -322,9 +380,55 @@ fn solve_tridiagonal(alpha: &[f64], beta: &[f64], shift: f64, rhs: &[f64]) -> Ve
 #[cfg(test)]
 mod tests {
     use super::*;
+
     use crate::mixing::krylov::seeded_vector;
     use crate::mixing::spectrum::symmetric_eigenvalues;
     use nalgebra::DMatrix;
+
+    /// The `n x n` symmetric tridiagonal matrix of `alpha` and `beta`.
+    fn dense_tridiagonal(alpha: &[f64], beta: &[f64]) -> DMatrix<f64> {
+        let n = alpha.len();
+        DMatrix::from_fn(n, n, |i, j| {
+            if i == j {
+                alpha[i]
+            } else if i + 1 == j {
+                beta[i]
+            } else if j + 1 == i {
+                beta[j]
+            } else {
+                0.0
+            }
+        })
+    }
+
+    #[test]
+    fn kth_eigenvalue_equals_the_dense_spectrum() {
+        use rand::{Rng, SeedableRng};
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(11);
+        for case in 0..200 {
+            let n: usize = rng.gen_range(1..40);
+            // Clustered and zero entries too (ties, split matrices).
+            let draw = |rng: &mut rand_chacha::ChaCha8Rng| match rng.gen_range(0..4) {
+                0 => 0.0,
+                1 => 0.5,
+                _ => rng.gen_range(-1.0..1.0),
+            };
+            let alpha: Vec<f64> = (0..n).map(|_| draw(&mut rng)).collect();
+            let beta: Vec<f64> = (0..n.saturating_sub(1)).map(|_| draw(&mut rng)).collect();
+            let t = dense_tridiagonal(&alpha, &beta);
+            let mut dense: Vec<f64> = t.symmetric_eigenvalues().iter().copied().collect();
+            dense.sort_by(f64::total_cmp);
+            for (k, &want) in dense.iter().enumerate() {
+                let got = tridiagonal_kth(&alpha, &beta, k).unwrap();
+                assert!(
+                    (got - want).abs() <= 1e-13,
+                    "case {case} k {k}: {got} vs {want}"
+                );
+            }
+            assert_eq!(tridiagonal_kth(&alpha, &beta, n), None);
+        }
+        assert_eq!(tridiagonal_kth(&[f64::NAN], &[], 0), None);
+    }
 
     /// The fast path of the Sturm counts (stop at the deciding pivot)
     /// gives the full count's extreme eigenvalues: against the dense
@@ -335,17 +439,7 @@ mod tests {
         for k in [1usize, 2, 3, 7, 20, 60] {
             let alpha: Vec<f64> = (0..k).map(|_| v.next().unwrap_or(0.1)).collect();
             let beta: Vec<f64> = (1..k).map(|_| v.next().unwrap_or(0.2)).collect();
-            let t = DMatrix::from_fn(k, k, |i, j| {
-                if i == j {
-                    alpha[i]
-                } else if i + 1 == j {
-                    beta[i]
-                } else if j + 1 == i {
-                    beta[j]
-                } else {
-                    0.0
-                }
-            });
+            let t = dense_tridiagonal(&alpha, &beta);
             let e = symmetric_eigenvalues(&t).unwrap_or_else(|e| panic!("{e}"));
             let max = e.iter().copied().fold(f64::NEG_INFINITY, f64::max);
             let min = e.iter().copied().fold(f64::INFINITY, f64::min);
