@@ -66,11 +66,11 @@ pub fn slem(n: usize, w: &[f64]) -> Result<f64, SpectrumError> {
 /// [`slem`] of a symmetric doubly stochastic `W` (its largest eigenvalue
 /// is the consensus 1) without a full eigendecomposition: Householder
 /// tridiagonalisation, then the second-largest and the smallest
-/// eigenvalues by Sturm bisection to rounding
-/// ([`super::tridiagonal::tridiagonal_kth`]); `max(|lambda_2|,
-/// |lambda_n|)`. The same value as [`slem`] within a few units in the last
-/// place (test), at about half its work on 87 silos: what the
-/// augmentation's exact scores of symmetric candidates use.
+/// eigenvalues by bisection on the Sturm counts of the tridiagonal matrix,
+/// to rounding; `max(|lambda_2|, |lambda_n|)`. The same value as [`slem`]
+/// within a few units in the last place (test), but not bit for bit, at
+/// about half its work on 87 silos: the augmentation's fast gaps of
+/// symmetric candidates (`design::arc_scores::Current::fast_gap`).
 ///
 /// # Errors
 /// A non-finite entry.
