@@ -210,6 +210,29 @@ struct Score {
 }
 
 impl Score {
+    /// The score of a candidate of gap `g` and cycle time `t` (ms; read
+    /// only in phase 2 when the candidate is not free) over the current
+    /// gap `g_cur` and cycle time `t_cur`.
+    fn of(phase: u8, free: bool, g: f64, g_cur: f64, t: f64, t_cur: f64) -> Score {
+        let gain = g - g_cur;
+        if phase == 1 {
+            Score {
+                free: true,
+                value: g,
+            }
+        } else if free {
+            Score {
+                free: true,
+                value: gain,
+            }
+        } else {
+            Score {
+                free: false,
+                value: gain / (t - t_cur),
+            }
+        }
+    }
+
     fn beats(&self, o: &Score) -> bool {
         (self.free && !o.free) || (self.free == o.free && self.value > o.value)
     }
@@ -407,57 +430,28 @@ pub fn augment(
             // cannot reach the best exact score is passed over: its exact
             // score would not have changed the best either (the exhaustive
             // scan scores every candidate exactly: the tests' reference).
-            if let (Some((s, ..)), false) = (&best, exhaustive) {
-                let known_time = phase == 1 || p.free || p.t.is_some();
-                if known_time {
-                    if let Some(fast) = current
-                        .fast_gap(p.arc.0, p.arc.1)?
-                        .filter(|g| g.is_finite())
-                    {
-                        let g = fast + FAST_GAP_ERROR;
-                        let upper = if phase == 1 || p.free {
-                            Score {
-                                free: true,
-                                value: if phase == 1 { g } else { g - g_cur },
-                            }
-                        } else {
-                            let t = p.t.unwrap_or(f64::INFINITY);
-                            Score {
-                                free: false,
-                                value: (g - g_cur) / (t - t_cur),
-                            }
-                        };
-                        if !(upper.beats(s) || upper == *s) {
-                            continue;
-                        }
+            let timed = phase == 1 || p.free;
+            if let (Some((s, ..)), false, true) = (&best, exhaustive, timed || p.t.is_some()) {
+                let fast = current.fast_gap(p.arc.0, p.arc.1)?;
+                if let Some(fast) = fast.filter(|g| g.is_finite()) {
+                    let t = p.t.unwrap_or(f64::INFINITY);
+                    let upper = Score::of(phase, p.free, fast + FAST_GAP_ERROR, g_cur, t, t_cur);
+                    if !(upper.beats(s) || upper == *s) {
+                        continue;
                     }
                 }
             }
             let g = current.exact_gap(p.arc.0, p.arc.1)?;
-            let gain = g - g_cur;
-            if gain <= 1e-12 {
+            if g - g_cur <= 1e-12 {
                 continue;
             }
-            let score = if phase == 1 {
-                Score {
-                    free: true,
-                    value: g,
-                }
-            } else if p.free {
-                Score {
-                    free: true,
-                    value: gain,
-                }
-            } else {
-                let t = match p.t {
-                    Some(t) => t,
-                    None => exact_time(&current, p.arc.0, p.arc.1)?,
-                };
-                Score {
-                    free: false,
-                    value: gain / (t - t_cur),
-                }
+            // The cycle time matters only to a gain per ms (phase 2, not free).
+            let t = match (timed, p.t) {
+                (true, _) => f64::NAN,
+                (false, Some(t)) => t,
+                (false, None) => exact_time(&current, p.arc.0, p.arc.1)?,
             };
+            let score = Score::of(phase, p.free, g, g_cur, t, t_cur);
             let better = match &best {
                 None => true,
                 Some((s, order, ..)) => score.beats(s) || (score == *s && p.order < *order),

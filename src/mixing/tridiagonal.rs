@@ -85,6 +85,18 @@ impl<'a> Sturm<'a> {
         }
     }
 
+    /// The number of eigenvalues below `x` (every pivot of `T - x I`, the
+    /// negative ones counted; no early stop).
+    fn count_below(&self, x: f64) -> usize {
+        let mut d = 1.0f64;
+        let mut count = 0;
+        for i in 0..self.alpha.len() {
+            d = self.pivot(i, x, d);
+            count += usize::from(d < 0.0);
+        }
+        count
+    }
+
     /// The predicate at `x`.
     fn at(&self, x: f64) -> bool {
         let mut d = 1.0f64;
@@ -149,13 +161,21 @@ const LANES: usize = 7;
 /// interval) by bisection: at most 200 halvings, each at the rounded
 /// midpoint, until no floating-point number lies strictly between the
 /// brackets; then their rounded midpoint.
-fn bisect(sturm: &Sturm, mut lo: f64, mut hi: f64) -> f64 {
-    for _ in 0..200 {
+fn bisect(sturm: &Sturm, lo: f64, hi: f64) -> f64 {
+    bisect_by(|x| sturm.at(x), lo, hi, 200)
+}
+
+/// The threshold of a monotone predicate (false at `lo`, true at `hi`) by
+/// at most `halvings` halvings at the rounded midpoint, until no
+/// floating-point number lies strictly between the brackets; then their
+/// rounded midpoint.
+fn bisect_by(above: impl Fn(f64) -> bool, mut lo: f64, mut hi: f64, halvings: usize) -> f64 {
+    for _ in 0..halvings {
         let mid = 0.5 * (lo + hi);
         if mid <= lo || mid >= hi {
             break;
         }
-        if sturm.at(mid) {
+        if above(mid) {
             hi = mid;
         } else {
             lo = mid;
@@ -273,7 +293,7 @@ pub(super) fn tridiagonal_extreme(alpha: &[f64], beta: &[f64], largest: bool) ->
 /// the Sturm count (the number of negative pivots of `T - x I`, a zero
 /// pivot counted negative as in [`Sturm`]) until no floating-point number
 /// lies between the brackets: within a few units in the last place of the
-/// eigenvalue, like the QR iteration's, at `O(k)` per step instead of a
+/// eigenvalue, like the QR iteration's, at `O(n)` per halving instead of a
 /// full eigendecomposition. `None` when `k` is out of range or an entry is
 /// not finite.
 pub(crate) fn tridiagonal_kth(alpha: &[f64], beta: &[f64], k: usize) -> Option<f64> {
@@ -288,42 +308,18 @@ pub(crate) fn tridiagonal_kth(alpha: &[f64], beta: &[f64], k: usize) -> Option<f
     if lo == hi {
         return Some(lo);
     }
-    let zero_pivot = -f64::EPSILON * (hi - lo);
-    let off: Vec<f64> = (0..n)
-        .map(|i| {
-            if i > 0 {
-                beta[i - 1] * beta[i - 1]
-            } else {
-                0.0
-            }
-        })
-        .collect();
-    // More than `k` eigenvalues below `x`.
-    let above = |x: f64| {
-        let (mut d, mut count) = (1.0f64, 0usize);
-        for i in 0..n {
-            let p = alpha[i] - x - if i > 0 { off[i] / d } else { 0.0 };
-            d = if p == 0.0 { zero_pivot } else { p };
-            count += usize::from(d < 0.0);
-        }
-        count > k
-    };
-    // Brackets just outside the interval: the predicate is false at `lo`
-    // and true at `hi` (every eigenvalue lies in `[lo, hi]`).
+    let sturm = Sturm::new(alpha, beta, false, hi - lo);
+    // Brackets just outside the interval: more than `k` eigenvalues lie
+    // below `hi` and none below `lo` (every eigenvalue lies in `[lo, hi]`);
+    // from a bracket near zero, reaching adjacent floats can take about
+    // 1,100 halvings.
     let pad = f64::EPSILON * (hi - lo).max(lo.abs()).max(hi.abs());
-    let (mut lo, mut hi) = (lo - pad, hi + pad);
-    for _ in 0..2100 {
-        let mid = 0.5 * (lo + hi);
-        if mid <= lo || mid >= hi {
-            break;
-        }
-        if above(mid) {
-            hi = mid;
-        } else {
-            lo = mid;
-        }
-    }
-    Some(0.5 * (lo + hi))
+    Some(bisect_by(
+        |x| sturm.count_below(x) > k,
+        lo - pad,
+        hi + pad,
+        2100,
+    ))
 }
 
 /// Solves `(T - shift I) x = rhs` for the symmetric tridiagonal `T` by
