@@ -27,7 +27,12 @@
 //! * **the design's choice**: the candidate of least predicted time, made
 //!   before looking at any measurement of its underlay;
 //! * **measured**: the time to the target of every candidate; a run that
-//!   missed the target is "not reached" (a lower bound), never a time.
+//!   missed the target is "not reached" (a lower bound), never a time;
+//! * **`design --verify`**, judged on another seed ([`verify_choice`]):
+//!   its probes, ranking and full runs replayed from the runs of the
+//!   cell's next seed (a different data split, initial model and batches:
+//!   the user's verification runs), its measured winner judged on this
+//!   seed's runs.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
@@ -36,6 +41,9 @@ use std::path::{Path, PathBuf};
 use anyhow::{bail, Context, Result};
 use serde::Deserialize;
 
+use fedtopo::design::calibrate::{
+    spread_over_mixing_times, VERIFY_PROBES, VERIFY_PROBE_ROUNDS, VERIFY_TOP,
+};
 use fedtopo::design::predictor::{
     features, fit_censored, HeterogeneityLevel, Observation, PredictorInputs, FEATURE_COUNT,
     FEATURE_NAMES,
@@ -763,6 +771,143 @@ fn mean_se(xs: &[f64]) -> (f64, f64) {
     (m, (v / n).sqrt())
 }
 
+/// A chosen overlay judged against the best of the list in one cell.
+struct Judged {
+    /// Mean time of the chosen over the best's (None: one not reached).
+    ratio: Option<f64>,
+    /// Standard error of the per-seed ratios.
+    se: Option<f64>,
+    verdict: &'static str,
+}
+
+/// Counts of verdicts over the cells.
+#[derive(Default)]
+struct Tally {
+    counted: usize,
+    losses: usize,
+    wins10: usize,
+}
+
+impl Tally {
+    fn add(&mut self, j: &Judged) {
+        match j.verdict {
+            "no baseline reached" => return,
+            "slower" | "designed not reached" => self.losses += 1,
+            "wins by >= 10%" => self.wins10 += 1,
+            _ => {}
+        }
+        self.counted += 1;
+    }
+}
+
+/// Judges the chosen overlay's times per seed (`times`, None: not
+/// reached) against the best of the list (`best`: name, mean time;
+/// `best_times`: its times per seed): slower when the mean ratio exceeds
+/// 1 by more than twice the standard error of the per-seed ratios, a win
+/// when it is <= 0.9.
+fn judge(
+    times: &[Option<f64>],
+    best: Option<(&str, f64)>,
+    best_times: Option<&[Option<f64>]>,
+) -> Judged {
+    let mean: Option<f64> = times
+        .iter()
+        .copied()
+        .collect::<Option<Vec<f64>>>()
+        .map(|x| mean_se(&x).0);
+    match (mean, best, best_times) {
+        (Some(d), Some((_, bt)), Some(per)) => {
+            let per_seed: Vec<f64> = times
+                .iter()
+                .zip(per)
+                .filter_map(|(x, y)| Some(x.as_ref()? / y.as_ref()?))
+                .collect();
+            let (_, se) = mean_se(&per_seed);
+            let ratio = d / bt;
+            let verdict = if ratio > 1.0 + 2.0 * se.max(0.0) {
+                "slower"
+            } else if ratio <= 0.9 {
+                "wins by >= 10%"
+            } else {
+                "ties or wins"
+            };
+            Judged {
+                ratio: Some(ratio),
+                se: Some(se),
+                verdict,
+            }
+        }
+        (None, Some(_), _) => Judged {
+            ratio: None,
+            se: None,
+            verdict: "designed not reached",
+        },
+        _ => Judged {
+            ratio: None,
+            se: None,
+            verdict: "no baseline reached",
+        },
+    }
+}
+
+/// What `fedtopo design --verify` (its defaults: [`VERIFY_PROBES`] probes
+/// of [`VERIFY_PROBE_ROUNDS`] rounds spread over the mixing times, then
+/// the [`VERIFY_TOP`] best predicted trained to the target) would choose
+/// from the runs `idx` of one cell and seed, whose measurements stand for
+/// its training runs: training is deterministic given the seed, so a probe
+/// reaches the target iff the full run did within the probe's rounds, at
+/// the same round. Returns the measured winner (least time to the target
+/// among the probes that reached it and the top runs; ties by name; the
+/// predicted best when none reached it) and the wall-clock time of the
+/// verification's runs (ms): a run that reached the target stops there, a
+/// run stopped by its round limit costs those rounds at its cycle time.
+fn verify_choice(runs: &[Run], idx: &[usize], predicted: &[f64]) -> Option<(String, f64)> {
+    let taus: Vec<f64> = idx.iter().map(|&i| runs[i].mixing_time).collect();
+    let probes: Vec<usize> = spread_over_mixing_times(&taus, VERIFY_PROBES)
+        .into_iter()
+        .map(|k| idx[k])
+        .collect();
+    let mut ranked: Vec<usize> = idx.to_vec();
+    ranked.sort_by(|&i, &j| {
+        predicted[i]
+            .total_cmp(&predicted[j])
+            .then(runs[i].candidate.cmp(&runs[j].candidate))
+    });
+    let mut cost = 0.0;
+    let mut measured: Vec<(f64, &str)> = Vec::new();
+    let mut probe_reached = BTreeSet::new();
+    for &i in &probes {
+        let r = &runs[i];
+        match (r.rounds_to_target, r.time_to_target_ms) {
+            (Some(k), Some(t)) if k <= VERIFY_PROBE_ROUNDS => {
+                cost += t;
+                measured.push((t, &r.candidate));
+                probe_reached.insert(i);
+            }
+            _ => cost += VERIFY_PROBE_ROUNDS as f64 * r.cycle_time_ms,
+        }
+    }
+    for &i in ranked.iter().take(VERIFY_TOP) {
+        if probe_reached.contains(&i) {
+            continue;
+        }
+        let r = &runs[i];
+        match r.time_to_target_ms {
+            Some(t) => {
+                cost += t;
+                measured.push((t, &r.candidate));
+            }
+            None => cost += r.rounds_budget as f64 * r.cycle_time_ms,
+        }
+    }
+    let chosen = measured
+        .iter()
+        .min_by(|x, y| x.0.total_cmp(&y.0).then(x.1.cmp(y.1)))
+        .map(|m| m.1)
+        .or_else(|| ranked.first().map(|&i| runs[i].candidate.as_str()))?;
+    Some((chosen.to_string(), cost))
+}
+
 fn main() -> Result<()> {
     let a = parse_args()?;
     let mut runs = read_runs(&a.runs)?;
@@ -842,7 +987,7 @@ fn main() -> Result<()> {
         "underlay,access,data,seed,candidate,same_as,cycle_time_ms,predicted_rounds,predicted_time_ms,reached,rounds_to_target,time_to_target_ms,rounds_budget,designed\n",
     );
     let mut results_csv = String::from(
-        "underlay,silos,access,data,seeds,designed,designed_time_s,best_other,best_other_time_s,designed_over_best,seed_se,verdict,ring_time_s,speedup_over_ring,ring_opt_time_s,kendall_tau,oos_error,oos_runs,proxy_choice,proxy_time_s,proxy_over_best,verify_top3_over_best\n",
+        "underlay,silos,access,data,seeds,designed,designed_time_s,best_other,best_other_time_s,designed_over_best,seed_se,verdict,ring_time_s,speedup_over_ring,ring_opt_time_s,kendall_tau,oos_error,oos_runs,proxy_choice,proxy_time_s,proxy_over_best,verify_top3_over_best,verify_choice,verify_time_s,verify_over_best,verify_seed_se,verify_verdict,verify_speedup_over_ring,verify_cost_over_time\n",
     );
     let mut md = String::new();
     writeln!(
@@ -857,7 +1002,14 @@ fn main() -> Result<()> {
     let mut taus: Vec<f64> = Vec::new();
     let mut agreement: Vec<(CellKey, Agreement, Option<f64>)> = Vec::new();
     let mut speedups: BTreeMap<String, Vec<f64>> = BTreeMap::new();
-    let (mut wins10, mut losses, mut counted) = (0, 0, 0);
+    let mut tally = Tally::default();
+    let mut verify_tally = Tally::default();
+    let mut verify_speedups: Vec<f64> = Vec::new();
+    let mut verify_ratios: Vec<f64> = Vec::new();
+    let mut verify_costs: Vec<f64> = Vec::new();
+    let mut verify_md = String::from(
+        "| underlay | access | data | `design --verify` winner (its runs on another seed) | its time (s) | best other (s) | winner / best | verdict | vs RING | verification / winner's time |\n|---|---|---|---|---:|---:|---:|---|---:|---:|\n",
+    );
     for (cell, cell_seeds) in &cells {
         // Per candidate name: measured time per seed (None: not reached).
         let mut measured: BTreeMap<String, Vec<Option<f64>>> = BTreeMap::new();
@@ -961,34 +1113,51 @@ fn main() -> Result<()> {
         let ring = measured.get("ring").and_then(|v| mean_of(v));
         let ring_opt = measured.get("ring-opt").and_then(|v| mean_of(v));
         // Seed noise of designed / best: per-seed ratios.
-        let (ratio, se, verdict) = match (designed, best_other) {
-            (Some(d), Some((b, bt))) => {
-                let per_seed: Vec<f64> = designed_times
-                    .iter()
-                    .zip(&measured[b])
-                    .filter_map(|(x, y)| Some(x.as_ref()? / y.as_ref()?))
-                    .collect();
-                let (_, se) = mean_se(&per_seed);
-                let ratio = d / bt;
-                counted += 1;
-                let verdict = if ratio > 1.0 + 2.0 * se.max(0.0) {
-                    losses += 1;
-                    "slower"
-                } else if ratio <= 0.9 {
-                    wins10 += 1;
-                    "wins by >= 10%"
-                } else {
-                    "ties or wins"
-                };
-                (Some(ratio), Some(se), verdict.to_string())
+        let best_times = best_other.map(|(b, _)| measured[b].as_slice());
+        let judged = judge(&designed_times, best_other, best_times);
+        tally.add(&judged);
+        let (ratio, se, verdict) = (judged.ratio, judged.se, judged.verdict.to_string());
+        // `design --verify` on another seed: the next seed of the cell
+        // (cyclically) trains its probes and top candidates.
+        let mut verify_times: Vec<Option<f64>> = Vec::new();
+        let mut verify_names: BTreeSet<String> = BTreeSet::new();
+        let mut verify_cost: Vec<f64> = Vec::new();
+        let mut verify_complete = cell_seeds.len() > 1;
+        for (p, seed) in cell_seeds.iter().enumerate() {
+            let probe_seed = cell_seeds[(p + 1) % cell_seeds.len()];
+            let probe_idx = &by_cell_seed[&(cell.clone(), probe_seed)];
+            let Some((chosen, cost)) = verify_choice(&runs, probe_idx, &predicted) else {
+                verify_complete = false;
+                continue;
+            };
+            let idx = &by_cell_seed[&(cell.clone(), *seed)];
+            match idx
+                .iter()
+                .find(|&&i| runs[i].names().contains(&chosen.as_str()))
+            {
+                Some(&i) => {
+                    verify_times.push(runs[i].time_to_target_ms);
+                    if let Some(t) = runs[i].time_to_target_ms {
+                        verify_cost.push(cost / t);
+                    }
+                }
+                None => verify_complete = false,
             }
-            (None, Some(_)) => {
-                counted += 1;
-                losses += 1;
-                (None, None, "designed not reached".into())
+            verify_names.insert(chosen);
+        }
+        let verify = verify_complete.then(|| {
+            let j = judge(&verify_times, best_other, best_times);
+            verify_tally.add(&j);
+            if let Some(r) = j.ratio {
+                verify_ratios.push(r);
             }
-            _ => (None, None, "no baseline reached".into()),
-        };
+            j
+        });
+        let verify_time = verify.as_ref().and_then(|_| mean_of(&verify_times));
+        if let (Some(v), Some(r)) = (verify_time, ring) {
+            verify_speedups.push(r / v);
+        }
+        verify_costs.extend(&verify_cost);
         if let (Some(d), Some(r)) = (designed, ring) {
             speedups.entry(cell.0.clone()).or_default().push(r / d);
         }
@@ -1041,6 +1210,8 @@ fn main() -> Result<()> {
         let s = |x: Option<f64>| x.map_or(String::new(), |v| format!("{:.3}", v / 1000.0));
         let f = |x: Option<f64>, p: usize| x.map_or(String::new(), |v| format!("{v:.p$}"));
         let designed_label = designed_names.into_iter().collect::<Vec<_>>().join(" / ");
+        let verify_label = verify_names.into_iter().collect::<Vec<_>>().join(" / ");
+        let verify_cost_ratio = (!verify_cost.is_empty()).then(|| mean_se(&verify_cost).0);
         let proxy_label = proxy_names.into_iter().collect::<Vec<_>>().join(" / ");
         let proxy_time = mean_of(&proxy_times);
         let proxy_ratio = proxy_time.zip(best_other).map(|(p, b)| p / b.1);
@@ -1056,7 +1227,7 @@ fn main() -> Result<()> {
         }
         writeln!(
             results_csv,
-            "{},{},{},{},{},\"{}\",{},{},{},{},{},{},{},{},{},{},{},{},\"{}\",{},{},{}",
+            "{},{},{},{},{},\"{}\",{},{},{},{},{},{},{},{},{},{},{},{},\"{}\",{},{},{},\"{}\",{},{},{},{},{},{}",
             cell.0,
             silos,
             cell.1,
@@ -1078,7 +1249,29 @@ fn main() -> Result<()> {
             proxy_label,
             s(proxy_time),
             f(proxy_ratio, 3),
-            f(top3_ratio, 3)
+            f(top3_ratio, 3),
+            verify_label,
+            s(verify_time),
+            f(verify.as_ref().and_then(|j| j.ratio), 3),
+            f(verify.as_ref().and_then(|j| j.se), 3),
+            verify.as_ref().map_or("incomplete", |j| j.verdict),
+            f(verify_time.zip(ring).map(|(v, r)| r / v), 3),
+            f(verify_cost_ratio, 2)
+        )?;
+        writeln!(
+            verify_md,
+            "| {} | {} | {} | {} | {} | {} ({}) | {} | {} | {} | {} |",
+            cell.0,
+            cell.1,
+            cell.2,
+            verify_label,
+            s(verify_time).trim(),
+            s(best_other.map(|b| b.1)),
+            best_other.map_or("-", |b| b.0),
+            f(verify.as_ref().and_then(|j| j.ratio), 2),
+            verify.as_ref().map_or("incomplete", |j| j.verdict),
+            f(verify_time.zip(ring).map(|(v, r)| r / v), 2),
+            f(verify_cost_ratio, 1),
         )?;
         writeln!(
             md,
@@ -1115,15 +1308,19 @@ fn main() -> Result<()> {
          - time to target of the chosen overlay over the best of the list: geometric mean {:.2} (fitted predictor) against {:.2} (the earlier proxy, 15 + mixing time rounds); \
          the best measured of the fitted predictor's top 3 (what `design --verify --top 3` trains): {:.2};\n\
          - uncalibrated rounds (what `fedtopo design` prints without `--calibrate`/`--verify`), leave-one-underlay-out, \
-         error mean / median over the candidate-cells: {}.\n",
+         error mean / median over the candidate-cells: {};\n\
+         - `design --verify` ({} probes of {} rounds, then its top {} trained to the target), its runs on another seed of the cell, \
+         its measured winner judged on this seed: slower than the best of the list beyond seed noise in {} of {} cells, \
+         >= 10% faster in {}; winner over best {:.2} (geometric mean); speed-up over RING {:.2}x over {} cells; \
+         its training runs take {:.1}x (median; mean {:.1}x) the winner's time to the target.\n",
         runs.len(),
         cells.len(),
         underlays.len(),
         seeds,
-        losses,
-        counted,
-        wins10,
-        counted,
+        tally.losses,
+        tally.counted,
+        tally.wins10,
+        tally.counted,
         geo,
         all_speedups.len(),
         mean(&taus),
@@ -1143,6 +1340,21 @@ fn main() -> Result<()> {
         geomean(&proxy_ratios),
         geomean(&top3_ratios),
         level_table.1,
+        VERIFY_PROBES,
+        VERIFY_PROBE_ROUNDS,
+        VERIFY_TOP,
+        verify_tally.losses,
+        verify_tally.counted,
+        verify_tally.wins10,
+        geomean(&verify_ratios),
+        geomean(&verify_speedups),
+        verify_speedups.len(),
+        {
+            let mut c = verify_costs.clone();
+            c.sort_by(f64::total_cmp);
+            c.get(c.len() / 2).copied().unwrap_or(f64::NAN)
+        },
+        mean(&verify_costs),
     );
 
     // The shipped fit: every run; its level the settings' intercepts'
@@ -1215,6 +1427,19 @@ fn main() -> Result<()> {
     let mut full = String::new();
     writeln!(full, "## Summary\n\n{summary}")?;
     writeln!(full, "## Cells\n\n{md}")?;
+    writeln!(
+        full,
+        "## `design --verify`, its training runs on another seed\n\n\
+         What the whole design pipeline chooses, with the training it asks of the user: \
+         {VERIFY_PROBES} probes of {VERIFY_PROBE_ROUNDS} rounds spread over the mixing times, \
+         the level calibrated on them, the top {VERIFY_TOP} of the ranking trained to the \
+         target, the measured winner kept. Its runs are the cell's next seed's (cyclically: \
+         seed 1's choose for seed 0, ...; a different data split, initial model and batches), \
+         and the winner is judged on the seed it did not train on, against the mean of the \
+         list's best as above. Last column: the wall-clock time of those training runs \
+         (reached: to the target; stopped by their round limit: those rounds at the cycle \
+         time) over the winner's time to the target, mean over the seeds.\n\n{verify_md}"
+    )?;
     writeln!(
         full,
         "## Fits (leave-one-underlay-out: the fit used for each underlay, without its runs)\n\n| left out | {} | uncalibrated level: the intercepts' line in h |\n|---|---|---|\n{fits}",

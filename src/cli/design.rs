@@ -11,7 +11,8 @@ use clap::Args;
 
 use fedtopo::csv_file::serde_csv;
 use fedtopo::design::calibrate::{
-    calibrate, measured_winner, read_summary, Calibration, MeasuredWinner,
+    calibrate, measured_winner, read_summary, Calibration, MeasuredWinner, VERIFY_PROBES,
+    VERIFY_PROBE_ROUNDS, VERIFY_TOP,
 };
 use fedtopo::design::export::export_all;
 use fedtopo::design::search::{
@@ -104,7 +105,7 @@ pub struct DesignArgs {
     out: Option<PathBuf>,
     /// Candidates verified (--verify) or named in the printed `fedtopo
     /// train` command.
-    #[arg(long, default_value_t = 4, value_parser = super::args::whole::<u64>(1, u64::MAX))]
+    #[arg(long, default_value_t = VERIFY_TOP as u64, value_parser = super::args::whole::<u64>(1, u64::MAX))]
     top: u64,
     /// Calibrate the rounds predictor on measured runs: a `summary.csv` of
     /// `fedtopo train` (its `rounds_to_target`; a run that did not reach
@@ -127,10 +128,10 @@ pub struct DesignArgs {
     #[arg(long, requires = "out")]
     verify: bool,
     /// Probe overlays of --verify.
-    #[arg(long, default_value_t = 3, value_parser = super::args::whole::<u64>(1, 10_000))]
+    #[arg(long, default_value_t = VERIFY_PROBES as u64, value_parser = super::args::whole::<u64>(1, 10_000))]
     probes: u64,
     /// Rounds of each probe run of --verify.
-    #[arg(long, default_value_t = 50, value_parser = super::args::whole::<u64>(1, fedtopo::replay::MAX_ROUNDS))]
+    #[arg(long, default_value_t = VERIFY_PROBE_ROUNDS, value_parser = super::args::whole::<u64>(1, fedtopo::replay::MAX_ROUNDS))]
     probe_rounds: u64,
     /// Also write DIR/report.html: one self-contained page (no network
     /// needed to view it) with the candidate table, cycle time against

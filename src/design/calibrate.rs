@@ -588,6 +588,33 @@ pub struct MeasuredWinner {
     pub ties: Vec<usize>,
 }
 
+/// `fedtopo design --verify`'s default number of probe runs.
+pub const VERIFY_PROBES: usize = 3;
+/// `fedtopo design --verify`'s default rounds of a probe run.
+pub const VERIFY_PROBE_ROUNDS: u64 = 50;
+/// `fedtopo design --verify`'s default number of candidates trained to the
+/// target after the probes.
+pub const VERIFY_TOP: usize = 4;
+
+/// The probes of `design --verify`: `k` indices into `mixing_times` spread
+/// evenly over the finite values in increasing order (ties by index), so
+/// the probes span the fast- and the slow-mixing candidates. All finite
+/// ones when there are at most `k`.
+pub fn spread_over_mixing_times(mixing_times: &[f64], k: usize) -> Vec<usize> {
+    let mut finite: Vec<usize> = (0..mixing_times.len())
+        .filter(|&i| mixing_times[i].is_finite())
+        .collect();
+    finite.sort_by(|&x, &y| mixing_times[x].total_cmp(&mixing_times[y]).then(x.cmp(&y)));
+    if finite.len() <= k {
+        return finite;
+    }
+    let mut out: Vec<usize> = (0..k)
+        .map(|j| finite[j * (finite.len() - 1) / (k - 1).max(1)])
+        .collect();
+    out.dedup();
+    out
+}
+
 /// The candidate with the least measured time to the target and those tied
 /// with it within an evaluation step of `eval_every` rounds (accuracy
 /// evaluated every round: only equal times tie). `None` when no candidate
@@ -650,6 +677,22 @@ mod tests {
             time_to_target_ms: reached.map(|r| r * 10.0),
             ms_per_round: Some(10.0),
         }
+    }
+
+    #[test]
+    fn probes_spread_over_the_finite_mixing_times() {
+        // Sorted: 1 (idx 3), 2 (0), 4 (5), 8 (1), 16 (4); inf (2) left out.
+        let taus = [2.0, 8.0, f64::INFINITY, 1.0, 16.0, 4.0];
+        assert_eq!(spread_over_mixing_times(&taus, 3), vec![3, 5, 4]);
+        assert_eq!(spread_over_mixing_times(&taus, 2), vec![3, 4]);
+        assert_eq!(spread_over_mixing_times(&taus, 1), vec![3]);
+        // At most k finite: all of them, in increasing order.
+        assert_eq!(spread_over_mixing_times(&taus, 5), vec![3, 0, 5, 1, 4]);
+        assert_eq!(spread_over_mixing_times(&taus, 9), vec![3, 0, 5, 1, 4]);
+        // Ties by index; none finite: none.
+        assert_eq!(spread_over_mixing_times(&[3.0, 3.0, 3.0], 2), vec![0, 2]);
+        assert!(spread_over_mixing_times(&[f64::NAN, f64::INFINITY], 2).is_empty());
+        assert!(spread_over_mixing_times(&[], 3).is_empty());
     }
 
     #[test]

@@ -31,7 +31,9 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
-use super::calibrate::{calibrate, measured_winner, Calibration, MeasuredRun, MeasuredWinner};
+use super::calibrate::{
+    calibrate, measured_winner, spread_over_mixing_times, Calibration, MeasuredRun, MeasuredWinner,
+};
 use super::export::{export_candidate, ExportError};
 use super::search::{Candidate, CandidateOverlay, RoundsPredictor};
 use crate::mixing::consensus::ConsensusRule;
@@ -237,25 +239,10 @@ fn io(path: &Path) -> impl FnOnce(std::io::Error) -> VerifyError + '_ {
 }
 
 /// Candidates for probe runs: `k` spread evenly over the finite mixing
-/// times (indices into `candidates`).
+/// times (indices into `candidates`, [`spread_over_mixing_times`]).
 pub fn probe_indices(candidates: &[Candidate], k: usize) -> Vec<usize> {
-    let mut finite: Vec<usize> = (0..candidates.len())
-        .filter(|&i| candidates[i].mixing_time.is_finite())
-        .collect();
-    finite.sort_by(|&x, &y| {
-        candidates[x]
-            .mixing_time
-            .total_cmp(&candidates[y].mixing_time)
-            .then(x.cmp(&y))
-    });
-    if finite.len() <= k {
-        return finite;
-    }
-    let mut out: Vec<usize> = (0..k)
-        .map(|j| finite[j * (finite.len() - 1) / (k - 1).max(1)])
-        .collect();
-    out.dedup();
-    out
+    let taus: Vec<f64> = candidates.iter().map(|c| c.mixing_time).collect();
+    spread_over_mixing_times(&taus, k)
 }
 
 /// Checks the options against the session before any training.
