@@ -107,6 +107,7 @@ fn exported_candidates_train_as_their_kinds() {
         dir: None,
         stop_after: None,
         stop_at: None,
+        stop_behind_ms: None,
     };
     for c in &cands {
         let fedtopo::design::search::CandidateOverlay::Kind(kind) = c.overlay else {
@@ -152,6 +153,22 @@ fn run_verify(
     fedtopo::design::verify::Verification,
     std::path::PathBuf,
 ) {
+    run_verify_with(target, probe_rounds, rounds, name, false, false)
+}
+
+/// [`run_verify`], racing or not, with the fitted predictor or the proxy.
+fn run_verify_with(
+    target: impl Fn(&[fedtopo::train::report::RoundRecord]) -> Target,
+    probe_rounds: u64,
+    rounds: u64,
+    name: &str,
+    race: bool,
+    fitted: bool,
+) -> (
+    Vec<fedtopo::design::search::Candidate>,
+    fedtopo::design::verify::Verification,
+    std::path::PathBuf,
+) {
     let n = net("100M");
     let d = data(n.model.silo_count());
     let config = TrainConfig {
@@ -180,11 +197,16 @@ fn run_verify(
                 dir: None,
                 stop_after: None,
                 stop_at: None,
+                stop_behind_ms: None,
             },
             |_, _| {},
         )
         .unwrap();
-    let mut predictor = RoundsPredictor::proxy(15.0);
+    let mut predictor = if fitted {
+        RoundsPredictor::fitted_for(&d)
+    } else {
+        RoundsPredictor::proxy(15.0)
+    };
     let mut cands = design_candidates(
         &n.underlay,
         &n.model,
@@ -211,6 +233,7 @@ fn run_verify(
             eval_every: 1,
             target: target(&star),
             dir: dir.clone(),
+            race,
         },
         |_| {},
     )
@@ -286,4 +309,62 @@ fn reached_targets_calibrate_and_pick_a_winner() {
             .any(|c| c.name == r.candidate && c.file.is_some()));
     }
     std::fs::remove_dir_all(&dir).ok();
+}
+
+/// Racing stops the runs that can no longer win or tie and changes
+/// neither the winner nor its time: with the proxy (probes first) and with
+/// the fitted predictor (top runs first). A stopped run ends before its
+/// budget without the target, its last round within the best time it
+/// raced against; the racing verification trains fewer rounds.
+#[test]
+fn racing_keeps_the_winner_and_trains_fewer_rounds() {
+    let mut stopped = 0;
+    for fitted in [false, true] {
+        let target = |star: &[fedtopo::train::report::RoundRecord]| {
+            Target::TestAccuracy(star[4].test_acc.mean)
+        };
+        let tag = if fitted { "fitted" } else { "proxy" };
+        let (c0, v0, d0) =
+            run_verify_with(target, 6, 12, &format!("race-off-{tag}"), false, fitted);
+        let (c1, v1, d1) = run_verify_with(target, 6, 12, &format!("race-on-{tag}"), true, fitted);
+        let w0 = &c0[v0.winner.as_ref().unwrap().index];
+        let w1 = &c1[v1.winner.as_ref().unwrap().index];
+        assert_eq!(w0.name, w1.name, "{tag}");
+        assert_eq!(w0.measured_time_ms, w1.measured_time_ms, "{tag}");
+        assert!(v0.stopped_behind.is_empty());
+        let trained = |v: &fedtopo::design::verify::Verification| -> u64 {
+            v.runs.iter().map(|r| r.rounds_trained).sum()
+        };
+        assert!(trained(&v1) <= trained(&v0), "{tag}");
+        for r in &v1.runs {
+            let Some(cap) = r.stopped_behind_ms else {
+                continue;
+            };
+            stopped += 1;
+            assert!(v1.stopped_behind.contains(&r.candidate));
+            assert!(!r.reached && r.rounds_to_target.is_none());
+            assert!(r.rounds_trained < r.rounds_budget, "{}", r.candidate);
+            let metrics = d1
+                .join(if r.phase.name() == "probe" {
+                    "probes"
+                } else {
+                    "verify"
+                })
+                .join(fedtopo::design::calibrate::candidate_stem(&r.candidate))
+                .join("metrics.csv");
+            let text = std::fs::read_to_string(&metrics).unwrap();
+            let last: Vec<&str> = text.lines().last().unwrap().split(',').collect();
+            assert_eq!(last[0].parse::<u64>().unwrap(), r.rounds_trained);
+            assert!(last[1].parse::<f64>().unwrap() <= cap + 1e-9);
+            assert!(cap >= w1.measured_time_ms.unwrap() - 1e-9);
+        }
+        if !v1.stopped_behind.is_empty() {
+            assert!(trained(&v1) < trained(&v0), "{tag}");
+        }
+        std::fs::remove_dir_all(&d0).ok();
+        std::fs::remove_dir_all(&d1).ok();
+    }
+    // The setting makes the race stop someone (STAR's rounds are the
+    // slowest here: 100 Mbit/s into one centre).
+    assert!(stopped > 0);
 }

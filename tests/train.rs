@@ -174,6 +174,7 @@ fn short_training_run_decreases_loss_and_times_rounds() {
         dir: None,
         stop_after: None,
         stop_at: None,
+        stop_behind_ms: None,
     };
     let recs = run(&mut t, &overlay, &mut clock, &opts, "x", |_, _| {}).unwrap();
     assert_eq!(
@@ -222,6 +223,7 @@ fn determinism_and_checkpoint_resume() {
             dir: Some(base.join(dir)),
             stop_after: stop,
             stop_at: None,
+            stop_behind_ms: None,
         };
         run(&mut t, &overlay, &mut clock, &opts, "fp", |_, _| {}).unwrap()
     };
@@ -247,6 +249,7 @@ fn determinism_and_checkpoint_resume() {
         dir: Some(base.join("a")),
         stop_after: None,
         stop_at: None,
+        stop_behind_ms: None,
     };
     let mut rounds_run = Vec::new();
     let afresh = run(&mut t, &overlay, &mut clock, &opts, "other", |r, _| {

@@ -44,6 +44,7 @@ fn opts(rounds: u64, dir: Option<std::path::PathBuf>, stop_after: Option<u64>) -
         dir,
         stop_after,
         stop_at: None,
+        stop_behind_ms: None,
     }
 }
 

@@ -80,6 +80,7 @@ fn a_skipped_silo_is_never_averaged_and_never_computes() {
         dir: None,
         stop_after: None,
         stop_at: None,
+        stop_behind_ms: None,
     };
     let records = run(&mut clocked, &o, &mut clock, &opts, "churn", |_, _| {}).unwrap();
     assert_eq!(records.len(), 2);

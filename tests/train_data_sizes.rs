@@ -230,6 +230,7 @@ fn decavg_and_star_weights_follow_the_files_sizes() {
         dir: None,
         stop_after: None,
         stop_at: None,
+        stop_behind_ms: None,
     };
     for (cfg, kind) in [(&decavg, kinds[0]), (&auto, kinds[1])] {
         let recs = run(cfg, &model, &data)

@@ -851,17 +851,20 @@ fn judge(
 }
 
 /// What `fedtopo design --verify` (its defaults: [`VERIFY_PROBES`] probes
-/// of [`VERIFY_PROBE_ROUNDS`] rounds spread over the mixing times, then
-/// the [`VERIFY_TOP`] best predicted trained to the target) would choose
-/// from the runs `idx` of one cell and seed, whose measurements stand for
-/// its training runs: training is deterministic given the seed, so a probe
-/// reaches the target iff the full run did within the probe's rounds, at
-/// the same round. Returns the measured winner (least time to the target
-/// among the probes that reached it and the top runs; ties by name; the
-/// predicted best when none reached it) and the wall-clock time of the
-/// verification's runs (ms): a run that reached the target stops there, a
-/// run stopped by its round limit costs those rounds at its cycle time.
-fn verify_choice(runs: &[Run], idx: &[usize], predicted: &[f64]) -> Option<(String, f64)> {
+/// of [`VERIFY_PROBE_ROUNDS`] rounds spread over the mixing times, the
+/// [`VERIFY_TOP`] best predicted trained to the target, runs raced) would
+/// choose from the runs `idx` of one cell and seed, whose measurements
+/// stand for its training runs: training is deterministic given the seed,
+/// so a probe reaches the target iff the full run did within the probe's
+/// rounds, at the same round. Returns the measured winner (least time to
+/// the target among the top runs and the probes that reached it; ties by
+/// name; the predicted best when none reached it) and the wall-clock time
+/// (ms) of the verification's runs, raced (as `design --verify`: with the
+/// fitted predictor the top runs first, every run stopped once it passes
+/// the best time measured before it, costing at most that time) and not
+/// (`--no-race`: probes first, every run to the target or its round limit,
+/// whose rounds cost their cycle time each).
+fn verify_choice(runs: &[Run], idx: &[usize], predicted: &[f64]) -> Option<(String, f64, f64)> {
     let taus: Vec<f64> = idx.iter().map(|&i| runs[i].mixing_time).collect();
     let probes: Vec<usize> = spread_over_mixing_times(&taus, VERIFY_PROBES)
         .into_iter()
@@ -873,31 +876,46 @@ fn verify_choice(runs: &[Run], idx: &[usize], predicted: &[f64]) -> Option<(Stri
             .total_cmp(&predicted[j])
             .then(runs[i].candidate.cmp(&runs[j].candidate))
     });
-    let mut cost = 0.0;
-    let mut measured: Vec<(f64, &str)> = Vec::new();
-    let mut probe_reached = BTreeSet::new();
-    for &i in &probes {
+    let top: Vec<usize> = ranked.iter().copied().take(VERIFY_TOP).collect();
+    // A run: (its time when it reaches the target within `limit` rounds,
+    // else the time of `limit` rounds).
+    let outcome = |i: usize, limit: u64| -> (Option<f64>, f64) {
         let r = &runs[i];
         match (r.rounds_to_target, r.time_to_target_ms) {
-            (Some(k), Some(t)) if k <= VERIFY_PROBE_ROUNDS => {
-                cost += t;
-                measured.push((t, &r.candidate));
-                probe_reached.insert(i);
-            }
-            _ => cost += VERIFY_PROBE_ROUNDS as f64 * r.cycle_time_ms,
+            (Some(k), Some(t)) if k <= limit => (Some(t), t),
+            _ => (None, limit as f64 * r.cycle_time_ms),
+        }
+    };
+    let mut measured: Vec<(f64, &str)> = Vec::new();
+    // Raced: the top first, then the probes not among them.
+    let (mut raced, mut best) = (0.0, f64::INFINITY);
+    let order = top.iter().map(|&i| (i, runs[i].rounds_budget)).chain(
+        probes
+            .iter()
+            .filter(|i| !top.contains(i))
+            .map(|&i| (i, VERIFY_PROBE_ROUNDS)),
+    );
+    for (i, limit) in order {
+        let (reached, cost) = outcome(i, limit);
+        raced += cost.min(best);
+        if let Some(t) = reached {
+            measured.push((t, &runs[i].candidate));
+            best = best.min(t);
         }
     }
-    for &i in ranked.iter().take(VERIFY_TOP) {
-        if probe_reached.contains(&i) {
-            continue;
+    // Not raced: the probes, then the top runs not measured by a probe.
+    let mut plain = 0.0;
+    let mut probe_reached = BTreeSet::new();
+    for &i in &probes {
+        let (reached, cost) = outcome(i, VERIFY_PROBE_ROUNDS);
+        plain += cost;
+        if reached.is_some() {
+            probe_reached.insert(i);
         }
-        let r = &runs[i];
-        match r.time_to_target_ms {
-            Some(t) => {
-                cost += t;
-                measured.push((t, &r.candidate));
-            }
-            None => cost += r.rounds_budget as f64 * r.cycle_time_ms,
+    }
+    for &i in &top {
+        if !probe_reached.contains(&i) {
+            plain += outcome(i, runs[i].rounds_budget).1;
         }
     }
     let chosen = measured
@@ -905,7 +923,7 @@ fn verify_choice(runs: &[Run], idx: &[usize], predicted: &[f64]) -> Option<(Stri
         .min_by(|x, y| x.0.total_cmp(&y.0).then(x.1.cmp(y.1)))
         .map(|m| m.1)
         .or_else(|| ranked.first().map(|&i| runs[i].candidate.as_str()))?;
-    Some((chosen.to_string(), cost))
+    Some((chosen.to_string(), raced, plain))
 }
 
 fn main() -> Result<()> {
@@ -987,7 +1005,7 @@ fn main() -> Result<()> {
         "underlay,access,data,seed,candidate,same_as,cycle_time_ms,predicted_rounds,predicted_time_ms,reached,rounds_to_target,time_to_target_ms,rounds_budget,designed\n",
     );
     let mut results_csv = String::from(
-        "underlay,silos,access,data,seeds,designed,designed_time_s,best_other,best_other_time_s,designed_over_best,seed_se,verdict,ring_time_s,speedup_over_ring,ring_opt_time_s,kendall_tau,oos_error,oos_runs,proxy_choice,proxy_time_s,proxy_over_best,verify_top3_over_best,verify_choice,verify_time_s,verify_over_best,verify_seed_se,verify_verdict,verify_speedup_over_ring,verify_cost_over_time\n",
+        "underlay,silos,access,data,seeds,designed,designed_time_s,best_other,best_other_time_s,designed_over_best,seed_se,verdict,ring_time_s,speedup_over_ring,ring_opt_time_s,kendall_tau,oos_error,oos_runs,proxy_choice,proxy_time_s,proxy_over_best,verify_top3_over_best,verify_choice,verify_time_s,verify_over_best,verify_seed_se,verify_verdict,verify_speedup_over_ring,verify_cost_over_time,verify_no_race_cost_over_time\n",
     );
     let mut md = String::new();
     writeln!(
@@ -1007,8 +1025,9 @@ fn main() -> Result<()> {
     let mut verify_speedups: Vec<f64> = Vec::new();
     let mut verify_ratios: Vec<f64> = Vec::new();
     let mut verify_costs: Vec<f64> = Vec::new();
+    let mut verify_plain_costs: Vec<f64> = Vec::new();
     let mut verify_md = String::from(
-        "| underlay | access | data | `design --verify` winner (its runs on another seed) | its time (s) | best other (s) | winner / best | verdict | vs RING | verification / winner's time |\n|---|---|---|---|---:|---:|---:|---|---:|---:|\n",
+        "| underlay | access | data | `design --verify` winner (its runs on another seed) | its time (s) | best other (s) | winner / best | verdict | vs RING | training / winner's time: raced | --no-race |\n|---|---|---|---|---:|---:|---:|---|---:|---:|---:|\n",
     );
     for (cell, cell_seeds) in &cells {
         // Per candidate name: measured time per seed (None: not reached).
@@ -1122,11 +1141,13 @@ fn main() -> Result<()> {
         let mut verify_times: Vec<Option<f64>> = Vec::new();
         let mut verify_names: BTreeSet<String> = BTreeSet::new();
         let mut verify_cost: Vec<f64> = Vec::new();
+        let mut verify_plain_cost: Vec<f64> = Vec::new();
         let mut verify_complete = cell_seeds.len() > 1;
         for (p, seed) in cell_seeds.iter().enumerate() {
             let probe_seed = cell_seeds[(p + 1) % cell_seeds.len()];
             let probe_idx = &by_cell_seed[&(cell.clone(), probe_seed)];
-            let Some((chosen, cost)) = verify_choice(&runs, probe_idx, &predicted) else {
+            let Some((chosen, cost, plain_cost)) = verify_choice(&runs, probe_idx, &predicted)
+            else {
                 verify_complete = false;
                 continue;
             };
@@ -1139,6 +1160,7 @@ fn main() -> Result<()> {
                     verify_times.push(runs[i].time_to_target_ms);
                     if let Some(t) = runs[i].time_to_target_ms {
                         verify_cost.push(cost / t);
+                        verify_plain_cost.push(plain_cost / t);
                     }
                 }
                 None => verify_complete = false,
@@ -1158,6 +1180,7 @@ fn main() -> Result<()> {
             verify_speedups.push(r / v);
         }
         verify_costs.extend(&verify_cost);
+        verify_plain_costs.extend(&verify_plain_cost);
         if let (Some(d), Some(r)) = (designed, ring) {
             speedups.entry(cell.0.clone()).or_default().push(r / d);
         }
@@ -1212,6 +1235,8 @@ fn main() -> Result<()> {
         let designed_label = designed_names.into_iter().collect::<Vec<_>>().join(" / ");
         let verify_label = verify_names.into_iter().collect::<Vec<_>>().join(" / ");
         let verify_cost_ratio = (!verify_cost.is_empty()).then(|| mean_se(&verify_cost).0);
+        let verify_plain_cost_ratio =
+            (!verify_plain_cost.is_empty()).then(|| mean_se(&verify_plain_cost).0);
         let proxy_label = proxy_names.into_iter().collect::<Vec<_>>().join(" / ");
         let proxy_time = mean_of(&proxy_times);
         let proxy_ratio = proxy_time.zip(best_other).map(|(p, b)| p / b.1);
@@ -1227,7 +1252,7 @@ fn main() -> Result<()> {
         }
         writeln!(
             results_csv,
-            "{},{},{},{},{},\"{}\",{},{},{},{},{},{},{},{},{},{},{},{},\"{}\",{},{},{},\"{}\",{},{},{},{},{},{}",
+            "{},{},{},{},{},\"{}\",{},{},{},{},{},{},{},{},{},{},{},{},\"{}\",{},{},{},\"{}\",{},{},{},{},{},{},{}",
             cell.0,
             silos,
             cell.1,
@@ -1256,11 +1281,12 @@ fn main() -> Result<()> {
             f(verify.as_ref().and_then(|j| j.se), 3),
             verify.as_ref().map_or("incomplete", |j| j.verdict),
             f(verify_time.zip(ring).map(|(v, r)| r / v), 3),
-            f(verify_cost_ratio, 2)
+            f(verify_cost_ratio, 2),
+            f(verify_plain_cost_ratio, 2)
         )?;
         writeln!(
             verify_md,
-            "| {} | {} | {} | {} | {} | {} ({}) | {} | {} | {} | {} |",
+            "| {} | {} | {} | {} | {} | {} ({}) | {} | {} | {} | {} | {} |",
             cell.0,
             cell.1,
             cell.2,
@@ -1272,6 +1298,7 @@ fn main() -> Result<()> {
             verify.as_ref().map_or("incomplete", |j| j.verdict),
             f(verify_time.zip(ring).map(|(v, r)| r / v), 2),
             f(verify_cost_ratio, 1),
+            f(verify_plain_cost_ratio, 1),
         )?;
         writeln!(
             md,
@@ -1309,10 +1336,11 @@ fn main() -> Result<()> {
          the best measured of the fitted predictor's top 3 (what `design --verify --top 3` trains): {:.2};\n\
          - uncalibrated rounds (what `fedtopo design` prints without `--calibrate`/`--verify`), leave-one-underlay-out, \
          error mean / median over the candidate-cells: {};\n\
-         - `design --verify` ({} probes of {} rounds, then its top {} trained to the target), its runs on another seed of the cell, \
+         - `design --verify` (its top {} trained to the target and {} probes of {} rounds spread over the mixing times, raced), its runs on another seed of the cell, \
          its measured winner judged on this seed: slower than the best of the list beyond seed noise in {} of {} cells, \
          >= 10% faster in {}; winner over best {:.2} (geometric mean); speed-up over RING {:.2}x over {} cells; \
-         its training runs take {:.1}x (median; mean {:.1}x) the winner's time to the target.\n",
+         its training runs take {:.1}x (median; mean {:.1}x) the winner's time to the target, raced as `design --verify` runs them \
+         ({:.1}x, mean {:.1}x, with --no-race).\n",
         runs.len(),
         cells.len(),
         underlays.len(),
@@ -1340,9 +1368,9 @@ fn main() -> Result<()> {
         geomean(&proxy_ratios),
         geomean(&top3_ratios),
         level_table.1,
+        VERIFY_TOP,
         VERIFY_PROBES,
         VERIFY_PROBE_ROUNDS,
-        VERIFY_TOP,
         verify_tally.losses,
         verify_tally.counted,
         verify_tally.wins10,
@@ -1355,6 +1383,12 @@ fn main() -> Result<()> {
             c.get(c.len() / 2).copied().unwrap_or(f64::NAN)
         },
         mean(&verify_costs),
+        {
+            let mut c = verify_plain_costs.clone();
+            c.sort_by(f64::total_cmp);
+            c.get(c.len() / 2).copied().unwrap_or(f64::NAN)
+        },
+        mean(&verify_plain_costs),
     );
 
     // The shipped fit: every run; its level the settings' intercepts'
@@ -1433,12 +1467,16 @@ fn main() -> Result<()> {
          What the whole design pipeline chooses, with the training it asks of the user: \
          {VERIFY_PROBES} probes of {VERIFY_PROBE_ROUNDS} rounds spread over the mixing times, \
          the level calibrated on them, the top {VERIFY_TOP} of the ranking trained to the \
-         target, the measured winner kept. Its runs are the cell's next seed's (cyclically: \
+         target (the fitted predictor's calibration keeps the ranking, so racing trains them \
+         first), the measured winner kept. Its runs are the cell's next seed's (cyclically: \
          seed 1's choose for seed 0, ...; a different data split, initial model and batches), \
          and the winner is judged on the seed it did not train on, against the mean of the \
-         list's best as above. Last column: the wall-clock time of those training runs \
-         (reached: to the target; stopped by their round limit: those rounds at the cycle \
-         time) over the winner's time to the target, mean over the seeds.\n\n{verify_md}"
+         list's best as above. Last columns: the wall-clock time of those training runs \
+         over the winner's time to the target, mean over the seeds: raced, as `design --verify` \
+         runs them (the top {VERIFY_TOP} first, then the probes; every run stopped once it passes \
+         the best time measured before it, counted as that time), and with `--no-race` (probes \
+         first; a run that reached the target stops there, one stopped by its round limit costs \
+         those rounds at its cycle time); mean over the seeds.\n\n{verify_md}"
     )?;
     writeln!(
         full,

@@ -238,6 +238,7 @@ fn run_cell(
                     dir: None,
                     stop_after: None,
                     stop_at: Some(target),
+                    stop_behind_ms: None,
                 };
                 let records = session
                     .train(kind, &opts, |_, _| {})

@@ -130,6 +130,13 @@ pub struct DesignArgs {
     /// Probe overlays of --verify.
     #[arg(long, default_value_t = VERIFY_PROBES as u64, value_parser = super::args::whole::<u64>(1, 10_000))]
     probes: u64,
+    /// --verify trains every run to the target or its rounds: without it, a
+    /// run stops once its wall clock passes the best time to the target
+    /// measured before it (it can no longer win or tie), and with the
+    /// fitted predictor the top candidates train before the probes. The
+    /// winner and its time are the same; the training is shorter.
+    #[arg(long, requires = "verify")]
+    no_race: bool,
     /// Rounds of each probe run of --verify.
     #[arg(long, default_value_t = VERIFY_PROBE_ROUNDS, value_parser = super::args::whole::<u64>(1, fedtopo::replay::MAX_ROUNDS))]
     probe_rounds: u64,
@@ -591,8 +598,17 @@ pub fn run(a: DesignArgs) -> Result<()> {
                 top: a.top as usize,
                 eval_every,
                 dir: dir.clone(),
+                race: !a.no_race,
             },
         )?;
+        if !v.stopped_behind.is_empty() {
+            eprintln!(
+                "note: {} run(s) stopped once slower than the best time measured before them \
+                 (not reached: a lower bound; --no-race trains them to the target or their rounds): {}",
+                v.stopped_behind.len(),
+                v.stopped_behind.join(", ")
+            );
+        }
         calibration_notes(&v.calibration);
         for n in &v.notes {
             eprintln!("note: {n}");

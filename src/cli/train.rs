@@ -175,6 +175,7 @@ pub fn run_train(a: TrainArgs) -> Result<()> {
             dir: Some(dir.clone()),
             stop_after: None,
             stop_at: None,
+            stop_behind_ms: None,
         };
         if let Some(protocol) = a.protocol.0 {
             let async_opts = AsyncTrainOptions {

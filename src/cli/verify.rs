@@ -112,6 +112,8 @@ pub struct Plan {
     pub eval_every: u64,
     /// Output directory.
     pub dir: std::path::PathBuf,
+    /// Race the runs ([`fedtopo::design::verify::VerifyOptions::race`]).
+    pub race: bool,
 }
 
 /// Runs the verification of `candidates` on the design's network.
@@ -145,6 +147,7 @@ pub fn run(
         eval_every: plan.eval_every,
         target: p.target,
         dir: plan.dir,
+        race: plan.race,
     };
     eprintln!(
         "verify: {} on {}: {} ({} training examples, label heterogeneity {:.3}), timed by {}",

@@ -19,6 +19,16 @@
 //! 4. the measured winner, and the candidates tied with it within an
 //!    evaluation step ([`super::calibrate::measured_winner`]).
 //!
+//! **Racing** ([`VerifyOptions::race`], on in `design --verify`): a run
+//! stops once its wall clock passes the best time to the target measured
+//! before it, since it can no longer win or tie (a lower bound on its
+//! rounds, written as not reached). With the fitted predictor, whose
+//! calibration moves every candidate by one factor and keeps the ranking,
+//! the full runs of step 3 go first and the probes race against them. The
+//! winner and its time are those of unraced runs; the training is a
+//! fraction (experiments/design, the verification replayed on 38 cells:
+//! 6.0x the winner's time to the target instead of 15.1x, median).
+//!
 //! Accuracy is evaluated every `eval_every` rounds (default 1: every
 //! round, so that no evaluation step hides a lead); a run stops at the
 //! first evaluation that meets the target. Every run's features (mixing
@@ -64,6 +74,13 @@ pub struct VerifyOptions {
     /// Output directory: `overlays/` (the trained files), `probes/` and
     /// `verify/` (one run directory per candidate, `summary.csv`), `runs.csv`.
     pub dir: PathBuf,
+    /// Race the runs: stop a run once its wall clock passes the best time
+    /// to the target measured before it (plus what an evaluation step
+    /// hides), since it can no longer win or tie; the winner and its time
+    /// are those of full runs, at a fraction of the training. With the
+    /// fitted predictor the top candidates train before the probes (its
+    /// calibration keeps the ranking), so the probes race too.
+    pub race: bool,
 }
 
 /// Which step of [`verify`] a run belongs to.
@@ -165,6 +182,9 @@ pub struct RunFeatures {
     pub target: String,
     /// Rounds the run could train (its budget).
     pub rounds_budget: u64,
+    /// Rounds it trained: to the target, its budget, or fewer when stopped
+    /// behind the best ([`Self::stopped_behind_ms`]).
+    pub rounds_trained: u64,
     /// True when the target was reached within the budget.
     pub reached: bool,
     /// Rounds to the target (empty: not reached within `rounds_budget`, a
@@ -174,9 +194,14 @@ pub struct RunFeatures {
     pub time_to_target_ms: Option<f64>,
     /// Measured mean round duration, ms.
     pub ms_per_round: f64,
-    /// Rounds predicted before this run (the proxy for probes, the
-    /// calibrated predictor for full runs).
+    /// Rounds predicted before this run (the predictor before calibration
+    /// for probes and, racing with the fitted predictor, the first full
+    /// runs; the calibrated one for the others).
     pub predicted_rounds: f64,
+    /// The best time measured before this run (ms, plus what an evaluation
+    /// step hides) when the run was stopped for passing it without the
+    /// target: a lower bound on its rounds, `rounds_to_target` empty.
+    pub stopped_behind_ms: Option<f64>,
 }
 
 /// What [`verify`] did and found.
@@ -196,6 +221,9 @@ pub struct Verification {
     pub out_of_sample: Option<(f64, usize)>,
     /// The measured winner (indices into the candidates, final order).
     pub winner: Option<MeasuredWinner>,
+    /// Candidates whose run was stopped once it could no longer beat (or
+    /// tie) the best time measured before it ([`VerifyOptions::race`]).
+    pub stopped_behind: Vec<String>,
     /// Warnings (a run whose round duration differs from the designed
     /// cycle time).
     pub notes: Vec<String>,
@@ -292,15 +320,60 @@ pub fn verify(
     let mut notes = Vec::new();
     let heterogeneity = session.data.label_heterogeneity();
 
-    // 1. Probes.
     let probe_names: Vec<String> = probe_indices(candidates, options.probes)
         .into_iter()
         .map(|i| candidates[i].name.clone())
         .collect();
+    let mut race = Race {
+        on: options.race,
+        eval_every: options.eval_every,
+        stopped: Vec::new(),
+    };
+    let mut full_rows = Vec::new();
+    let mut trained_full: Vec<String> = Vec::new();
+    // 0. With the fitted predictor, calibration moves every candidate's
+    // rounds by one factor and keeps the ranking: racing, the top runs go
+    // first, so the probes race against a measured time from the start.
+    if options.race && predictor.model.is_some() {
+        let top = top_names(candidates, options.top);
+        for name in &top {
+            let k = index_of(candidates, name);
+            let cap = race.cap(candidates, k);
+            let (row, features) = train_one(
+                session,
+                &mut candidates[k],
+                Phase::Full,
+                options.rounds,
+                options,
+                heterogeneity,
+                cap,
+                &mut progress,
+                &mut notes,
+            )?;
+            race.note(&features);
+            full_rows.push(row);
+            runs.push(features);
+            trained_full.push(name.clone());
+        }
+    }
+
+    // 1. Probes (a candidate already trained in full is measured by that run).
     let mut measured = Vec::new();
     let mut probe_rows = Vec::new();
     for name in &probe_names {
         let k = index_of(candidates, name);
+        if trained_full.contains(name) {
+            let c = &candidates[k];
+            measured.push(MeasuredRun {
+                overlay: name.clone(),
+                rounds: c.rounds_tried,
+                rounds_to_target: c.measured_rounds,
+                time_to_target_ms: c.measured_time_ms,
+                ms_per_round: None,
+            });
+            continue;
+        }
+        let cap = race.cap(candidates, k);
         let (row, features) = train_one(
             session,
             &mut candidates[k],
@@ -308,12 +381,14 @@ pub fn verify(
             options.probe_rounds,
             options,
             heterogeneity,
+            cap,
             &mut progress,
             &mut notes,
         )?;
+        race.note(&features);
         measured.push(MeasuredRun {
             overlay: name.clone(),
-            rounds: Some(options.probe_rounds),
+            rounds: Some(row.rounds),
             rounds_to_target: row.rounds_to_target.map(|r| r as f64),
             time_to_target_ms: row.time_to_target_ms,
             ms_per_round: (row.ms_per_round > 0.0).then_some(row.ms_per_round),
@@ -326,21 +401,17 @@ pub fn verify(
     // 2. Calibration on the probes, reached and censored.
     let calibration = calibrate(candidates, predictor, &measured, "verify probes")?;
 
-    // 3. Full runs of the new top (a probe that reached the target is its
-    // own full run: the same seed trains the same rounds).
-    let top: Vec<String> = candidates
-        .iter()
-        .take(options.top)
-        .map(|c| c.name.clone())
-        .collect();
-    let mut full_rows = Vec::new();
-    let mut out_of_sample = Vec::new();
+    // 3. Full runs of the new top not trained yet (a probe that reached
+    // the target is its own full run: the same seed trains the same rounds).
+    let top = top_names(candidates, options.top);
     for name in &top {
         let k = index_of(candidates, name);
-        if probe_names.contains(name) && candidates[k].measured_rounds.is_some() {
+        if trained_full.contains(name)
+            || (probe_names.contains(name) && candidates[k].measured_rounds.is_some())
+        {
             continue;
         }
-        let predicted = candidates[k].predicted_rounds;
+        let cap = race.cap(candidates, k);
         let (row, features) = train_one(
             session,
             &mut candidates[k],
@@ -348,18 +419,27 @@ pub fn verify(
             options.rounds,
             options,
             heterogeneity,
+            cap,
             &mut progress,
             &mut notes,
         )?;
-        if let (Some(r), false) = (row.rounds_to_target, probe_names.contains(name)) {
-            out_of_sample.push((predicted, r as f64));
-        }
+        race.note(&features);
         full_rows.push(row);
         runs.push(features);
     }
     write_summary(&dir.join("verify"), &full_rows, options.target)?;
     let path = dir.join("runs.csv");
     write_atomic(&path, &runs_csv(&runs).map_err(io(&path))?).map_err(io(&path))?;
+    // Out of sample: the calibrated predictor against the verified
+    // candidates that are not probes and reached the target.
+    let out_of_sample: Vec<(f64, f64)> = top
+        .iter()
+        .filter(|name| !probe_names.contains(name))
+        .filter_map(|name| {
+            let c = &candidates[index_of(candidates, name)];
+            Some((c.predicted_rounds, c.measured_rounds?))
+        })
+        .collect();
     let out_of_sample = (!out_of_sample.is_empty()).then(|| {
         let e = out_of_sample
             .iter()
@@ -374,8 +454,50 @@ pub fn verify(
         verified: top,
         out_of_sample,
         winner: measured_winner(candidates, options.eval_every),
+        stopped_behind: race.stopped,
         notes,
     })
+}
+
+/// The names of the first `top` candidates of the current ranking.
+fn top_names(candidates: &[Candidate], top: usize) -> Vec<String> {
+    candidates
+        .iter()
+        .take(top)
+        .map(|c| c.name.clone())
+        .collect()
+}
+
+/// Racing the runs of [`verify`] against the best measured time.
+struct Race {
+    on: bool,
+    eval_every: u64,
+    /// Candidates whose run stopped behind the best.
+    stopped: Vec<String>,
+}
+
+impl Race {
+    /// The wall-clock time (ms) past which candidate `k` can no longer
+    /// reach the target before, or tied with, the best time measured so
+    /// far: that time plus what an evaluation step can hide,
+    /// `(eval_every - 1) x cycle time` ([`measured_winner`]'s ties).
+    /// `None` when not racing or nothing is measured yet.
+    fn cap(&self, candidates: &[Candidate], k: usize) -> Option<f64> {
+        if !self.on {
+            return None;
+        }
+        let best = candidates
+            .iter()
+            .filter_map(|c| c.measured_time_ms)
+            .min_by(f64::total_cmp)?;
+        Some(best + self.eval_every.saturating_sub(1) as f64 * candidates[k].cycle_time_ms)
+    }
+
+    fn note(&mut self, f: &RunFeatures) {
+        if f.stopped_behind_ms.is_some() {
+            self.stopped.push(f.candidate.clone());
+        }
+    }
 }
 
 fn index_of(candidates: &[Candidate], name: &str) -> usize {
@@ -396,6 +518,7 @@ fn train_one(
     rounds: u64,
     options: &VerifyOptions,
     heterogeneity: f64,
+    behind_ms: Option<f64>,
     progress: &mut impl FnMut(Progress<'_>),
     notes: &mut Vec<String>,
 ) -> Result<(SummaryRow, RunFeatures), VerifyError> {
@@ -440,6 +563,7 @@ fn train_one(
         dir: Some(run_dir),
         stop_after: None,
         stop_at: Some(options.target),
+        stop_behind_ms: behind_ms,
     };
     let records = session
         .train(kind, &opts, |r, recs| {
@@ -459,7 +583,10 @@ fn train_one(
     let predicted = c.predicted_rounds;
     c.measured_rounds = row.rounds_to_target.map(|r| r as f64);
     c.measured_time_ms = row.time_to_target_ms;
-    c.rounds_tried = Some(rounds);
+    c.rounds_tried = Some(row.rounds);
+    // Stopped by the race: short of its rounds without the target.
+    let stopped_behind_ms =
+        behind_ms.filter(|_| row.rounds_to_target.is_none() && row.rounds < rounds);
     // The run is timed on the designed network: its rounds last the
     // designed cycle time (MATCHA's is an estimate over sampled rounds).
     // Checked on runs long enough for the max-plus transient to fade.
@@ -500,11 +627,13 @@ fn train_one(
         eval_every: options.eval_every,
         target: options.target.label(),
         rounds_budget: rounds,
+        rounds_trained: row.rounds,
         reached: row.rounds_to_target.is_some(),
         rounds_to_target: row.rounds_to_target,
         time_to_target_ms: row.time_to_target_ms,
         ms_per_round: row.ms_per_round,
         predicted_rounds: predicted,
+        stopped_behind_ms,
     };
     Ok((row, features))
 }

@@ -376,6 +376,7 @@ fn train_job(
         dir: Some(run_dir.to_path_buf()),
         stop_after: None,
         stop_at: None,
+        stop_behind_ms: None,
     };
     let breakdown = job.has("breakdown") && job.get("breakdown").trim() == "true";
     let protocol = if job.has("protocol") {

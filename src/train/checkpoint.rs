@@ -51,6 +51,13 @@ pub struct RunOptions {
     /// Stop at the first evaluation that meets this target (`design
     /// --verify`: the rounds after it would not change the time to it).
     pub stop_at: Option<Target>,
+    /// Stop before a round that would end later than this wall-clock time
+    /// (ms): the run can no longer reach the target by then (`design
+    /// --verify` racing a candidate against the best time measured so far).
+    /// The last round trained is evaluated when it was not, so the run
+    /// ends on a record (a lower bound on its rounds to the target, or the
+    /// target met at that evaluation).
+    pub stop_behind_ms: Option<f64>,
 }
 
 fn ck_err(path: &Path, e: impl std::fmt::Display) -> TrainError {
@@ -153,6 +160,7 @@ pub fn run(
         .is_some_and(|t| records.last().is_some_and(|r| t.reached(r)));
     let start_round = trainer.round();
     let mut done_here = 0;
+    let mut behind = false;
     // Consensus matrices depend on the round's overlay only (unless the
     // overlay brings one per round): a static overlay's (or a repeated
     // round's) is computed once.
@@ -178,7 +186,12 @@ pub fn run(
         // (the models each silo averaged), and the averaging weights are
         // re-normalised by it ([`ConsensusMatrix::with_participation`]).
         let t = clock.round_end_times(k, &a.0)?;
-        wall = t.iter().copied().fold(wall, f64::max);
+        let end = t.iter().copied().fold(wall, f64::max);
+        if opts.stop_behind_ms.is_some_and(|cap| end > cap) {
+            behind = true;
+            break;
+        }
+        wall = end;
         match clock.participation() {
             Some(p) => {
                 let churned = a.1.with_participation(&p.used, &p.joined);
@@ -205,6 +218,9 @@ pub fn run(
         if met {
             break;
         }
+    }
+    if behind && records.last().is_some_and(|r| r.round != trainer.round()) {
+        records.push(trainer.evaluate(wall));
     }
     if let Some(dir) = &opts.dir {
         if trainer.round() != start_round || load_state(dir)?.is_none() {
