@@ -189,6 +189,9 @@ fn table(c: &[Candidate]) -> Table {
         if measured {
             row.push(match (x.measured_rounds, x.rounds_tried) {
                 (Some(r), _) => format!("{r:.0}"),
+                (None, Some(n)) if x.stopped_behind_ms.is_some() => {
+                    format!("behind the best after {n}")
+                }
                 (None, Some(n)) => format!("not reached in {n}"),
                 (None, None) => "-".into(),
             });

@@ -659,6 +659,7 @@ mod tests {
             measured_rounds: None,
             measured_time_ms: None,
             rounds_tried: None,
+            stopped_behind_ms: None,
             note: None,
             same_as: Vec::new(),
             file: None,

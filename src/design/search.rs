@@ -178,6 +178,11 @@ pub struct Candidate {
     /// the target was **not reached** within them (a censored run: rounds to
     /// the target > this).
     pub rounds_tried: Option<u64>,
+    /// When `design --verify` stopped its run behind the best time measured
+    /// before it (ms, plus what an evaluation step hides): it could no
+    /// longer win or tie; `rounds_tried` is then a lower bound short of
+    /// the run's budget.
+    pub stopped_behind_ms: Option<f64>,
     /// Other candidates that are this one (the same rounds, consensus
     /// weights and cycle time: an augmented overlay that gained no arc, a
     /// MATCHA variant on the same base graph), merged into it.
@@ -542,6 +547,7 @@ impl Found {
             measured_rounds: None,
             measured_time_ms: None,
             rounds_tried: None,
+            stopped_behind_ms: None,
             note: f.note,
             same_as: Vec::new(),
             file: None,

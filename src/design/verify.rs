@@ -587,6 +587,7 @@ fn train_one(
     // Stopped by the race: short of its rounds without the target.
     let stopped_behind_ms =
         behind_ms.filter(|_| row.rounds_to_target.is_none() && row.rounds < rounds);
+    c.stopped_behind_ms = stopped_behind_ms;
     // The run is timed on the designed network: its rounds last the
     // designed cycle time (MATCHA's is an estimate over sampled rounds).
     // Checked on runs long enough for the max-plus transient to fade.
