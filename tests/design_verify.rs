@@ -241,6 +241,22 @@ fn run_verify_with(
     (cands, v, dir)
 }
 
+/// The round and wall clock (ms) of the last record of run `r` of a
+/// verification written to `dir`.
+fn last_record(dir: &std::path::Path, r: &fedtopo::design::verify::RunFeatures) -> (u64, f64) {
+    let metrics = dir
+        .join(if r.phase.name() == "probe" {
+            "probes"
+        } else {
+            "verify"
+        })
+        .join(fedtopo::design::calibrate::candidate_stem(&r.candidate))
+        .join("metrics.csv");
+    let text = std::fs::read_to_string(&metrics).unwrap();
+    let last: Vec<&str> = text.lines().last().unwrap().split(',').collect();
+    (last[0].parse().unwrap(), last[1].parse().unwrap())
+}
+
 /// A target no run reaches: every run is censored ("not reached within R
 /// rounds", never a time), the predictor is kept with the reason, there is
 /// no winner, and runs.csv says so.
@@ -284,18 +300,7 @@ fn reached_targets_calibrate_and_pick_a_winner() {
     let star = v.runs.iter().find(|r| r.candidate == "star").unwrap();
     assert!(star.reached && star.rounds_to_target.unwrap() <= 4);
     for r in &v.runs {
-        let metrics = dir
-            .join(if r.phase.name() == "probe" {
-                "probes"
-            } else {
-                "verify"
-            })
-            .join(fedtopo::design::calibrate::candidate_stem(&r.candidate))
-            .join("metrics.csv");
-        let text = std::fs::read_to_string(&metrics).unwrap();
-        let last: Vec<&str> = text.lines().last().unwrap().split(',').collect();
-        let round: u64 = last[0].parse().unwrap();
-        let wall: f64 = last[1].parse().unwrap();
+        let (round, wall) = last_record(&dir, r);
         match r.rounds_to_target {
             // Stopped at the target, timed by that round's wall clock.
             Some(k) => {
@@ -344,18 +349,9 @@ fn racing_keeps_the_winner_and_trains_fewer_rounds() {
             assert!(v1.stopped_behind.contains(&r.candidate));
             assert!(!r.reached && r.rounds_to_target.is_none());
             assert!(r.rounds_trained < r.rounds_budget, "{}", r.candidate);
-            let metrics = d1
-                .join(if r.phase.name() == "probe" {
-                    "probes"
-                } else {
-                    "verify"
-                })
-                .join(fedtopo::design::calibrate::candidate_stem(&r.candidate))
-                .join("metrics.csv");
-            let text = std::fs::read_to_string(&metrics).unwrap();
-            let last: Vec<&str> = text.lines().last().unwrap().split(',').collect();
-            assert_eq!(last[0].parse::<u64>().unwrap(), r.rounds_trained);
-            assert!(last[1].parse::<f64>().unwrap() <= cap + 1e-9);
+            let (round, wall) = last_record(&d1, r);
+            assert_eq!(round, r.rounds_trained);
+            assert!(wall <= cap + 1e-9);
             assert!(cap >= w1.measured_time_ms.unwrap() - 1e-9);
         }
         if !v1.stopped_behind.is_empty() {

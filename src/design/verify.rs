@@ -311,49 +311,33 @@ pub fn verify(
     candidates: &mut [Candidate],
     predictor: &mut RoundsPredictor,
     options: &VerifyOptions,
-    mut progress: impl FnMut(Progress<'_>),
+    progress: impl FnMut(Progress<'_>),
 ) -> Result<Verification, VerifyError> {
     check(session, options, candidates.len())?;
     let dir = &options.dir;
     std::fs::create_dir_all(dir).map_err(io(dir))?;
-    let mut runs: Vec<RunFeatures> = Vec::new();
-    let mut notes = Vec::new();
-    let heterogeneity = session.data.label_heterogeneity();
-
+    let mut runner = Runner {
+        session,
+        options,
+        heterogeneity: session.data.label_heterogeneity(),
+        progress,
+        runs: Vec::new(),
+        notes: Vec::new(),
+        stopped: Vec::new(),
+    };
     let probe_names: Vec<String> = probe_indices(candidates, options.probes)
         .into_iter()
         .map(|i| candidates[i].name.clone())
         .collect();
-    let mut race = Race {
-        on: options.race,
-        eval_every: options.eval_every,
-        stopped: Vec::new(),
-    };
     let mut full_rows = Vec::new();
     let mut trained_full: Vec<String> = Vec::new();
     // 0. With the fitted predictor, calibration moves every candidate's
     // rounds by one factor and keeps the ranking: racing, the top runs go
     // first, so the probes race against a measured time from the start.
     if options.race && predictor.model.is_some() {
-        let top = top_names(candidates, options.top);
-        for name in &top {
-            let k = index_of(candidates, name);
-            let cap = race.cap(candidates, k);
-            let (row, features) = train_one(
-                session,
-                &mut candidates[k],
-                Phase::Full,
-                options.rounds,
-                options,
-                heterogeneity,
-                cap,
-                &mut progress,
-                &mut notes,
-            )?;
-            race.note(&features);
-            full_rows.push(row);
-            runs.push(features);
-            trained_full.push(name.clone());
+        for name in top_names(candidates, options.top) {
+            full_rows.push(runner.train(candidates, &name, Phase::Full)?);
+            trained_full.push(name);
         }
     }
 
@@ -361,9 +345,8 @@ pub fn verify(
     let mut measured = Vec::new();
     let mut probe_rows = Vec::new();
     for name in &probe_names {
-        let k = index_of(candidates, name);
         if trained_full.contains(name) {
-            let c = &candidates[k];
+            let c = &candidates[index_of(candidates, name)];
             measured.push(MeasuredRun {
                 overlay: name.clone(),
                 rounds: c.rounds_tried,
@@ -373,19 +356,7 @@ pub fn verify(
             });
             continue;
         }
-        let cap = race.cap(candidates, k);
-        let (row, features) = train_one(
-            session,
-            &mut candidates[k],
-            Phase::Probe,
-            options.probe_rounds,
-            options,
-            heterogeneity,
-            cap,
-            &mut progress,
-            &mut notes,
-        )?;
-        race.note(&features);
+        let row = runner.train(candidates, name, Phase::Probe)?;
         measured.push(MeasuredRun {
             overlay: name.clone(),
             rounds: Some(row.rounds),
@@ -394,7 +365,6 @@ pub fn verify(
             ms_per_round: (row.ms_per_round > 0.0).then_some(row.ms_per_round),
         });
         probe_rows.push(row);
-        runs.push(features);
     }
     write_summary(&dir.join("probes"), &probe_rows, options.target)?;
 
@@ -405,28 +375,20 @@ pub fn verify(
     // the target is its own full run: the same seed trains the same rounds).
     let top = top_names(candidates, options.top);
     for name in &top {
-        let k = index_of(candidates, name);
-        if trained_full.contains(name)
-            || (probe_names.contains(name) && candidates[k].measured_rounds.is_some())
-        {
-            continue;
+        let probe_reached = probe_names.contains(name)
+            && candidates[index_of(candidates, name)]
+                .measured_rounds
+                .is_some();
+        if !trained_full.contains(name) && !probe_reached {
+            full_rows.push(runner.train(candidates, name, Phase::Full)?);
         }
-        let cap = race.cap(candidates, k);
-        let (row, features) = train_one(
-            session,
-            &mut candidates[k],
-            Phase::Full,
-            options.rounds,
-            options,
-            heterogeneity,
-            cap,
-            &mut progress,
-            &mut notes,
-        )?;
-        race.note(&features);
-        full_rows.push(row);
-        runs.push(features);
     }
+    let Runner {
+        runs,
+        notes,
+        stopped,
+        ..
+    } = runner;
     write_summary(&dir.join("verify"), &full_rows, options.target)?;
     let path = dir.join("runs.csv");
     write_atomic(&path, &runs_csv(&runs).map_err(io(&path))?).map_err(io(&path))?;
@@ -454,7 +416,7 @@ pub fn verify(
         verified: top,
         out_of_sample,
         winner: measured_winner(candidates, options.eval_every),
-        stopped_behind: race.stopped,
+        stopped_behind: stopped,
         notes,
     })
 }
@@ -468,35 +430,66 @@ fn top_names(candidates: &[Candidate], top: usize) -> Vec<String> {
         .collect()
 }
 
-/// Racing the runs of [`verify`] against the best measured time.
-struct Race {
-    on: bool,
-    eval_every: u64,
+/// The training runs of one [`verify`]: each timed on the session's
+/// network, raced when [`VerifyOptions::race`] is on, its features kept.
+struct Runner<'s, 'o, P> {
+    session: &'s Session<'s>,
+    options: &'o VerifyOptions,
+    heterogeneity: f64,
+    progress: P,
+    runs: Vec<RunFeatures>,
+    notes: Vec<String>,
     /// Candidates whose run stopped behind the best.
     stopped: Vec<String>,
 }
 
-impl Race {
+impl<P: FnMut(Progress<'_>)> Runner<'_, '_, P> {
+    /// Trains candidate `name` for its phase's rounds (probe or full),
+    /// raced against the best time measured so far, and records the run.
+    fn train(
+        &mut self,
+        candidates: &mut [Candidate],
+        name: &str,
+        phase: Phase,
+    ) -> Result<SummaryRow, VerifyError> {
+        let k = index_of(candidates, name);
+        let cap = self.cap(candidates, k);
+        let rounds = match phase {
+            Phase::Probe => self.options.probe_rounds,
+            Phase::Full => self.options.rounds,
+        };
+        let (row, features) = train_one(
+            self.session,
+            &mut candidates[k],
+            phase,
+            rounds,
+            self.options,
+            self.heterogeneity,
+            cap,
+            &mut self.progress,
+            &mut self.notes,
+        )?;
+        if features.stopped_behind_ms.is_some() {
+            self.stopped.push(features.candidate.clone());
+        }
+        self.runs.push(features);
+        Ok(row)
+    }
+
     /// The wall-clock time (ms) past which candidate `k` can no longer
     /// reach the target before, or tied with, the best time measured so
     /// far: that time plus what an evaluation step can hide,
     /// `(eval_every - 1) x cycle time` ([`measured_winner`]'s ties).
     /// `None` when not racing or nothing is measured yet.
     fn cap(&self, candidates: &[Candidate], k: usize) -> Option<f64> {
-        if !self.on {
+        if !self.options.race {
             return None;
         }
         let best = candidates
             .iter()
             .filter_map(|c| c.measured_time_ms)
             .min_by(f64::total_cmp)?;
-        Some(best + self.eval_every.saturating_sub(1) as f64 * candidates[k].cycle_time_ms)
-    }
-
-    fn note(&mut self, f: &RunFeatures) {
-        if f.stopped_behind_ms.is_some() {
-            self.stopped.push(f.candidate.clone());
-        }
+        Some(best + self.options.eval_every.saturating_sub(1) as f64 * candidates[k].cycle_time_ms)
     }
 }
 
