@@ -1377,17 +1377,9 @@ fn main() -> Result<()> {
         geomean(&verify_ratios),
         geomean(&verify_speedups),
         verify_speedups.len(),
-        {
-            let mut c = verify_costs.clone();
-            c.sort_by(f64::total_cmp);
-            c.get(c.len() / 2).copied().unwrap_or(f64::NAN)
-        },
+        mean_median(&verify_costs).1,
         mean(&verify_costs),
-        {
-            let mut c = verify_plain_costs.clone();
-            c.sort_by(f64::total_cmp);
-            c.get(c.len() / 2).copied().unwrap_or(f64::NAN)
-        },
+        mean_median(&verify_plain_costs).1,
         mean(&verify_plain_costs),
     );
 

@@ -323,7 +323,6 @@ pub fn verify(
         progress,
         runs: Vec::new(),
         notes: Vec::new(),
-        stopped: Vec::new(),
     };
     let probe_names: Vec<String> = probe_indices(candidates, options.probes)
         .into_iter()
@@ -383,12 +382,12 @@ pub fn verify(
             full_rows.push(runner.train(candidates, name, Phase::Full)?);
         }
     }
-    let Runner {
-        runs,
-        notes,
-        stopped,
-        ..
-    } = runner;
+    let Runner { runs, notes, .. } = runner;
+    let stopped_behind = runs
+        .iter()
+        .filter(|r| r.stopped_behind_ms.is_some())
+        .map(|r| r.candidate.clone())
+        .collect();
     write_summary(&dir.join("verify"), &full_rows, options.target)?;
     let path = dir.join("runs.csv");
     write_atomic(&path, &runs_csv(&runs).map_err(io(&path))?).map_err(io(&path))?;
@@ -416,7 +415,7 @@ pub fn verify(
         verified: top,
         out_of_sample,
         winner: measured_winner(candidates, options.eval_every),
-        stopped_behind: stopped,
+        stopped_behind,
         notes,
     })
 }
@@ -439,8 +438,6 @@ struct Runner<'s, 'o, P> {
     progress: P,
     runs: Vec<RunFeatures>,
     notes: Vec<String>,
-    /// Candidates whose run stopped behind the best.
-    stopped: Vec<String>,
 }
 
 impl<P: FnMut(Progress<'_>)> Runner<'_, '_, P> {
@@ -469,9 +466,6 @@ impl<P: FnMut(Progress<'_>)> Runner<'_, '_, P> {
             &mut self.progress,
             &mut self.notes,
         )?;
-        if features.stopped_behind_ms.is_some() {
-            self.stopped.push(features.candidate.clone());
-        }
         self.runs.push(features);
         Ok(row)
     }
