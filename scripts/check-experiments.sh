@@ -6,7 +6,7 @@
 # is reused) and compares what they write with the committed files:
 #   * experiment files (`fedtopo run experiments/X/experiment.toml --out DIR`):
 #     results.csv, results.md, summary.csv;
-#   * experiment programs (`cargo run --example multigraph|placement|design|design-allreduce -- --out DIR`):
+#   * experiment programs (`cargo run --example multigraph|placement|design -- --out DIR`):
 #     results.csv, summary.csv; the design experiment's analysis (its
 #     training runs, `design-train`, need `--features train` and are read
 #     from the committed runs.csv), the shipped predictor src/design/fitted.rs,
@@ -179,10 +179,6 @@ for f in results.csv results.md predictions.csv speedup.svg; do
   same "experiments/design/$f" "$SCRATCH/design/$f"
 done
 same "src/design/fitted.rs" "$SCRATCH/design/fitted.rs"
-# The ring all-reduce estimate (reads runs.csv and results.csv; < 1 s).
-cargo build --profile "$PROFILE" --locked --quiet --example design-allreduce
-timed "example design-allreduce" "$EXAMPLES/design-allreduce" --out "$SCRATCH/design-allreduce"
-same "experiments/design/allreduce.csv" "$SCRATCH/design-allreduce/allreduce.csv"
 # The figures the analysis reads (features.csv, `design-features`, no
 # libtorch): gaia, AWS North America and Geant, seed 0, every data setting
 # and access (24 cells, the augmentation included; ~30 s) regenerated and compared with the committed rows of those cells, so a

@@ -9,7 +9,7 @@ use anyhow::{bail, Context, Result};
 use serde::Serialize;
 
 use fedtopo::design::search::{
-    design_search, Candidate, DesignOptions, DesignSearch, RoundsPredictor,
+    design_search, Candidate, DesignOptions, DesignSearch, RoundsPredictor, DEFAULT_CANDIDATES,
 };
 use fedtopo::design::MAX_AUGMENT_SILOS;
 use fedtopo::net::delay::DelayModel;
@@ -19,8 +19,8 @@ use fedtopo::overlay::build::{parse_overlay_list, BuildOptions, OverlayKind};
 use fedtopo::train::data::load::{load_dataset, with_data_labels};
 use fedtopo::train::data::FederatedData;
 
-/// `fedtopo design`'s default candidate kinds.
-pub const KINDS: &str = "star,mst,delta-mbst,ring,ring-opt,matcha,matcha+,regular:k=4,dcliques-ring,exp,exp-1peer,base:k=1,base:k=2,base:k=3,d-equistatic,od-equidyn,multigraph,multigraph:base=ring-opt";
+/// `fedtopo design`'s default candidate kinds (one list, the library's).
+pub const KINDS: &str = DEFAULT_CANDIDATES;
 
 /// A data setting: dataset, partition, target test accuracy.
 #[derive(Debug, Clone)]

@@ -25,7 +25,12 @@
 //! is made by `design-fit` from predictions only.
 //!
 //! Appends one block of rows per cell to `DIR/runs.csv` and skips cells
-//! already there, so an interrupted sweep resumes. The candidates'
+//! already there, so an interrupted sweep resumes. A cell that is there
+//! but lacks candidates (a candidate added to the design later, such as
+//! `ring-allreduce`) gets rows for the missing ones only, written after
+//! the cell's rows in the columns `runs.csv` already has; the cell's
+//! existing runs join the consensus-hash reuse above (so a candidate with
+//! STAR's matrices takes STAR's measured rounds), the others are trained. The candidates'
 //! figures without training (`features.csv`, what the analysis reads) are
 //! `design-features`' (features.rs, no libtorch); the setting-up of a cell
 //! is shared with it (cells.rs).
@@ -34,7 +39,7 @@
 mod cells;
 
 use std::collections::hash_map::DefaultHasher;
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 use std::hash::{Hash, Hasher};
 use std::io::Write as _;
 use std::path::Path;
@@ -56,26 +61,78 @@ use fedtopo::train::trainer::TrainConfig;
 
 use cells::{cell_key, load_underlays, parse_args, row, setup_cell, Args, DataSetting, Row};
 
-/// Cells already in `runs.csv`.
-fn done_cells(path: &Path) -> Result<BTreeSet<String>> {
-    let mut done = BTreeSet::new();
+/// What a cell of `runs.csv` already has: candidate -> (rounds to the
+/// target, final test accuracy).
+type Measured = BTreeMap<String, (Option<u64>, f64)>;
+
+/// The rows of `runs.csv` as they are: its header, and its records by
+/// cell in file order.
+struct Existing {
+    header: csv::StringRecord,
+    cells: Vec<(String, Vec<csv::StringRecord>)>,
+    measured: BTreeMap<String, Measured>,
+}
+
+/// Reads `runs.csv` (empty when missing).
+fn existing_runs(path: &Path) -> Result<Existing> {
+    let mut e = Existing {
+        header: csv::StringRecord::new(),
+        cells: Vec::new(),
+        measured: BTreeMap::new(),
+    };
     if !path.exists() {
-        return Ok(done);
+        return Ok(e);
     }
     let mut r = csv::Reader::from_path(path).with_context(|| format!("{}", path.display()))?;
-    let h = r.headers()?.clone();
-    let col = |name: &str| h.iter().position(|c| c == name);
-    let (Some(u), Some(a), Some(d), Some(s)) =
-        (col("underlay"), col("access"), col("data"), col("seed"))
-    else {
+    e.header = r.headers()?.clone();
+    let col = |name: &str| e.header.iter().position(|c| c == name);
+    let (Some(u), Some(a), Some(d), Some(s), Some(c), Some(rt), Some(acc)) = (
+        col("underlay"),
+        col("access"),
+        col("data"),
+        col("seed"),
+        col("candidate"),
+        col("rounds_to_target"),
+        col("final_test_acc"),
+    ) else {
         bail!("{}: not a design-train runs.csv", path.display());
     };
-    for rec in r.records() {
+    for (i, rec) in r.records().enumerate() {
         let rec = rec?;
-        let seed: u64 = rec[s].parse().context("seed")?;
-        done.insert(cell_key(&rec[u], &rec[a], &rec[d], seed));
+        let at = || format!("{}: row {}", path.display(), i + 2);
+        let seed: u64 = rec[s].parse().with_context(at)?;
+        let key = cell_key(&rec[u], &rec[a], &rec[d], seed);
+        let rounds = match &rec[rt] {
+            "" => None,
+            x => Some(x.parse().with_context(at)?),
+        };
+        let final_acc: f64 = rec[acc].parse().with_context(at)?;
+        e.measured
+            .entry(key.clone())
+            .or_default()
+            .insert(rec[c].to_string(), (rounds, final_acc));
+        match e.cells.last_mut() {
+            Some((k, rows)) if *k == key => rows.push(rec),
+            _ => e.cells.push((key, vec![rec])),
+        }
     }
-    Ok(done)
+    Ok(e)
+}
+
+/// `row` in the columns of `header` (a column `Row` lacks is left empty;
+/// a `Row` field the header lacks is not written).
+fn in_columns(header: &csv::StringRecord, row: &Row) -> Result<csv::StringRecord> {
+    let mut w = csv::Writer::from_writer(Vec::new());
+    w.serialize(row)?;
+    let text = String::from_utf8(w.into_inner().map_err(|e| anyhow::anyhow!("{e}"))?)?;
+    let mut r = csv::Reader::from_reader(text.as_bytes());
+    let names = r.headers()?.clone();
+    let values = r.records().next().context("a serialized row")??;
+    let by_name: BTreeMap<&str, &str> = names.iter().zip(values.iter()).collect();
+    Ok(header
+        .iter()
+        .map(|c| by_name.get(c).copied().unwrap_or(""))
+        .collect())
 }
 
 /// Hash of the consensus matrices of `overlay`'s first `rounds` rounds
@@ -129,7 +186,9 @@ fn main() -> Result<()> {
     let a = parse_args("train.rs")?;
     std::fs::create_dir_all(&a.out)?;
     let runs_path = a.out.join("runs.csv");
-    let done = done_cells(&runs_path)?;
+    let existing = existing_runs(&runs_path)?;
+    // New rows of cells already in runs.csv, written after their rows.
+    let mut filled: BTreeMap<String, Vec<csv::StringRecord>> = BTreeMap::new();
     let scratch = std::env::temp_dir().join(format!("fedtopo-design-train-{}", std::process::id()));
     let underlays = load_underlays(&a.underlays)?;
     let started = Instant::now();
@@ -141,11 +200,8 @@ fn main() -> Result<()> {
                 let mut trained: BTreeMap<u64, (String, Option<u64>, f64)> = BTreeMap::new();
                 for access in &a.access {
                     let key = cell_key(u, access, &setting.name, seed);
-                    if done.contains(&key) {
-                        eprintln!("{key}: already in runs.csv");
-                        continue;
-                    }
                     let t0 = Instant::now();
+                    let measured = existing.measured.get(&key);
                     let rows = run_cell(
                         underlay,
                         u,
@@ -155,7 +211,19 @@ fn main() -> Result<()> {
                         &a,
                         &scratch,
                         &mut trained,
+                        measured,
                     )?;
+                    if measured.is_some() {
+                        eprintln!("{key}: already in runs.csv, {} missing candidate(s) added", rows.len());
+                        let rows: Vec<csv::StringRecord> = rows
+                            .iter()
+                            .map(|r| in_columns(&existing.header, r))
+                            .collect::<Result<_>>()?;
+                        if !rows.is_empty() {
+                            filled.insert(key, rows);
+                        }
+                        continue;
+                    }
                     let new_file = !runs_path.exists();
                     let file = std::fs::OpenOptions::new()
                         .create(true)
@@ -180,6 +248,17 @@ fn main() -> Result<()> {
             }
         }
     }
+    if !filled.is_empty() {
+        // Rewrite runs.csv with the new rows after their cells' rows.
+        let mut w = csv::Writer::from_path(&runs_path)?;
+        w.write_record(&existing.header)?;
+        for (key, rows) in &existing.cells {
+            for r in rows.iter().chain(filled.get(key).into_iter().flatten()) {
+                w.write_record(r)?;
+            }
+        }
+        w.flush()?;
+    }
     std::fs::remove_dir_all(&scratch).ok();
     Ok(())
 }
@@ -194,6 +273,7 @@ fn run_cell(
     a: &Args,
     scratch: &Path,
     trained: &mut BTreeMap<u64, (String, Option<u64>, f64)>,
+    measured: Option<&Measured>,
 ) -> Result<Vec<Row>> {
     let cell = setup_cell(underlay, access, setting, seed)?;
     // `train`'s defaults: logreg, SGD lr 0.05, batch 32, 1 local step, consensus auto.
@@ -216,7 +296,33 @@ fn run_cell(
     let target = Target::TestAccuracy(setting.target);
     let dir = scratch.join(format!("{u}-{access}-{seed}"));
     let mut rows = Vec::new();
+    if let Some(measured) = measured {
+        if cell
+            .search
+            .candidates
+            .iter()
+            .all(|c| measured.contains_key(&c.name))
+        {
+            return Ok(rows);
+        }
+        // The cell's measured runs join the reuse by consensus hash.
+        for c in &cell.search.candidates {
+            let Some(&(r, acc)) = measured.get(&c.name) else {
+                continue;
+            };
+            let kind = train_kind(&dir, c, &session)?;
+            let overlay = EvaluatedOverlay::build(kind, underlay, &cell.model, &cell.build)
+                .with_context(|| format!("{u} {access}: {}", c.name))?;
+            let hash = consensus_hash(&session, &overlay, a.rounds)?;
+            trained
+                .entry(hash)
+                .or_insert((format!("{}@{access}", c.name), r, acc));
+        }
+    }
     for c in &cell.search.candidates {
+        if measured.is_some_and(|m| m.contains_key(&c.name)) {
+            continue;
+        }
         let kind = train_kind(&dir, c, &session)?;
         let overlay = EvaluatedOverlay::build(kind, underlay, &cell.model, &cell.build)
             .with_context(|| format!("{u} {access}: {}", c.name))?;

@@ -8,7 +8,8 @@
 //! A D-Cliques candidate with Clique Averaging (`+ca`) is written as the
 //! overlay its models travel on: the file has no gradient phase, so it is
 //! refused ([`ExportError::CliqueAveraging`]) rather than trained as
-//! something else.
+//! something else; so is a ring all-reduce ([`ExportError::AllReduce`]),
+//! whose file would read back as gossip on its ring.
 
 use std::path::{Path, PathBuf};
 
@@ -47,6 +48,29 @@ pub enum ExportError {
         /// The candidate.
         candidate: String,
     },
+    /// A ring all-reduce candidate has no file form.
+    #[error(
+        "{candidate}: a ring all-reduce averages exactly in chunks around its ring, which an \
+         overlay file cannot say (it would read back as gossip on the ring); train it by name \
+         (--overlays {candidate})"
+    )]
+    AllReduce {
+        /// The candidate.
+        candidate: String,
+    },
+}
+
+impl ExportError {
+    /// The candidate, when this error is "no file form" (Clique Averaging,
+    /// a ring all-reduce): such a candidate is trained by its kind.
+    pub fn no_file_form(&self) -> Option<&str> {
+        match self {
+            ExportError::CliqueAveraging { candidate } | ExportError::AllReduce { candidate } => {
+                Some(candidate)
+            }
+            _ => None,
+        }
+    }
 }
 
 /// The rounds of schedule `e` ready to write, with the consensus matrix
@@ -111,8 +135,8 @@ fn write(path: &Path, text: &str) -> Result<(), ExportError> {
 /// GML or the rounds file).
 ///
 /// # Errors
-/// The candidate cannot be rebuilt, has Clique Averaging, or a file
-/// cannot be written.
+/// The candidate cannot be rebuilt, has no file form (Clique Averaging, a
+/// ring all-reduce), or a file cannot be written.
 pub fn export_candidate(
     dir: &Path,
     candidate: &Candidate,
@@ -133,6 +157,11 @@ pub fn export_candidate(
             let e = EvaluatedOverlay::build(*kind, underlay, model, build)?;
             if e.gradient_groups().is_some() {
                 return Err(ExportError::CliqueAveraging {
+                    candidate: candidate.name.clone(),
+                });
+            }
+            if e.allreduce().is_some() {
+                return Err(ExportError::AllReduce {
                     candidate: candidate.name.clone(),
                 });
             }
@@ -160,11 +189,12 @@ pub fn export_candidate(
 }
 
 /// Writes every candidate to `dir` ([`export_candidate`]) and records its
-/// file in [`Candidate::file`]. Clique Averaging candidates are skipped
-/// (their `file` stays `None`); their names are returned.
+/// file in [`Candidate::file`]. Candidates without a file form (Clique
+/// Averaging, a ring all-reduce: [`ExportError::no_file_form`]) are
+/// skipped (their `file` stays `None`); their names are returned.
 ///
 /// # Errors
-/// As [`export_candidate`], but for Clique Averaging.
+/// As [`export_candidate`], but for candidates without a file form.
 pub fn export_all(
     dir: &Path,
     candidates: &mut [Candidate],
@@ -176,8 +206,10 @@ pub fn export_all(
     for c in candidates.iter_mut() {
         match export_candidate(dir, c, underlay, model, build) {
             Ok(path) => c.file = Some(path.display().to_string()),
-            Err(ExportError::CliqueAveraging { candidate }) => skipped.push(candidate),
-            Err(e) => return Err(e),
+            Err(e) => match e.no_file_form() {
+                Some(candidate) => skipped.push(candidate.to_string()),
+                None => return Err(e),
+            },
         }
     }
     Ok(skipped)

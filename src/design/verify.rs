@@ -522,7 +522,7 @@ fn train_one(
             c.file = Some(text.clone());
             OverlayKind::File(OverlayPath::new(&text))
         }
-        Err(ExportError::CliqueAveraging { .. }) => match &c.overlay {
+        Err(e) if e.no_file_form().is_some() => match &c.overlay {
             CandidateOverlay::Kind(k) => *k,
             CandidateOverlay::Static { .. } => {
                 return Err(VerifyError::Options(format!(

@@ -31,9 +31,12 @@ use crate::net::delay::DelayModel;
 use crate::network::{NetworkKind, NetworkModel};
 use crate::overlay::build::{build, BuildError, BuildOptions, OverlayKind, Shape};
 use crate::overlay::export::{ExportedOverlay, ExportedSchedule};
-use crate::replay::clock::{CliqueAveragingClock, ClockError, EngineClock, RoundClock};
+use crate::replay::clock::{
+    AllReduceClock, CliqueAveragingClock, ClockError, EngineClock, RoundClock,
+};
 use crate::replay::two_phase::{replay_clique_averaging, CliqueReplayError};
 use crate::replay::{replay_with_progress, ReplayError, ReplayOptions, ReplayResult, Straggler};
+use crate::timing::allreduce::AllReduceRound;
 use crate::timing::schedule::{
     maxplus_rate, periodic_rate, round_estimate, round_estimate_and_maxplus_rate, RoundEstimate,
 };
@@ -111,6 +114,15 @@ pub enum EvalError {
     LaggedRounds {
         /// Overlay name.
         overlay: String,
+    },
+    /// What a ring all-reduce does not do (it is exact averaging in chunks
+    /// around a ring, timed by its own recurrence).
+    #[error("`{overlay}` is a ring all-reduce (exact averaging in chunks around a ring): {what}")]
+    AllReduce {
+        /// Overlay name.
+        overlay: String,
+        /// What it does not do, and what to use instead.
+        what: String,
     },
     /// The overlay changes every round, so there is no single graph.
     #[error("`{overlay}` changes every round: it has a schedule, not a single overlay to {what}")]
@@ -294,10 +306,13 @@ impl EvaluatedOverlay {
     }
 
     /// The overlay of every round, when there is one (for clique averaging,
-    /// the overlay the models travel on); `None` for schedules.
+    /// the overlay the models travel on; for a ring all-reduce, the ring its
+    /// chunks travel on); `None` for schedules.
     pub fn overlay(&self) -> Option<&Overlay> {
         match &self.shape {
-            Shape::Static { overlay: o, .. } | Shape::CliqueAveraging { models: o, .. } => Some(o),
+            Shape::Static { overlay: o, .. }
+            | Shape::CliqueAveraging { models: o, .. }
+            | Shape::AllReduce { ring: o, .. } => Some(o),
             Shape::Matcha(_) | Shape::Periodic { .. } => None,
         }
     }
@@ -305,7 +320,9 @@ impl EvaluatedOverlay {
     /// The overlays of the rounds (a static overlay is its own schedule).
     pub fn schedule(&self) -> &dyn OverlaySchedule {
         match &self.shape {
-            Shape::Static { overlay: o, .. } | Shape::CliqueAveraging { models: o, .. } => o,
+            Shape::Static { overlay: o, .. }
+            | Shape::CliqueAveraging { models: o, .. }
+            | Shape::AllReduce { ring: o, .. } => o,
             Shape::Matcha(s) => s,
             Shape::Periodic { schedule: s, .. } => s,
         }
@@ -318,6 +335,12 @@ impl EvaluatedOverlay {
         failures: Option<FailureSpec>,
         seed: u64,
     ) -> Result<Box<dyn OverlaySchedule + '_>, EvalError> {
+        if failures.is_some() && self.allreduce().is_some() {
+            return Err(EvalError::AllReduce {
+                overlay: self.name(),
+                what: "random failures are not modelled (the ring stalls on any failure)".into(),
+            });
+        }
         let base = self.schedule();
         Ok(match failures {
             None => Box::new(base),
@@ -333,13 +356,13 @@ impl EvaluatedOverlay {
     /// Arcs and largest degree (schedules: over the sampled rounds).
     pub fn degree_stats(&self) -> DegreeStats {
         match &self.shape {
-            Shape::Static { overlay: o, .. } | Shape::CliqueAveraging { models: o, .. } => {
-                DegreeStats {
-                    arcs: o.arc_count(),
-                    max_degree: o.max_degree(),
-                    per_round: false,
-                }
-            }
+            Shape::Static { overlay: o, .. }
+            | Shape::CliqueAveraging { models: o, .. }
+            | Shape::AllReduce { ring: o, .. } => DegreeStats {
+                arcs: o.arc_count(),
+                max_degree: o.max_degree(),
+                per_round: false,
+            },
             Shape::Matcha(s) => {
                 // Counted from the active matchings: no overlay built.
                 let rounds = self.schedule_rounds().max(1);
@@ -418,6 +441,14 @@ impl EvaluatedOverlay {
         }
     }
 
+    /// The tour of a ring all-reduce; `None` for every other shape.
+    pub fn allreduce(&self) -> Option<&[usize]> {
+        match &self.shape {
+            Shape::AllReduce { tour, .. } => Some(tour),
+            _ => None,
+        }
+    }
+
     /// A text that changes whenever the rounds' overlays change (for the
     /// resume fingerprint of a training run).
     pub fn fingerprint(&self) -> String {
@@ -428,6 +459,7 @@ impl EvaluatedOverlay {
                 o.arcs(),
                 o.protocol == crate::graph::Protocol::Gossip
             ),
+            Shape::AllReduce { tour, .. } => format!("ring-allreduce|{tour:?}"),
             Shape::Matcha(s) => {
                 let d = s.design();
                 format!(
@@ -472,6 +504,14 @@ impl EvaluatedOverlay {
         Ok(match &self.shape {
             Shape::Static { overlay: o, .. } => {
                 let t = cycle_time(o, model)?;
+                OverlayTiming {
+                    cycle_time_ms: t.cycle_time_ms,
+                    critical_circuit: t.critical_circuit,
+                    schedule: None,
+                }
+            }
+            Shape::AllReduce { tour, .. } => {
+                let t = AllReduceRound::new(model, tour)?.cycle_time(&self.name())?;
                 OverlayTiming {
                     cycle_time_ms: t.cycle_time_ms,
                     critical_circuit: t.critical_circuit,
@@ -563,6 +603,14 @@ impl EvaluatedOverlay {
             (0..=options.rounds).for_each(&mut *on_round);
             return Ok(r.into_replay_result());
         }
+        if self.allreduce().is_some() {
+            return Err(EvalError::AllReduce {
+                overlay: self.name(),
+                what: "it has no event replay yet; its cycle time (`compare`, `cycle-time`) \
+                       and training clock are its chunk recurrence on the maxplus network"
+                    .into(),
+            });
+        }
         let rounds = self.with_failures(failures, options.seed)?;
         Ok(replay_with_progress(
             rounds.as_ref(),
@@ -594,6 +642,9 @@ impl EvaluatedOverlay {
         let bad = |m: &str| EvalError::Options(format!("{protocol} on {}: {m}", self.name()));
         if self.gradient_groups().is_some() {
             return Err(bad("Clique Averaging is a synchronous protocol"));
+        }
+        if self.allreduce().is_some() {
+            return Err(bad("a ring all-reduce is a synchronous protocol"));
         }
         Ok(match protocol {
             AsyncProtocol::Gossip => {
@@ -647,6 +698,26 @@ impl EvaluatedOverlay {
                     topology.gradient_overlay(),
                 )))
             }
+            Shape::AllReduce { tour, .. } => {
+                let unsupported = |what: &str| EvalError::AllReduce {
+                    overlay: self.name(),
+                    what: what.into(),
+                };
+                if model.dynamics.is_some() {
+                    return Err(unsupported(
+                        "its clock is a closed-form recurrence and cannot follow a network trace",
+                    ));
+                }
+                if network != NetworkKind::Maxplus {
+                    return Err(unsupported(&format!(
+                        "its clock is its chunk recurrence on the maxplus network; network \
+                         `{network}` is not supported (use maxplus)"
+                    )));
+                }
+                Ok(Box::new(AllReduceClock::new(AllReduceRound::new(
+                    model, tour,
+                )?)))
+            }
             _ => Ok(Box::new(EngineClock::new(rounds, model, network)?)),
         }
     }
@@ -662,6 +733,14 @@ impl EvaluatedOverlay {
         model: Option<&DelayModel>,
         cycle_time_ms: Option<Ms>,
     ) -> Result<ExportedOverlay, EvalError> {
+        if self.allreduce().is_some() {
+            return Err(EvalError::AllReduce {
+                overlay: self.name(),
+                what: "an overlay file would be read back as gossip on the ring; train it by \
+                       name (`--overlays ring-allreduce`)"
+                    .into(),
+            });
+        }
         let o = self.overlay().ok_or_else(|| EvalError::NotStatic {
             overlay: self.name(),
             what: "export",
@@ -719,7 +798,20 @@ impl ConsensusRule {
     /// which become [`ConsensusRule::PerRound`]) or the weights of an
     /// overlay file ([`EvaluatedOverlay::consensus_weights`], row-stochastic),
     /// which becomes [`ConsensusRule::Custom`].
+    ///
+    /// A ring all-reduce computes the exact average: `auto` becomes
+    /// [`ConsensusRule::Average`], `average` and `fedavg` stand, any other
+    /// rule is [`ConsensusError::AllReduceRule`].
     pub fn for_overlay(&self, overlay: &EvaluatedOverlay) -> Result<ConsensusRule, ConsensusError> {
+        if overlay.allreduce().is_some() {
+            return match self {
+                ConsensusRule::Auto => Ok(ConsensusRule::Average),
+                ConsensusRule::Average | ConsensusRule::WeightedAverage { .. } => Ok(self.clone()),
+                other => Err(ConsensusError::AllReduceRule {
+                    rule: format!("{other:?}"),
+                }),
+            };
+        }
         if *self != ConsensusRule::Auto {
             return Ok(self.clone());
         }

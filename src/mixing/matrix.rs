@@ -83,6 +83,16 @@ pub enum ConsensusError {
         /// Its in-degree.
         indeg: usize,
     },
+    /// A ring all-reduce computes the exact (or data-weighted) average:
+    /// no other consensus rule applies to it.
+    #[error(
+        "consensus rule `{rule}` does not apply to a ring all-reduce, which computes the exact \
+         average (use auto, average or fedavg)"
+    )]
+    AllReduceRule {
+        /// The rule asked for.
+        rule: String,
+    },
     /// Fastest-mixing weights do not apply (directed overlay).
     #[error(transparent)]
     Mixing(#[from] crate::mixing::MixingError),

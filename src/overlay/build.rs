@@ -50,6 +50,11 @@ pub enum OverlayKind {
     Ring,
     /// Ring improved by local search on the directed cycle time.
     RingOpt,
+    /// Exact averaging by a ring all-reduce along the ring-opt tour
+    /// (reduce-scatter then all-gather in chunks of `M/n` bit,
+    /// [`crate::timing::allreduce`]): STAR's consensus at a fraction of its
+    /// round time on slow access links. New, not in \[Marfoq20\].
+    RingAllReduce,
     /// Every silo to every other.
     Complete,
     /// MATCHA (a schedule, not a static overlay): on the connectivity graph
@@ -93,6 +98,7 @@ impl OverlayKind {
             OverlayKind::DeltaMbst => "delta-mbst",
             OverlayKind::Ring => "ring",
             OverlayKind::RingOpt => "ring-opt",
+            OverlayKind::RingAllReduce => "ring-allreduce",
             OverlayKind::Complete => "complete",
             OverlayKind::Matcha(m) => m.family(),
             OverlayKind::DCliques(d) => d.name(),
@@ -238,6 +244,7 @@ impl OverlayKind {
                     "delta-mbst" => OverlayKind::DeltaMbst,
                     "ring" => OverlayKind::Ring,
                     "ring-opt" => OverlayKind::RingOpt,
+                    "ring-allreduce" => OverlayKind::RingAllReduce,
                     "complete" => OverlayKind::Complete,
                     _ => return Err(unknown()),
                 }
@@ -451,6 +458,14 @@ pub enum Shape {
         /// Its model-exchange overlay (both arcs of every edge).
         models: Overlay,
     },
+    /// Exact averaging by a ring all-reduce ([`OverlayKind::RingAllReduce`]):
+    /// every round, every silo ends with the average of all models.
+    AllReduce {
+        /// The ring's tour (silo indices in sending order).
+        tour: Vec<usize>,
+        /// The directed ring the chunks travel on.
+        ring: Overlay,
+    },
 }
 
 /// Builds overlay `kind` for `model` on `underlay`, in whichever shape the
@@ -483,6 +498,20 @@ pub fn build(
                 overlay: kind.to_string(),
                 source,
             }),
+        OverlayKind::RingAllReduce => {
+            let ring = build_overlay(kind, underlay, model, options)?;
+            let mut tour = Vec::with_capacity(ring.silo_count());
+            let mut next = vec![0; ring.silo_count()];
+            for &(i, j) in ring.arcs() {
+                next[i] = j;
+            }
+            let mut s = 0;
+            for _ in 0..ring.silo_count() {
+                tour.push(s);
+                s = next[s];
+            }
+            Ok(Shape::AllReduce { tour, ring })
+        }
         OverlayKind::File(path) => Ok(
             match file::read(path.as_path(), &silo_names(underlay, model))? {
                 FileOverlay::Static { overlay, weights } => Shape::Static { overlay, weights },
@@ -551,7 +580,8 @@ fn silo_names<'a>(underlay: &'a Underlay, model: &DelayModel) -> SiloNames<'a> {
 }
 
 /// Builds the static overlay of `kind` for `model` on `underlay` (for
-/// D-Cliques with Clique Averaging, the overlay its models travel on).
+/// D-Cliques with Clique Averaging, the overlay its models travel on; for
+/// the ring all-reduce, the directed ring its chunks travel on).
 ///
 /// # Errors
 /// [`BuildError::NotStatic`] for kinds that change every round; use
@@ -565,7 +595,11 @@ pub fn build_overlay(
     let n = model.silo_count();
     if matches!(
         kind,
-        OverlayKind::Mst | OverlayKind::DeltaMbst | OverlayKind::Ring | OverlayKind::RingOpt
+        OverlayKind::Mst
+            | OverlayKind::DeltaMbst
+            | OverlayKind::Ring
+            | OverlayKind::RingOpt
+            | OverlayKind::RingAllReduce
     ) {
         model
             .check_finite()
@@ -590,6 +624,13 @@ pub fn build_overlay(
                 shared.ring_opt_tour(model, &options.ring_search),
             ),
         },
+        OverlayKind::RingAllReduce => {
+            let tour = match &options.shared {
+                None => ring::ring_opt_tour(model, &options.ring_search),
+                Some(shared) => shared.ring_opt_tour(model, &options.ring_search).to_vec(),
+            };
+            Overlay::directed_ring("ring-allreduce", n, &tour)
+        }
         OverlayKind::Complete => complete(n),
         OverlayKind::Random(spec) => random_overlay(&spec, n, options.seed)?,
         OverlayKind::DCliques(d) => {

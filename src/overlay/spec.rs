@@ -76,6 +76,12 @@ pub const OVERLAY_NAMES: &[OverlayName] = &[
     ),
     name("ring", &[], "ring", NameKind::Plain),
     name("ring-opt", &["ringopt"], "ring-opt", NameKind::Plain),
+    name(
+        "ring-allreduce",
+        &["allreduce", "all-reduce", "ring-all-reduce"],
+        "ring-allreduce",
+        NameKind::Plain,
+    ),
     name("complete", &["full"], "complete", NameKind::Plain),
     name(
         "matcha",

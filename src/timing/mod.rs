@@ -10,6 +10,7 @@
 //! iteration ([`crate::maxplus::howard`]); Karp's algorithm is the
 //! independent cross-check.
 
+pub mod allreduce;
 pub mod two_phase;
 
 use rayon::prelude::*;

@@ -13,7 +13,9 @@
 //! for bit from the recurrence in the engine's order of additions instead
 //! of handling events (`recurrence`, also tested against the events).
 //! [`CliqueAveragingClock`] times two-phase Clique Averaging rounds with
-//! the max-plus recurrence of [`crate::timing::two_phase`].
+//! the max-plus recurrence of [`crate::timing::two_phase`];
+//! [`AllReduceClock`] times ring all-reduce rounds with the chunk
+//! recurrence of [`crate::timing::allreduce`].
 //!
 //! Clocks are timing, not training: they live in the replay layer so that
 //! any layer below the trainer can hand one out.
@@ -26,12 +28,14 @@ use crate::units::Ms;
 
 use super::{ReplayError, RoundParticipation, SiloRound};
 
+mod allreduce;
 mod clique_averaging;
 mod engine;
 mod maxplus;
 mod recording;
 mod recurrence;
 
+pub use allreduce::AllReduceClock;
 pub use clique_averaging::CliqueAveragingClock;
 pub use engine::EngineClock;
 pub use maxplus::MaxPlusClock;
