@@ -214,7 +214,10 @@ fn main() -> Result<()> {
                         measured,
                     )?;
                     if measured.is_some() {
-                        eprintln!("{key}: already in runs.csv, {} missing candidate(s) added", rows.len());
+                        eprintln!(
+                            "{key}: already in runs.csv, {} missing candidate(s) added",
+                            rows.len()
+                        );
                         let rows: Vec<csv::StringRecord> = rows
                             .iter()
                             .map(|r| in_columns(&existing.header, r))

@@ -31,6 +31,7 @@ use crate::net::delay::DelayModel;
 use crate::network::{NetworkKind, NetworkModel};
 use crate::overlay::build::{build, BuildError, BuildOptions, OverlayKind, Shape};
 use crate::overlay::export::{ExportedOverlay, ExportedSchedule};
+use crate::replay::allreduce::{replay_allreduce, AllReduceReplayError};
 use crate::replay::clock::{
     AllReduceClock, CliqueAveragingClock, ClockError, EngineClock, RoundClock,
 };
@@ -59,6 +60,9 @@ pub enum EvalError {
     /// The two-phase (clique averaging) replay failed.
     #[error(transparent)]
     TwoPhaseReplay(#[from] CliqueReplayError),
+    /// The ring all-reduce replay failed.
+    #[error(transparent)]
+    AllReduceReplay(#[from] AllReduceReplayError),
     /// The round clock could not be made.
     #[error(transparent)]
     Clock(#[from] ClockError),
@@ -603,13 +607,20 @@ impl EvaluatedOverlay {
             (0..=options.rounds).for_each(&mut *on_round);
             return Ok(r.into_replay_result());
         }
-        if self.allreduce().is_some() {
-            return Err(EvalError::AllReduce {
+        if let Some(tour) = self.allreduce() {
+            let unsupported = |what: &str| EvalError::AllReduce {
                 overlay: self.name(),
-                what: "it has no event replay yet; its cycle time (`compare`, `cycle-time`) \
-                       and training clock are its chunk recurrence on the maxplus network"
-                    .into(),
-            });
+                what: format!("{what} not supported in its replay"),
+            };
+            if options.straggler != Straggler::None {
+                return Err(unsupported("stragglers are"));
+            }
+            if failures.is_some() {
+                return Err(unsupported("failures are"));
+            }
+            let r = replay_allreduce(&self.name(), tour, model, network, options.rounds)?;
+            (0..=options.rounds).for_each(&mut *on_round);
+            return Ok(r.into_replay_result());
         }
         let rounds = self.with_failures(failures, options.seed)?;
         Ok(replay_with_progress(

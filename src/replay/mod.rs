@@ -325,6 +325,7 @@ pub fn replay_with_progress(
         .finish()
 }
 
+pub mod allreduce;
 pub mod asynchronous;
 pub mod breakdown;
 pub mod churn;

@@ -92,6 +92,12 @@ impl AllReduceRound {
         &self.tour
     }
 
+    /// How long one chunk occupies the link of tour position `p`
+    /// (`dm(p) - l(p, p+1)`, ms), by position.
+    pub fn busy_ms(&self) -> &[Ms] {
+        &self.busy_ms
+    }
+
     /// Number of silos.
     pub fn silo_count(&self) -> usize {
         self.tour.len()
