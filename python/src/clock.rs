@@ -206,7 +206,14 @@ impl Clock {
             let future = py.get_type::<PyFutureWarning>();
             crate::warn(py, future.as_any(), &format!("failures={w}"))?;
         }
-        if overlay.inner.gradient_groups().is_some() {
+        let own_clock = if overlay.inner.gradient_groups().is_some() {
+            Some("Clique Averaging")
+        } else if overlay.inner.allreduce().is_some() {
+            Some("ring all-reduce")
+        } else {
+            None
+        };
+        if let Some(shape) = own_clock {
             let what = match (straggler != Straggler::None, failures.is_some()) {
                 (true, _) => Some("stragglers are"),
                 (false, true) => Some("failures are"),
@@ -214,7 +221,7 @@ impl Clock {
             };
             if let Some(what) = what {
                 return Err(PyValueError::new_err(format!(
-                    "{}: {what} not supported for Clique Averaging clocks",
+                    "{}: {what} not supported for {shape} clocks",
                     overlay.inner.name()
                 )));
             }

@@ -21,7 +21,7 @@ def starts(path):
     return {k: [v[i] for i in sorted(v)] for k, v in out.items()}
 
 
-@pytest.mark.parametrize("kind", ["star", "ring", "mst"])
+@pytest.mark.parametrize("kind", ["star", "ring", "mst", "ring-allreduce"])
 def test_maxplus_clock_equals_simulate_makespan(cli, kind):
     rounds = 30
     doc = cli("simulate", "--overlays", kind, "--rounds", str(rounds), "--format", "json",
@@ -154,3 +154,12 @@ def test_clock_breakdown_equals_simulate_breakdown(cli, tmp_path, network):
                 assert b["via"][i] == (int(row["via"]) if row["via"] else -1)
     with pytest.raises(ValueError, match="breakdown=True"):
         fedtopo.Clock(net, net.overlay("ring")).breakdown()
+
+
+def test_ring_allreduce_clock_refuses_what_it_does_not_model():
+    net = fedtopo.Network(fedtopo.Underlay.load(), access="100M")
+    ar = net.overlay("ring-allreduce")
+    with pytest.raises(ValueError, match="ring all-reduce"):
+        fedtopo.Clock(net, ar, stragglers="lognormal:0.4")
+    with pytest.raises(ValueError, match="ring all-reduce"):
+        fedtopo.Clock(net, ar, network_model="flow")
