@@ -30,7 +30,7 @@
 use rayon::prelude::*;
 
 use super::{Timing, TimingError};
-use crate::maxplus::{self, Arc, WeightedDigraph};
+use crate::maxplus::{Arc, WeightedDigraph};
 use crate::net::delay::DelayModel;
 use crate::units::Ms;
 
@@ -174,15 +174,7 @@ impl AllReduceRound {
     /// # Errors
     /// As [`Self::graph`].
     pub fn cycle_time(&self, name: &str) -> Result<Timing, TimingError> {
-        let g = self.graph(name)?;
-        let c = maxplus::howard(&g).map_err(|source| TimingError::MaxPlus {
-            overlay: name.to_string(),
-            source,
-        })?;
-        Ok(Timing {
-            cycle_time_ms: c.value,
-            critical_circuit: c.circuit,
-        })
+        super::howard_timing(name, &self.graph(name)?)
     }
 }
 
@@ -302,7 +294,7 @@ mod tests {
             }
             // Howard equals Karp, and the recurrence grows at that rate.
             let howard = r.cycle_time("x").unwrap().cycle_time_ms;
-            let karp = maxplus::karp(&g).unwrap().value;
+            let karp = crate::maxplus::karp(&g).unwrap().value;
             assert!((howard - karp).abs() <= 1e-9 * howard, "{howard} {karp}");
             let mut t = vec![0.0; n];
             let (k0, span) = (200, 2000);

@@ -155,6 +155,18 @@ pub fn cycle_time_karp(overlay: &Overlay, model: &DelayModel) -> Result<Timing, 
     Ok(from_cycle_time(ct))
 }
 
+/// Howard's cycle time of the max-plus digraph `g` of the rounds named
+/// `name` (the timing of shapes with a graph of their own: two-phase
+/// rounds, ring all-reduce).
+pub(crate) fn howard_timing(name: &str, g: &WeightedDigraph) -> Result<Timing, TimingError> {
+    maxplus::howard(g)
+        .map(from_cycle_time)
+        .map_err(|source| TimingError::MaxPlus {
+            overlay: name.to_string(),
+            source,
+        })
+}
+
 fn from_cycle_time(ct: CycleTime) -> Timing {
     Timing {
         cycle_time_ms: ct.value,

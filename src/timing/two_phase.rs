@@ -32,7 +32,7 @@ use std::collections::HashMap;
 
 use super::{Timing, TimingError};
 use crate::graph::Overlay;
-use crate::maxplus::{self, Arc, WeightedDigraph};
+use crate::maxplus::{Arc, WeightedDigraph};
 use crate::net::delay::DelayModel;
 use crate::units::Ms;
 
@@ -116,15 +116,7 @@ pub fn two_phase_cycle_time(
     models: &Overlay,
     model: &DelayModel,
 ) -> Result<Timing, TimingError> {
-    let g = two_phase_graph(name, gradients, models, model)?;
-    let c = maxplus::howard(&g).map_err(|source| TimingError::MaxPlus {
-        overlay: name.to_string(),
-        source,
-    })?;
-    Ok(Timing {
-        cycle_time_ms: c.value,
-        critical_circuit: c.circuit,
-    })
+    super::howard_timing(name, &two_phase_graph(name, gradients, models, model)?)
 }
 
 #[cfg(test)]

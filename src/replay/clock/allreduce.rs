@@ -4,7 +4,6 @@
 use super::{ClockError, RoundClock};
 use crate::graph::Overlay;
 use crate::timing::allreduce::AllReduceRound;
-use crate::timing::TimingError;
 use crate::units::Ms;
 
 /// Wall-clock times of ring all-reduce rounds: each round is
@@ -31,19 +30,7 @@ impl AllReduceClock {
 
 impl RoundClock for AllReduceClock {
     fn round_end_times(&mut self, k: u64, overlay: &Overlay) -> Result<Vec<Ms>, ClockError> {
-        if k != self.next {
-            return Err(ClockError::OutOfOrder {
-                expected: self.next,
-                got: k,
-            });
-        }
-        if overlay.silo_count() != self.t.len() {
-            return Err(TimingError::SizeMismatch {
-                overlay: overlay.silo_count(),
-                network: self.t.len(),
-            }
-            .into());
-        }
+        super::check_round(k, self.next, overlay, self.t.len())?;
         self.t = self.round.end_times(&self.t);
         self.next += 1;
         Ok(self.t.clone())

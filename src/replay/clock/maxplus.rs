@@ -4,7 +4,7 @@
 use super::{ClockError, RoundClock};
 use crate::graph::{Overlay, Protocol};
 use crate::net::delay::DelayModel;
-use crate::timing::{self, TimingError};
+use crate::timing;
 use crate::units::Ms;
 
 /// The exact max-plus recurrence of the paper (Sec. 2, "Cycle time"):
@@ -56,19 +56,7 @@ impl MaxPlusClock {
 
 impl RoundClock for MaxPlusClock {
     fn round_end_times(&mut self, k: u64, overlay: &Overlay) -> Result<Vec<Ms>, ClockError> {
-        if k != self.next {
-            return Err(ClockError::OutOfOrder {
-                expected: self.next,
-                got: k,
-            });
-        }
-        if overlay.silo_count() != self.t.len() {
-            return Err(TimingError::SizeMismatch {
-                overlay: overlay.silo_count(),
-                network: self.t.len(),
-            }
-            .into());
-        }
+        super::check_round(k, self.next, overlay, self.t.len())?;
         let next = match overlay.protocol {
             Protocol::ServerClient { center: c } => {
                 let m = &self.model;

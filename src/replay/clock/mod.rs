@@ -63,6 +63,28 @@ pub enum ClockError {
     Other(String),
 }
 
+/// The checks every closed-form clock makes before timing round `k`:
+/// rounds in order (`expected` is the next one) and an overlay of the
+/// clock's `silos`.
+pub(crate) fn check_round(
+    k: u64,
+    expected: u64,
+    overlay: &Overlay,
+    silos: usize,
+) -> Result<(), ClockError> {
+    if k != expected {
+        return Err(ClockError::OutOfOrder { expected, got: k });
+    }
+    if overlay.silo_count() != silos {
+        return Err(TimingError::SizeMismatch {
+            overlay: overlay.silo_count(),
+            network: silos,
+        }
+        .into());
+    }
+    Ok(())
+}
+
 /// Wall-clock times of training rounds on a simulated network.
 ///
 /// Contract: the clock starts with every silo at time 0 ms; the `k`-th call
