@@ -31,7 +31,7 @@ use crate::net::delay::DelayModel;
 use crate::network::{NetworkKind, NetworkModel};
 use crate::overlay::build::{build, BuildError, BuildOptions, OverlayKind, Shape};
 use crate::overlay::export::{ExportedOverlay, ExportedSchedule};
-use crate::replay::allreduce::{replay_allreduce, AllReduceReplayError};
+use crate::replay::allreduce::{replay_allreduce, AllReduceEventClock, AllReduceReplayError};
 use crate::replay::clock::{
     AllReduceClock, CliqueAveragingClock, ClockError, EngineClock, RoundClock,
 };
@@ -681,7 +681,10 @@ impl EvaluatedOverlay {
     /// The round clock of a training run whose rounds are `rounds` (this
     /// overlay's [`Self::schedule`], possibly [`Self::with_failures`]), on
     /// `model` through `network`: the event engine's clock, or for clique
-    /// averaging the two-phase max-plus recurrence (maxplus network only).
+    /// averaging the two-phase max-plus recurrence (maxplus network only),
+    /// or for a ring all-reduce its chunk recurrence (maxplus network, no
+    /// trace) or its chunk-by-chunk event replay (any other network, or a
+    /// trace).
     pub fn clock<'a>(
         &self,
         rounds: &'a dyn OverlaySchedule,
@@ -710,24 +713,18 @@ impl EvaluatedOverlay {
                 )))
             }
             Shape::AllReduce { tour, .. } => {
-                let unsupported = |what: &str| EvalError::AllReduce {
-                    overlay: self.name(),
-                    what: what.into(),
-                };
-                if model.dynamics.is_some() {
-                    return Err(unsupported(
-                        "its clock is a closed-form recurrence and cannot follow a network trace",
-                    ));
+                if model.dynamics.is_none() && network == NetworkKind::Maxplus {
+                    // The recurrence in closed form (the event clock gives
+                    // the same times, tested).
+                    return Ok(Box::new(AllReduceClock::new(AllReduceRound::new(
+                        model, tour,
+                    )?)));
                 }
-                if network != NetworkKind::Maxplus {
-                    return Err(unsupported(&format!(
-                        "its clock is its chunk recurrence on the maxplus network; network \
-                         `{network}` is not supported (use maxplus)"
-                    )));
-                }
-                Ok(Box::new(AllReduceClock::new(AllReduceRound::new(
-                    model, tour,
-                )?)))
+                Ok(Box::new(AllReduceEventClock::new(
+                    tour,
+                    model,
+                    network.build(model),
+                )?))
             }
             _ => Ok(Box::new(EngineClock::new(rounds, model, network)?)),
         }

@@ -13,8 +13,10 @@
 
 use serde::Serialize;
 
+use super::clock::{ClockError, RoundClock};
 use super::harness::{EventProtocol, Harness, Link};
 use crate::engine::fx::FxHashMap;
+use crate::graph::Overlay;
 use crate::net::delay::DelayModel;
 use crate::network::{NetworkModel, NetworkStats, Transfer};
 use crate::timing::allreduce::AllReduceRound;
@@ -117,6 +119,10 @@ impl Protocol<'_> {
         self.round[p] = k;
         self.next_step[p] = 0;
         self.computed[p] = false;
+        if self.starts.len() <= k as usize {
+            // An open-ended run (a clock): one more round of start times.
+            self.starts.push(vec![f64::NAN; self.tour.len()]);
+        }
         self.starts[k as usize][silo] = now;
         if k < self.rounds {
             let end = self
@@ -229,6 +235,44 @@ impl EventProtocol for Protocol<'_> {
     }
 }
 
+/// The protocol of `rounds` rounds along `tour` on `delay` (`starts`
+/// holds round 0 only and grows as silos start rounds).
+fn protocol<'a>(
+    tour: &[usize],
+    delay: &'a DelayModel,
+    rounds: u64,
+) -> Result<Protocol<'a>, AllReduceReplayError> {
+    let round = AllReduceRound::new(delay, tour)?;
+    if let Some(d) = delay.dynamics.as_ref() {
+        if d.policy != crate::net::dynamics::AvailabilityPolicy::Wait {
+            return Err(AllReduceReplayError::Churn(d.policy.name()));
+        }
+    }
+    let n = tour.len();
+    let mut position = vec![0; n];
+    for (p, &s) in tour.iter().enumerate() {
+        position[s] = p;
+    }
+    Ok(Protocol {
+        delay,
+        position,
+        busy: round.busy_ms().to_vec(),
+        chunk_bits: delay.workload.model_bits / n.max(1) as f64,
+        steps: 2 * n.saturating_sub(1),
+        rounds,
+        round: vec![0; n],
+        next_step: vec![0; n],
+        computed: vec![false; n],
+        link_free: vec![0.0; n],
+        link_timer: vec![false; n],
+        received: FxHashMap::default(),
+        starts: vec![vec![f64::NAN; n]],
+        chunks: 0,
+        arc_transfers: FxHashMap::default(),
+        tour: tour.to_vec(),
+    })
+}
+
 /// Replays `rounds` ring all-reduce rounds along `tour` (named `name`)
 /// chunk by chunk over `network`; `t_i(0) = 0`.
 ///
@@ -244,35 +288,7 @@ pub fn replay_allreduce(
     network: &mut dyn NetworkModel,
     rounds: u64,
 ) -> Result<AllReduceReplay, AllReduceReplayError> {
-    let round = AllReduceRound::new(delay, tour)?;
-    if let Some(d) = delay.dynamics.as_ref() {
-        if d.policy != crate::net::dynamics::AvailabilityPolicy::Wait {
-            return Err(AllReduceReplayError::Churn(d.policy.name()));
-        }
-    }
-    let n = tour.len();
-    let mut position = vec![0; n];
-    for (p, &s) in tour.iter().enumerate() {
-        position[s] = p;
-    }
-    let protocol = Protocol {
-        delay,
-        position,
-        busy: round.busy_ms().to_vec(),
-        chunk_bits: delay.workload.model_bits / n.max(1) as f64,
-        steps: 2 * n.saturating_sub(1),
-        rounds,
-        round: vec![0; n],
-        next_step: vec![0; n],
-        computed: vec![false; n],
-        link_free: vec![0.0; n],
-        link_timer: vec![false; n],
-        received: FxHashMap::default(),
-        starts: vec![vec![f64::NAN; n]; rounds as usize + 1],
-        chunks: 0,
-        arc_transfers: FxHashMap::default(),
-        tour: tour.to_vec(),
-    };
+    let protocol = protocol(tour, delay, rounds)?;
     let mut h = Harness::new(protocol, network);
     h.run_to_end()?;
     let events = h.events();
@@ -290,6 +306,60 @@ pub fn replay_allreduce(
         arc_transfers,
         network_stats,
     })
+}
+
+/// The round clock of ring all-reduce rounds on any network model: the
+/// event replay above, run round by round (the `maxplus` network's
+/// answers equal [`crate::replay::clock::AllReduceClock`]'s recurrence;
+/// on `flow` the chunks share links; a network trace is followed).
+pub struct AllReduceEventClock<'a> {
+    harness: Harness<'a, Protocol<'a>>,
+    next: u64,
+}
+
+impl std::fmt::Debug for AllReduceEventClock<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AllReduceEventClock")
+            .field("harness", &self.harness)
+            .field("next", &self.next)
+            .finish()
+    }
+}
+
+impl<'a> AllReduceEventClock<'a> {
+    /// A clock along `tour` on `delay` over `network`, silos at 0 ms.
+    ///
+    /// # Errors
+    /// As [`replay_allreduce`] (a tour that is not a permutation, churn).
+    pub fn new(
+        tour: &[usize],
+        delay: &'a DelayModel,
+        network: Box<dyn NetworkModel + 'a>,
+    ) -> Result<Self, AllReduceReplayError> {
+        Ok(AllReduceEventClock {
+            harness: Harness::new(protocol(tour, delay, u64::MAX)?, network),
+            next: 0,
+        })
+    }
+}
+
+impl RoundClock for AllReduceEventClock<'_> {
+    fn round_end_times(&mut self, k: u64, overlay: &Overlay) -> Result<Vec<Ms>, ClockError> {
+        let n = self.harness.protocol().tour.len();
+        super::clock::check_round(k, self.next, overlay, n)?;
+        self.harness
+            .run_until(|p| p.round.iter().all(|&r| r > k))
+            .map_err(|e| ClockError::Other(e.to_string()))?;
+        self.next += 1;
+        let p = self.harness.protocol_mut();
+        // Every silo has started round k + 1: its start times are final.
+        let t = p.starts[k as usize + 1].clone();
+        // Keep the last round only: an open-ended run does not grow.
+        if k > 0 {
+            p.starts[k as usize] = Vec::new();
+        }
+        Ok(t)
+    }
 }
 
 #[cfg(test)]
@@ -359,6 +429,37 @@ mod tests {
                     );
                 }
             }
+        }
+    }
+
+    #[test]
+    fn the_event_clock_equals_the_replay_round_by_round() {
+        use crate::replay::clock::{AllReduceClock, RoundClock};
+        let m = model("geantdistance", "100M");
+        let n = m.silo_count();
+        let tour = ring_opt_tour(&m, &RingSearch::default());
+        let ring = Overlay::directed_ring("r", n, &tour);
+        let rounds = 4;
+        // maxplus: the event clock, the recurrence's clock and the replay.
+        let rep = replay_allreduce("x", &tour, &m, &mut MaxPlusNetwork::new(&m), rounds).unwrap();
+        let mut ev =
+            AllReduceEventClock::new(&tour, &m, Box::new(MaxPlusNetwork::new(&m))).unwrap();
+        let mut rec = AllReduceClock::new(AllReduceRound::new(&m, &tour).unwrap());
+        for k in 0..rounds {
+            let a = ev.round_end_times(k, &ring).unwrap();
+            let b = rec.round_end_times(k, &ring).unwrap();
+            for i in 0..n {
+                let c = rep.starts[k as usize + 1][i];
+                assert!((a[i] - c).abs() <= 1e-9 * c && (b[i] - c).abs() <= 1e-9 * c);
+            }
+        }
+        assert!(ev.round_end_times(rounds + 1, &ring).is_err());
+        // flow: the clock follows the flow replay.
+        let rep = replay_allreduce("x", &tour, &m, &mut FlowNetwork::new(&m), rounds).unwrap();
+        let mut ev = AllReduceEventClock::new(&tour, &m, Box::new(FlowNetwork::new(&m))).unwrap();
+        for k in 0..rounds {
+            let a = ev.round_end_times(k, &ring).unwrap();
+            assert_eq!(a, rep.starts[k as usize + 1]);
         }
     }
 
