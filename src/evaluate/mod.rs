@@ -593,31 +593,19 @@ impl EvaluatedOverlay {
         on_round: &mut dyn FnMut(u64),
     ) -> Result<ReplayResult, EvalError> {
         if let Shape::CliqueAveraging { topology, .. } = &self.shape {
-            let unsupported = |what: &str| EvalError::Unsupported {
+            own_protocol_allows(options, &failures, |what| EvalError::Unsupported {
                 overlay: self.name(),
                 what: what.to_string(),
-            };
-            if options.straggler != Straggler::None {
-                return Err(unsupported("stragglers are"));
-            }
-            if failures.is_some() {
-                return Err(unsupported("failures are"));
-            }
+            })?;
             let r = replay_clique_averaging(topology, model, network, options.rounds)?;
             (0..=options.rounds).for_each(&mut *on_round);
             return Ok(r.into_replay_result());
         }
         if let Some(tour) = self.allreduce() {
-            let unsupported = |what: &str| EvalError::AllReduce {
+            own_protocol_allows(options, &failures, |what| EvalError::AllReduce {
                 overlay: self.name(),
                 what: format!("{what} not supported in its replay"),
-            };
-            if options.straggler != Straggler::None {
-                return Err(unsupported("stragglers are"));
-            }
-            if failures.is_some() {
-                return Err(unsupported("failures are"));
-            }
+            })?;
             let r = replay_allreduce(&self.name(), tour, model, network, options.rounds)?;
             (0..=options.rounds).for_each(&mut *on_round);
             return Ok(r.into_replay_result());
@@ -793,6 +781,23 @@ impl EvaluatedOverlay {
             None => e,
         })
     }
+}
+
+/// Shapes replayed by a protocol of their own (Clique Averaging, ring
+/// all-reduce) model neither stragglers nor failures: `refused(what)` is
+/// the shape's error for each.
+fn own_protocol_allows(
+    options: &ReplayOptions,
+    failures: &Option<FailureSpec>,
+    refused: impl Fn(&str) -> EvalError,
+) -> Result<(), EvalError> {
+    if options.straggler != Straggler::None {
+        return Err(refused("stragglers are"));
+    }
+    if failures.is_some() {
+        return Err(refused("failures are"));
+    }
+    Ok(())
 }
 
 /// The consensus rule an evaluated overlay brings of its own. The rules

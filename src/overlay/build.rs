@@ -500,17 +500,10 @@ pub fn build(
             }),
         OverlayKind::RingAllReduce => {
             let ring = build_overlay(kind, underlay, model, options)?;
-            let mut tour = Vec::with_capacity(ring.silo_count());
-            let mut next = vec![0; ring.silo_count()];
-            for &(i, j) in ring.arcs() {
-                next[i] = j;
-            }
-            let mut s = 0;
-            for _ in 0..ring.silo_count() {
-                tour.push(s);
-                s = next[s];
-            }
-            Ok(Shape::AllReduce { tour, ring })
+            Ok(Shape::AllReduce {
+                tour: allreduce_tour(model, options),
+                ring,
+            })
         }
         OverlayKind::File(path) => Ok(
             match file::read(path.as_path(), &silo_names(underlay, model))? {
@@ -625,11 +618,7 @@ pub fn build_overlay(
             ),
         },
         OverlayKind::RingAllReduce => {
-            let tour = match &options.shared {
-                None => ring::ring_opt_tour(model, &options.ring_search),
-                Some(shared) => shared.ring_opt_tour(model, &options.ring_search).to_vec(),
-            };
-            Overlay::directed_ring("ring-allreduce", n, &tour)
+            Overlay::directed_ring("ring-allreduce", n, &allreduce_tour(model, options))
         }
         OverlayKind::Complete => complete(n),
         OverlayKind::Random(spec) => random_overlay(&spec, n, options.seed)?,
@@ -666,6 +655,15 @@ pub fn build_overlay(
             })
         }
     })
+}
+
+/// The ring all-reduce's tour: the ring-opt tour (shared when `options`
+/// share one).
+fn allreduce_tour(model: &DelayModel, options: &BuildOptions) -> Vec<usize> {
+    match &options.shared {
+        None => ring::ring_opt_tour(model, &options.ring_search),
+        Some(shared) => shared.ring_opt_tour(model, &options.ring_search).to_vec(),
+    }
 }
 
 /// Builds the schedule of a kind that changes every round (MATCHA on Gc,
