@@ -209,7 +209,7 @@ impl Clock {
         let own_clock = if overlay.inner.gradient_groups().is_some() {
             Some("Clique Averaging")
         } else if overlay.inner.allreduce().is_some() {
-            Some("ring all-reduce")
+            Some("all-reduce")
         } else {
             None
         };

@@ -633,9 +633,7 @@ pub fn run(a: DesignArgs) -> Result<()> {
             .with_context(|| format!("writing {}", p.display()))?;
     }
     for s in &skipped {
-        eprintln!(
-            "note: {s}: no overlay file (Clique Averaging, ring all-reduce); train it by name"
-        );
+        eprintln!("note: {s}: no overlay file (Clique Averaging, all-reduce); train it by name");
     }
     let winner = measured_winner(&candidates, eval_every);
     match a.format {

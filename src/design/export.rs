@@ -8,8 +8,8 @@
 //! A D-Cliques candidate with Clique Averaging (`+ca`) is written as the
 //! overlay its models travel on: the file has no gradient phase, so it is
 //! refused ([`ExportError::CliqueAveraging`]) rather than trained as
-//! something else; so is a ring all-reduce ([`ExportError::AllReduce`]),
-//! whose file would read back as gossip on its ring.
+//! something else; so is an all-reduce ([`ExportError::AllReduce`]),
+//! whose file would read back as gossip on its arcs.
 
 use std::path::{Path, PathBuf};
 
@@ -48,10 +48,10 @@ pub enum ExportError {
         /// The candidate.
         candidate: String,
     },
-    /// A ring all-reduce candidate has no file form.
+    /// An all-reduce candidate (ring or mesh) has no file form.
     #[error(
-        "{candidate}: a ring all-reduce averages exactly in chunks around its ring, which an \
-         overlay file cannot say (it would read back as gossip on the ring); train it by name \
+        "{candidate}: an all-reduce averages exactly in chunks, which an overlay file cannot \
+         say (it would read back as gossip on its arcs); train it by name \
          (--overlays {candidate})"
     )]
     AllReduce {
@@ -62,7 +62,7 @@ pub enum ExportError {
 
 impl ExportError {
     /// The candidate, when this error is "no file form" (Clique Averaging,
-    /// a ring all-reduce): such a candidate is trained by its kind.
+    /// an all-reduce): such a candidate is trained by its kind.
     pub fn no_file_form(&self) -> Option<&str> {
         match self {
             ExportError::CliqueAveraging { candidate } | ExportError::AllReduce { candidate } => {
@@ -135,8 +135,8 @@ fn write(path: &Path, text: &str) -> Result<(), ExportError> {
 /// GML or the rounds file).
 ///
 /// # Errors
-/// The candidate cannot be rebuilt, has no file form (Clique Averaging, a
-/// ring all-reduce), or a file cannot be written.
+/// The candidate cannot be rebuilt, has no file form (Clique Averaging, an
+/// all-reduce), or a file cannot be written.
 pub fn export_candidate(
     dir: &Path,
     candidate: &Candidate,
@@ -190,7 +190,7 @@ pub fn export_candidate(
 
 /// Writes every candidate to `dir` ([`export_candidate`]) and records its
 /// file in [`Candidate::file`]. Candidates without a file form (Clique
-/// Averaging, a ring all-reduce: [`ExportError::no_file_form`]) are
+/// Averaging, an all-reduce: [`ExportError::no_file_form`]) are
 /// skipped (their `file` stays `None`); their names are returned.
 ///
 /// # Errors

@@ -83,7 +83,7 @@ pub struct DesignOptions {
 /// list, [`crate::overlay::build::parse_overlay_list`]); a default kind
 /// that cannot be built on the network (e.g. `regular:k=4` on 2 or 3
 /// silos) is skipped with a note.
-pub const DEFAULT_CANDIDATES: &str = "star,mst,delta-mbst,ring,ring-opt,ring-allreduce,matcha,matcha+,regular:k=4,dcliques-ring,exp,exp-1peer,base:k=1,base:k=2,base:k=3,d-equistatic,od-equidyn,multigraph,multigraph:base=ring-opt";
+pub const DEFAULT_CANDIDATES: &str = "star,mst,delta-mbst,ring,ring-opt,ring-allreduce,mesh-allreduce,matcha,matcha+,regular:k=4,dcliques-ring,exp,exp-1peer,base:k=1,base:k=2,base:k=3,d-equistatic,od-equidyn,multigraph,multigraph:base=ring-opt";
 
 impl Default for DesignOptions {
     fn default() -> Self {

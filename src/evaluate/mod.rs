@@ -37,7 +37,7 @@ use crate::replay::clock::{
 };
 use crate::replay::two_phase::{replay_clique_averaging, CliqueReplayError};
 use crate::replay::{replay_with_progress, ReplayError, ReplayOptions, ReplayResult, Straggler};
-use crate::timing::allreduce::AllReduceRound;
+use crate::timing::allreduce::{AllReduce, AllReduceSchedule};
 use crate::timing::schedule::{
     maxplus_rate, periodic_rate, round_estimate, round_estimate_and_maxplus_rate, RoundEstimate,
 };
@@ -60,7 +60,7 @@ pub enum EvalError {
     /// The two-phase (clique averaging) replay failed.
     #[error(transparent)]
     TwoPhaseReplay(#[from] CliqueReplayError),
-    /// The ring all-reduce replay failed.
+    /// An all-reduce replay (ring or mesh) failed.
     #[error(transparent)]
     AllReduceReplay(#[from] AllReduceReplayError),
     /// The round clock could not be made.
@@ -119,9 +119,9 @@ pub enum EvalError {
         /// Overlay name.
         overlay: String,
     },
-    /// What a ring all-reduce does not do (it is exact averaging in chunks
-    /// around a ring, timed by its own recurrence).
-    #[error("`{overlay}` is a ring all-reduce (exact averaging in chunks around a ring): {what}")]
+    /// What an all-reduce (ring or mesh) does not do (it is exact averaging
+    /// in chunks, timed by its own recurrence).
+    #[error("`{overlay}` is an all-reduce (exact averaging in chunks): {what}")]
     AllReduce {
         /// Overlay name.
         overlay: String,
@@ -310,13 +310,13 @@ impl EvaluatedOverlay {
     }
 
     /// The overlay of every round, when there is one (for clique averaging,
-    /// the overlay the models travel on; for a ring all-reduce, the ring its
+    /// the overlay the models travel on; for an all-reduce, the ring or mesh its
     /// chunks travel on); `None` for schedules.
     pub fn overlay(&self) -> Option<&Overlay> {
         match &self.shape {
             Shape::Static { overlay: o, .. }
             | Shape::CliqueAveraging { models: o, .. }
-            | Shape::AllReduce { ring: o, .. } => Some(o),
+            | Shape::AllReduce { links: o, .. } => Some(o),
             Shape::Matcha(_) | Shape::Periodic { .. } => None,
         }
     }
@@ -326,7 +326,7 @@ impl EvaluatedOverlay {
         match &self.shape {
             Shape::Static { overlay: o, .. }
             | Shape::CliqueAveraging { models: o, .. }
-            | Shape::AllReduce { ring: o, .. } => o,
+            | Shape::AllReduce { links: o, .. } => o,
             Shape::Matcha(s) => s,
             Shape::Periodic { schedule: s, .. } => s,
         }
@@ -342,7 +342,7 @@ impl EvaluatedOverlay {
         if failures.is_some() && self.allreduce().is_some() {
             return Err(EvalError::AllReduce {
                 overlay: self.name(),
-                what: "random failures are not modelled (the ring stalls on any failure)".into(),
+                what: "random failures are not modelled (it stalls on any failure)".into(),
             });
         }
         let base = self.schedule();
@@ -362,7 +362,7 @@ impl EvaluatedOverlay {
         match &self.shape {
             Shape::Static { overlay: o, .. }
             | Shape::CliqueAveraging { models: o, .. }
-            | Shape::AllReduce { ring: o, .. } => DegreeStats {
+            | Shape::AllReduce { links: o, .. } => DegreeStats {
                 arcs: o.arc_count(),
                 max_degree: o.max_degree(),
                 per_round: false,
@@ -445,10 +445,11 @@ impl EvaluatedOverlay {
         }
     }
 
-    /// The tour of a ring all-reduce; `None` for every other shape.
-    pub fn allreduce(&self) -> Option<&[usize]> {
+    /// The schedule of an all-reduce (ring or mesh); `None` for every
+    /// other shape.
+    pub fn allreduce(&self) -> Option<&AllReduceSchedule> {
         match &self.shape {
-            Shape::AllReduce { tour, .. } => Some(tour),
+            Shape::AllReduce { schedule, .. } => Some(schedule),
             _ => None,
         }
     }
@@ -463,7 +464,10 @@ impl EvaluatedOverlay {
                 o.arcs(),
                 o.protocol == crate::graph::Protocol::Gossip
             ),
-            Shape::AllReduce { tour, .. } => format!("ring-allreduce|{tour:?}"),
+            Shape::AllReduce { schedule, .. } => match schedule.tour() {
+                Some(tour) => format!("ring-allreduce|{tour:?}"),
+                None => "mesh-allreduce".to_string(),
+            },
             Shape::Matcha(s) => {
                 let d = s.design();
                 format!(
@@ -514,8 +518,8 @@ impl EvaluatedOverlay {
                     schedule: None,
                 }
             }
-            Shape::AllReduce { tour, .. } => {
-                let t = AllReduceRound::new(model, tour)?.cycle_time(&self.name())?;
+            Shape::AllReduce { schedule, .. } => {
+                let t = AllReduce::new(model, schedule)?.cycle_time(&self.name())?;
                 OverlayTiming {
                     cycle_time_ms: t.cycle_time_ms,
                     critical_circuit: t.critical_circuit,
@@ -601,12 +605,12 @@ impl EvaluatedOverlay {
             (0..=options.rounds).for_each(&mut *on_round);
             return Ok(r.into_replay_result());
         }
-        if let Some(tour) = self.allreduce() {
+        if let Some(schedule) = self.allreduce() {
             own_protocol_allows(options, &failures, |what| EvalError::AllReduce {
                 overlay: self.name(),
                 what: format!("{what} not supported in its replay"),
             })?;
-            let r = replay_allreduce(&self.name(), tour, model, network, options.rounds)?;
+            let r = replay_allreduce(&self.name(), schedule, model, network, options.rounds)?;
             (0..=options.rounds).for_each(&mut *on_round);
             return Ok(r.into_replay_result());
         }
@@ -643,7 +647,7 @@ impl EvaluatedOverlay {
             return Err(bad("Clique Averaging is a synchronous protocol"));
         }
         if self.allreduce().is_some() {
-            return Err(bad("a ring all-reduce is a synchronous protocol"));
+            return Err(bad("an all-reduce is a synchronous protocol"));
         }
         Ok(match protocol {
             AsyncProtocol::Gossip => {
@@ -670,7 +674,7 @@ impl EvaluatedOverlay {
     /// overlay's [`Self::schedule`], possibly [`Self::with_failures`]), on
     /// `model` through `network`: the event engine's clock, or for clique
     /// averaging the two-phase max-plus recurrence (maxplus network only),
-    /// or for a ring all-reduce its chunk recurrence (maxplus network, no
+    /// or for an all-reduce (ring or mesh) its chunk recurrence (maxplus network, no
     /// trace) or its chunk-by-chunk event replay (any other network, or a
     /// trace).
     pub fn clock<'a>(
@@ -700,16 +704,16 @@ impl EvaluatedOverlay {
                     topology.gradient_overlay(),
                 )))
             }
-            Shape::AllReduce { tour, .. } => {
+            Shape::AllReduce { schedule, .. } => {
                 if model.dynamics.is_none() && network == NetworkKind::Maxplus {
                     // The recurrence in closed form (the event clock gives
                     // the same times, tested).
-                    return Ok(Box::new(AllReduceClock::new(AllReduceRound::new(
-                        model, tour,
+                    return Ok(Box::new(AllReduceClock::new(AllReduce::new(
+                        model, schedule,
                     )?)));
                 }
                 Ok(Box::new(AllReduceEventClock::new(
-                    tour,
+                    schedule,
                     model,
                     network.build(model),
                 )?))
@@ -732,9 +736,11 @@ impl EvaluatedOverlay {
         if self.allreduce().is_some() {
             return Err(EvalError::AllReduce {
                 overlay: self.name(),
-                what: "an overlay file would be read back as gossip on the ring; train it by \
-                       name (`--overlays ring-allreduce`)"
-                    .into(),
+                what: format!(
+                    "an overlay file would be read back as gossip on its arcs; train it by \
+                     name (`--overlays {}`)",
+                    self.name()
+                ),
             });
         }
         let o = self.overlay().ok_or_else(|| EvalError::NotStatic {
@@ -812,7 +818,7 @@ impl ConsensusRule {
     /// overlay file ([`EvaluatedOverlay::consensus_weights`], row-stochastic),
     /// which becomes [`ConsensusRule::Custom`].
     ///
-    /// A ring all-reduce computes the exact average: `auto` becomes
+    /// An all-reduce (ring or mesh) computes the exact average: `auto` becomes
     /// [`ConsensusRule::Average`], `average` and `fedavg` stand, any other
     /// rule is [`ConsensusError::AllReduceRule`].
     pub fn for_overlay(&self, overlay: &EvaluatedOverlay) -> Result<ConsensusRule, ConsensusError> {

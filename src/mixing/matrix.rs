@@ -83,10 +83,10 @@ pub enum ConsensusError {
         /// Its in-degree.
         indeg: usize,
     },
-    /// A ring all-reduce computes the exact (or data-weighted) average:
+    /// An all-reduce (ring or mesh) computes the exact (or data-weighted) average:
     /// no other consensus rule applies to it.
     #[error(
-        "consensus rule `{rule}` does not apply to a ring all-reduce, which computes the exact \
+        "consensus rule `{rule}` does not apply to an all-reduce, which computes the exact \
          average (use auto, average or fedavg)"
     )]
     AllReduceRule {

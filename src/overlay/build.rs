@@ -17,6 +17,7 @@ use crate::net::delay::DelayModel;
 use crate::net::placement::SiloPlacement;
 use crate::net::underlay::Underlay;
 use crate::overlay::algo::{improve_directed_ring, RingSearch};
+use crate::overlay::allreduce::AllReduceSchedule;
 use crate::overlay::dcliques::placement::{DCliquesBuild, DCliquesOverlay};
 use crate::overlay::dcliques::{CliqueTopology, DCliquesError};
 use crate::overlay::export::unique_labels;
@@ -55,6 +56,12 @@ pub enum OverlayKind {
     /// [`crate::timing::allreduce`]): STAR's consensus at a fraction of its
     /// round time on slow access links. New, not in \[Marfoq20\].
     RingAllReduce,
+    /// Exact averaging by a mesh all-reduce: reduce-scatter then
+    /// all-gather by direct sends between every pair of silos, each silo
+    /// averaging one chunk of `M/n` bit ([`crate::timing::mesh_allreduce`]):
+    /// two chunk steps a round instead of the ring's `2(n-1)`. New, not in
+    /// \[Marfoq20\].
+    MeshAllReduce,
     /// Every silo to every other.
     Complete,
     /// MATCHA (a schedule, not a static overlay): on the connectivity graph
@@ -99,6 +106,7 @@ impl OverlayKind {
             OverlayKind::Ring => "ring",
             OverlayKind::RingOpt => "ring-opt",
             OverlayKind::RingAllReduce => "ring-allreduce",
+            OverlayKind::MeshAllReduce => "mesh-allreduce",
             OverlayKind::Complete => "complete",
             OverlayKind::Matcha(m) => m.family(),
             OverlayKind::DCliques(d) => d.name(),
@@ -245,6 +253,7 @@ impl OverlayKind {
                     "ring" => OverlayKind::Ring,
                     "ring-opt" => OverlayKind::RingOpt,
                     "ring-allreduce" => OverlayKind::RingAllReduce,
+                    "mesh-allreduce" => OverlayKind::MeshAllReduce,
                     "complete" => OverlayKind::Complete,
                     _ => return Err(unknown()),
                 }
@@ -458,13 +467,16 @@ pub enum Shape {
         /// Its model-exchange overlay (both arcs of every edge).
         models: Overlay,
     },
-    /// Exact averaging by a ring all-reduce ([`OverlayKind::RingAllReduce`]):
-    /// every round, every silo ends with the average of all models.
+    /// Exact averaging by an all-reduce ([`OverlayKind::RingAllReduce`],
+    /// [`OverlayKind::MeshAllReduce`]): every round, every silo ends with
+    /// the average of all models.
     AllReduce {
-        /// The ring's tour (silo indices in sending order).
-        tour: Vec<usize>,
-        /// The directed ring the chunks travel on.
-        ring: Overlay,
+        /// How the chunks travel: around the ring's tour, or between every
+        /// pair.
+        schedule: AllReduceSchedule,
+        /// The arcs the chunks travel on: the directed ring, or the
+        /// complete digraph.
+        links: Overlay,
     },
 }
 
@@ -499,12 +511,16 @@ pub fn build(
                 source,
             }),
         OverlayKind::RingAllReduce => {
-            let ring = build_overlay(kind, underlay, model, options)?;
+            let links = build_overlay(kind, underlay, model, options)?;
             Ok(Shape::AllReduce {
-                tour: allreduce_tour(model, options),
-                ring,
+                schedule: AllReduceSchedule::Ring(allreduce_tour(model, options)),
+                links,
             })
         }
+        OverlayKind::MeshAllReduce => Ok(Shape::AllReduce {
+            schedule: AllReduceSchedule::Mesh,
+            links: build_overlay(kind, underlay, model, options)?,
+        }),
         OverlayKind::File(path) => Ok(
             match file::read(path.as_path(), &silo_names(underlay, model))? {
                 FileOverlay::Static { overlay, weights } => Shape::Static { overlay, weights },
@@ -593,6 +609,7 @@ pub fn build_overlay(
             | OverlayKind::Ring
             | OverlayKind::RingOpt
             | OverlayKind::RingAllReduce
+            | OverlayKind::MeshAllReduce
     ) {
         model
             .check_finite()
@@ -619,6 +636,11 @@ pub fn build_overlay(
         },
         OverlayKind::RingAllReduce => {
             Overlay::directed_ring("ring-allreduce", n, &allreduce_tour(model, options))
+        }
+        OverlayKind::MeshAllReduce => {
+            let mut mesh = complete(n);
+            mesh.name = "mesh-allreduce".into();
+            mesh
         }
         OverlayKind::Complete => complete(n),
         OverlayKind::Random(spec) => random_overlay(&spec, n, options.seed)?,

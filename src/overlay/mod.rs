@@ -11,6 +11,7 @@
 //! [`export`] writes GML, DOT and JSON.
 
 pub mod algo;
+pub mod allreduce;
 pub mod build;
 pub mod dcliques;
 pub mod export;

@@ -82,6 +82,12 @@ pub const OVERLAY_NAMES: &[OverlayName] = &[
         "ring-allreduce",
         NameKind::Plain,
     ),
+    name(
+        "mesh-allreduce",
+        &["mesh-all-reduce"],
+        "mesh-allreduce",
+        NameKind::Plain,
+    ),
     name("complete", &["full"], "complete", NameKind::Plain),
     name(
         "matcha",

@@ -32,7 +32,59 @@ use rayon::prelude::*;
 use super::{Timing, TimingError};
 use crate::maxplus::{Arc, WeightedDigraph};
 use crate::net::delay::DelayModel;
+pub use crate::overlay::allreduce::AllReduceSchedule;
 use crate::units::Ms;
+
+/// One all-reduce round of either schedule on a delay model.
+#[derive(Debug, Clone)]
+pub enum AllReduce {
+    /// Around a ring.
+    Ring(AllReduceRound),
+    /// Between every pair.
+    Mesh(super::mesh_allreduce::MeshAllReduceRound),
+}
+
+impl AllReduce {
+    /// The round of `schedule` on `model`.
+    ///
+    /// # Errors
+    /// As [`AllReduceRound::new`] for a ring.
+    pub fn new(model: &DelayModel, schedule: &AllReduceSchedule) -> Result<Self, TimingError> {
+        Ok(match schedule {
+            AllReduceSchedule::Ring(tour) => AllReduce::Ring(AllReduceRound::new(model, tour)?),
+            AllReduceSchedule::Mesh => {
+                AllReduce::Mesh(super::mesh_allreduce::MeshAllReduceRound::new(model))
+            }
+        })
+    }
+
+    /// Number of silos.
+    pub fn silo_count(&self) -> usize {
+        match self {
+            AllReduce::Ring(r) => r.silo_count(),
+            AllReduce::Mesh(r) => r.silo_count(),
+        }
+    }
+
+    /// `t(k+1)` from `t(k)`, ms per silo.
+    pub fn end_times(&self, start: &[Ms]) -> Vec<Ms> {
+        match self {
+            AllReduce::Ring(r) => r.end_times(start),
+            AllReduce::Mesh(r) => r.end_times(start),
+        }
+    }
+
+    /// Cycle time, ms per round.
+    ///
+    /// # Errors
+    /// [`TimingError::MaxPlus`] for a graph the max-plus algebra rejects.
+    pub fn cycle_time(&self, name: &str) -> Result<Timing, TimingError> {
+        match self {
+            AllReduce::Ring(r) => r.cycle_time(name),
+            AllReduce::Mesh(r) => r.cycle_time(name),
+        }
+    }
+}
 
 /// One ring all-reduce round on `model` along `tour` (a permutation of the
 /// silos): the chunk delays of the module docs, computed once.

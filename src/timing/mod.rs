@@ -11,6 +11,7 @@
 //! independent cross-check.
 
 pub mod allreduce;
+pub mod mesh_allreduce;
 pub mod two_phase;
 
 use rayon::prelude::*;

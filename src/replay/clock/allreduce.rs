@@ -1,25 +1,26 @@
-//! [`AllReduceClock`]: round end times of ring all-reduce rounds from the
-//! recurrence of [`crate::timing::allreduce`].
+//! [`AllReduceClock`]: round end times of all-reduce rounds (ring or mesh)
+//! from their recurrences ([`crate::timing::allreduce`]).
 
 use super::{ClockError, RoundClock};
 use crate::graph::Overlay;
-use crate::timing::allreduce::AllReduceRound;
+use crate::timing::allreduce::AllReduce;
 use crate::units::Ms;
 
-/// Wall-clock times of ring all-reduce rounds: each round is
-/// [`AllReduceRound::end_times`] of the previous round's end times (the
-/// chunk recurrence of [`crate::timing::allreduce`], \[Marfoq20\] eq. (3)
-/// per chunk). The round's overlay only checks the size: the ring is fixed.
+/// Wall-clock times of all-reduce rounds (ring or mesh): each round is
+/// [`AllReduce::end_times`] of the previous round's end times (the chunk
+/// recurrences of [`crate::timing::allreduce`] and
+/// [`crate::timing::mesh_allreduce`], \[Marfoq20\] eq. (3) per chunk).
+/// The round's overlay only checks the size: the schedule is fixed.
 #[derive(Debug, Clone)]
 pub struct AllReduceClock {
-    round: AllReduceRound,
+    round: AllReduce,
     t: Vec<Ms>,
     next: u64,
 }
 
 impl AllReduceClock {
     /// A clock for `round`, silos at 0 ms.
-    pub fn new(round: AllReduceRound) -> Self {
+    pub fn new(round: AllReduce) -> Self {
         AllReduceClock {
             t: vec![0.0; round.silo_count()],
             round,
@@ -44,13 +45,14 @@ mod tests {
     use crate::net::underlay::LoadOptions;
     use crate::overlay::algo::RingSearch;
     use crate::overlay::ring::ring_opt_tour;
+    use crate::timing::allreduce::AllReduceSchedule;
 
     #[test]
     fn rounds_advance_at_the_cycle_time_and_in_order() {
         let u = load_underlay(None, &LoadOptions::default()).unwrap();
         let m = NetworkSpec::default().delay_model(&u);
         let tour = ring_opt_tour(&m, &RingSearch::default());
-        let r = AllReduceRound::new(&m, &tour).unwrap();
+        let r = AllReduce::new(&m, &AllReduceSchedule::Ring(tour.clone())).unwrap();
         let tau = r.cycle_time("x").unwrap().cycle_time_ms;
         let ring = Overlay::directed_ring("r", m.silo_count(), &tour);
         let mut c = AllReduceClock::new(r);

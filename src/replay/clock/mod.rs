@@ -14,8 +14,8 @@
 //! of handling events (`recurrence`, also tested against the events).
 //! [`CliqueAveragingClock`] times two-phase Clique Averaging rounds with
 //! the max-plus recurrence of [`crate::timing::two_phase`];
-//! [`AllReduceClock`] times ring all-reduce rounds with the chunk
-//! recurrence of [`crate::timing::allreduce`].
+//! [`AllReduceClock`] times all-reduce rounds (ring or mesh) with the chunk
+//! recurrences of [`crate::timing::allreduce`].
 //!
 //! Clocks are timing, not training: they live in the replay layer so that
 //! any layer below the trainer can hand one out.
