@@ -22,6 +22,7 @@ use fedtopo::evaluate::EvaluatedOverlay;
 use fedtopo::mixing::FastestOptions;
 use fedtopo::net::delay::DelayModel;
 use fedtopo::net::underlay::Underlay;
+use fedtopo::network::NetworkKind;
 use fedtopo::overlay::build::{BuildOptions, OverlayKind};
 use fedtopo::overlay::matcha::MatchaVariant;
 use fedtopo::report::table::Table;
@@ -140,6 +141,12 @@ pub struct DesignArgs {
     /// Rounds of each probe run of --verify.
     #[arg(long, default_value_t = VERIFY_PROBE_ROUNDS, value_parser = super::args::whole::<u64>(1, fedtopo::replay::MAX_ROUNDS))]
     probe_rounds: u64,
+    /// Rounds each candidate is replayed to time it when --network is
+    /// `paper` or `flow`: its mean round on that network ranks it (transfers
+    /// share links there). On `maxplus` (the default) the exact max-plus
+    /// cycle time of [Marfoq20] eq. (3) does, and nothing is replayed.
+    #[arg(long, default_value_t = fedtopo::design::search::DEFAULT_REPLAY_ROUNDS, value_parser = super::args::whole::<u64>(1, fedtopo::replay::MAX_ROUNDS))]
+    replay_rounds: u64,
     /// Also write DIR/report.html: one self-contained page (no network
     /// needed to view it) with the candidate table, cycle time against
     /// mixing time, the predicted winner's map and the network.
@@ -153,7 +160,10 @@ pub struct DesignArgs {
     after_dashes: Vec<String>,
 }
 
-fn table(c: &[Candidate]) -> Table {
+/// The candidates as a table; `round_time` heads the column of their time
+/// per round (`cycle time (ms)` on `maxplus`, the mean replayed round on
+/// another network).
+fn table(c: &[Candidate], round_time: &str) -> Table {
     let measured = c
         .iter()
         .any(|x| x.measured_rounds.is_some() || x.rounds_tried.is_some());
@@ -162,7 +172,7 @@ fn table(c: &[Candidate]) -> Table {
         "overlay",
         "weights",
         "arcs",
-        "cycle time (ms)",
+        round_time,
         "spectral gap",
         "eff. nb.",
         "mixing time",
@@ -380,7 +390,7 @@ fn write_report(
         predictor.source,
         predictor.formula()
     ));
-    s.table(&table(candidates));
+    s.table(&table(candidates, "cycle time (ms)"));
     // Cycle time against mixing time, one point per candidate.
     let series: Vec<Series> = candidates
         .iter()
@@ -555,8 +565,17 @@ pub fn run(a: DesignArgs) -> Result<()> {
         augmented: !a.no_augmented && augment_fits,
         gamma: a.gamma,
         skip_unbuildable: a.overlays.text == DEFAULT_OVERLAYS,
+        network: a.training.network_model,
+        replay_rounds: a.replay_rounds,
         ..DesignOptions::default()
     };
+    if a.training.network_model != NetworkKind::Maxplus {
+        eprintln!(
+            "note: design: round times are the mean round of a {}-round replay of each candidate \
+             on the {} network (--replay-rounds), not the max-plus cycle time of eq. (3)",
+            a.replay_rounds, a.training.network_model
+        );
+    }
     let search = design_search(&underlay, &model, &build, &options, &predictor)?;
     for s in &search.skipped {
         eprintln!(
@@ -645,7 +664,11 @@ pub fn run(a: DesignArgs) -> Result<()> {
                 candidates.len(),
                 predictor.source
             );
-            outln!("{}", table(&candidates));
+            let round_time = match a.training.network_model {
+                NetworkKind::Maxplus => "cycle time (ms)".to_string(),
+                network => format!("{network} round (ms)"),
+            };
+            outln!("{}", table(&candidates, &round_time));
             for c in &candidates {
                 if let Some(note) = &c.note {
                     eprintln!("note: {}: {note}", c.name);
@@ -667,6 +690,8 @@ pub fn run(a: DesignArgs) -> Result<()> {
                 "underlay": underlay.name,
                 "silos": model.silo_count(),
                 "predictor": predictor,
+                "network": a.training.network_model.name(),
+                "replay_rounds": (a.training.network_model != NetworkKind::Maxplus).then_some(a.replay_rounds),
                 "calibration": calibration,
                 "verification": verification,
                 "winner": winner.as_ref().map(|w| &candidates[w.index].name),

@@ -3,7 +3,9 @@
 //!
 //! Wall-clock time to a target = cycle time x rounds to the target. The
 //! cycle time is exact (max-plus; for schedules the exact max-plus rate of
-//! their rounds). The rounds depend on the model and data; they are
+//! their rounds); on the `paper` or `flow` network
+//! ([`DesignOptions::network`]) it is the mean round of a replay, in which
+//! transfers share links. The rounds depend on the model and data; they are
 //! predicted from how fast each candidate's consensus mixes:
 //!
 //! * **mixing time** `tau = 1 / (1 - SLEM)`: the relaxation time of the
@@ -43,7 +45,9 @@ use crate::mixing::{
 };
 use crate::net::delay::DelayModel;
 use crate::net::underlay::Underlay;
+use crate::network::NetworkKind;
 use crate::overlay::build::{build_overlay, BuildError, BuildOptions, OverlayKind, SharedBuild};
+use crate::replay::{replay_with_progress, ReplayError, ReplayOptions};
 use crate::timing::{cycle_time, TimingError};
 
 /// Above this many silos `fedtopo design` leaves `matcha+` out of its
@@ -77,6 +81,17 @@ pub struct DesignOptions {
     /// candidate lists: a kind the user asked for that does not fit is an
     /// error naming it.
     pub skip_unbuildable: bool,
+    /// The network model a candidate's rounds are timed on. `Maxplus` (the
+    /// default): the exact max-plus cycle time of \[Marfoq20\] eq. (3), in
+    /// which transfers never share a core link. `Paper` or `Flow`: the mean
+    /// round of a replay of [`Self::replay_rounds`] rounds on that network
+    /// (on `flow` the transfers of a round share access and core links
+    /// max-min fairly), so that a candidate that floods the core (a mesh
+    /// all-reduce, a dense overlay) is ranked by what it costs there.
+    pub network: NetworkKind,
+    /// Rounds replayed per candidate when [`Self::network`] is not
+    /// `Maxplus`, in `1..=`[`crate::replay::MAX_ROUNDS`].
+    pub replay_rounds: u64,
 }
 
 /// The candidate kinds `fedtopo design` searches by default (an overlay
@@ -95,9 +110,15 @@ impl Default for DesignOptions {
             schedule_rounds: 60,
             fastest: FastestOptions::default(),
             skip_unbuildable: false,
+            network: NetworkKind::Maxplus,
+            replay_rounds: DEFAULT_REPLAY_ROUNDS,
         }
     }
 }
+
+/// Rounds replayed per candidate to time it on a network other than
+/// `maxplus` ([`DesignOptions::replay_rounds`]).
+pub const DEFAULT_REPLAY_ROUNDS: u64 = 20;
 
 /// A kind left out of the search because it cannot be built on the
 /// network ([`DesignOptions::skip_unbuildable`]).
@@ -145,7 +166,8 @@ pub struct Candidate {
     /// round's).
     pub arcs: usize,
     /// Time per round, ms: exact max-plus cycle time, or a schedule's exact
-    /// max-plus rate.
+    /// max-plus rate; on another network ([`DesignOptions::network`]) the
+    /// mean round of its replay.
     pub cycle_time_ms: f64,
     /// Spectral gap per round, `1 - SLEM`.
     pub spectral_gap: f64,
@@ -435,6 +457,9 @@ pub enum DesignError {
     /// Augmentation failed.
     #[error(transparent)]
     Augment(#[from] AugmentError),
+    /// Replaying a candidate on the design's network failed.
+    #[error(transparent)]
+    Replay(#[from] ReplayError),
     /// Bad options.
     #[error("design: {0}")]
     Options(String),
@@ -609,6 +634,15 @@ pub fn design_search(
             options.gamma
         )));
     }
+    if options.network != NetworkKind::Maxplus
+        && !(1..=crate::replay::MAX_ROUNDS).contains(&options.replay_rounds)
+    {
+        return Err(DesignError::Options(format!(
+            "expected replay rounds in 1..={}, got {}",
+            crate::replay::MAX_ROUNDS,
+            options.replay_rounds
+        )));
+    }
     let n = model.silo_count();
     // One Christofides tour and one ring-opt tour for RING, ring-opt and
     // every family placed on them (a dozen candidates), not one each.
@@ -657,11 +691,26 @@ pub fn design_search(
             }
             Err(e) => return Err(e.into()),
         };
-        let timing = e.cycle_time(model)?;
-        let t = timing
-            .schedule
-            .as_ref()
-            .map_or(timing.cycle_time_ms, |s| s.maxplus_ms);
+        let t = match options.network {
+            NetworkKind::Maxplus => {
+                let timing = e.cycle_time(model)?;
+                timing
+                    .schedule
+                    .as_ref()
+                    .map_or(timing.cycle_time_ms, |s| s.maxplus_ms)
+            }
+            network => {
+                let mut net = network.build(model);
+                e.replay(
+                    model,
+                    net.as_mut(),
+                    &replay_options(options),
+                    None,
+                    &mut |_| {},
+                )?
+                .mean_round_ms()
+            }
+        };
         let f = mixing_figures(&e, options.schedule_rounds, options.gamma)?;
         let round0 = e.schedule().round(0).into_owned();
         found.push(
@@ -743,7 +792,15 @@ pub fn design_search(
                 )
             });
             let aug = a.augmented;
-            let t = cycle_time(&aug, model)?.cycle_time_ms;
+            let t = match options.network {
+                NetworkKind::Maxplus => cycle_time(&aug, model)?.cycle_time_ms,
+                network => {
+                    let mut net = network.build(model);
+                    let opts = replay_options(options);
+                    replay_with_progress(&aug, model, net.as_mut(), &opts, &mut |_| {})?
+                        .mean_round_ms()
+                }
+            };
             let w = crate::mixing::consensus::local_degree(&aug);
             let signature = Signature::new(&aug, vec![w.clone()]);
             found.push(
@@ -788,6 +845,14 @@ pub fn design_search(
         candidates: out,
         skipped,
     })
+}
+
+/// The replay that times a candidate on [`DesignOptions::network`].
+fn replay_options(options: &DesignOptions) -> ReplayOptions {
+    ReplayOptions {
+        rounds: options.replay_rounds,
+        ..ReplayOptions::default()
+    }
 }
 
 /// Re-predicts `candidates` with `predictor` and sorts them again.
@@ -927,5 +992,90 @@ mod tests {
             names.contains(&"ring-opt = ring-opt".to_string()),
             "{names:?}"
         );
+    }
+}
+
+#[cfg(test)]
+mod network_tests {
+    use super::*;
+    use crate::net::underlay::LoadOptions;
+    use crate::replay::ReplayOptions;
+
+    fn geant_10g() -> (Underlay, DelayModel) {
+        let path = format!(
+            "{}/underlays/paper/geantdistance.gml",
+            env!("CARGO_MANIFEST_DIR")
+        );
+        let u = Underlay::load(std::path::Path::new(&path), &LoadOptions::default())
+            .unwrap_or_else(|e| panic!("{e}"));
+        let m = crate::net::scenario::NetworkSpec::from_knobs(|k| (k == "access").then_some("10G"))
+            .unwrap_or_else(|e| panic!("{e}"))
+            .delay_model(&u);
+        (u, m)
+    }
+
+    #[test]
+    fn on_the_flow_network_candidates_are_timed_by_their_replay() {
+        let (u, m) = geant_10g();
+        let kinds: Vec<OverlayKind> = ["mesh-allreduce", "ring-opt", "star"]
+            .iter()
+            .map(|k| k.parse().unwrap_or_else(|e| panic!("{e:?}")))
+            .collect();
+        let build = BuildOptions::default();
+        let predictor = RoundsPredictor::fitted(0.8);
+        let base = DesignOptions {
+            kinds,
+            fastest_weights: false,
+            augmented: false,
+            ..DesignOptions::default()
+        };
+        let exact =
+            design_candidates(&u, &m, &build, &base, &predictor).unwrap_or_else(|e| panic!("{e}"));
+        let flow_options = DesignOptions {
+            network: NetworkKind::Flow,
+            replay_rounds: 10,
+            ..base.clone()
+        };
+        let flow = design_candidates(&u, &m, &build, &flow_options, &predictor)
+            .unwrap_or_else(|e| panic!("{e}"));
+        let get = |c: &[Candidate], name: &str| {
+            c.iter()
+                .find(|x| x.name == name)
+                .map(|x| x.cycle_time_ms)
+                .unwrap_or_else(|| panic!("no {name}"))
+        };
+        for name in ["mesh-allreduce", "ring-opt", "star"] {
+            // The flow time is the mean round of a 10-round flow replay.
+            let kind: OverlayKind = name.parse().unwrap_or_else(|e| panic!("{e:?}"));
+            let e = EvaluatedOverlay::build(kind, &u, &m, &build).unwrap_or_else(|e| panic!("{e}"));
+            let mut net = NetworkKind::Flow.build(&m);
+            let opts = ReplayOptions {
+                rounds: 10,
+                ..ReplayOptions::default()
+            };
+            let r = e
+                .replay(&m, net.as_mut(), &opts, None, &mut |_| {})
+                .unwrap_or_else(|e| panic!("{e}"));
+            assert_eq!(get(&flow, name), r.mean_round_ms(), "{name}");
+        }
+        // The mesh all-reduce's n(n-1) chunks of a step share Geant's core
+        // on `flow`: measured 250.0 ms (eq. (3)) against 665.4 ms.
+        let (mesh_exact, mesh_flow) = (get(&exact, "mesh-allreduce"), get(&flow, "mesh-allreduce"));
+        assert!(mesh_flow > 2.0 * mesh_exact, "{mesh_exact} {mesh_flow}");
+        // Sorted by the predicted time on the flow network.
+        assert!(flow
+            .windows(2)
+            .all(|w| w[0].predicted_time_ms <= w[1].predicted_time_ms));
+        for c in &flow {
+            assert_eq!(c.predicted_time_ms, c.cycle_time_ms * c.predicted_rounds);
+        }
+        let bad = DesignOptions {
+            replay_rounds: 0,
+            ..flow_options
+        };
+        assert!(matches!(
+            design_candidates(&u, &m, &build, &bad, &predictor),
+            Err(DesignError::Options(_))
+        ));
     }
 }
