@@ -189,7 +189,10 @@ same "src/design/fitted.rs" "$SCRATCH/design/fitted.rs"
 if [ -f /usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz ] || [ "${FEDTOPO_REQUIRE_DATASETS:-0}" = 1 ]; then
   cargo build --profile "$PROFILE" --locked --quiet --example design-features
   timed "example design-features (seed 0)" "$EXAMPLES/design-features" --underlays gaia,amazon_us,geantdistance --seeds 0 --out "$SCRATCH/design-features"
-  python3 - "$ROOT/experiments/design/features.csv" "$SCRATCH/design-features/committed-subset.csv" <<'PY'
+  # features.csv and flow.csv (every candidate's mean round on the flow
+  # network): the committed rows of those cells.
+  for f in features flow; do
+    python3 - "$ROOT/experiments/design/$f.csv" "$SCRATCH/design-features/committed-$f.csv" <<'PY'
 import csv, sys
 with open(sys.argv[1], newline="") as f:
     rows = list(csv.reader(f))
@@ -198,7 +201,8 @@ keep = [r for r in rows[1:] if r[col["underlay"]] in ("gaia", "amazon_us", "gean
 with open(sys.argv[2], "w", newline="") as f:
     csv.writer(f, lineterminator="\n").writerows([head] + keep)
 PY
-  same "$SCRATCH/design-features/committed-subset.csv" "$SCRATCH/design-features/features.csv"
+    same "$SCRATCH/design-features/committed-$f.csv" "$SCRATCH/design-features/$f.csv"
+  done
 else
   echo "skipped: example design-features (no Fashion-MNIST in /usr/share/datasets/fashion-mnist; scripts/fashion-mnist.sh installs it)"
 fi
