@@ -102,6 +102,17 @@ struct Run {
 }
 
 impl Run {
+    /// (underlay, access, data, seed, candidate).
+    fn key(&self) -> RunKey {
+        (
+            self.underlay.clone(),
+            self.access.clone(),
+            self.data.clone(),
+            self.seed,
+            self.candidate.clone(),
+        )
+    }
+
     fn inputs(&self) -> PredictorInputs {
         PredictorInputs {
             mixing_time: self.mixing_time,
@@ -727,13 +738,7 @@ fn join_features(runs: &mut [Run], path: &Path) -> Result<()> {
         by_key.insert((f.underlay, f.access, f.data, f.seed, f.candidate), figures);
     }
     for r in runs.iter_mut() {
-        let key = (
-            r.underlay.clone(),
-            r.access.clone(),
-            r.data.clone(),
-            r.seed,
-            r.candidate.clone(),
-        );
+        let key = r.key();
         let Some(f) = by_key.get(&key) else {
             bail!(
                 "{}: no figures for {} {} {} seed {} {} (run design-features)",
@@ -931,6 +936,29 @@ fn verify_choice(runs: &[Run], idx: &[usize], predicted: &[f64]) -> Option<(Stri
     Some((chosen.to_string(), raced, plain))
 }
 
+/// Mean over seeds; not reached in any seed: not reached.
+fn mean_of(v: &[Option<f64>]) -> Option<f64> {
+    let xs: Option<Vec<f64>> = v.iter().copied().collect();
+    xs.map(|x| mean_se(&x).0)
+}
+
+/// The best overlay of the list in a cell: least mean time over the
+/// `seeds` seeds among those measured in every seed and reached in all
+/// (`measured`: times per seed by candidate name); ties by name.
+fn best_of_list(
+    measured: &BTreeMap<String, Vec<Option<f64>>>,
+    seeds: usize,
+) -> Option<(&'static str, f64)> {
+    BASELINES
+        .iter()
+        .filter_map(|b| {
+            let v = measured.get(*b)?;
+            (v.len() == seeds).then(|| (*b, mean_of(v)))
+        })
+        .filter_map(|(b, t)| t.map(|t| (b, t)))
+        .min_by(|x, y| x.1.total_cmp(&y.1).then(x.0.cmp(y.0)))
+}
+
 /// `flow.csv` (`design-features`): every candidate's mean round on the
 /// flow network, ms, by run key.
 fn read_flow(path: &Path) -> Result<BTreeMap<RunKey, f64>> {
@@ -981,13 +1009,7 @@ fn flow_section(
     flow: &BTreeMap<RunKey, f64>,
 ) -> Result<String> {
     let flow_of = |r: &Run| -> Result<f64> {
-        let key = (
-            r.underlay.clone(),
-            r.access.clone(),
-            r.data.clone(),
-            r.seed,
-            r.candidate.clone(),
-        );
+        let key = r.key();
         flow.get(&key).copied().with_context(|| {
             format!(
                 "flow.csv: no flow round for {} {} {} seed {} {} (run design-features)",
@@ -1034,18 +1056,7 @@ fn flow_section(
                 }
             }
         }
-        let mean_of = |v: &[Option<f64>]| -> Option<f64> {
-            let xs: Option<Vec<f64>> = v.iter().copied().collect();
-            xs.map(|x| mean_se(&x).0)
-        };
-        let best = BASELINES
-            .iter()
-            .filter_map(|b| {
-                let v = measured.get(*b)?;
-                (v.len() == seeds.len()).then(|| (*b, mean_of(v)))
-            })
-            .filter_map(|(b, t)| t.map(|t| (b, t)))
-            .min_by(|x, y| x.1.total_cmp(&y.1).then(x.0.cmp(y.0)));
+        let best = best_of_list(&measured, seeds.len());
         let best_times = best.map(|(b, _)| measured[b].as_slice());
         let judged = judge(&chosen_times, best, best_times);
         let eq3 = judge(&eq3_times, best, best_times);
@@ -1288,20 +1299,8 @@ fn main() -> Result<()> {
                 )?;
             }
         }
-        // Mean over seeds; not reached in any seed: not reached.
-        let mean_of = |v: &[Option<f64>]| -> Option<f64> {
-            let xs: Option<Vec<f64>> = v.iter().copied().collect();
-            xs.map(|x| mean_se(&x).0)
-        };
         let designed = mean_of(&designed_times);
-        let best_other = BASELINES
-            .iter()
-            .filter_map(|b| {
-                let v = measured.get(*b)?;
-                (v.len() == cell_seeds.len()).then(|| (*b, mean_of(v)))
-            })
-            .filter_map(|(b, t)| t.map(|t| (b, t)))
-            .min_by(|x, y| x.1.total_cmp(&y.1).then(x.0.cmp(y.0)));
+        let best_other = best_of_list(&measured, cell_seeds.len());
         let ring = measured.get("ring").and_then(|v| mean_of(v));
         let ring_opt = measured.get("ring-opt").and_then(|v| mean_of(v));
         // Seed noise of designed / best: per-seed ratios.

@@ -236,28 +236,10 @@ mod tests {
     use std::collections::BinaryHeap;
 
     use super::*;
-    use crate::net::scenario::{load_underlay, NetworkSpec};
-    use crate::net::underlay::LoadOptions;
     use crate::overlay::algo::RingSearch;
     use crate::overlay::ring::ring_opt_tour;
 
-    /// A built-in underlay (`None`: the default) or a paper underlay file.
-    fn model(name: Option<&str>, access: &str) -> DelayModel {
-        let u = match name {
-            None => load_underlay(None, &LoadOptions::default()).unwrap(),
-            Some(file) => crate::net::underlay::Underlay::load(
-                std::path::Path::new(&format!(
-                    "{}/underlays/paper/{file}.gml",
-                    env!("CARGO_MANIFEST_DIR")
-                )),
-                &LoadOptions::default(),
-            )
-            .unwrap(),
-        };
-        NetworkSpec::from_knobs(|k| (k == "access").then_some(access))
-            .unwrap()
-            .delay_model(&u)
-    }
+    use super::super::test_model as model;
 
     /// The same protocol chunk by chunk with an event queue: a chunk is
     /// sent when its silo holds the step's data and its link is free, and
@@ -309,17 +291,8 @@ mod tests {
             let m = model(name, access);
             let tour = ring_opt_tour(&m, &RingSearch::default());
             let r = AllReduceRound::new(&m, &tour).unwrap();
-            let mut t = vec![0.0; m.silo_count()];
-            // Uneven starts: silo i starts i ms late.
-            t.iter_mut().enumerate().for_each(|(i, x)| *x = i as f64);
-            for _ in 0..3 {
-                let a = r.end_times(&t);
-                let b = event_round(&r, &t);
-                for (x, y) in a.iter().zip(&b) {
-                    assert!((x - y).abs() <= 1e-9 * x.abs().max(1.0), "{x} {y}");
-                }
-                t = a;
-            }
+            let n = m.silo_count();
+            super::super::assert_same_rounds(n, |t| r.end_times(t), |t| event_round(&r, t), 3);
         }
     }
 
@@ -348,17 +321,7 @@ mod tests {
             let howard = r.cycle_time("x").unwrap().cycle_time_ms;
             let karp = crate::maxplus::karp(&g).unwrap().value;
             assert!((howard - karp).abs() <= 1e-9 * howard, "{howard} {karp}");
-            let mut t = vec![0.0; n];
-            let (k0, span) = (200, 2000);
-            let mut t0 = 0.0;
-            for k in 0..k0 + span {
-                t = r.end_times(&t);
-                if k + 1 == k0 {
-                    t0 = t.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-                }
-            }
-            let t1 = t.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-            let rate = (t1 - t0) / span as f64;
+            let rate = super::super::growth_rate(n, |t| r.end_times(t), 200, 2000);
             // t(k) = k x tau + a bounded transient, slow to die out when
             // circuits come within 1e-5 of the critical one.
             assert!((rate - howard).abs() <= 1e-4 * howard, "{rate} {howard}");

@@ -203,26 +203,8 @@ mod tests {
     use std::collections::BinaryHeap;
 
     use super::*;
-    use crate::net::scenario::{load_underlay, NetworkSpec};
-    use crate::net::underlay::LoadOptions;
 
-    /// A built-in underlay (`None`: the default) or a paper underlay file.
-    fn model(name: Option<&str>, access: &str) -> DelayModel {
-        let u = match name {
-            None => load_underlay(None, &LoadOptions::default()).unwrap(),
-            Some(file) => crate::net::underlay::Underlay::load(
-                std::path::Path::new(&format!(
-                    "{}/underlays/paper/{file}.gml",
-                    env!("CARGO_MANIFEST_DIR")
-                )),
-                &LoadOptions::default(),
-            )
-            .unwrap(),
-        };
-        NetworkSpec::from_knobs(|k| (k == "access").then_some(access))
-            .unwrap()
-            .delay_model(&u)
-    }
+    use super::super::test_model as model;
 
     /// The same protocol chunk by chunk with an event queue, processed in
     /// time order (independent of the step recurrence): a silo sends its
@@ -272,15 +254,8 @@ mod tests {
         ] {
             let m = model(name, access);
             let r = MeshAllReduceRound::new(&m);
-            let mut t: Vec<f64> = (0..m.silo_count()).map(|i| i as f64).collect();
-            for _ in 0..3 {
-                let a = r.end_times(&t);
-                let b = event_round(&r, &t);
-                for (x, y) in a.iter().zip(&b) {
-                    assert!((x - y).abs() <= 1e-9 * x.abs().max(1.0), "{x} {y}");
-                }
-                t = a;
-            }
+            let n = m.silo_count();
+            super::super::assert_same_rounds(n, |t| r.end_times(t), |t| event_round(&r, t), 3);
         }
     }
 
@@ -315,17 +290,7 @@ mod tests {
             assert!((howard - karp).abs() <= 1e-9 * karp, "{howard} {karp}");
             assert!(!t.critical_circuit.is_empty());
             assert!(t.critical_circuit.iter().all(|&s| s < n));
-            let mut x = vec![0.0; n];
-            let (k0, span) = (50, 500);
-            let mut x0 = 0.0;
-            for k in 0..k0 + span {
-                x = r.end_times(&x);
-                if k + 1 == k0 {
-                    x0 = x.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-                }
-            }
-            let x1 = x.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-            let rate = (x1 - x0) / span as f64;
+            let rate = super::super::growth_rate(n, |t| r.end_times(t), 50, 500);
             assert!((rate - howard).abs() <= 1e-6 * howard, "{rate} {howard}");
         }
     }

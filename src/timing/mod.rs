@@ -267,3 +267,65 @@ pub fn star_cycle_time_at(model: &DelayModel, c: usize) -> Ms {
     }
     star_round(model, c, (n - 1, n - 1), |_| (1, 1)).0
 }
+
+/// Test helper: the delay model of a built-in underlay (`None`: the
+/// default) or of a paper underlay file, at access capacity `access`.
+#[cfg(test)]
+pub(crate) fn test_model(name: Option<&str>, access: &str) -> DelayModel {
+    use crate::net::scenario::{load_underlay, NetworkSpec};
+    use crate::net::underlay::{LoadOptions, Underlay};
+    let u = match name {
+        None => load_underlay(None, &LoadOptions::default()).unwrap(),
+        Some(file) => Underlay::load(
+            std::path::Path::new(&format!(
+                "{}/underlays/paper/{file}.gml",
+                env!("CARGO_MANIFEST_DIR")
+            )),
+            &LoadOptions::default(),
+        )
+        .unwrap(),
+    };
+    NetworkSpec::from_knobs(|k| (k == "access").then_some(access))
+        .unwrap()
+        .delay_model(&u)
+}
+
+/// Test helper: the growth rate of `round` (ms per round) from a start at
+/// 0: `(max t(k0 + span) - max t(k0)) / span`, `t(k+1) = round(t(k))`.
+#[cfg(test)]
+pub(crate) fn growth_rate(
+    n: usize,
+    round: impl Fn(&[Ms]) -> Vec<Ms>,
+    k0: usize,
+    span: usize,
+) -> Ms {
+    let max = |t: &[Ms]| t.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    let mut t = vec![0.0; n];
+    let mut t0 = 0.0;
+    for k in 0..k0 + span {
+        t = round(&t);
+        if k + 1 == k0 {
+            t0 = max(&t);
+        }
+    }
+    (max(&t) - t0) / span as f64
+}
+
+/// Test helper: two round maps (`t(k) -> t(k+1)`) agree to 1e-9 over
+/// `rounds` rounds from uneven starts (silo `i` starts `i` ms late).
+#[cfg(test)]
+pub(crate) fn assert_same_rounds(
+    n: usize,
+    a: impl Fn(&[Ms]) -> Vec<Ms>,
+    b: impl Fn(&[Ms]) -> Vec<Ms>,
+    rounds: usize,
+) {
+    let mut t: Vec<Ms> = (0..n).map(|i| i as f64).collect();
+    for _ in 0..rounds {
+        let (x, y) = (a(&t), b(&t));
+        for (p, q) in x.iter().zip(&y) {
+            assert!((p - q).abs() <= 1e-9 * p.abs().max(1.0), "{p} {q}");
+        }
+        t = x;
+    }
+}
