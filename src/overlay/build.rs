@@ -17,7 +17,6 @@ use crate::net::delay::DelayModel;
 use crate::net::placement::SiloPlacement;
 use crate::net::underlay::Underlay;
 use crate::overlay::algo::{improve_directed_ring, RingSearch};
-use crate::overlay::allreduce::AllReduceSchedule;
 use crate::overlay::dcliques::placement::{DCliquesBuild, DCliquesOverlay};
 use crate::overlay::dcliques::{CliqueTopology, DCliquesError};
 use crate::overlay::export::unique_labels;
@@ -33,6 +32,7 @@ use crate::overlay::matcha::{
 use crate::overlay::random::{random_overlay, RandomGraphError, RandomSpec, RandomSpecError};
 use crate::overlay::spec::{split_overlay_list, NameKind, OverlaySpec, OverlaySpecError};
 use crate::overlay::{complete, mbst, mst, ring, star};
+use crate::timing::allreduce::AllReduceSchedule;
 
 /// The overlay families fedtopo can build.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, PartialOrd, Ord)]

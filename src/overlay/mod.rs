@@ -11,7 +11,6 @@
 //! [`export`] writes GML, DOT and JSON.
 
 pub mod algo;
-pub mod allreduce;
 pub mod build;
 pub mod dcliques;
 pub mod export;

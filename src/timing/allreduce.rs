@@ -32,8 +32,35 @@ use rayon::prelude::*;
 use super::{Timing, TimingError};
 use crate::maxplus::{Arc, WeightedDigraph};
 use crate::net::delay::DelayModel;
-pub use crate::overlay::allreduce::AllReduceSchedule;
 use crate::units::Ms;
+
+/// How an exact all-reduce moves its chunks: around a ring (this module)
+/// or directly between every pair of silos ([`super::mesh_allreduce`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum AllReduceSchedule {
+    /// `2(n-1)` steps along a tour (silo indices in sending order).
+    Ring(Vec<usize>),
+    /// Two steps of direct sends (reduce-scatter, all-gather).
+    Mesh,
+}
+
+impl AllReduceSchedule {
+    /// The ring's tour; `None` for the mesh.
+    pub fn tour(&self) -> Option<&[usize]> {
+        match self {
+            AllReduceSchedule::Ring(tour) => Some(tour),
+            AllReduceSchedule::Mesh => None,
+        }
+    }
+
+    /// `ring` or `mesh`.
+    pub fn name(&self) -> &'static str {
+        match self {
+            AllReduceSchedule::Ring(_) => "ring",
+            AllReduceSchedule::Mesh => "mesh",
+        }
+    }
+}
 
 /// One all-reduce round of either schedule on a delay model.
 #[derive(Debug, Clone)]
