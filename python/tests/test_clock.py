@@ -21,7 +21,7 @@ def starts(path):
     return {k: [v[i] for i in sorted(v)] for k, v in out.items()}
 
 
-@pytest.mark.parametrize("kind", ["star", "ring", "mst", "ring-allreduce"])
+@pytest.mark.parametrize("kind", ["star", "ring", "mst", "ring-allreduce", "mesh-allreduce"])
 def test_maxplus_clock_equals_simulate_makespan(cli, kind):
     rounds = 30
     doc = cli("simulate", "--overlays", kind, "--rounds", str(rounds), "--format", "json",
@@ -156,9 +156,10 @@ def test_clock_breakdown_equals_simulate_breakdown(cli, tmp_path, network):
         fedtopo.Clock(net, net.overlay("ring")).breakdown()
 
 
-def test_ring_allreduce_clock_refuses_what_it_does_not_model():
+@pytest.mark.parametrize("kind", ["ring-allreduce", "mesh-allreduce"])
+def test_allreduce_clock_refuses_what_it_does_not_model(kind):
     net = fedtopo.Network(fedtopo.Underlay.load(), access="100M")
-    ar = net.overlay("ring-allreduce")
+    ar = net.overlay(kind)
     with pytest.raises(ValueError, match="all-reduce"):
         fedtopo.Clock(net, ar, stragglers="lognormal:0.4")
     # On the flow network it is clocked by its chunk-by-chunk replay.
