@@ -503,21 +503,39 @@ struct Figures {
 
 /// What makes two candidates the same: the first round's arcs and
 /// protocol, and the consensus matrices of the rounds examined.
+///
+/// The matrices are kept by their nonzero entries (row-major index,
+/// value): a schedule's 60 dense rounds on 1,000 silos are 480 MB, their
+/// nonzeros a few MB. Missing entries are exact zeros, so [`Self::same`]
+/// compares what the dense matrices would.
 #[derive(Debug, Clone)]
 struct Signature {
     protocol: crate::graph::Protocol,
     arcs: Vec<(usize, usize)>,
-    matrices: Vec<ConsensusMatrix>,
+    /// Per matrix: its entry count and its nonzero entries.
+    matrices: Vec<(usize, Vec<(usize, f64)>)>,
 }
 
 impl Signature {
-    fn new(round0: &Overlay, matrices: Vec<ConsensusMatrix>) -> Signature {
+    fn new(round0: &Overlay, matrices: &[ConsensusMatrix]) -> Signature {
         let mut arcs = round0.arcs().to_vec();
         arcs.sort_unstable();
         Signature {
             protocol: round0.protocol,
             arcs,
-            matrices,
+            matrices: matrices
+                .iter()
+                .map(|m| {
+                    let a = m.as_slice();
+                    let nonzero = a
+                        .iter()
+                        .enumerate()
+                        .filter(|(_, x)| **x != 0.0)
+                        .map(|(i, x)| (i, *x))
+                        .collect();
+                    (a.len(), nonzero)
+                })
+                .collect(),
         }
     }
 
@@ -526,11 +544,45 @@ impl Signature {
         self.protocol == other.protocol
             && self.arcs == other.arcs
             && self.matrices.len() == other.matrices.len()
-            && self.matrices.iter().zip(&other.matrices).all(|(a, b)| {
-                let (a, b) = (a.as_slice(), b.as_slice());
-                a.len() == b.len() && a.iter().zip(b).all(|(x, y)| (x - y).abs() <= 1e-12)
-            })
+            && self
+                .matrices
+                .iter()
+                .zip(&other.matrices)
+                .all(|((n, a), (m, b))| n == m && same_entries(a, b))
     }
+}
+
+/// Two sparse matrices (sorted nonzero entries) agree within `1e-12`
+/// entry by entry, a missing entry being 0.
+fn same_entries(a: &[(usize, f64)], b: &[(usize, f64)]) -> bool {
+    let close = |x: f64, y: f64| (x - y).abs() <= 1e-12;
+    let (mut i, mut j) = (0, 0);
+    while i < a.len() || j < b.len() {
+        let ok = match (a.get(i), b.get(j)) {
+            (Some(&(p, x)), Some(&(q, y))) if p == q => {
+                i += 1;
+                j += 1;
+                close(x, y)
+            }
+            (Some(&(p, x)), Some(&(q, _))) if p < q => {
+                i += 1;
+                close(x, 0.0)
+            }
+            (Some(&(_, x)), None) => {
+                i += 1;
+                close(x, 0.0)
+            }
+            (_, Some(&(_, y))) => {
+                j += 1;
+                close(0.0, y)
+            }
+            (None, None) => true,
+        };
+        if !ok {
+            return false;
+        }
+    }
+    true
 }
 
 /// Candidates found so far, duplicates merged into the first of their kind.
@@ -542,7 +594,16 @@ struct Found {
 }
 
 impl Found {
-    fn push(&mut self, f: Figures, signature: Signature, predictor: &RoundsPredictor) {
+    /// Adds the candidate of figures `f`, of `signature` and whose rounds'
+    /// consensus matrices are `matrices`, or merges it into an earlier one
+    /// that is the same overlay with the same weights.
+    fn push(
+        &mut self,
+        f: Figures,
+        signature: Signature,
+        matrices: &[ConsensusMatrix],
+        predictor: &RoundsPredictor,
+    ) {
         let same_time = |c: &Candidate| {
             (c.cycle_time_ms - f.cycle_time_ms).abs() <= 1e-9 * f.cycle_time_ms.abs().max(1.0)
         };
@@ -578,15 +639,15 @@ impl Found {
             file: None,
             mixed_heterogeneity: match &predictor.labels {
                 Some(l) if l.silos.len() == self.silos => {
-                    mixed_heterogeneity(&signature.matrices, &l.silos, &l.pooled)
+                    mixed_heterogeneity(matrices, &l.silos, &l.pooled)
                 }
                 _ => estimated_mixed_heterogeneity(
-                    &signature.matrices,
+                    matrices,
                     self.silos,
                     predictor.label_heterogeneity,
                 ),
             },
-            stationary_imbalance: stationary_imbalance(&signature.matrices, self.silos),
+            stationary_imbalance: stationary_imbalance(matrices, self.silos),
             silos: self.silos,
             overlay: f.overlay,
         };
@@ -726,7 +787,8 @@ pub fn design_search(
                 note: f.no_mixing_reason(),
                 overlay: CandidateOverlay::Kind(kind),
             },
-            Signature::new(&round0, f.matrices.clone()),
+            Signature::new(&round0, &f.matrices),
+            &f.matrices,
             predictor,
         );
         if options.fastest_weights && f.rule != "average" {
@@ -740,7 +802,7 @@ pub fn design_search(
                     }
                 };
                 if let Some((fm, eff)) = solved {
-                    let signature = Signature::new(o, vec![fm.matrix.clone()]);
+                    let matrix = [fm.matrix.clone()];
                     found.push(
                         Figures {
                             name: format!("{} [fastest]", e.name()),
@@ -757,7 +819,8 @@ pub fn design_search(
                                 weights: Some(fm.matrix),
                             },
                         },
-                        signature,
+                        Signature::new(o, &matrix),
+                        &matrix,
                         predictor,
                     );
                 }
@@ -801,17 +864,17 @@ pub fn design_search(
                         .mean_round_ms()
                 }
             };
-            let w = crate::mixing::consensus::local_degree(&aug);
-            let signature = Signature::new(&aug, vec![w.clone()]);
+            let w = [crate::mixing::consensus::local_degree(&aug)];
+            let signature = Signature::new(&aug, &w);
             found.push(
                 Figures {
                     name: aug.name.clone(),
                     weights: "local-degree".into(),
                     arcs: aug.arcs().len(),
                     cycle_time_ms: t,
-                    slem: slem(n, w.as_slice()).map_err(MixingError::from)?,
+                    slem: slem(n, w[0].as_slice()).map_err(MixingError::from)?,
                     exact_rounds: None,
-                    effective_neighbours: effective_neighbours(n, w.as_slice(), options.gamma),
+                    effective_neighbours: effective_neighbours(n, w[0].as_slice(), options.gamma),
                     time_varying: false,
                     note,
                     overlay: CandidateOverlay::Static {
@@ -820,6 +883,7 @@ pub fn design_search(
                     },
                 },
                 signature,
+                &w,
                 predictor,
             );
             task.inc(1);
@@ -1077,5 +1141,60 @@ mod network_tests {
             design_candidates(&u, &m, &build, &bad, &predictor),
             Err(DesignError::Options(_))
         ));
+    }
+}
+
+#[cfg(test)]
+mod signature_tests {
+    use super::same_entries;
+
+    /// The sparse comparison answers as the dense one would.
+    #[test]
+    fn sparse_entries_compare_as_dense_matrices() {
+        let dense_same =
+            |a: &[f64], b: &[f64]| a.iter().zip(b).all(|(x, y)| (x - y).abs() <= 1e-12);
+        let sparse = |a: &[f64]| -> Vec<(usize, f64)> {
+            a.iter()
+                .enumerate()
+                .filter(|(_, x)| **x != 0.0)
+                .map(|(i, x)| (i, *x))
+                .collect()
+        };
+        // Deterministic pseudo-random pairs: zeros, equal, near and far entries.
+        let mut state = 7u64;
+        let mut next = || {
+            state = state
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            state >> 33
+        };
+        let mut agree = [0usize; 2];
+        for _ in 0..2000 {
+            let len = 1 + (next() % 12) as usize;
+            let a: Vec<f64> = (0..len)
+                .map(|_| {
+                    if next() % 3 == 0 {
+                        0.0
+                    } else {
+                        (next() % 5) as f64 / 4.0
+                    }
+                })
+                .collect();
+            let b: Vec<f64> = a
+                .iter()
+                .map(|&x| match next() % 6 {
+                    0 => 0.0,
+                    1 => x + 5e-13,
+                    2 => x + 1e-9,
+                    3 => -0.0 * x,
+                    _ => x,
+                })
+                .collect();
+            let d = dense_same(&a, &b);
+            assert_eq!(same_entries(&sparse(&a), &sparse(&b)), d, "{a:?} {b:?}");
+            agree[usize::from(d)] += 1;
+        }
+        // Both answers occur.
+        assert!(agree[0] > 100 && agree[1] > 100, "{agree:?}");
     }
 }
