@@ -204,7 +204,8 @@ fn design_ranks_it_with_stars_rounds_and_does_not_export_it() {
         kinds: parse_overlay_list(DEFAULT_CANDIDATES).unwrap(),
         ..DesignOptions::default()
     };
-    let c = design_candidates(&u, &m, &build, &options, &RoundsPredictor::fitted(0.8)).unwrap();
+    let c =
+        design_candidates(&u, &m, &build, &options, &RoundsPredictor::fitted(0.8, 1.0)).unwrap();
     let find = |name: &str| c.iter().find(|c| c.name == name).unwrap();
     let s = find("star");
     let dir = std::env::temp_dir().join(format!("fedtopo-allreduce-{}", std::process::id()));

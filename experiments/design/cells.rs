@@ -131,6 +131,8 @@ pub struct Cell {
     pub data: FederatedData,
     /// The data's label heterogeneity.
     pub label_heterogeneity: f64,
+    /// Share of the data's gradient heterogeneity its label counts explain.
+    pub label_share: f64,
     #[allow(dead_code)]
     pub build: BuildOptions,
     pub search: DesignSearch,
@@ -174,6 +176,7 @@ pub fn setup_cell(
     Ok(Cell {
         model,
         label_heterogeneity: data.label_heterogeneity(),
+        label_share: fedtopo::design::label_share::label_explained_share(&data),
         data,
         build,
         search,
@@ -210,6 +213,7 @@ pub struct Row {
     pub label_heterogeneity: f64,
     pub mixed_heterogeneity: f64,
     pub stationary_imbalance: f64,
+    pub label_share: f64,
     pub eval_every: u64,
     pub rounds_budget: u64,
     pub reached: bool,
@@ -253,6 +257,7 @@ pub fn row(
         label_heterogeneity: cell.label_heterogeneity,
         mixed_heterogeneity: c.mixed_heterogeneity,
         stationary_imbalance: c.stationary_imbalance,
+        label_share: cell.label_share,
         eval_every: 1,
         rounds_budget: rounds,
         reached: false,

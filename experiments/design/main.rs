@@ -94,6 +94,8 @@ struct Run {
     mixed_heterogeneity: f64,
     #[serde(default)]
     stationary_imbalance: f64,
+    #[serde(default)]
+    label_share: f64,
     rounds_budget: u64,
     reached: bool,
     rounds_to_target: Option<u64>,
@@ -120,6 +122,7 @@ impl Run {
             effective_neighbours: self.effective_neighbours,
             time_varying: self.time_varying,
             label_heterogeneity: self.label_heterogeneity,
+            label_share: self.label_share,
             mixed_heterogeneity: self.mixed_heterogeneity,
             stationary_imbalance: self.stationary_imbalance,
         }
@@ -181,28 +184,36 @@ fn predict_rounds(w: &[f64], r: &Run, settings: &[String]) -> f64 {
     }
 }
 
-/// Mean label heterogeneity of each data setting over the training runs
-/// of `runs` (the runs [`fit`] reads), in the order of `settings`.
-fn setting_heterogeneity(runs: &[&Run], settings: &[String]) -> Vec<f64> {
+/// Mean label heterogeneity and label share of each data setting over the
+/// training runs of `runs` (the runs [`fit`] reads), in the order of
+/// `settings`.
+fn setting_heterogeneity(runs: &[&Run], settings: &[String]) -> Vec<(f64, f64)> {
     settings
         .iter()
         .map(|s| {
-            let h: Vec<f64> = runs
+            let of: Vec<&&Run> = runs
                 .iter()
                 .filter(|r| r.trained_as.is_empty() && &r.data == s)
-                .map(|r| r.label_heterogeneity)
                 .collect();
-            h.iter().sum::<f64>() / h.len().max(1) as f64
+            let m = of.len().max(1) as f64;
+            (
+                of.iter().map(|r| r.label_heterogeneity).sum::<f64>() / m,
+                of.iter().map(|r| r.label_share).sum::<f64>() / m,
+            )
         })
         .collect()
 }
 
 /// The uncalibrated level of weights `w` fitted on `runs` with one
-/// intercept per data setting: the line through the settings' (mean `h`,
-/// intercept), what `fedtopo design` uses without calibration.
+/// intercept per data setting: the plane through the settings' (mean `h`,
+/// mean `s`, intercept), what `fedtopo design` uses without calibration.
 fn level_line(w: &[f64], runs: &[&Run], settings: &[String]) -> Result<HeterogeneityLevel> {
-    let h = setting_heterogeneity(runs, settings);
-    let points: Vec<(f64, f64)> = h.iter().copied().zip(w.iter().copied()).collect();
+    let hs = setting_heterogeneity(runs, settings);
+    let points: Vec<(f64, f64, f64)> = hs
+        .iter()
+        .zip(w.iter())
+        .map(|(&(h, s), &y)| (h, s, y))
+        .collect();
     HeterogeneityLevel::fit(&points).context("no data setting to fit the level on")
 }
 
@@ -306,7 +317,7 @@ impl Uncalibrated {
         );
         let levels: [(&str, &[f64]); 3] = [
             ("mean of the settings' (before)", &self.mean_level),
-            ("line in h (after: shipped)", &self.line_level),
+            ("plane in h, h s (after: shipped)", &self.line_level),
             ("the setting's own (reference)", &self.own_level),
         ];
         let mut groups: Vec<(String, Vec<usize>)> = settings
@@ -490,7 +501,7 @@ fn other_checks(
         let line = level_line(&w, &train, &others)?;
         for (i, r) in runs.iter().enumerate() {
             if &r.data == d {
-                let level = line.at(r.label_heterogeneity);
+                let level = line.at(r.label_heterogeneity, r.label_share);
                 predicted[i] = predict_rounds_at(&w, r, &others, level) * r.cycle_time_ms;
             }
         }
@@ -713,6 +724,7 @@ struct Figures {
     label_heterogeneity: f64,
     mixed_heterogeneity: f64,
     stationary_imbalance: f64,
+    label_share: f64,
 }
 
 /// Every figure the predictor reads comes from `features.csv`
@@ -734,6 +746,7 @@ fn join_features(runs: &mut [Run], path: &Path) -> Result<()> {
             label_heterogeneity: f.label_heterogeneity,
             mixed_heterogeneity: f.mixed_heterogeneity,
             stationary_imbalance: f.stationary_imbalance,
+            label_share: f.label_share,
         };
         by_key.insert((f.underlay, f.access, f.data, f.seed, f.candidate), figures);
     }
@@ -758,6 +771,7 @@ fn join_features(runs: &mut [Run], path: &Path) -> Result<()> {
         r.label_heterogeneity = f.label_heterogeneity;
         r.mixed_heterogeneity = f.mixed_heterogeneity;
         r.stationary_imbalance = f.stationary_imbalance;
+        r.label_share = f.label_share;
     }
     Ok(())
 }
@@ -1151,10 +1165,11 @@ fn main() -> Result<()> {
         let line = level_line(&w, &train, &settings)?;
         writeln!(
             fits,
-            "| {u} | {} | {:+.3} {:+.3} x h |",
+            "| {u} | {} | {:+.3} {:+.3} x h {:+.3} x h s |",
             fmt_weights(&w),
             line.at_zero,
-            line.slope
+            line.slope,
+            line.share_slope
         )?;
         for (i, r) in runs.iter().enumerate() {
             if &r.underlay == u {
@@ -1162,8 +1177,12 @@ fn main() -> Result<()> {
                 predicted[i] = rounds * r.cycle_time_ms;
                 uncalibrated.own_level[i] = rounds;
                 uncalibrated.mean_level[i] = predict_rounds_at(&w, r, &settings, mean_level);
-                uncalibrated.line_level[i] =
-                    predict_rounds_at(&w, r, &settings, line.at(r.label_heterogeneity));
+                uncalibrated.line_level[i] = predict_rounds_at(
+                    &w,
+                    r,
+                    &settings,
+                    line.at(r.label_heterogeneity, r.label_share),
+                );
             }
         }
     }
@@ -1568,8 +1587,9 @@ fn main() -> Result<()> {
     let provenance = format!(
         "censored least squares (ridge {RIDGE}) over {trained} training runs of experiments/design \
          (underlays {}; data {}; seeds {:?}; logreg, lr 0.05, batch 32, 1 local step, evaluated \
-         every round); intercept ({:+.3} {:+.3} x h, h in [{:.3}, {:.3}]): least-squares line through \
-         the data settings' intercepts at their mean label heterogeneity h ({})",
+         every round); intercept ({:+.3} {:+.3} x h {:+.3} x h s, h in [{:.3}, {:.3}]): least-squares \
+         plane through the data settings' intercepts at their mean label heterogeneity h and label \
+         share s ({})",
         underlays
             .iter()
             .map(|u| u.0.as_str())
@@ -1579,13 +1599,14 @@ fn main() -> Result<()> {
         seeds,
         line.at_zero,
         line.slope,
+        line.share_slope,
         line.range[0],
         line.range[1],
         settings
             .iter()
             .zip(&setting_h)
             .zip(&w[..k])
-            .map(|((s, h), x)| format!("{s} h {h:.3}: {x:.3}"))
+            .map(|((s, (h, share)), x)| format!("{s} h {h:.3} s {share:.3}: {x:.3}"))
             .collect::<Vec<_>>()
             .join(", ")
     );
@@ -1604,17 +1625,17 @@ fn main() -> Result<()> {
     )?;
     writeln!(
         fitted,
-        "/// The intercept (`ln` rounds) without calibration: `LEVEL_AT_ZERO +\n/// LEVEL_SLOPE x h` for label heterogeneity h clamped to `LEVEL_RANGE` (the\n/// data settings' least and greatest mean h).\npub const LEVEL_AT_ZERO: f64 = {:?};\n\n/// See `LEVEL_AT_ZERO`.\npub const LEVEL_SLOPE: f64 = {:?};\n\n/// See `LEVEL_AT_ZERO`.\npub const LEVEL_RANGE: [f64; 2] = [{:?}, {:?}];\n",
-        line.at_zero, line.slope, line.range[0], line.range[1]
+        "/// The intercept (`ln` rounds) without calibration: `LEVEL_AT_ZERO +\n/// LEVEL_SLOPE x h + LEVEL_SHARE_SLOPE x h x s` for label heterogeneity h\n/// clamped to `LEVEL_RANGE` (the data settings' least and greatest mean h)\n/// and label share s in [0, 1].\npub const LEVEL_AT_ZERO: f64 = {:?};\n\n/// See `LEVEL_AT_ZERO`.\npub const LEVEL_SLOPE: f64 = {:?};\n\n/// See `LEVEL_AT_ZERO`.\npub const LEVEL_SHARE_SLOPE: f64 = {:?};\n\n/// See `LEVEL_AT_ZERO`.\npub const LEVEL_RANGE: [f64; 2] = [{:?}, {:?}];\n",
+        line.at_zero, line.slope, line.share_slope, line.range[0], line.range[1]
     )?;
     writeln!(
         fitted,
-        "/// The data settings the level is fitted on: name, mean label heterogeneity,\n/// own intercept (`ln` rounds).\n#[rustfmt::skip]\npub const SETTINGS: [(&str, f64, f64); {k}] = [\n{}];\n",
+        "/// The data settings the level is fitted on: name, mean label heterogeneity,\n/// mean label share, own intercept (`ln` rounds).\n#[rustfmt::skip]\npub const SETTINGS: [(&str, f64, f64, f64); {k}] = [\n{}];\n",
         settings
             .iter()
             .zip(&setting_h)
             .zip(&w[..k])
-            .map(|((s, h), x)| format!("    ({s:?}, {h:?}, {x:?}),\n"))
+            .map(|((s, (h, share)), x)| format!("    ({s:?}, {h:?}, {share:?}, {x:?}),\n"))
             .collect::<String>()
     )?;
     writeln!(
@@ -1655,7 +1676,7 @@ fn main() -> Result<()> {
     )?;
     writeln!(
         full,
-        "## Fits (leave-one-underlay-out: the fit used for each underlay, without its runs)\n\n| left out | {} | uncalibrated level: the intercepts' line in h |\n|---|---|---|\n{fits}",
+        "## Fits (leave-one-underlay-out: the fit used for each underlay, without its runs)\n\n| left out | {} | uncalibrated level: the intercepts' plane in h and h s |\n|---|---|---|\n{fits}",
         "weights: one intercept per data setting, then ".to_string() + &FEATURE_NAMES[1..].join(", ")
     )?;
     writeln!(
@@ -1664,7 +1685,7 @@ fn main() -> Result<()> {
          What `fedtopo design` prints without `--calibrate`/`--verify`: rounds at the level it knows \
          from the data's label heterogeneity h, judged leave-one-underlay-out (the fit without the \
          underlay's runs). Before: the mean of the data settings' intercepts; after: their \
-         least-squares line in h; reference: the setting's own intercept (what the cells' \
+         least-squares plane in h and h x the label share s; reference: the setting's own intercept (what the cells' \
          predictions above use; not known to `design` on new data). Candidates reached in every \
          seed of their cell; errors of the mean over the seeds.\n\n{}",
         level_table.0
@@ -1677,9 +1698,10 @@ fn main() -> Result<()> {
     )?;
     writeln!(
         full,
-        "## Shipped predictor\n\nsrc/design/fitted.rs: `ln rounds = ({:+.3} {:+.3} x h) {}`\n\n{}\n",
+        "## Shipped predictor\n\nsrc/design/fitted.rs: `ln rounds = ({:+.3} {:+.3} x h {:+.3} x h s) {}`\n\n{}\n",
         line.at_zero,
         line.slope,
+        line.share_slope,
         FEATURE_NAMES[1..]
             .iter()
             .zip(&slopes)

@@ -71,6 +71,14 @@ pub struct DesignArgs {
     /// and all silos'). Under --verify, the loaded data's own value.
     #[arg(long, default_value_t = 0.0, value_parser = super::args::real(0.0, true, 1.0, true))]
     label_heterogeneity: f64,
+    /// Share of the data's heterogeneity that its label counts explain, in
+    /// [0, 1] (matters with --label-heterogeneity above 0): 1 when a
+    /// silo's examples of a class look like every silo's (label shards of
+    /// one data set), about 0.2 when every silo labels its features by its
+    /// own model (LEAF Synthetic). Under --verify, the loaded data's own
+    /// value (see docs/design.md).
+    #[arg(long, default_value_t = fedtopo::design::search::DEFAULT_LABEL_SHARE, value_parser = super::args::real(0.0, true, 1.0, true))]
+    label_share: f64,
     /// Rounds exact averaging needs to reach the target (the proxy's
     /// topology-independent part): predicted rounds = this + mixing time
     /// (with `--predictor proxy`).
@@ -483,7 +491,7 @@ pub fn run(a: DesignArgs) -> Result<()> {
     let mut predictor = match a.predictor.as_str() {
         "proxy" => RoundsPredictor::checked_proxy(a.base_rounds)
             .map_err(|e| anyhow::anyhow!("--base-rounds: {e}"))?,
-        _ => RoundsPredictor::fitted(a.label_heterogeneity),
+        _ => RoundsPredictor::fitted(a.label_heterogeneity, a.label_share),
     };
     let setup = Setup::load(&a.underlay, &a.network, &a.placement)?;
     let mut knobs = a.center.knobs();

@@ -548,6 +548,7 @@ impl RoundsPredictor {
             rms_relative_error: None,
             model: None,
             label_heterogeneity: 0.0,
+            label_share: super::search::DEFAULT_LABEL_SHARE,
             labels: None,
         };
         let err = (p

@@ -4,39 +4,57 @@
 /// Weights of the predictor's features after the intercept, in the order of
 /// its `FEATURE_NAMES[1..]` (their count is checked where `predictor::shipped`
 /// reads them).
-pub const SLOPES: [f64; 10] = [
-    -0.03401012870874988,
-    0.14113797132285102,
-    -0.3476413467608354,
-    0.11966442582722096,
-    0.4893783063482932,
-    1.3655820165533483,
-    2.1338559484810515,
-    0.8403005379529491,
-    -0.5407237904081797,
-    -0.03949745852320539,
+pub const SLOPES: [f64; 24] = [
+    0.04437489556513417,
+    -0.016400762698237877,
+    -0.1998503684162982,
+    0.10489177565552493,
+    3.5898766281561802,
+    -0.06446880103734118,
+    -0.007037221589910083,
+    1.168945205848307,
+    0.4163116391991483,
+    3.3037709164810685,
+    -1.7006617849194878,
+    -0.42185241830180925,
+    -3.2780965848690937,
+    3.0380258087114704,
+    -0.06408357338593505,
+    -3.1956767718026033,
+    -0.34399548563313603,
+    -3.231979469476543,
+    1.5249723981721037,
+    -0.34496387505594317,
+    3.2190204377900486,
+    -1.8435005829566147,
+    0.0728129213345921,
+    1.9105886582191873,
 ];
 
 /// The intercept (`ln` rounds) without calibration: `LEVEL_AT_ZERO +
-/// LEVEL_SLOPE x h` for label heterogeneity h clamped to `LEVEL_RANGE` (the
-/// data settings' least and greatest mean h).
-pub const LEVEL_AT_ZERO: f64 = 3.815960142812331;
+/// LEVEL_SLOPE x h + LEVEL_SHARE_SLOPE x h x s` for label heterogeneity h
+/// clamped to `LEVEL_RANGE` (the data settings' least and greatest mean h)
+/// and label share s in [0, 1].
+pub const LEVEL_AT_ZERO: f64 = 3.7974672915226004;
 
 /// See `LEVEL_AT_ZERO`.
-pub const LEVEL_SLOPE: f64 = -4.146502805823517;
+pub const LEVEL_SLOPE: f64 = -4.806054685939639;
+
+/// See `LEVEL_AT_ZERO`.
+pub const LEVEL_SHARE_SLOPE: f64 = 2.5469744993258123;
 
 /// See `LEVEL_AT_ZERO`.
 pub const LEVEL_RANGE: [f64; 2] = [0.03316169274123658, 0.7983110660999765];
 
 /// The data settings the level is fitted on: name, mean label heterogeneity,
-/// own intercept (`ln` rounds).
+/// mean label share, own intercept (`ln` rounds).
 #[rustfmt::skip]
-pub const SETTINGS: [(&str, f64, f64); 4] = [
-    ("fashion-mnist/iid", 0.03316169274123658, 3.6701175037228086),
-    ("fashion-mnist/shards", 0.7894083775544299, 0.04232235530963014),
-    ("synthetic/iid", 0.7722294077770696, 1.0292961660953972),
-    ("synthetic/skew", 0.7983110660999765, 0.5990649600634899),
+pub const SETTINGS: [(&str, f64, f64, f64); 4] = [
+    ("fashion-mnist/iid", 0.03316169274123658, 0.5658818442403775, 3.6829919274278864),
+    ("fashion-mnist/shards", 0.7894083775544299, 0.9993742910016227, 2.012086628772653),
+    ("synthetic/iid", 0.7722294077770696, 0.22027652606544454, 0.6045085039944501),
+    ("synthetic/skew", 0.7983110660999765, 0.21233761462357925, 0.3109943841814839),
 ];
 
 /// Where the weights come from.
-pub const PROVENANCE: &str = "censored least squares (ridge 0.001) over 1848 training runs of experiments/design (underlays gaia, amazon_us, geantdistance, exodus, ebone; data fashion-mnist/iid, fashion-mnist/shards, synthetic/iid, synthetic/skew; seeds {0, 1, 2}; logreg, lr 0.05, batch 32, 1 local step, evaluated every round); intercept (+3.816 -4.147 x h, h in [0.033, 0.798]): least-squares line through the data settings' intercepts at their mean label heterogeneity h (fashion-mnist/iid h 0.033: 3.670, fashion-mnist/shards h 0.789: 0.042, synthetic/iid h 0.772: 1.029, synthetic/skew h 0.798: 0.599)";
+pub const PROVENANCE: &str = "censored least squares (ridge 0.001) over 1848 training runs of experiments/design (underlays gaia, amazon_us, geantdistance, exodus, ebone; data fashion-mnist/iid, fashion-mnist/shards, synthetic/iid, synthetic/skew; seeds {0, 1, 2}; logreg, lr 0.05, batch 32, 1 local step, evaluated every round); intercept (+3.797 -4.806 x h +2.547 x h s, h in [0.033, 0.798]): least-squares plane through the data settings' intercepts at their mean label heterogeneity h and label share s (fashion-mnist/iid h 0.033 s 0.566: 3.683, fashion-mnist/shards h 0.789 s 0.999: 2.012, synthetic/iid h 0.772 s 0.220: 0.605, synthetic/skew h 0.798 s 0.212: 0.311)";

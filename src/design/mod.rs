@@ -25,6 +25,7 @@ pub mod cycle_screen;
 pub mod export;
 pub mod figures;
 pub mod fitted;
+pub mod label_share;
 pub mod mixing_rows;
 pub mod predictor;
 pub mod search;

@@ -6,15 +6,22 @@
 //! number of silos, the effective number of neighbours (\[Vogels22\]),
 //! whether the overlay changes every round, the heterogeneity left after
 //! one consensus round ([`mixed_heterogeneity`]: what D-Cliques minimise),
-//! and the label heterogeneity `h` of the partition times the log mixing
-//! time, its square, the log silos, time variation and the drift of
-//! non-doubly-stochastic weights from the plain average
-//! ([`stationary_imbalance`]). The `h x` terms let the runs' two regimes
-//! have their own slopes: on iid data (`h` near 0) the mixing time, the
-//! number of silos and drifting weights cost few rounds (every silo's data
-//! has the same optimum: any weighting of it is the plain objective); on
-//! skewed data (`h` near 0.8) they cost many. The intercept is the data's:
-//! how many rounds exact averaging needs on this model, data and target.
+//! the drift of non-doubly-stochastic weights from the plain average
+//! ([`stationary_imbalance`]), the squared log mixing time and the mixed
+//! heterogeneity times the log silos. Each of these figures appears
+//! three times: alone, times the label heterogeneity `h` of the
+//! partition, and times `h` x the share `s` of the data's gradient
+//! heterogeneity that its label counts explain
+//! ([`super::label_share`]). So the runs' three regimes have their own
+//! slopes: on iid data (`h` near 0) the mixing time, the number of silos
+//! and drifting weights cost few rounds (every silo's data has the same
+//! optimum: any weighting of it is the plain objective); on label shards
+//! (`h` near 0.8, `s` near 1) one averaging step that balances labels
+//! removes most of the skew, so D-Cliques need few rounds whatever their
+//! mixing time; on silos that label by their own models (LEAF Synthetic:
+//! `h` near 0.8, `s` near 0.2) only mixing over many silos and rounds
+//! removes it. The intercept is the data's: how many rounds exact
+//! averaging needs on this model, data and target.
 //!
 //! Fitted by censored least squares ([`fit_censored`]) on runs that
 //! reached the target (`ln rounds`) and runs that did not (a lower bound:
@@ -30,6 +37,23 @@ use serde::Serialize;
 
 use crate::mixing::ConsensusMatrix;
 
+/// Names of the figures of a candidate each slope reads, in the order of
+/// [`features`]: each appears three times, alone, times the label
+/// heterogeneity `h` and times `h` x the label-explained share `s`.
+pub const CORE_NAMES: [&str; CORE_COUNT] = [
+    "ln mixing time",
+    "ln silos",
+    "ln effective neighbours",
+    "time-varying",
+    "mixed heterogeneity",
+    "stationary imbalance",
+    "(ln mixing time)^2",
+    "mixed heterogeneity x ln silos",
+];
+
+/// Number of a candidate's figures ([`CORE_NAMES`]).
+pub const CORE_COUNT: usize = 8;
+
 /// Names of the features, in the order of [`features`].
 pub const FEATURE_NAMES: [&str; FEATURE_COUNT] = [
     "intercept",
@@ -37,16 +61,31 @@ pub const FEATURE_NAMES: [&str; FEATURE_COUNT] = [
     "ln silos",
     "ln effective neighbours",
     "time-varying",
-    "heterogeneity x ln mixing time",
     "mixed heterogeneity",
-    "heterogeneity x stationary imbalance",
-    "heterogeneity x ln silos",
-    "heterogeneity x time-varying",
-    "heterogeneity x (ln mixing time)^2",
+    "stationary imbalance",
+    "(ln mixing time)^2",
+    "mixed heterogeneity x ln silos",
+    "h x ln mixing time",
+    "h x ln silos",
+    "h x ln effective neighbours",
+    "h x time-varying",
+    "h x mixed heterogeneity",
+    "h x stationary imbalance",
+    "h x (ln mixing time)^2",
+    "h x mixed heterogeneity x ln silos",
+    "h x s x ln mixing time",
+    "h x s x ln silos",
+    "h x s x ln effective neighbours",
+    "h x s x time-varying",
+    "h x s x mixed heterogeneity",
+    "h x s x stationary imbalance",
+    "h x s x (ln mixing time)^2",
+    "h x s x mixed heterogeneity x ln silos",
 ];
 
-/// Number of features.
-pub const FEATURE_COUNT: usize = 11;
+/// Number of features: the intercept and [`CORE_COUNT`] figures times
+/// `1`, `h` and `h s`.
+pub const FEATURE_COUNT: usize = 1 + 3 * CORE_COUNT;
 
 /// What the predictor reads of a candidate and its data.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
@@ -62,6 +101,10 @@ pub struct PredictorInputs {
     /// Label heterogeneity of the partition, in `[0, 1)`
     /// ([`crate::train::data::FederatedData::label_heterogeneity`]).
     pub label_heterogeneity: f64,
+    /// Share of the data's gradient heterogeneity its label counts explain,
+    /// in `[0, 1]` ([`super::label_share::label_explained_share`]): ~1 for
+    /// label shards, ~0.2 for silos that label by their own models.
+    pub label_share: f64,
     /// Label heterogeneity after one consensus round
     /// ([`mixed_heterogeneity`], or its estimate without labels).
     pub mixed_heterogeneity: f64,
@@ -78,28 +121,38 @@ fn unit(x: f64) -> f64 {
 }
 
 /// The feature vector of `x` (`None` when the mixing time is not finite:
-/// the candidate never reaches consensus and its rounds are infinite).
+/// the candidate never reaches consensus and its rounds are infinite):
+/// the intercept, then the candidate's [`CORE_NAMES`] figures alone, times
+/// `h` and times `h s`, so that each kind of data has its own slopes
+/// (iid, label shards and per-silo labelling models differ in what slow
+/// mixing costs).
 pub fn features(x: &PredictorInputs) -> Option<[f64; FEATURE_COUNT]> {
     if !x.mixing_time.is_finite() {
         return None;
     }
     let tau = x.mixing_time.max(1.0).ln();
     let silos = (x.silos.max(1) as f64).ln();
-    let varying = if x.time_varying { 1.0 } else { 0.0 };
-    let h = unit(x.label_heterogeneity);
-    Some([
-        1.0,
+    let mixed = unit(x.mixed_heterogeneity);
+    let core = [
         tau,
         silos,
         x.effective_neighbours.max(1.0).ln(),
-        varying,
-        h * tau,
-        unit(x.mixed_heterogeneity),
-        h * unit(x.stationary_imbalance),
-        h * silos,
-        h * varying,
-        h * tau * tau,
-    ])
+        if x.time_varying { 1.0 } else { 0.0 },
+        mixed,
+        unit(x.stationary_imbalance),
+        tau * tau,
+        mixed * silos,
+    ];
+    let h = unit(x.label_heterogeneity);
+    let hs = h * unit(x.label_share);
+    let mut f = [0.0; FEATURE_COUNT];
+    f[0] = 1.0;
+    for (k, c) in core.iter().enumerate() {
+        f[1 + k] = *c;
+        f[1 + CORE_COUNT + k] = h * c;
+        f[1 + 2 * CORE_COUNT + k] = hs * c;
+    }
+    Some(f)
 }
 
 /// Label distributions of the silos and of all their examples: what
@@ -110,6 +163,9 @@ pub struct LabelMix {
     pub silos: Vec<Vec<f64>>,
     /// The distribution of all silos' examples.
     pub pooled: Vec<f64>,
+    /// Share of the data's gradient heterogeneity its label counts explain
+    /// ([`super::label_share::label_explained_share`]).
+    pub label_share: f64,
 }
 
 impl LabelMix {
@@ -138,7 +194,11 @@ impl LabelMix {
         if t > 0.0 {
             pooled.iter_mut().for_each(|x| *x /= t);
         }
-        LabelMix { silos, pooled }
+        LabelMix {
+            silos,
+            pooled,
+            label_share: super::label_share::label_explained_share(data),
+        }
     }
 }
 
@@ -270,60 +330,100 @@ fn solve_normal(obs: &[Observation], active: &[bool], ridge: f64, k: usize) -> O
 }
 
 /// The level of the shipped model before calibration: its intercept (`ln`
-/// rounds) as a line in the data's label heterogeneity `h`, fitted by
-/// least squares through the data settings' own intercepts at their mean
-/// `h` (`experiments/design`: Fashion-MNIST iid at `h` ~ 0.03 needs about
-/// 30 rounds to its target where the skewed settings at `h` ~ 0.8 start
-/// lower and pay through the `h x` slopes). `h` is clamped to the fitted
-/// settings' range: no extrapolation beyond the data seen.
+/// rounds) as a plane in the data's label heterogeneity `h` and `h` x its
+/// label share `s` ([`super::label_share`]), fitted by least squares
+/// through the data settings' own intercepts at their mean `h` and `s`
+/// (`experiments/design`: Fashion-MNIST iid at `h` ~ 0.03 needs about 30
+/// rounds to its target where the skewed settings at `h` ~ 0.8 start lower
+/// and pay through the `h x` slopes, label shards (`s` ~ 1) above LEAF
+/// Synthetic (`s` ~ 0.2)). `h` is clamped to the fitted settings' range and
+/// `s` to `[0, 1]`: no extrapolation beyond the data seen.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct HeterogeneityLevel {
     /// Intercept at `h = 0`, `ln` rounds.
     pub at_zero: f64,
     /// Change of the intercept per unit of `h`, `ln` rounds.
     pub slope: f64,
+    /// Change of the intercept per unit of `h s`, `ln` rounds.
+    pub share_slope: f64,
     /// The fitted settings' least and greatest mean `h`.
     pub range: [f64; 2],
 }
 
 impl HeterogeneityLevel {
-    /// The intercept (`ln` rounds) for data of label heterogeneity `h`,
-    /// clamped to [`Self::range`] (not finite: the range's low end, iid).
-    pub fn at(&self, h: f64) -> f64 {
+    /// The intercept (`ln` rounds) for data of label heterogeneity `h`
+    /// and label share `s`, `h` clamped to [`Self::range`] (not finite: the
+    /// range's low end, iid), `s` to `[0, 1]` (not finite: 1).
+    pub fn at(&self, h: f64, s: f64) -> f64 {
         let [lo, hi] = self.range;
         let h = if h.is_finite() { h.min(hi).max(lo) } else { lo };
-        self.at_zero + self.slope * h
+        let s = if s.is_finite() {
+            s.clamp(0.0, 1.0)
+        } else {
+            1.0
+        };
+        self.at_zero + self.slope * h + self.share_slope * h * s
     }
 
-    /// Least-squares line through `points` = `(mean h, intercept)` of the
-    /// data settings (each setting one point); a flat line at their mean
-    /// when their `h` spread is below 1e-9 (one setting, or all alike).
-    /// `None` without a finite point.
-    pub fn fit(points: &[(f64, f64)]) -> Option<HeterogeneityLevel> {
-        let p: Vec<(f64, f64)> = points
+    /// Least-squares plane through `points` = `(mean h, mean s,
+    /// intercept)` of the data settings (each setting one point), in `h`
+    /// and `h s`; the least-squares line in `h` when the plane is not
+    /// determined (fewer than three points, or `h s` a multiple of `h`
+    /// and 1 among them); a flat line at their mean when their `h` spread
+    /// is below 1e-9 (one setting, or all alike). `None` without a finite
+    /// point.
+    pub fn fit(points: &[(f64, f64, f64)]) -> Option<HeterogeneityLevel> {
+        let p: Vec<(f64, f64, f64)> = points
             .iter()
             .copied()
-            .filter(|(h, y)| h.is_finite() && y.is_finite())
+            .filter(|(h, s, y)| h.is_finite() && s.is_finite() && y.is_finite())
+            .map(|(h, s, y)| (h, h * s.clamp(0.0, 1.0), y))
             .collect();
         if p.is_empty() {
             return None;
         }
-        let m = p.len() as f64;
-        let mh = p.iter().map(|x| x.0).sum::<f64>() / m;
-        let my = p.iter().map(|x| x.1).sum::<f64>() / m;
-        let shh: f64 = p.iter().map(|x| (x.0 - mh).powi(2)).sum();
         let lo = p.iter().map(|x| x.0).fold(f64::INFINITY, f64::min);
         let hi = p.iter().map(|x| x.0).fold(f64::NEG_INFINITY, f64::max);
-        let slope = if hi - lo < 1e-9 {
-            0.0
-        } else {
-            p.iter().map(|x| (x.0 - mh) * (x.1 - my)).sum::<f64>() / shh
+        let range = [lo, hi];
+        let line = |p: &[(f64, f64, f64)]| {
+            let m = p.len() as f64;
+            let mh = p.iter().map(|x| x.0).sum::<f64>() / m;
+            let my = p.iter().map(|x| x.2).sum::<f64>() / m;
+            let shh: f64 = p.iter().map(|x| (x.0 - mh).powi(2)).sum();
+            let slope = if hi - lo < 1e-9 {
+                0.0
+            } else {
+                p.iter().map(|x| (x.0 - mh) * (x.2 - my)).sum::<f64>() / shh
+            };
+            HeterogeneityLevel {
+                at_zero: my - slope * mh,
+                slope,
+                share_slope: 0.0,
+                range,
+            }
         };
-        Some(HeterogeneityLevel {
-            at_zero: my - slope * mh,
-            slope,
-            range: [lo, hi],
-        })
+        if p.len() < 3 || hi - lo < 1e-9 {
+            return Some(line(&p));
+        }
+        let obs: Vec<Observation> = p
+            .iter()
+            .map(|&(h, hs, y)| Observation {
+                x: vec![1.0, h, hs],
+                y,
+                censored: false,
+            })
+            .collect();
+        // A plane that is not determined (collinear points) is the line.
+        let determined = |w: &[f64]| w.iter().all(|x| x.abs() < 1e6);
+        match fit_censored(&obs, 0.0).filter(|w| determined(w)) {
+            Some(w) => Some(HeterogeneityLevel {
+                at_zero: w[0],
+                slope: w[1],
+                share_slope: w[2],
+                range,
+            }),
+            None => Some(line(&p)),
+        }
     }
 }
 
@@ -332,28 +432,30 @@ pub fn shipped_level() -> HeterogeneityLevel {
     HeterogeneityLevel {
         at_zero: super::fitted::LEVEL_AT_ZERO,
         slope: super::fitted::LEVEL_SLOPE,
+        share_slope: super::fitted::LEVEL_SHARE_SLOPE,
         range: super::fitted::LEVEL_RANGE,
     }
 }
 
-/// The shipped default for data of label heterogeneity `h`: the
-/// [`FeatureModel`] fitted on every run of `experiments/design` (generated
-/// into `fitted.rs` by `cargo run --example design`; its provenance says
-/// which runs), its intercept [`shipped_level`] at `h`
-/// ([`HeterogeneityLevel::at`]): the level `fedtopo design` uses without
-/// `--calibrate` / `--verify`.
-pub fn shipped(label_heterogeneity: f64) -> FeatureModel {
+/// The shipped default for data of label heterogeneity `h` and label share
+/// `s`: the [`FeatureModel`] fitted on every run of `experiments/design`
+/// (generated into `fitted.rs` by `cargo run --example design`; its
+/// provenance says which runs), its intercept [`shipped_level`] at `h`,
+/// `s` ([`HeterogeneityLevel::at`]): the level `fedtopo design` uses
+/// without `--calibrate` / `--verify`.
+pub fn shipped(label_heterogeneity: f64, label_share: f64) -> FeatureModel {
     let slopes: [f64; FEATURE_COUNT - 1] = super::fitted::SLOPES;
     let mut weights = [0.0; FEATURE_COUNT];
-    weights[0] = shipped_level().at(label_heterogeneity);
+    weights[0] = shipped_level().at(label_heterogeneity, label_share);
     weights[1..].copy_from_slice(&slopes);
     FeatureModel {
         weights,
         provenance: format!(
-            "{}; intercept {:.3} at label heterogeneity {:.2}",
+            "{}; intercept {:.3} at label heterogeneity {:.2}, label share {:.2}",
             super::fitted::PROVENANCE,
             weights[0],
-            label_heterogeneity
+            label_heterogeneity,
+            label_share
         ),
     }
 }
@@ -626,14 +728,18 @@ mod tests {
                 effective_neighbours: 1.0 + 9.0 * next(),
                 time_varying: k % 3 == 0,
                 label_heterogeneity: if k % 2 == 0 { 0.8 * next() } else { 0.02 },
+                label_share: if k % 4 == 0 { 1.0 } else { next() },
                 mixed_heterogeneity: 0.7 * next(),
                 stationary_imbalance: if k % 5 == 0 { 0.6 * next() } else { 0.0 },
             })
             .collect()
     }
 
-    const TRUE_WEIGHTS: [f64; FEATURE_COUNT] =
-        [2.0, 0.1, 0.2, -0.3, 0.15, 0.5, 1.2, 2.0, 0.8, -0.4, -0.05];
+    const TRUE_WEIGHTS: [f64; FEATURE_COUNT] = [
+        3.0, 0.1, 0.2, -0.3, 0.15, 0.5, 0.1, -0.02, 0.05, // alone
+        0.3, 0.4, -0.2, -0.4, 1.2, 2.0, 0.03, 0.2, // x h
+        -0.2, 0.3, 0.1, 0.2, -0.8, 0.5, -0.05, 0.1, // x h s
+    ];
 
     #[test]
     fn the_fit_recovers_known_weights_with_censored_runs_as_bounds() {
@@ -674,20 +780,33 @@ mod tests {
     }
 
     #[test]
-    fn on_iid_data_weights_that_drift_and_more_silos_cost_only_their_own_slopes() {
+    fn features_are_the_figures_alone_times_h_and_times_h_s() {
         let x = PredictorInputs {
             mixing_time: 20.0,
             silos: 40,
             effective_neighbours: 3.0,
             time_varying: true,
             label_heterogeneity: 0.0,
-            mixed_heterogeneity: 0.0,
+            label_share: 0.4,
+            mixed_heterogeneity: 0.3,
             stationary_imbalance: 0.7,
         };
+        let tau = 20f64.ln();
+        let core = [
+            tau,
+            40f64.ln(),
+            3f64.ln(),
+            1.0,
+            0.3,
+            0.7,
+            tau * tau,
+            0.3 * 40f64.ln(),
+        ];
+        // On iid data every `h x` term vanishes.
         let f = features(&x).unwrap();
-        // Every `heterogeneity x` term vanishes: drifting weights are free.
+        assert_eq!(f[0], 1.0);
         for (name, v) in FEATURE_NAMES.iter().zip(f) {
-            if name.starts_with("heterogeneity x") {
+            if name.starts_with("h x") {
                 assert_eq!(v, 0.0, "{name}");
             }
         }
@@ -696,22 +815,19 @@ mod tests {
             ..x
         })
         .unwrap();
-        let tau = 20f64.ln();
-        let expected = [
-            1.0,
-            tau,
-            40f64.ln(),
-            3f64.ln(),
-            1.0,
-            0.5 * tau,
-            0.0,
-            0.5 * 0.7,
-            0.5 * 40f64.ln(),
-            0.5,
-            0.5 * tau * tau,
-        ];
-        for (a, b) in skewed.iter().zip(&expected) {
-            assert!((a - b).abs() < 1e-12, "{skewed:?}");
+        for (k, c) in core.iter().enumerate() {
+            assert!((skewed[1 + k] - c).abs() < 1e-12, "{skewed:?}");
+            assert!((skewed[1 + CORE_COUNT + k] - 0.5 * c).abs() < 1e-12);
+            assert!((skewed[1 + 2 * CORE_COUNT + k] - 0.5 * 0.4 * c).abs() < 1e-12);
+        }
+        // The names follow the same layout.
+        for (k, name) in CORE_NAMES.iter().enumerate() {
+            assert_eq!(FEATURE_NAMES[1 + k], *name);
+            assert_eq!(FEATURE_NAMES[1 + CORE_COUNT + k], format!("h x {name}"));
+            assert_eq!(
+                FEATURE_NAMES[1 + 2 * CORE_COUNT + k],
+                format!("h x s x {name}")
+            );
         }
     }
 
@@ -724,6 +840,7 @@ mod tests {
             effective_neighbours: 40.0,
             time_varying: false,
             label_heterogeneity: h,
+            label_share: 1.0,
             mixed_heterogeneity: 0.0,
             stationary_imbalance: 0.0,
         };
@@ -733,8 +850,8 @@ mod tests {
             mixed_heterogeneity: 0.8 * h,
             ..star(h)
         };
-        let iid = m(0.02).rounds(&ring(0.02)) / m(0.02).rounds(&star(0.02));
-        let skewed = m(0.8).rounds(&ring(0.8)) / m(0.8).rounds(&star(0.8));
+        let iid = m(0.02, 1.0).rounds(&ring(0.02)) / m(0.02, 1.0).rounds(&star(0.02));
+        let skewed = m(0.8, 1.0).rounds(&ring(0.8)) / m(0.8, 1.0).rounds(&star(0.8));
         assert!(
             iid > 1.0 && skewed > 2.0 * iid,
             "iid {iid}, skewed {skewed}"
@@ -744,7 +861,11 @@ mod tests {
     #[test]
     fn predictions_are_clamped_and_infinite_without_mixing() {
         let m = FeatureModel {
-            weights: [100.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0],
+            weights: {
+                let mut w = [0.0; FEATURE_COUNT];
+                w[0] = 100.0;
+                w
+            },
             provenance: String::new(),
         };
         let x = PredictorInputs {
@@ -753,6 +874,7 @@ mod tests {
             effective_neighbours: 3.0,
             time_varying: false,
             label_heterogeneity: 0.8,
+            label_share: 1.0,
             mixed_heterogeneity: 0.3,
             stationary_imbalance: 0.0,
         };
@@ -762,72 +884,107 @@ mod tests {
             ..x
         };
         assert!(m.rounds(&no_mix).is_infinite());
-        assert!(shipped(0.8).rounds(&x).is_finite());
+        assert!(shipped(0.8, 1.0).rounds(&x).is_finite());
     }
 
     #[test]
-    fn the_level_line_is_least_squares_and_clamped_to_the_settings_seen() {
-        // Points on y = 3 - 4 h exactly: the line is recovered.
-        let pts = [(0.05, 2.8), (0.5, 1.0), (0.8, -0.2)];
+    fn the_level_is_least_squares_and_clamped_to_the_settings_seen() {
+        // Points on y = 3 - 4 h + 2 h s exactly: the plane is recovered.
+        let plane = |h: f64, s: f64| 3.0 - 4.0 * h + 2.0 * h * s;
+        let pts: Vec<(f64, f64, f64)> = [(0.05, 0.5), (0.5, 1.0), (0.8, 0.2), (0.78, 1.0)]
+            .iter()
+            .map(|&(h, s)| (h, s, plane(h, s)))
+            .collect();
         let l = HeterogeneityLevel::fit(&pts).unwrap();
         assert!(
-            (l.at_zero - 3.0).abs() < 1e-12 && (l.slope + 4.0).abs() < 1e-12,
+            (l.at_zero - 3.0).abs() < 1e-9
+                && (l.slope + 4.0).abs() < 1e-9
+                && (l.share_slope - 2.0).abs() < 1e-9,
             "{l:?}"
         );
         assert_eq!(l.range, [0.05, 0.8]);
-        for (h, y) in pts {
-            assert!((l.at(h) - y).abs() < 1e-12);
+        for &(h, s, y) in &pts {
+            assert!((l.at(h, s) - y).abs() < 1e-9);
         }
-        // No extrapolation: outside the range, the nearest end's level.
-        assert_eq!(l.at(0.0), l.at(0.05));
-        assert_eq!(l.at(1.0), l.at(0.8));
-        assert_eq!(l.at(f64::NAN), l.at(0.05));
-        // Scattered points: the residuals sum to zero and are orthogonal to h.
-        let pts = [(0.03, 3.7), (0.79, 0.04), (0.77, 1.03), (0.8, 0.6)];
+        // No extrapolation: outside the range, the nearest end's level;
+        // the share clamped to [0, 1], 1 when not finite.
+        assert_eq!(l.at(0.0, 0.5), l.at(0.05, 0.5));
+        assert_eq!(l.at(1.0, 0.5), l.at(0.8, 0.5));
+        assert_eq!(l.at(f64::NAN, 0.5), l.at(0.05, 0.5));
+        assert_eq!(l.at(0.5, 2.0), l.at(0.5, 1.0));
+        assert_eq!(l.at(0.5, f64::NAN), l.at(0.5, 1.0));
+        // Scattered points: the residuals sum to zero and are orthogonal
+        // to h and h s.
+        let pts = [
+            (0.03, 0.56, 3.7),
+            (0.79, 1.0, 2.1),
+            (0.77, 0.22, 0.6),
+            (0.8, 0.21, 0.25),
+        ];
         let l = HeterogeneityLevel::fit(&pts).unwrap();
-        let r: Vec<f64> = pts.iter().map(|&(h, y)| y - l.at(h)).collect();
-        assert!(r.iter().sum::<f64>().abs() < 1e-12);
-        assert!(pts.iter().zip(&r).map(|(p, e)| p.0 * e).sum::<f64>().abs() < 1e-12);
+        let r: Vec<f64> = pts.iter().map(|&(h, s, y)| y - l.at(h, s)).collect();
+        assert!(r.iter().sum::<f64>().abs() < 1e-9);
+        assert!(pts.iter().zip(&r).map(|(p, e)| p.0 * e).sum::<f64>().abs() < 1e-9);
+        assert!(
+            pts.iter()
+                .zip(&r)
+                .map(|(p, e)| p.0 * p.1 * e)
+                .sum::<f64>()
+                .abs()
+                < 1e-9
+        );
+        // One share for all (h s a multiple of h): the line in h.
+        let l = HeterogeneityLevel::fit(&[(0.05, 1.0, 2.8), (0.5, 1.0, 1.0), (0.8, 1.0, -0.2)])
+            .unwrap();
+        assert!(
+            (l.slope + 4.0).abs() < 1e-9 && l.share_slope == 0.0,
+            "{l:?}"
+        );
+        // Two settings: the line through them.
+        let l = HeterogeneityLevel::fit(&[(0.1, 0.3, 2.0), (0.6, 0.9, 1.0)]).unwrap();
+        assert!(
+            (l.slope + 2.0).abs() < 1e-9 && l.share_slope == 0.0,
+            "{l:?}"
+        );
         // One setting (or all at one h): a flat line at the mean.
-        let l = HeterogeneityLevel::fit(&[(0.4, 2.0), (0.4, 3.0)]).unwrap();
-        assert_eq!((l.slope, l.at(0.0), l.at(0.9)), (0.0, 2.5, 2.5));
+        let l = HeterogeneityLevel::fit(&[(0.4, 1.0, 2.0), (0.4, 0.5, 3.0)]).unwrap();
+        assert_eq!((l.slope, l.at(0.0, 1.0), l.at(0.9, 0.0)), (0.0, 2.5, 2.5));
         assert!(HeterogeneityLevel::fit(&[]).is_none());
-        assert!(HeterogeneityLevel::fit(&[(f64::NAN, 1.0)]).is_none());
+        assert!(HeterogeneityLevel::fit(&[(f64::NAN, 1.0, 1.0)]).is_none());
     }
 
     #[test]
     fn the_shipped_level_follows_the_settings_intercepts_in_heterogeneity() {
         use crate::design::fitted::SETTINGS;
         let level = shipped_level();
-        let points: Vec<(f64, f64)> = SETTINGS.iter().map(|s| (s.1, s.2)).collect();
-        // The generated level is the least-squares line of the settings.
+        let points: Vec<(f64, f64, f64)> = SETTINGS.iter().map(|s| (s.1, s.2, s.3)).collect();
+        // The generated level is the least-squares plane of the settings.
         let refit = HeterogeneityLevel::fit(&points).unwrap();
         assert!(
             (refit.at_zero - level.at_zero).abs() < 1e-9,
             "{refit:?} {level:?}"
         );
         assert!(
-            (refit.slope - level.slope).abs() < 1e-9,
+            (refit.slope - level.slope).abs() < 1e-9
+                && (refit.share_slope - level.share_slope).abs() < 1e-9,
             "{refit:?} {level:?}"
         );
-        // The nearly iid setting needs the most rounds at the intercept;
-        // its level is within 25 % of its own, far above the skewed ones'.
+        // The nearly iid setting needs the most rounds at the intercept,
+        // label shards more than LEAF Synthetic; every setting's level is
+        // within 25 % of its own.
         let iid = SETTINGS.iter().min_by(|a, b| a.1.total_cmp(&b.1)).unwrap();
         assert!(iid.1 < 0.1, "{SETTINGS:?}");
         let skewed: Vec<_> = SETTINGS.iter().filter(|s| s.1 > 0.5).collect();
         assert!(!skewed.is_empty(), "{SETTINGS:?}");
-        assert!(
-            (level.at(iid.1) - iid.2).abs() < 0.25f64.ln_1p(),
-            "{level:?}"
-        );
-        let skewed_mean = skewed.iter().map(|s| s.2).sum::<f64>() / skewed.len() as f64;
-        for s in &skewed {
-            assert!(iid.2 > s.2 + 1.0, "{SETTINGS:?}");
+        for s in SETTINGS.iter() {
             assert!(
-                (level.at(s.1) - skewed_mean).abs() < 0.25f64.ln_1p(),
-                "{s:?}"
+                (level.at(s.1, s.2) - s.3).abs() < 0.25f64.ln_1p(),
+                "{s:?} {level:?}"
             );
-            assert!(level.at(iid.1) > level.at(s.1) + 1.0);
+        }
+        for s in &skewed {
+            assert!(iid.3 > s.3 + 1.0, "{SETTINGS:?}");
+            assert!(level.at(iid.1, iid.2) > level.at(s.1, s.2) + 1.0);
         }
         // `shipped(h)` carries that level; on iid data a ring-opt of 11
         // silos (gaia's, mixing time 24.7) is predicted within the 10-91
@@ -839,14 +996,15 @@ mod tests {
             effective_neighbours: 4.19,
             time_varying: false,
             label_heterogeneity: iid.1,
+            label_share: 1.0,
             mixed_heterogeneity: 0.8 * iid.1,
             stationary_imbalance: 0.0,
         };
-        assert_eq!(shipped(iid.1).weights[0], level.at(iid.1));
-        let r = shipped(iid.1).rounds(&ring_opt);
+        assert_eq!(shipped(iid.1, iid.2).weights[0], level.at(iid.1, iid.2));
+        let r = shipped(iid.1, iid.2).rounds(&ring_opt);
         assert!((10.0..=91.0).contains(&r), "{r}");
-        let mean = SETTINGS.iter().map(|s| s.2).sum::<f64>() / SETTINGS.len() as f64;
-        let mut at_mean = shipped(iid.1);
+        let mean = SETTINGS.iter().map(|s| s.3).sum::<f64>() / SETTINGS.len() as f64;
+        let mut at_mean = shipped(iid.1, iid.2);
         at_mean.weights[0] = mean;
         assert!(at_mean.rounds(&ring_opt) < 10.0);
     }

@@ -254,6 +254,12 @@ impl Candidate {
     }
 }
 
+/// The label share the fitted predictor assumes without the data
+/// (`fedtopo design --label-share`): 1, label skew whose silos' features of
+/// a class look alike (label shards of one data set, the usual federated
+/// benchmark). Matters only with a label heterogeneity above 0.
+pub const DEFAULT_LABEL_SHARE: f64 = 1.0;
+
 /// Predicted rounds to the target: the fitted [`FeatureModel`] of
 /// [`super::predictor`] when `model` is set (the default of `fedtopo
 /// design`: [`RoundsPredictor::fitted`]), else the line `a + b x mixing
@@ -274,6 +280,10 @@ pub struct RoundsPredictor {
     /// Label heterogeneity of the data the model predicts for, in `[0, 1)`
     /// (0: iid; 0.8: two label shards per silo).
     pub label_heterogeneity: f64,
+    /// Share of the data's gradient heterogeneity its label counts explain,
+    /// in `[0, 1]` ([`super::label_share`]; [`DEFAULT_LABEL_SHARE`] without
+    /// the data).
+    pub label_share: f64,
     /// The data's label distributions, when known (the candidates' mixed
     /// heterogeneity is then exact, not estimated).
     #[serde(skip)]
@@ -290,28 +300,37 @@ impl RoundsPredictor {
             rms_relative_error: None,
             model: None,
             label_heterogeneity: 0.0,
+            label_share: DEFAULT_LABEL_SHARE,
             labels: None,
         }
     }
 
     /// The shipped model fitted on `experiments/design`
     /// ([`super::predictor::shipped`]) for data of label heterogeneity
-    /// `label_heterogeneity` (clamped to `[0, 1]`; 0 when not finite).
-    pub fn fitted(label_heterogeneity: f64) -> RoundsPredictor {
-        let h = if label_heterogeneity.is_finite() {
-            label_heterogeneity.clamp(0.0, 1.0)
-        } else {
-            0.0
+    /// `label_heterogeneity` whose label counts explain `label_share` of
+    /// its gradient heterogeneity (both clamped to `[0, 1]`; 0 and
+    /// [`DEFAULT_LABEL_SHARE`] when not finite).
+    pub fn fitted(label_heterogeneity: f64, label_share: f64) -> RoundsPredictor {
+        let unit = |x: f64, otherwise: f64| {
+            if x.is_finite() {
+                x.clamp(0.0, 1.0)
+            } else {
+                otherwise
+            }
         };
+        let h = unit(label_heterogeneity, 0.0);
+        let s = unit(label_share, DEFAULT_LABEL_SHARE);
         RoundsPredictor {
             a: 0.0,
             b: 0.0,
             source: format!(
-                "fitted on experiments/design (label heterogeneity {h:.2}; not calibrated on this data)"
+                "fitted on experiments/design (label heterogeneity {h:.2}, label share {s:.2}; \
+                 not calibrated on this data)"
             ),
             rms_relative_error: None,
-            model: Some(super::predictor::shipped(h)),
+            model: Some(super::predictor::shipped(h, s)),
             label_heterogeneity: h,
+            label_share: s,
             labels: None,
         }
     }
@@ -319,11 +338,13 @@ impl RoundsPredictor {
     /// [`Self::fitted`] for `data`: its label heterogeneity, and its
     /// label distributions for the candidates' mixed heterogeneity.
     pub fn fitted_for(data: &crate::train::data::FederatedData) -> RoundsPredictor {
-        let mut p = RoundsPredictor::fitted(data.label_heterogeneity());
-        p.labels = Some(LabelMix::of(data));
+        let labels = LabelMix::of(data);
+        let mut p = RoundsPredictor::fitted(data.label_heterogeneity(), labels.label_share);
+        p.labels = Some(labels);
         p.source = format!(
-            "fitted on experiments/design (this data's labels: heterogeneity {:.2}; not calibrated on it)",
-            p.label_heterogeneity
+            "fitted on experiments/design (this data's labels: heterogeneity {:.2}, label share \
+             {:.2}; not calibrated on it)",
+            p.label_heterogeneity, p.label_share
         );
         p
     }
@@ -357,6 +378,7 @@ impl RoundsPredictor {
             effective_neighbours: c.effective_neighbours,
             time_varying: c.time_varying,
             label_heterogeneity: self.label_heterogeneity,
+            label_share: self.label_share,
             mixed_heterogeneity: c.mixed_heterogeneity,
             stationary_imbalance: c.stationary_imbalance,
         }
@@ -423,6 +445,7 @@ impl RoundsPredictor {
             rms_relative_error: None,
             model: None,
             label_heterogeneity: 0.0,
+            label_share: DEFAULT_LABEL_SHARE,
             labels: None,
         };
         let err = (p
@@ -1086,7 +1109,7 @@ mod network_tests {
             .map(|k| k.parse().unwrap_or_else(|e| panic!("{e:?}")))
             .collect();
         let build = BuildOptions::default();
-        let predictor = RoundsPredictor::fitted(0.8);
+        let predictor = RoundsPredictor::fitted(0.8, DEFAULT_LABEL_SHARE);
         let base = DesignOptions {
             kinds,
             fastest_weights: false,
