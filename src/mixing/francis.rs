@@ -42,6 +42,34 @@ pub(crate) fn francis_eigenvalues(
     eps: f64,
     max_iterations: usize,
 ) -> Option<Vec<Complex<f64>>> {
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx2") {
+        // SAFETY: the CPU has AVX2 (checked just above).
+        return unsafe { francis_eigenvalues_avx2(m, eps, max_iterations) };
+    }
+    francis_eigenvalues_portable(m, eps, max_iterations)
+}
+
+/// [`francis_eigenvalues_portable`] compiled for AVX2: the same
+/// floating-point operations in the same order (Rust never fuses a
+/// multiplication and an addition), vectorised, so the same bits.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+fn francis_eigenvalues_avx2(
+    m: &DMatrix<f64>,
+    eps: f64,
+    max_iterations: usize,
+) -> Option<Vec<Complex<f64>>> {
+    francis_eigenvalues_portable(m, eps, max_iterations)
+}
+
+/// [`francis_eigenvalues`] for any CPU.
+#[inline(always)]
+fn francis_eigenvalues_portable(
+    m: &DMatrix<f64>,
+    eps: f64,
+    max_iterations: usize,
+) -> Option<Vec<Complex<f64>>> {
     let n = m.nrows();
     debug_assert!(n >= 3 && m.ncols() == n && max_iterations >= 1);
     let amax = m.iter().fold(0.0f64, |a, x| a.max(x.abs()));

@@ -270,6 +270,35 @@ fn krylov_projection_by(
     depth: usize,
     dot: fn(&[f64], &[f64]) -> f64,
 ) -> (DMatrix<f64>, Vec<Vec<f64>>) {
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx2") {
+        // SAFETY: the CPU has AVX2 (checked just above).
+        return unsafe { krylov_projection_avx2(w, starts, depth, dot) };
+    }
+    krylov_projection_portable(w, starts, depth, dot)
+}
+
+/// [`krylov_projection_portable`] compiled for AVX2: the same
+/// floating-point operations in the same order, so the same bits.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+fn krylov_projection_avx2(
+    w: &impl Operator,
+    starts: &[&[f64]],
+    depth: usize,
+    dot: fn(&[f64], &[f64]) -> f64,
+) -> (DMatrix<f64>, Vec<Vec<f64>>) {
+    krylov_projection_portable(w, starts, depth, dot)
+}
+
+/// [`krylov_projection_by`] for any CPU.
+#[inline(always)]
+fn krylov_projection_portable(
+    w: &impl Operator,
+    starts: &[&[f64]],
+    depth: usize,
+    dot: fn(&[f64], &[f64]) -> f64,
+) -> (DMatrix<f64>, Vec<Vec<f64>>) {
     let orthonormalise = |x: &mut [f64], basis: &[Vec<f64>]| orthonormalise_by(x, basis, dot);
     let n = w.order();
     let mut basis: Vec<Vec<f64>> = Vec::new();
@@ -536,6 +565,63 @@ pub enum Reorthogonalisation {
 /// # Errors
 /// As [`lanczos_slem`].
 pub fn lanczos_extremes(
+    w: &impl Operator,
+    start: &[&[f64]],
+    tolerance: f64,
+    max_iterations: usize,
+    reorthogonalisation: Reorthogonalisation,
+    first_check: usize,
+) -> Result<SymmetricExtremes, SpectralError> {
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx2") {
+        // SAFETY: the CPU has AVX2 (checked just above).
+        return unsafe {
+            lanczos_extremes_avx2(
+                w,
+                start,
+                tolerance,
+                max_iterations,
+                reorthogonalisation,
+                first_check,
+            )
+        };
+    }
+    lanczos_extremes_portable(
+        w,
+        start,
+        tolerance,
+        max_iterations,
+        reorthogonalisation,
+        first_check,
+    )
+}
+
+/// [`lanczos_extremes_portable`] compiled for AVX2: the same
+/// floating-point operations in the same order (Rust never fuses a
+/// multiplication and an addition), vectorised, so the same bits.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+fn lanczos_extremes_avx2(
+    w: &impl Operator,
+    start: &[&[f64]],
+    tolerance: f64,
+    max_iterations: usize,
+    reorthogonalisation: Reorthogonalisation,
+    first_check: usize,
+) -> Result<SymmetricExtremes, SpectralError> {
+    lanczos_extremes_portable(
+        w,
+        start,
+        tolerance,
+        max_iterations,
+        reorthogonalisation,
+        first_check,
+    )
+}
+
+/// [`lanczos_extremes`] for any CPU.
+#[inline(always)]
+fn lanczos_extremes_portable(
     w: &impl Operator,
     start: &[&[f64]],
     tolerance: f64,
