@@ -347,6 +347,33 @@ mod tests {
         move || rng.gen::<f64>()
     }
 
+    /// The eigenvalues the CPU computes (AVX2 when it has it) are the
+    /// portable build's, bit for bit, on random stochastic matrices.
+    #[test]
+    fn francis_is_the_same_on_every_cpu() {
+        let mut next = numbers(11);
+        for n in [3usize, 8, 40] {
+            let m = stochastic(DMatrix::from_fn(n, n, |_, _| {
+                let x = next();
+                if x < 0.7 {
+                    0.0
+                } else {
+                    x
+                }
+            }));
+            let fast = francis_eigenvalues(&m, f64::EPSILON, 30 * n.max(10));
+            let portable = francis_eigenvalues_portable(&m, f64::EPSILON, 30 * n.max(10));
+            let bits = |e: Option<Vec<Complex<f64>>>| {
+                e.map(|v| {
+                    v.iter()
+                        .map(|c| (c.re.to_bits(), c.im.to_bits()))
+                        .collect::<Vec<_>>()
+                })
+            };
+            assert_eq!(bits(fast), bits(portable), "n = {n}");
+        }
+    }
+
     /// Rows scaled to sum to 1 (rows of zeros get a 1 on the diagonal).
     fn stochastic(mut m: DMatrix<f64>) -> DMatrix<f64> {
         for i in 0..m.nrows() {

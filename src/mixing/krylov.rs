@@ -881,6 +881,31 @@ mod tests {
         w
     }
 
+    /// The Lanczos extremes and Krylov projections the CPU computes (AVX2
+    /// when it has it) are the portable build's, bit for bit.
+    #[test]
+    fn avx2_builds_give_the_portable_bits() {
+        let n = 90;
+        let chords: Vec<(usize, usize)> = (0..40).map(|k| (k * 7 + 3, k * 13 + 5)).collect();
+        let m = SparseMatrix::from_dense(n, &random_mh(n, &chords));
+        let start = seeded_vector(n, 5);
+        let scheme = Reorthogonalisation::Classical;
+        let fast = lanczos_extremes(&m, &[&start], 1e-10, n, scheme, 8);
+        let portable = lanczos_extremes_portable(&m, &[&start], 1e-10, n, scheme, 8);
+        let fast = fast.unwrap_or_else(|e| panic!("{e}"));
+        let portable = portable.unwrap_or_else(|e| panic!("{e}"));
+        let bits = |x: &[f64]| x.iter().map(|v| v.to_bits()).collect::<Vec<_>>();
+        assert_eq!(fast.largest.to_bits(), portable.largest.to_bits());
+        assert_eq!(fast.smallest.to_bits(), portable.smallest.to_bits());
+        assert_eq!(bits(&fast.largest_vector), bits(&portable.largest_vector));
+        for d in [dot, fast_dot] {
+            let (h, basis) = krylov_projection_by(&m, &[&start], 4, d);
+            let (h0, basis0) = krylov_projection_portable(&m, &[&start], 4, d);
+            assert_eq!(bits(h.as_slice()), bits(h0.as_slice()));
+            assert_eq!(basis.len(), basis0.len());
+        }
+    }
+
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(64))]
 

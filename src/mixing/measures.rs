@@ -397,6 +397,34 @@ mod tests {
         super::slem_per_round(n, rounds).unwrap_or_else(|e| panic!("{e}"))
     }
 
+    fn bits(x: &[f64]) -> Vec<u64> {
+        x.iter().map(|v| v.to_bits()).collect()
+    }
+
+    /// The sparse-dense product the CPU runs (AVX2 when it has it) gives
+    /// the portable build's bits.
+    #[test]
+    fn sparse_times_dense_is_the_same_on_every_cpu() {
+        let mut rng = ChaCha8Rng::seed_from_u64(7);
+        let n = 37;
+        let w: Vec<f64> = (0..n * n)
+            .map(|_| {
+                if rng.gen_bool(0.2) {
+                    rng.gen_range(-1.0..1.0)
+                } else {
+                    0.0
+                }
+            })
+            .collect();
+        let sparse = SparseMatrix::from_dense(n, &w);
+        let m: Vec<f64> = (0..n * n).map(|_| rng.gen_range(-1.0..1.0)).collect();
+        let start: Vec<f64> = (0..n).map(|_| rng.gen_range(-1.0..1.0)).collect();
+        let (mut fast, mut portable) = (vec![0.0; n * n], vec![0.0; n * n]);
+        sparse_times_dense(n, &sparse, &m, &start, &mut fast);
+        sparse_times_dense_rows(n, &sparse, &m, &start, &mut portable);
+        assert_eq!(bits(&fast), bits(&portable));
+    }
+
     fn average(n: usize) -> Vec<f64> {
         vec![1.0 / n as f64; n * n]
     }
