@@ -42,8 +42,13 @@ pub fn data_setting(name: &str) -> Result<DataSetting> {
         "fashion-mnist/shards" => ("fashion-mnist", "shards:2", 0.60),
         "synthetic/iid" => ("synthetic:0,0", "iid", 0.70),
         "synthetic/skew" => ("synthetic:1,1", "iid", 0.55),
+        // Held out (not in the default list, not in the fit): kinds of
+        // data the shipped predictor has not seen.
+        "fashion-mnist/dirichlet" => ("fashion-mnist", "dirichlet:0.3", 0.65),
+        "synthetic/mid" => ("synthetic:0.5,0.5", "iid", 0.60),
         o => bail!(
-            "--data `{o}`: expected fashion-mnist/iid, fashion-mnist/shards, synthetic/iid, synthetic/skew"
+            "--data `{o}`: expected fashion-mnist/iid, fashion-mnist/shards, synthetic/iid, \
+             synthetic/skew, or the held-out fashion-mnist/dirichlet, synthetic/mid"
         ),
     };
     Ok(DataSetting {
