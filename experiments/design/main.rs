@@ -47,8 +47,8 @@ use fedtopo::design::calibrate::{
     spread_over_mixing_times, VERIFY_PROBES, VERIFY_PROBE_ROUNDS, VERIFY_TOP,
 };
 use fedtopo::design::predictor::{
-    features, fit_censored, HeterogeneityLevel, Observation, PredictorInputs, FEATURE_COUNT,
-    FEATURE_NAMES,
+    feature_names, features, fit_censored, HeterogeneityLevel, Observation, PredictorInputs,
+    FEATURE_COUNT,
 };
 use fedtopo::report::plot::{line_plot, Axes, Series};
 
@@ -1616,7 +1616,7 @@ fn main() -> Result<()> {
     );
     writeln!(
         fitted,
-        "/// Weights of the predictor's features after the intercept, in the order of\n/// its `FEATURE_NAMES[1..]` (their count is checked where `predictor::shipped`\n/// reads them).\npub const SLOPES: [f64; {}] = [\n{}];\n",
+        "/// Weights of the predictor's features after the intercept, in the order of\n/// its `feature_names()[1..]` (their count is checked where `predictor::shipped`\n/// reads them).\npub const SLOPES: [f64; {}] = [\n{}];\n",
         FEATURE_COUNT - 1,
         slopes
             .iter()
@@ -1677,7 +1677,7 @@ fn main() -> Result<()> {
     writeln!(
         full,
         "## Fits (leave-one-underlay-out: the fit used for each underlay, without its runs)\n\n| left out | {} | uncalibrated level: the intercepts' plane in h and h s |\n|---|---|---|\n{fits}",
-        "weights: one intercept per data setting, then ".to_string() + &FEATURE_NAMES[1..].join(", ")
+        "weights: one intercept per data setting, then ".to_string() + &feature_names()[1..].join(", ")
     )?;
     writeln!(
         full,
@@ -1702,7 +1702,7 @@ fn main() -> Result<()> {
         line.at_zero,
         line.slope,
         line.share_slope,
-        FEATURE_NAMES[1..]
+        feature_names()[1..]
             .iter()
             .zip(&slopes)
             .map(|(n, w)| format!("{w:+.3} x [{n}]"))

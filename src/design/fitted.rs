@@ -2,7 +2,7 @@
 //! from experiments/design/runs.csv: do not edit by hand.
 
 /// Weights of the predictor's features after the intercept, in the order of
-/// its `FEATURE_NAMES[1..]` (their count is checked where `predictor::shipped`
+/// its `feature_names()[1..]` (their count is checked where `predictor::shipped`
 /// reads them).
 pub const SLOPES: [f64; 24] = [
     0.04437489556513417,

@@ -54,34 +54,17 @@ pub const CORE_NAMES: [&str; CORE_COUNT] = [
 /// Number of a candidate's figures ([`CORE_NAMES`]).
 pub const CORE_COUNT: usize = 8;
 
-/// Names of the features, in the order of [`features`].
-pub const FEATURE_NAMES: [&str; FEATURE_COUNT] = [
-    "intercept",
-    "ln mixing time",
-    "ln silos",
-    "ln effective neighbours",
-    "time-varying",
-    "mixed heterogeneity",
-    "stationary imbalance",
-    "(ln mixing time)^2",
-    "mixed heterogeneity x ln silos",
-    "h x ln mixing time",
-    "h x ln silos",
-    "h x ln effective neighbours",
-    "h x time-varying",
-    "h x mixed heterogeneity",
-    "h x stationary imbalance",
-    "h x (ln mixing time)^2",
-    "h x mixed heterogeneity x ln silos",
-    "h x s x ln mixing time",
-    "h x s x ln silos",
-    "h x s x ln effective neighbours",
-    "h x s x time-varying",
-    "h x s x mixed heterogeneity",
-    "h x s x stationary imbalance",
-    "h x s x (ln mixing time)^2",
-    "h x s x mixed heterogeneity x ln silos",
-];
+/// Names of the features, in the order of [`features`]: `intercept`,
+/// then [`CORE_NAMES`] alone, prefixed `h x ` and prefixed `h x s x `.
+pub fn feature_names() -> Vec<String> {
+    std::iter::once("intercept".to_string())
+        .chain(
+            ["", "h x ", "h x s x "]
+                .iter()
+                .flat_map(|prefix| CORE_NAMES.iter().map(move |name| format!("{prefix}{name}"))),
+        )
+        .collect()
+}
 
 /// Number of features: the intercept and [`CORE_COUNT`] figures times
 /// `1`, `h` and `h s`.
@@ -209,7 +192,7 @@ pub const MAX_PREDICTED_ROUNDS: f64 = 1e6;
 /// A fitted `ln rounds = w . x` with where it came from.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct FeatureModel {
-    /// Weights, one per feature of [`FEATURE_NAMES`].
+    /// Weights, one per feature of [`feature_names`].
     pub weights: [f64; FEATURE_COUNT],
     /// How it was obtained (data, runs, command).
     pub provenance: String,
@@ -805,7 +788,7 @@ mod tests {
         // On iid data every `h x` term vanishes.
         let f = features(&x).unwrap();
         assert_eq!(f[0], 1.0);
-        for (name, v) in FEATURE_NAMES.iter().zip(f) {
+        for (name, v) in feature_names().iter().zip(f) {
             if name.starts_with("h x") {
                 assert_eq!(v, 0.0, "{name}");
             }
@@ -822,12 +805,11 @@ mod tests {
         }
         // The names follow the same layout.
         for (k, name) in CORE_NAMES.iter().enumerate() {
-            assert_eq!(FEATURE_NAMES[1 + k], *name);
-            assert_eq!(FEATURE_NAMES[1 + CORE_COUNT + k], format!("h x {name}"));
-            assert_eq!(
-                FEATURE_NAMES[1 + 2 * CORE_COUNT + k],
-                format!("h x s x {name}")
-            );
+            let names = feature_names();
+            assert_eq!(names.len(), FEATURE_COUNT);
+            assert_eq!(names[1 + k], *name);
+            assert_eq!(names[1 + CORE_COUNT + k], format!("h x {name}"));
+            assert_eq!(names[1 + 2 * CORE_COUNT + k], format!("h x s x {name}"));
         }
     }
 

@@ -355,10 +355,10 @@ impl RoundsPredictor {
         match &self.model {
             Some(m) => format!(
                 "ln rounds = {}",
-                super::predictor::FEATURE_NAMES
+                super::predictor::feature_names()
                     .iter()
                     .zip(&m.weights)
-                    .map(|(n, w)| if *n == "intercept" {
+                    .map(|(n, w)| if n == "intercept" {
                         format!("{w:.3}")
                     } else {
                         format!("{w:+.3} x {n}")
