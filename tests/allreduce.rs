@@ -5,7 +5,7 @@
 
 use fedtopo::design::export::{export_candidate, ExportError};
 use fedtopo::design::search::{
-    design_candidates, DesignOptions, RoundsPredictor, DEFAULT_CANDIDATES,
+    design_candidates, DesignOptions, RoundsPredictor, DEFAULT_CANDIDATES, DEFAULT_LABEL_SHARE,
 };
 use fedtopo::evaluate::EvalError;
 use fedtopo::graph::failures::FailureSpec;
@@ -204,8 +204,14 @@ fn design_ranks_it_with_stars_rounds_and_does_not_export_it() {
         kinds: parse_overlay_list(DEFAULT_CANDIDATES).unwrap(),
         ..DesignOptions::default()
     };
-    let c =
-        design_candidates(&u, &m, &build, &options, &RoundsPredictor::fitted(0.8, 1.0)).unwrap();
+    let c = design_candidates(
+        &u,
+        &m,
+        &build,
+        &options,
+        &RoundsPredictor::fitted(0.8, DEFAULT_LABEL_SHARE),
+    )
+    .unwrap();
     let find = |name: &str| c.iter().find(|c| c.name == name).unwrap();
     let s = find("star");
     let dir = std::env::temp_dir().join(format!("fedtopo-allreduce-{}", std::process::id()));

@@ -171,17 +171,14 @@ pub fn setup_cell(
         skip_unbuildable: true,
         ..DesignOptions::default()
     };
-    let search = design_search(
-        underlay,
-        &model,
-        &build,
-        &options,
-        &RoundsPredictor::fitted_for(&data),
-    )?;
+    // The data's label share is computed once, by the predictor (the
+    // row's `label_share` is the predictor's own input).
+    let predictor = RoundsPredictor::fitted_for(&data);
+    let search = design_search(underlay, &model, &build, &options, &predictor)?;
     Ok(Cell {
         model,
         label_heterogeneity: data.label_heterogeneity(),
-        label_share: fedtopo::design::label_share::label_explained_share(&data),
+        label_share: predictor.label_share,
         data,
         build,
         search,

@@ -207,7 +207,7 @@ fn setting_heterogeneity(runs: &[&Run], settings: &[String]) -> Vec<(f64, f64)> 
 /// The uncalibrated level of weights `w` fitted on `runs` with one
 /// intercept per data setting: the plane through the settings' (mean `h`,
 /// mean `s`, intercept), what `fedtopo design` uses without calibration.
-fn level_line(w: &[f64], runs: &[&Run], settings: &[String]) -> Result<HeterogeneityLevel> {
+fn level_plane(w: &[f64], runs: &[&Run], settings: &[String]) -> Result<HeterogeneityLevel> {
     let hs = setting_heterogeneity(runs, settings);
     let points: Vec<(f64, f64, f64)> = hs
         .iter()
@@ -233,13 +233,13 @@ fn predict_rounds_at(w: &[f64], r: &Run, settings: &[String], level: f64) -> f64
 /// Leave-one-underlay-out predicted rounds of every run (by run index) at
 /// three levels (intercepts): what `fedtopo design` would print without
 /// calibration before this change (`mean_level`: the mean of the data
-/// settings' intercepts), after it (`line_level`: their line in the data's
-/// label heterogeneity, [`HeterogeneityLevel`]), and the data setting's
+/// settings' intercepts), after it (`plane_level`: their plane in the data's
+/// label heterogeneity `h` and `h s`, [`HeterogeneityLevel`]), and the data setting's
 /// own intercept (`own_level`: not known to `design` on new data; the
 /// level `--calibrate`/`--verify` estimate).
 struct Uncalibrated {
     mean_level: Vec<f64>,
-    line_level: Vec<f64>,
+    plane_level: Vec<f64>,
     own_level: Vec<f64>,
 }
 
@@ -317,7 +317,7 @@ impl Uncalibrated {
         );
         let levels: [(&str, &[f64]); 3] = [
             ("mean of the settings' (before)", &self.mean_level),
-            ("plane in h, h s (after: shipped)", &self.line_level),
+            ("plane in h, h s (after: shipped)", &self.plane_level),
             ("the setting's own (reference)", &self.own_level),
         ];
         let mut groups: Vec<(String, Vec<usize>)> = settings
@@ -453,8 +453,8 @@ fn ranking_row(check: &str, r: &Ranking) -> String {
 /// The held-out checks besides leave-one-underlay-out: (1) fitted on the
 /// other underlays' runs of every seed but the last, judged on the last
 /// seed of the held-out underlay; (2) leave-one-data-setting-out (the
-/// held-out data's level is the others' intercepts' line in the label
-/// heterogeneity, as shipped, clamped to their range: its out-of-sample
+/// held-out data's level is the others' intercepts' plane in the label
+/// heterogeneity `h` and `h s`, as shipped, clamped to their range: its out-of-sample
 /// error says how far that level is on data not seen, the error after one
 /// level per cell and Kendall's tau what the slopes carry to unseen data).
 fn other_checks(
@@ -498,10 +498,10 @@ fn other_checks(
         let others: Vec<String> = settings.iter().filter(|s| *s != d).cloned().collect();
         let train: Vec<&Run> = runs.iter().filter(|r| &r.data != d).collect();
         let w = fit(&train, &others)?;
-        let line = level_line(&w, &train, &others)?;
+        let plane = level_plane(&w, &train, &others)?;
         for (i, r) in runs.iter().enumerate() {
             if &r.data == d {
-                let level = line.at(r.label_heterogeneity, r.label_share);
+                let level = plane.at(r.label_heterogeneity, r.label_share);
                 predicted[i] = predict_rounds_at(&w, r, &others, level) * r.cycle_time_ms;
             }
         }
@@ -1146,11 +1146,11 @@ fn main() -> Result<()> {
     // Leave-one-underlay-out predictions.
     // Besides, the rounds of the uncalibrated levels (`fedtopo design`
     // without --calibrate/--verify): the mean of the settings' intercepts
-    // (before) and their line in `h` (after), fitted without the underlay.
+    // (before) and their plane in `h` and `h s` (after), fitted without the underlay.
     let mut predicted: Vec<f64> = vec![f64::NAN; runs.len()];
     let mut uncalibrated = Uncalibrated {
         mean_level: vec![f64::NAN; runs.len()],
-        line_level: vec![f64::NAN; runs.len()],
+        plane_level: vec![f64::NAN; runs.len()],
         own_level: vec![f64::NAN; runs.len()],
     };
     let mut fits = String::new();
@@ -1162,14 +1162,14 @@ fn main() -> Result<()> {
         let w = fit(&train, &settings)?;
         let k = settings.len();
         let mean_level = w[..k].iter().sum::<f64>() / k as f64;
-        let line = level_line(&w, &train, &settings)?;
+        let plane = level_plane(&w, &train, &settings)?;
         writeln!(
             fits,
             "| {u} | {} | {:+.3} {:+.3} x h {:+.3} x h s |",
             fmt_weights(&w),
-            line.at_zero,
-            line.slope,
-            line.share_slope
+            plane.at_zero,
+            plane.slope,
+            plane.share_slope
         )?;
         for (i, r) in runs.iter().enumerate() {
             if &r.underlay == u {
@@ -1177,11 +1177,11 @@ fn main() -> Result<()> {
                 predicted[i] = rounds * r.cycle_time_ms;
                 uncalibrated.own_level[i] = rounds;
                 uncalibrated.mean_level[i] = predict_rounds_at(&w, r, &settings, mean_level);
-                uncalibrated.line_level[i] = predict_rounds_at(
+                uncalibrated.plane_level[i] = predict_rounds_at(
                     &w,
                     r,
                     &settings,
-                    line.at(r.label_heterogeneity, r.label_share),
+                    plane.at(r.label_heterogeneity, r.label_share),
                 );
             }
         }
@@ -1575,11 +1575,11 @@ fn main() -> Result<()> {
     );
 
     // The shipped fit: every run; its level the settings' intercepts'
-    // line in the label heterogeneity.
+    // plane in the label heterogeneity `h` and `h s`.
     let all: Vec<&Run> = runs.iter().collect();
     let w = fit(&all, &settings)?;
     let k = settings.len();
-    let line = level_line(&w, &all, &settings)?;
+    let plane = level_plane(&w, &all, &settings)?;
     let setting_h = setting_heterogeneity(&all, &settings);
     let mut slopes = [0.0; FEATURE_COUNT - 1];
     slopes.copy_from_slice(&w[k..]);
@@ -1597,11 +1597,11 @@ fn main() -> Result<()> {
             .join(", "),
         settings.join(", "),
         seeds,
-        line.at_zero,
-        line.slope,
-        line.share_slope,
-        line.range[0],
-        line.range[1],
+        plane.at_zero,
+        plane.slope,
+        plane.share_slope,
+        plane.range[0],
+        plane.range[1],
         settings
             .iter()
             .zip(&setting_h)
@@ -1626,7 +1626,7 @@ fn main() -> Result<()> {
     writeln!(
         fitted,
         "/// The intercept (`ln` rounds) without calibration: `LEVEL_AT_ZERO +\n/// LEVEL_SLOPE x h + LEVEL_SHARE_SLOPE x h x s` for label heterogeneity h\n/// clamped to `LEVEL_RANGE` (the data settings' least and greatest mean h)\n/// and label share s in [0, 1].\npub const LEVEL_AT_ZERO: f64 = {:?};\n\n/// See `LEVEL_AT_ZERO`.\npub const LEVEL_SLOPE: f64 = {:?};\n\n/// See `LEVEL_AT_ZERO`.\npub const LEVEL_SHARE_SLOPE: f64 = {:?};\n\n/// See `LEVEL_AT_ZERO`.\npub const LEVEL_RANGE: [f64; 2] = [{:?}, {:?}];\n",
-        line.at_zero, line.slope, line.share_slope, line.range[0], line.range[1]
+        plane.at_zero, plane.slope, plane.share_slope, plane.range[0], plane.range[1]
     )?;
     writeln!(
         fitted,
@@ -1699,9 +1699,9 @@ fn main() -> Result<()> {
     writeln!(
         full,
         "## Shipped predictor\n\nsrc/design/fitted.rs: `ln rounds = ({:+.3} {:+.3} x h {:+.3} x h s) {}`\n\n{}\n",
-        line.at_zero,
-        line.slope,
-        line.share_slope,
+        plane.at_zero,
+        plane.slope,
+        plane.share_slope,
         feature_names()[1..]
             .iter()
             .zip(&slopes)

@@ -385,7 +385,7 @@ impl HeterogeneityLevel {
                 range,
             }
         };
-        if p.len() < 3 || hi - lo < 1e-9 {
+        if p.len() < 3 || hi - lo < 1e-9 || !plane_is_determined(&p) {
             return Some(line(&p));
         }
         let obs: Vec<Observation> = p
@@ -396,9 +396,7 @@ impl HeterogeneityLevel {
                 censored: false,
             })
             .collect();
-        // A plane that is not determined (collinear points) is the line.
-        let determined = |w: &[f64]| w.iter().all(|x| x.abs() < 1e6);
-        match fit_censored(&obs, 0.0).filter(|w| determined(w)) {
+        match fit_censored(&obs, 0.0) {
             Some(w) => Some(HeterogeneityLevel {
                 at_zero: w[0],
                 slope: w[1],
@@ -408,6 +406,24 @@ impl HeterogeneityLevel {
             None => Some(line(&p)),
         }
     }
+}
+
+/// Whether the plane through `points` = `(h, h s, y)` is determined: the
+/// centred columns `h` and `h s` are not collinear (the Gram determinant of
+/// the two is above 1e-9 of the product of their squared norms, i.e. their
+/// correlation is below 1 - 5e-10 in modulus).
+fn plane_is_determined(points: &[(f64, f64, f64)]) -> bool {
+    let m = points.len() as f64;
+    let mh = points.iter().map(|x| x.0).sum::<f64>() / m;
+    let ms = points.iter().map(|x| x.1).sum::<f64>() / m;
+    let (mut shh, mut sss, mut shs) = (0.0, 0.0, 0.0);
+    for &(h, hs, _) in points {
+        let (a, b) = (h - mh, hs - ms);
+        shh += a * a;
+        sss += b * b;
+        shs += a * b;
+    }
+    shh > 0.0 && sss > 0.0 && shh * sss - shs * shs > 1e-9 * shh * sss
 }
 
 /// The shipped model's level without calibration (`fitted.rs`).
@@ -922,6 +938,11 @@ mod tests {
             (l.slope + 4.0).abs() < 1e-9 && l.share_slope == 0.0,
             "{l:?}"
         );
+        // The same share 0.3 everywhere (h s = 0.3 h up to rounding, which
+        // leaves the plane determined only by rounding errors): the line.
+        let l = HeterogeneityLevel::fit(&[(0.07, 0.3, 2.8), (0.41, 0.3, 1.5), (0.83, 0.3, -0.2)])
+            .unwrap();
+        assert!(l.share_slope == 0.0 && l.slope < 0.0, "{l:?}");
         // Two settings: the line through them.
         let l = HeterogeneityLevel::fit(&[(0.1, 0.3, 2.0), (0.6, 0.9, 1.0)]).unwrap();
         assert!(
