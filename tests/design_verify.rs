@@ -153,10 +153,11 @@ fn run_verify(
     fedtopo::design::verify::Verification,
     std::path::PathBuf,
 ) {
-    run_verify_with(target, probe_rounds, rounds, name, false, false)
+    run_verify_with(target, probe_rounds, rounds, name, false, false, (2, 1.0))
 }
 
-/// [`run_verify`], racing or not, with the fitted predictor or the proxy.
+/// [`run_verify`], racing or not, with the fitted predictor or the proxy,
+/// training `top` candidates in full and those within `window`.
 fn run_verify_with(
     target: impl Fn(&[fedtopo::train::report::RoundRecord]) -> Target,
     probe_rounds: u64,
@@ -164,6 +165,7 @@ fn run_verify_with(
     name: &str,
     race: bool,
     fitted: bool,
+    (top, window): (usize, f64),
 ) -> (
     Vec<fedtopo::design::search::Candidate>,
     fedtopo::design::verify::Verification,
@@ -228,7 +230,8 @@ fn run_verify_with(
         &VerifyOptions {
             probes: 3,
             probe_rounds,
-            top: 2,
+            top,
+            window,
             rounds,
             eval_every: 1,
             target: target(&star),
@@ -329,9 +332,24 @@ fn racing_keeps_the_winner_and_trains_fewer_rounds() {
             Target::TestAccuracy(star[4].test_acc.mean)
         };
         let tag = if fitted { "fitted" } else { "proxy" };
-        let (c0, v0, d0) =
-            run_verify_with(target, 6, 12, &format!("race-off-{tag}"), false, fitted);
-        let (c1, v1, d1) = run_verify_with(target, 6, 12, &format!("race-on-{tag}"), true, fitted);
+        let (c0, v0, d0) = run_verify_with(
+            target,
+            6,
+            12,
+            &format!("race-off-{tag}"),
+            false,
+            fitted,
+            (2, 1.0),
+        );
+        let (c1, v1, d1) = run_verify_with(
+            target,
+            6,
+            12,
+            &format!("race-on-{tag}"),
+            true,
+            fitted,
+            (2, 1.0),
+        );
         let w0 = &c0[v0.winner.as_ref().unwrap().index];
         let w1 = &c1[v1.winner.as_ref().unwrap().index];
         assert_eq!(w0.name, w1.name, "{tag}");
@@ -363,4 +381,23 @@ fn racing_keeps_the_winner_and_trains_fewer_rounds() {
     // The setting makes the race stop someone (STAR's rounds are the
     // slowest here: 100 Mbit/s into one centre).
     assert!(stopped > 0);
+}
+
+/// The window trains the candidates predicted within it of the best, at
+/// most `top` more: with one top candidate and a window wider than every
+/// prediction, two; with a window of 1, one.
+#[test]
+fn the_window_widens_the_verified_candidates() {
+    let target =
+        |star: &[fedtopo::train::report::RoundRecord]| Target::TestAccuracy(star[4].test_acc.mean);
+    for (window, expected) in [(1.0, 1), (1e6, 2)] {
+        let name = format!("window-{expected}");
+        let (cands, v, dir) = run_verify_with(target, 4, 8, &name, false, true, (1, window));
+        assert_eq!(v.verified.len(), expected, "{:?}", v.verified);
+        // The verified are the first of the calibrated ranking.
+        for (c, name) in cands.iter().zip(&v.verified) {
+            assert_eq!(&c.name, name);
+        }
+        std::fs::remove_dir_all(&dir).ok();
+    }
 }

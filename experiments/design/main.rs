@@ -44,7 +44,8 @@ use anyhow::{bail, Context, Result};
 use serde::Deserialize;
 
 use fedtopo::design::calibrate::{
-    spread_over_mixing_times, VERIFY_PROBES, VERIFY_PROBE_ROUNDS, VERIFY_TOP,
+    spread_over_mixing_times, verified_count, VERIFY_PROBES, VERIFY_PROBE_ROUNDS, VERIFY_TOP,
+    VERIFY_WINDOW,
 };
 use fedtopo::design::predictor::{
     feature_names, features, fit_censored, HeterogeneityLevel, Observation, PredictorInputs,
@@ -876,7 +877,8 @@ fn judge(
 
 /// What `fedtopo design --verify` (its defaults: [`VERIFY_PROBES`] probes
 /// of [`VERIFY_PROBE_ROUNDS`] rounds spread over the mixing times, the
-/// [`VERIFY_TOP`] best predicted trained to the target, runs raced) would
+/// [`VERIFY_TOP`] best predicted and those within [`VERIFY_WINDOW`] of the
+/// best trained to the target, runs raced) would
 /// choose from the runs `idx` of one cell and seed, whose measurements
 /// stand for its training runs: training is deterministic given the seed,
 /// so a probe reaches the target iff the full run did within the probe's
@@ -900,7 +902,12 @@ fn verify_choice(runs: &[Run], idx: &[usize], predicted: &[f64]) -> Option<(Stri
             .total_cmp(&predicted[j])
             .then(runs[i].candidate.cmp(&runs[j].candidate))
     });
-    let top: Vec<usize> = ranked.iter().copied().take(VERIFY_TOP).collect();
+    let ranked_ms: Vec<f64> = ranked.iter().map(|&i| predicted[i]).collect();
+    let top: Vec<usize> = ranked
+        .iter()
+        .copied()
+        .take(verified_count(&ranked_ms, VERIFY_TOP, VERIFY_WINDOW))
+        .collect();
     // A run: (its time when it reaches the target within `limit` rounds,
     // else the time of `limit` rounds).
     let outcome = |i: usize, limit: u64| -> (Option<f64>, f64) {
@@ -1527,7 +1534,7 @@ fn main() -> Result<()> {
          the best measured of the fitted predictor's top 3 (what `design --verify --top 3` trains): {:.2};\n\
          - uncalibrated rounds (what `fedtopo design` prints without `--calibrate`/`--verify`), leave-one-underlay-out, \
          error mean / median over the candidate-cells: {};\n\
-         - `design --verify` (its top {} trained to the target and {} probes of {} rounds spread over the mixing times, raced), its runs on another seed of the cell, \
+         - `design --verify` (its top {} and those predicted within {}x of the best, at most twice as many, trained to the target, and {} probes of {} rounds spread over the mixing times, raced), its runs on another seed of the cell, \
          its measured winner judged on this seed: slower than the best of the list beyond seed noise in {} of {} cells, \
          >= 10% faster in {}; winner over best {:.2} (geometric mean); speed-up over RING {:.2}x over {} cells; \
          its training runs take {:.1}x (median; mean {:.1}x) the winner's time to the target, raced as `design --verify` runs them \
@@ -1560,6 +1567,7 @@ fn main() -> Result<()> {
         geomean(&top3_ratios),
         level_table.1,
         VERIFY_TOP,
+        VERIFY_WINDOW,
         VERIFY_PROBES,
         VERIFY_PROBE_ROUNDS,
         verify_tally.losses,
@@ -1651,14 +1659,15 @@ fn main() -> Result<()> {
         "## `design --verify`, its training runs on another seed\n\n\
          What the whole design pipeline chooses, with the training it asks of the user: \
          {VERIFY_PROBES} probes of {VERIFY_PROBE_ROUNDS} rounds spread over the mixing times, \
-         the level calibrated on them, the top {VERIFY_TOP} of the ranking trained to the \
+         the level calibrated on them, the top {VERIFY_TOP} of the ranking and the candidates \
+         predicted within {VERIFY_WINDOW}x of the best (at most {VERIFY_TOP} more) trained to the \
          target (the fitted predictor's calibration keeps the ranking, so racing trains them \
          first), the measured winner kept. Its runs are the cell's next seed's (cyclically: \
          seed 1's choose for seed 0, ...; a different data split, initial model and batches), \
          and the winner is judged on the seed it did not train on, against the mean of the \
          list's best as above. Last columns: the wall-clock time of those training runs \
          over the winner's time to the target, mean over the seeds: raced, as `design --verify` \
-         runs them (the top {VERIFY_TOP} first, then the probes; every run stopped once it passes \
+         runs them (the top ones first, then the probes; every run stopped once it passes \
          the best time measured before it, counted as that time), and with `--no-race` (probes \
          first; a run that reached the target stops there, one stopped by its round limit costs \
          those rounds at its cycle time); mean over the seeds.\n\n{verify_md}"

@@ -11,8 +11,8 @@ use clap::Args;
 
 use fedtopo::csv_file::serde_csv;
 use fedtopo::design::calibrate::{
-    calibrate, measured_winner, read_summary, Calibration, MeasuredWinner, VERIFY_PROBES,
-    VERIFY_PROBE_ROUNDS, VERIFY_TOP,
+    calibrate, measured_winner, read_summary, verified_count, Calibration, MeasuredWinner,
+    VERIFY_PROBES, VERIFY_PROBE_ROUNDS, VERIFY_TOP, VERIFY_WINDOW,
 };
 use fedtopo::design::export::export_all;
 use fedtopo::design::search::{
@@ -113,9 +113,17 @@ pub struct DesignArgs {
     #[arg(long)]
     out: Option<PathBuf>,
     /// Candidates verified (--verify) or named in the printed `fedtopo
-    /// train` command.
+    /// train` command: the first --top of the ranking, and the next ones
+    /// predicted within --window of the best (at most --top more).
     #[arg(long, default_value_t = VERIFY_TOP as u64, value_parser = super::args::whole::<u64>(1, u64::MAX))]
     top: u64,
+    /// Besides the --top, verify (or name) every candidate predicted within
+    /// this factor of the best predicted time, at most --top more: the
+    /// default 1.4 is about (1 + 0.18)^2, two predictions each off by the
+    /// predictor's median out-of-sample error (18%) in opposite directions.
+    /// 1 verifies the --top only.
+    #[arg(long, default_value_t = VERIFY_WINDOW, value_parser = super::args::real(1.0, true, 1e6, true))]
+    window: f64,
     /// Calibrate the rounds predictor on measured runs: a `summary.csv` of
     /// `fedtopo train` (its `rounds_to_target`; a run that did not reach
     /// the target is a lower bound at its `rounds`); rows are matched to
@@ -626,6 +634,7 @@ pub fn run(a: DesignArgs) -> Result<()> {
                 probes: a.probes as usize,
                 probe_rounds: a.probe_rounds,
                 top: a.top as usize,
+                window: a.window,
                 eval_every,
                 dir: dir.clone(),
                 race: !a.no_race,
@@ -733,11 +742,17 @@ pub fn run(a: DesignArgs) -> Result<()> {
             );
             return Ok(());
         }
-        let top: Vec<String> = candidates
+        // The exported candidates in ranking order (an all-reduce is not
+        // exported): their first --top, and those within --window.
+        let exported: Vec<(f64, String)> = candidates
             .iter()
-            .filter_map(|c| c.file.as_ref())
-            .take(a.top as usize)
-            .map(|p| format!("file:{p}"))
+            .filter_map(|c| Some((c.predicted_time_ms, format!("file:{}", c.file.as_ref()?))))
+            .collect();
+        let predicted: Vec<f64> = exported.iter().map(|e| e.0).collect();
+        let top: Vec<String> = exported
+            .into_iter()
+            .take(verified_count(&predicted, a.top as usize, a.window))
+            .map(|e| e.1)
             .collect();
         // The same network: the printed command repeats its options.
         let network: String = a

@@ -108,6 +108,8 @@ pub struct Plan {
     pub probe_rounds: u64,
     /// Candidates trained in full.
     pub top: usize,
+    /// Also those predicted within this factor of the best.
+    pub window: f64,
     /// Evaluation step, rounds.
     pub eval_every: u64,
     /// Output directory.
@@ -143,6 +145,7 @@ pub fn run(
         probes: plan.probes,
         probe_rounds: plan.probe_rounds,
         top: plan.top,
+        window: plan.window,
         rounds: t.rounds,
         eval_every: plan.eval_every,
         target: p.target,

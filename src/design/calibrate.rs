@@ -597,6 +597,36 @@ pub const VERIFY_PROBE_ROUNDS: u64 = 50;
 /// target after the probes.
 pub const VERIFY_TOP: usize = 4;
 
+/// `fedtopo design --verify`'s default window: besides the [`VERIFY_TOP`]
+/// best predicted, every candidate predicted within this factor of the
+/// best predicted time is trained to the target too (at most
+/// [`VERIFY_TOP`] more). 1.4 is about `(1 + 0.18)^2`: two candidates whose
+/// predicted times are each off by the fitted predictor's median
+/// out-of-sample error (18 %, leave-one-underlay-out,
+/// `experiments/design/results.md`) in opposite directions are 1.4x apart,
+/// so one predicted up to 1.4x slower than the best may be the faster.
+pub const VERIFY_WINDOW: f64 = 1.4;
+
+/// How many of the candidates ranked by `predicted_ms` (ascending, ms) a
+/// verification trains in full: the first `top`, and every further one
+/// predicted within `window` x the first's time, at most `2 top` in all
+/// (and at most every candidate). A window of 1 (or a non-finite first
+/// prediction) keeps the first `top` only.
+pub fn verified_count(predicted_ms: &[f64], top: usize, window: f64) -> usize {
+    let first = top.min(predicted_ms.len());
+    let Some(&best) = predicted_ms.first() else {
+        return 0;
+    };
+    if !(best.is_finite() && window.is_finite() && window > 1.0) {
+        return first;
+    }
+    let within = predicted_ms
+        .iter()
+        .take_while(|&&t| t <= best * window)
+        .count();
+    within.max(first).min(2 * top).min(predicted_ms.len())
+}
+
 /// The probes of `design --verify`: `k` indices into `mixing_times` spread
 /// evenly over the finite values in increasing order (ties by index), so
 /// the probes span the fast- and the slow-mixing candidates. All finite
@@ -679,6 +709,23 @@ mod tests {
             time_to_target_ms: reached.map(|r| r * 10.0),
             ms_per_round: Some(10.0),
         }
+    }
+
+    #[test]
+    fn verification_trains_the_top_and_the_window() {
+        let p = [100.0, 110.0, 130.0, 139.0, 141.0, 200.0];
+        // The top 2, then everything within 1.4x of 100 ms: 4 in all.
+        assert_eq!(verified_count(&p, 2, 1.4), 4);
+        // At most 2 top.
+        assert_eq!(verified_count(&p, 1, 1.4), 2);
+        // A window of 1, or none finite: the top only.
+        assert_eq!(verified_count(&p, 3, 1.0), 3);
+        assert_eq!(verified_count(&[f64::INFINITY, f64::INFINITY], 1, 1.4), 1);
+        assert_eq!(verified_count(&p, 2, f64::NAN), 2);
+        // Never more than there are; none of none.
+        assert_eq!(verified_count(&p[..2], 4, 1.4), 2);
+        assert_eq!(verified_count(&p, 5, 3.0), 6);
+        assert_eq!(verified_count(&[], 4, 1.4), 0);
     }
 
     #[test]

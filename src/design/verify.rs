@@ -42,7 +42,8 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 
 use super::calibrate::{
-    calibrate, measured_winner, spread_over_mixing_times, Calibration, MeasuredRun, MeasuredWinner,
+    calibrate, measured_winner, spread_over_mixing_times, verified_count, Calibration, MeasuredRun,
+    MeasuredWinner,
 };
 use super::export::{export_candidate, ExportError};
 use super::search::{Candidate, CandidateOverlay, RoundsPredictor};
@@ -63,8 +64,14 @@ pub struct VerifyOptions {
     pub probes: usize,
     /// Rounds of each probe run (>= 1).
     pub probe_rounds: u64,
-    /// Candidates trained in full after calibration (>= 1).
+    /// Candidates trained in full after calibration (>= 1), and more when
+    /// predicted within [`Self::window`] of the best.
     pub top: usize,
+    /// Also train in full every candidate predicted within this factor of
+    /// the best predicted time (>= 1; 1: the `top` only), at most `top`
+    /// more ([`super::calibrate::verified_count`],
+    /// [`super::calibrate::VERIFY_WINDOW`]).
+    pub window: f64,
     /// Rounds of each full run (>= 1).
     pub rounds: u64,
     /// Evaluate every this many rounds (>= 1; 1 in `design --verify`).
@@ -282,6 +289,12 @@ fn check(session: &Session, options: &VerifyOptions, n: usize) -> Result<(), Ver
     if options.probes == 0 || options.top == 0 {
         return bad("expected at least one probe and one top candidate");
     }
+    if !(options.window.is_finite() && options.window >= 1.0) {
+        return bad(&format!(
+            "expected a window of at least 1 (a factor on the best predicted time), got {}",
+            options.window
+        ));
+    }
     if options.probe_rounds == 0 || options.rounds == 0 || options.eval_every == 0 {
         return bad("probe rounds, rounds and the evaluation step must be at least 1");
     }
@@ -334,7 +347,7 @@ pub fn verify(
     // rounds by one factor and keeps the ranking: racing, the top runs go
     // first, so the probes race against a measured time from the start.
     if options.race && predictor.model.is_some() {
-        for name in top_names(candidates, options.top) {
+        for name in top_names(candidates, options.top, options.window) {
             full_rows.push(runner.train(candidates, &name, Phase::Full)?);
             trained_full.push(name);
         }
@@ -372,7 +385,7 @@ pub fn verify(
 
     // 3. Full runs of the new top not trained yet (a probe that reached
     // the target is its own full run: the same seed trains the same rounds).
-    let top = top_names(candidates, options.top);
+    let top = top_names(candidates, options.top, options.window);
     for name in &top {
         let probe_reached = probe_names.contains(name)
             && candidates[index_of(candidates, name)]
@@ -420,11 +433,14 @@ pub fn verify(
     })
 }
 
-/// The names of the first `top` candidates of the current ranking.
-fn top_names(candidates: &[Candidate], top: usize) -> Vec<String> {
+/// The names of the candidates of the current ranking trained in full:
+/// the first `top`, and the next ones predicted within `window` of the
+/// first ([`verified_count`]).
+fn top_names(candidates: &[Candidate], top: usize, window: f64) -> Vec<String> {
+    let predicted: Vec<f64> = candidates.iter().map(|c| c.predicted_time_ms).collect();
     candidates
         .iter()
-        .take(top)
+        .take(verified_count(&predicted, top, window))
         .map(|c| c.name.clone())
         .collect()
 }

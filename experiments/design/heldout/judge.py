@@ -10,7 +10,9 @@ reached it within its bound), the relative error of the predicted time
 after one level per cell (the median log ratio: what --calibrate/--verify
 fit; the uncalibrated level is meaningless here, the targets were chosen
 for these runs), and the measured time of the predicted first over the
-fastest measured. Standard library only.
+fastest measured; then `design --verify` replayed on the cells with two
+seeds, with and without its window (experiments/design/main.rs
+`verify_choice`). Standard library only.
 
     python3 experiments/design/heldout/judge.py [runs.csv] [fitted.rs]
 """
@@ -135,5 +137,140 @@ def main():
     )
 
 
+# experiments/design/main.rs: the list the designed overlay is judged
+# against, and `design --verify`'s defaults (src/design/calibrate.rs).
+BASELINES = [
+    "star", "mst", "delta-mbst", "ring", "ring-opt", "matcha", "dcliques-ring", "exp",
+    "exp-1peer", "base:k=1", "base:k=2", "base:k=3", "d-equistatic", "od-equidyn",
+    "multigraph", "multigraph:base=ring-opt",
+]
+VERIFY_PROBES, VERIFY_PROBE_ROUNDS, VERIFY_TOP = 3, 50, 4
+
+
+def verified_count(predicted, top, window):
+    """src/design/calibrate.rs `verified_count` (predicted ascending)."""
+    if not predicted:
+        return 0
+    first = min(top, len(predicted))
+    best = predicted[0]
+    if not (math.isfinite(best) and math.isfinite(window) and window > 1.0):
+        return first
+    within = 0
+    for t in predicted:
+        if t > best * window:
+            break
+        within += 1
+    return min(max(within, first), 2 * top, len(predicted))
+
+
+def spread(taus, k):
+    """src/design/calibrate.rs `spread_over_mixing_times`."""
+    fin = sorted((i for i, t in enumerate(taus) if math.isfinite(t)), key=lambda i: (taus[i], i))
+    if len(fin) <= k:
+        return fin
+    out = []
+    for j in range(k):
+        x = fin[j * (len(fin) - 1) // max(k - 1, 1)]
+        if not out or out[-1] != x:
+            out.append(x)
+    return out
+
+
+def verify_choice(rows, window):
+    """experiments/design/main.rs `verify_choice` (raced; the winner only)."""
+    probes = [rows[i] for i in spread([r["mix"] for r in rows], VERIFY_PROBES)]
+    ranked = sorted(rows, key=lambda r: (r["pt"], r["candidate"]))
+    top = ranked[: verified_count([r["pt"] for r in ranked], VERIFY_TOP, window)]
+    measured = []
+    for r, limit in [(r, r["budget"]) for r in top] + [
+        (r, VERIFY_PROBE_ROUNDS) for r in probes if r not in top
+    ]:
+        if r["k"] is not None and r["k"] <= limit:
+            measured.append((r["t"], r["candidate"]))
+    return min(measured)[1] if measured else ranked[0]["candidate"]
+
+
+def verify_check(cells, window):
+    """`design --verify` on the cells with two seeds or more, as the
+    experiment judges it: each seed's runs choose for the previous seed
+    (cyclically); the choice's mean time over the seeds against the best
+    of the list's, slower when beyond twice the standard error of the
+    per-seed ratios. Returns (cells, slower, >= 10 % faster, not reached,
+    geometric mean ratio, mean candidates trained in full)."""
+    by_cell = defaultdict(dict)
+    for (u, a, d, seed), rows in cells.items():
+        by_cell[(u, a, d)][seed] = rows
+    n = slower = faster = missed = 0
+    logs, trained = [], []
+    for seeds in by_cell.values():
+        order = sorted(seeds)
+        if len(order) < 2:
+            continue
+        times = []
+        for p, s in enumerate(order):
+            probe = seeds[order[(p + 1) % len(order)]]
+            ranked = sorted(r["pt"] for r in probe)
+            trained.append(verified_count(ranked, VERIFY_TOP, window))
+            chosen = verify_choice(probe, window)
+            hit = [r for r in seeds[s] if chosen in r["names"]]
+            times.append(hit[0]["t"] if hit else None)
+        best = None
+        for b in BASELINES:
+            per = [next((r["t"] for r in seeds[s] if r["candidate"] == b), None) for s in order]
+            if None not in per and (best is None or sum(per) < sum(best)):
+                best = per
+        if best is None:
+            continue
+        n += 1
+        if None in times:
+            missed += 1
+            continue
+        ratio = sum(times) / sum(best)
+        per = [t / b for t, b in zip(times, best)]
+        m = sum(per) / len(per)
+        se = math.sqrt(sum((x - m) ** 2 for x in per) / (len(per) - 1) / len(per))
+        logs.append(math.log(ratio))
+        if ratio > 1.0 + 2.0 * se:
+            slower += 1
+        elif ratio <= 0.9:
+            faster += 1
+    g = math.exp(sum(logs) / len(logs)) if logs else float("nan")
+    return n, slower, faster, missed, g, sum(trained) / max(len(trained), 1)
+
+
+def verify_main():
+    slopes, a, b, c, lo, hi = shipped(FITTED)
+    cells = defaultdict(list)
+    for r in csv.DictReader(open(RUNS)):
+        x = features(r)
+        h, s = unit(float(r["label_heterogeneity"])), unit(float(r["label_share"]))
+        hc = min(max(h, lo), hi)
+        ct = float(r["cycle_time_ms"])
+        rounds = (
+            min(max(math.exp(a + b * hc + c * hc * s + sum(w * v for w, v in zip(slopes, x))), 1.0), 1e6)
+            if x is not None
+            else math.inf
+        )
+        reached = r["reached"] == "true"
+        r.update(
+            pt=rounds * ct,
+            mix=float(r["mixing_time"]),
+            t=float(r["time_to_target_ms"]) if reached else None,
+            k=int(r["rounds_to_target"]) if reached else None,
+            budget=int(r["rounds_budget"]),
+            names=[r["candidate"]] + [n for n in r["same_as"].split(";") if n],
+        )
+        cells[(r["underlay"], r["access"], r["data"], int(r["seed"]))].append(r)
+    print("\n`design --verify` (cells with two seeds; each seed's runs choose for the other):")
+    for window, label in [(1.0, "top 4 only (--window 1)"), (1.4, "top 4 and within 1.4x (the default)")]:
+        n, slower, faster, missed, g, k = verify_check(cells, window)
+        print(
+            f"- {label}: {n} cells, slower than the best of the list beyond seed noise in {slower}, "
+            f">= 10% faster in {faster}, not reached in {missed}; winner / best geometric mean {g:.3f}; "
+            f"{k:.2f} candidates trained in full per cell-seed"
+        )
+
+
 if __name__ == "__main__":
     main()
+    verify_main()
