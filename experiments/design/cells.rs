@@ -216,6 +216,8 @@ pub struct Row {
     pub mixed_heterogeneity: f64,
     pub stationary_imbalance: f64,
     pub label_share: f64,
+    /// Whether a round's consensus matrix is not symmetric (since stop 45).
+    pub asymmetric: bool,
     pub eval_every: u64,
     pub rounds_budget: u64,
     pub reached: bool,
@@ -260,6 +262,7 @@ pub fn row(
         mixed_heterogeneity: c.mixed_heterogeneity,
         stationary_imbalance: c.stationary_imbalance,
         label_share: cell.label_share,
+        asymmetric: c.asymmetric,
         eval_every: 1,
         rounds_budget: rounds,
         reached: false,

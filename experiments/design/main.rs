@@ -97,6 +97,8 @@ struct Run {
     stationary_imbalance: f64,
     #[serde(default)]
     label_share: f64,
+    #[serde(default)]
+    asymmetric: bool,
     rounds_budget: u64,
     reached: bool,
     rounds_to_target: Option<u64>,
@@ -126,6 +128,7 @@ impl Run {
             label_share: self.label_share,
             mixed_heterogeneity: self.mixed_heterogeneity,
             stationary_imbalance: self.stationary_imbalance,
+            asymmetric: self.asymmetric,
         }
     }
 
@@ -726,6 +729,7 @@ struct Figures {
     mixed_heterogeneity: f64,
     stationary_imbalance: f64,
     label_share: f64,
+    asymmetric: bool,
 }
 
 /// Every figure the predictor reads comes from `features.csv`
@@ -748,6 +752,7 @@ fn join_features(runs: &mut [Run], path: &Path) -> Result<()> {
             mixed_heterogeneity: f.mixed_heterogeneity,
             stationary_imbalance: f.stationary_imbalance,
             label_share: f.label_share,
+            asymmetric: f.asymmetric,
         };
         by_key.insert((f.underlay, f.access, f.data, f.seed, f.candidate), figures);
     }
@@ -773,6 +778,7 @@ fn join_features(runs: &mut [Run], path: &Path) -> Result<()> {
         r.mixed_heterogeneity = f.mixed_heterogeneity;
         r.stationary_imbalance = f.stationary_imbalance;
         r.label_share = f.label_share;
+        r.asymmetric = f.asymmetric;
     }
     Ok(())
 }

@@ -696,6 +696,7 @@ mod tests {
             file: None,
             mixed_heterogeneity: 0.0,
             stationary_imbalance: 0.0,
+            asymmetric: false,
             silos: 10,
             overlay: CandidateOverlay::Kind(OverlayKind::Ring),
         }

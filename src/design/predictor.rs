@@ -7,8 +7,12 @@
 //! whether the overlay changes every round, the heterogeneity left after
 //! one consensus round ([`mixed_heterogeneity`]: what D-Cliques minimise),
 //! the drift of non-doubly-stochastic weights from the plain average
-//! ([`stationary_imbalance`]), the squared log mixing time and the mixed
-//! heterogeneity times the log silos. Each of these figures appears
+//! ([`stationary_imbalance`]), the squared log mixing time, the mixed
+//! heterogeneity times the log silos, and whether the weights are
+//! asymmetric ([`is_asymmetric`]), alone and times the log mixing time
+//! (the spectral mixing time of a directed ring overstates its rounds to
+//! target about twice as much as a symmetric overlay's). Each of these
+//! figures appears
 //! three times: alone, times the label heterogeneity `h` of the
 //! partition, and times `h` x the share `s` of the data's gradient
 //! heterogeneity that its label counts explain
@@ -49,10 +53,12 @@ pub const CORE_NAMES: [&str; CORE_COUNT] = [
     "stationary imbalance",
     "(ln mixing time)^2",
     "mixed heterogeneity x ln silos",
+    "asymmetric",
+    "asymmetric x ln mixing time",
 ];
 
 /// Number of a candidate's figures ([`CORE_NAMES`]).
-pub const CORE_COUNT: usize = 8;
+pub const CORE_COUNT: usize = 10;
 
 /// Names of the features, in the order of [`features`]: `intercept`,
 /// then [`CORE_NAMES`] alone, prefixed `h x ` and prefixed `h x s x `.
@@ -93,6 +99,11 @@ pub struct PredictorInputs {
     pub mixed_heterogeneity: f64,
     /// Drift of the consensus from the plain average ([`stationary_imbalance`]).
     pub stationary_imbalance: f64,
+    /// True when a round's consensus matrix is not symmetric
+    /// ([`is_asymmetric`]: directed rings, exponential graphs, one-peer
+    /// and EquiTopo schedules): its spectral mixing time measures rounds
+    /// to target differently from a symmetric matrix's.
+    pub asymmetric: bool,
 }
 
 fn unit(x: f64) -> f64 {
@@ -116,6 +127,7 @@ pub fn features(x: &PredictorInputs) -> Option<[f64; FEATURE_COUNT]> {
     let tau = x.mixing_time.max(1.0).ln();
     let silos = (x.silos.max(1) as f64).ln();
     let mixed = unit(x.mixed_heterogeneity);
+    let asymmetric = if x.asymmetric { 1.0 } else { 0.0 };
     let core = [
         tau,
         silos,
@@ -125,6 +137,8 @@ pub fn features(x: &PredictorInputs) -> Option<[f64; FEATURE_COUNT]> {
         unit(x.stationary_imbalance),
         tau * tau,
         mixed * silos,
+        asymmetric,
+        asymmetric * tau,
     ];
     let h = unit(x.label_heterogeneity);
     let hs = h * unit(x.label_share);
@@ -538,6 +552,18 @@ pub fn estimated_mixed_heterogeneity(matrices: &[ConsensusMatrix], n: usize, h: 
     h * s / (n * used.len()) as f64
 }
 
+/// Whether some round's consensus matrix (row-major `n x n`) differs from
+/// its transpose by more than `1e-12` in an entry: the weights of a
+/// directed overlay (a directed ring, an exponential graph, one-peer and
+/// EquiTopo schedules). Symmetric weights (undirected overlays, MATCHA,
+/// fastest-mixing, exact averaging) are not.
+pub fn is_asymmetric(matrices: &[ConsensusMatrix]) -> bool {
+    matrices.iter().any(|m| {
+        let (n, w) = (m.n(), m.as_slice());
+        (0..n).any(|i| (0..i).any(|j| (w[i * n + j] - w[j * n + i]).abs() > 1e-12))
+    })
+}
+
 /// How far the consensus drifts from the plain average: the total-
 /// variation distance between uniform weights and the stationary
 /// distribution `pi` (`pi M = pi`) of the mean `M` of the first 8
@@ -730,14 +756,15 @@ mod tests {
                 label_share: if k % 4 == 0 { 1.0 } else { next() },
                 mixed_heterogeneity: 0.7 * next(),
                 stationary_imbalance: if k % 5 == 0 { 0.6 * next() } else { 0.0 },
+                asymmetric: k % 3 == 1,
             })
             .collect()
     }
 
     const TRUE_WEIGHTS: [f64; FEATURE_COUNT] = [
-        3.0, 0.1, 0.2, -0.3, 0.15, 0.5, 0.1, -0.02, 0.05, // alone
-        0.3, 0.4, -0.2, -0.4, 1.2, 2.0, 0.03, 0.2, // x h
-        -0.2, 0.3, 0.1, 0.2, -0.8, 0.5, -0.05, 0.1, // x h s
+        3.0, 0.1, 0.2, -0.3, 0.15, 0.5, 0.1, -0.02, 0.05, 0.3, -0.1, // alone
+        0.3, 0.4, -0.2, -0.4, 1.2, 2.0, 0.03, 0.2, -0.2, 0.05, // x h
+        -0.2, 0.3, 0.1, 0.2, -0.8, 0.5, -0.05, 0.1, 0.1, -0.05, // x h s
     ];
 
     #[test]
@@ -789,6 +816,7 @@ mod tests {
             label_share: 0.4,
             mixed_heterogeneity: 0.3,
             stationary_imbalance: 0.7,
+            asymmetric: false,
         };
         let tau = 20f64.ln();
         let core = [
@@ -841,6 +869,7 @@ mod tests {
             label_share: 1.0,
             mixed_heterogeneity: 0.0,
             stationary_imbalance: 0.0,
+            asymmetric: false,
         };
         let ring = |h: f64| PredictorInputs {
             mixing_time: 300.0,
@@ -875,6 +904,7 @@ mod tests {
             label_share: 1.0,
             mixed_heterogeneity: 0.3,
             stationary_imbalance: 0.0,
+            asymmetric: false,
         };
         assert_eq!(m.rounds(&x), MAX_PREDICTED_ROUNDS);
         let no_mix = PredictorInputs {
@@ -1002,6 +1032,7 @@ mod tests {
             label_share: 1.0,
             mixed_heterogeneity: 0.8 * iid.1,
             stationary_imbalance: 0.0,
+            asymmetric: false,
         };
         assert_eq!(shipped(iid.1, iid.2).weights[0], level.at(iid.1, iid.2));
         let r = shipped(iid.1, iid.2).rounds(&ring_opt);

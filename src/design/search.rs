@@ -34,8 +34,8 @@ use serde::Serialize;
 use super::augment::{augment, AugmentError, AugmentOptions};
 use super::figures::{fastest_figures, mixing_figures};
 use super::predictor::{
-    estimated_mixed_heterogeneity, mixed_heterogeneity, stationary_imbalance, FeatureModel,
-    LabelMix, PredictorInputs,
+    estimated_mixed_heterogeneity, is_asymmetric, mixed_heterogeneity, stationary_imbalance,
+    FeatureModel, LabelMix, PredictorInputs,
 };
 use crate::evaluate::{EvalError, EvaluatedOverlay};
 use crate::graph::Overlay;
@@ -220,6 +220,9 @@ pub struct Candidate {
     /// Drift of its consensus from the plain average
     /// ([`super::predictor::stationary_imbalance`]; 0: doubly stochastic).
     pub stationary_imbalance: f64,
+    /// True when a round's consensus matrix is not symmetric
+    /// ([`super::predictor::is_asymmetric`]).
+    pub asymmetric: bool,
     /// Silos of the network it was designed for.
     #[serde(skip)]
     pub silos: usize,
@@ -381,6 +384,7 @@ impl RoundsPredictor {
             label_share: self.label_share,
             mixed_heterogeneity: c.mixed_heterogeneity,
             stationary_imbalance: c.stationary_imbalance,
+            asymmetric: c.asymmetric,
         }
     }
 
@@ -671,6 +675,7 @@ impl Found {
                 ),
             },
             stationary_imbalance: stationary_imbalance(matrices, self.silos),
+            asymmetric: is_asymmetric(matrices),
             silos: self.silos,
             overlay: f.overlay,
         };

@@ -166,6 +166,9 @@ pub struct RunFeatures {
     pub effective_neighbours: f64,
     /// True for a schedule that changes every round.
     pub time_varying: bool,
+    /// True when a round's consensus matrix is not symmetric
+    /// ([`super::predictor::is_asymmetric`]).
+    pub asymmetric: bool,
     /// Dataset name.
     pub dataset: String,
     /// Partition of the data among silos.
@@ -620,6 +623,7 @@ fn train_one(
         mixing_time: c.mixing_time,
         effective_neighbours: c.effective_neighbours,
         time_varying: c.time_varying,
+        asymmetric: c.asymmetric,
         dataset: session.data.name.clone(),
         partition: session.partition.to_string(),
         label_heterogeneity: heterogeneity,
