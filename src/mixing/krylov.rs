@@ -119,6 +119,43 @@ impl SparseMatrix {
         m
     }
 
+    /// `W = I - sum_l w_l (e_i - e_j)(e_i - e_j)^T` of the symmetric
+    /// weights `w` on `edges` (nodes below `n`): row `i` holds the weights
+    /// of its edges in edge order, then its diagonal `1 - sum` (subtracted
+    /// in edge order). Built in place, without a list per row.
+    pub fn from_edge_weights(n: usize, edges: &[(usize, usize)], w: &[f64]) -> SparseMatrix {
+        let mut row_start = vec![0usize; n + 1];
+        for &(a, b) in edges.iter().take(w.len()) {
+            row_start[a + 1] += 1;
+            row_start[b + 1] += 1;
+        }
+        for i in 0..n {
+            row_start[i + 1] += row_start[i] + 1;
+        }
+        let nnz = row_start[n];
+        let mut cols = vec![0usize; nnz];
+        let mut vals = vec![0.0; nnz];
+        let mut next: Vec<usize> = row_start[..n].to_vec();
+        let mut diag = vec![1.0; n];
+        for (&(a, b), &wl) in edges.iter().zip(w) {
+            (cols[next[a]], vals[next[a]]) = (b, wl);
+            next[a] += 1;
+            (cols[next[b]], vals[next[b]]) = (a, wl);
+            next[b] += 1;
+            diag[a] -= wl;
+            diag[b] -= wl;
+        }
+        for (i, &d) in diag.iter().enumerate() {
+            (cols[next[i]], vals[next[i]]) = (i, d);
+        }
+        SparseMatrix {
+            n,
+            row_start,
+            cols,
+            vals,
+        }
+    }
+
     /// Order of the matrix.
     pub fn n(&self) -> usize {
         self.n
@@ -949,18 +986,7 @@ pub fn extreme_subgradient(
     warm: &mut WarmStart,
     reorthogonalisation: Reorthogonalisation,
 ) -> Result<(f64, Vec<f64>), SpectralError> {
-    let mut rows: Vec<Vec<(usize, f64)>> = vec![Vec::new(); n];
-    let mut diag = vec![1.0; n];
-    for (&(a, b), &wl) in edges.iter().zip(w) {
-        rows[a].push((b, wl));
-        rows[b].push((a, wl));
-        diag[a] -= wl;
-        diag[b] -= wl;
-    }
-    for (i, r) in rows.iter_mut().enumerate() {
-        r.push((i, diag[i]));
-    }
-    let m = SparseMatrix::from_rows(&rows);
+    let m = SparseMatrix::from_edge_weights(n, edges, w);
     let starts: Vec<&[f64]> = warm.vectors.iter().map(Vec::as_slice).collect();
     // Checks from three quarters of the previous iterate's steps.
     let first_check = warm.iterations * 3 / 4;
@@ -1141,6 +1167,30 @@ mod tests {
                 assert!((a - b).abs() < 1e-6, "{r:?}: {a} vs {b}");
             }
         }
+    }
+
+    /// The matrix of edge weights built in place is the one built from a
+    /// list per row (the same entries in the same order).
+    #[test]
+    fn edge_weights_build_the_rows_matrix() {
+        let n = 7;
+        let edges = [(0, 1), (1, 2), (0, 3), (3, 4), (2, 5), (1, 6), (5, 6)];
+        let w: Vec<f64> = (0..edges.len()).map(|l| 0.1 + 0.03 * l as f64).collect();
+        let mut rows: Vec<Vec<(usize, f64)>> = vec![Vec::new(); n];
+        let mut diag = vec![1.0; n];
+        for (&(a, b), &wl) in edges.iter().zip(&w) {
+            rows[a].push((b, wl));
+            rows[b].push((a, wl));
+            diag[a] -= wl;
+            diag[b] -= wl;
+        }
+        for (i, r) in rows.iter_mut().enumerate() {
+            r.push((i, diag[i]));
+        }
+        assert_eq!(
+            SparseMatrix::from_edge_weights(n, &edges, &w),
+            SparseMatrix::from_rows(&rows)
+        );
     }
 
     #[test]
