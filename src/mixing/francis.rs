@@ -252,6 +252,8 @@ fn reflect_columns_of<const D: usize>(
         return;
     }
     let f = v.map(|a| -2.0 * a);
+    // Row `i` of every column at once: an index, not an iterator per column.
+    #[allow(clippy::needless_range_loop)]
     for i in 0..len {
         let mut w = columns[0][i] * v[0];
         for d in 1..D {
