@@ -57,6 +57,11 @@ pub struct Current {
     pub symmetric: bool,
     /// Start vectors of the Krylov bounds.
     starts: Vec<Vec<f64>>,
+    /// \[Marfoq20\] eq. (3) delay of every arc `x -> out_nb[x][k]` at the
+    /// current degrees (what [`Self::changed_arcs`] compares with), ms,
+    /// with the address of the model they are of; computed on first use
+    /// (the model is not known before).
+    out_delays: std::cell::OnceCell<(*const DelayModel, Vec<Vec<f64>>)>,
 }
 
 impl Current {
@@ -99,6 +104,7 @@ impl Current {
             vec![re, im, seeded_vector(n, 3)]
         };
         Ok(Current {
+            out_delays: std::cell::OnceCell::new(),
             in_nb: overlay.in_neighbours(),
             out_nb: overlay.out_neighbours(),
             overlay,
@@ -111,10 +117,38 @@ impl Current {
 
     /// Arcs the candidate `a -> b` adds (and `b -> a` when undirected).
     pub fn added(&self, a: usize, b: usize) -> Vec<(usize, usize)> {
-        if self.undirected {
-            vec![(a, b), (b, a)]
+        self.added_arcs(a, b).as_slice().to_vec()
+    }
+
+    /// [`Self::added`] without an allocation (a slice of a pair).
+    fn added_arcs(&self, a: usize, b: usize) -> AddedArcs {
+        AddedArcs {
+            arcs: [(a, b), (b, a)],
+            len: if self.undirected { 2 } else { 1 },
+        }
+    }
+
+    /// The delays of the current arcs out of every silo at the current
+    /// degrees on `model` ([`Self::out_delays`]: computed once per overlay
+    /// and model, the same values as computing them again; an augmentation
+    /// times all its candidates on one model, never modified meanwhile).
+    fn current_out_delays(&self, model: &DelayModel) -> std::borrow::Cow<'_, [Vec<f64>]> {
+        let compute = || {
+            let o = &self.overlay;
+            let of = |(u, out): (usize, &Vec<usize>)| {
+                out.iter()
+                    .map(|&v| model.arc_delay(u, v, o.out_degree(u), o.in_degree(v)))
+                    .collect()
+            };
+            self.out_nb.iter().enumerate().map(of).collect::<Vec<_>>()
+        };
+        let (of_model, delays) = self
+            .out_delays
+            .get_or_init(|| (model as *const DelayModel, compute()));
+        if std::ptr::eq(*of_model, model) {
+            std::borrow::Cow::Borrowed(delays)
         } else {
-            vec![(a, b)]
+            std::borrow::Cow::Owned(compute())
         }
     }
 
@@ -130,25 +164,37 @@ impl Current {
 
     /// Every arc of the candidate that is new or whose \[Marfoq20\] eq. (3)
     /// delay grew with the degrees, with its new delay, ms.
+    ///
+    /// The delays at the current degrees are computed once per overlay
+    /// ([`Self::current_out_delays`]), not once per candidate.
     pub fn changed_arcs(&self, model: &DelayModel, a: usize, b: usize) -> Vec<(usize, usize, f64)> {
         let deg = self.degrees_with(a, b);
-        let o = &self.overlay;
+        let delays = self.current_out_delays(model);
         let mut out = Vec::new();
-        for (u, v) in self.added(a, b) {
+        for &(u, v) in self.added_arcs(a, b).as_slice() {
             out.push((u, v, model.arc_delay(u, v, deg(u).0, deg(v).1)));
         }
-        let mut touched: Vec<(usize, usize)> = Vec::new();
+        // Touched arcs `(u, v)` with their delay at the current degrees.
+        let o = &self.overlay;
+        let mut touched: Vec<(usize, usize, f64)> = Vec::new();
         let ends: &[usize] = if self.undirected { &[a, b] } else { &[] };
         for &x in [a].iter().chain(ends) {
-            touched.extend(self.out_nb[x].iter().map(|&v| (x, v)));
+            let out = self.out_nb[x].iter().zip(&delays[x]);
+            touched.extend(out.map(|(&v, &d)| (x, v, d)));
         }
         for &y in [b].iter().chain(ends) {
-            touched.extend(self.in_nb[y].iter().map(|&u| (u, y)));
+            for &u in &self.in_nb[y] {
+                let known = self.out_nb[u].iter().position(|&v| v == y);
+                let d = known.map_or_else(
+                    || model.arc_delay(u, y, o.out_degree(u), o.in_degree(y)),
+                    |k| delays[u][k],
+                );
+                touched.push((u, y, d));
+            }
         }
-        touched.sort_unstable();
-        touched.dedup();
-        for (u, v) in touched {
-            let old = model.arc_delay(u, v, o.out_degree(u), o.in_degree(v));
+        touched.sort_unstable_by_key(|&(u, v, _)| (u, v));
+        touched.dedup_by_key(|&mut (u, v, _)| (u, v));
+        for (u, v, old) in touched {
             let new = model.arc_delay(u, v, deg(u).0, deg(v).1);
             if new > old {
                 out.push((u, v, new));
@@ -163,18 +209,20 @@ impl Current {
     /// diagonal `1 - sum` as [`local_degree`] computes it.
     fn changed_rows(&self, a: usize, b: usize) -> Vec<(usize, Vec<(usize, f64)>)> {
         let deg = self.degrees_with(a, b);
-        let heads: Vec<usize> = if self.undirected { vec![a, b] } else { vec![b] };
-        let mut rows: Vec<usize> = heads.clone();
-        for &h in &heads {
+        let added = self.added_arcs(a, b);
+        let added = added.as_slice();
+        let heads: &[usize] = if self.undirected { &[a, b] } else { &[b] };
+        let mut rows: Vec<usize> = heads.to_vec();
+        for &h in heads {
             rows.extend(self.out_nb[h].iter().copied());
         }
-        rows.extend(self.added(a, b).iter().map(|&(_, v)| v));
+        rows.extend(added.iter().map(|&(_, v)| v));
         rows.sort_unstable();
         rows.dedup();
         rows.into_iter()
             .map(|i| {
                 let mut cols: Vec<usize> = self.in_nb[i].clone();
-                for (u, v) in self.added(a, b) {
+                for &(u, v) in added {
                     if v == i {
                         cols.push(u);
                     }
@@ -207,15 +255,27 @@ impl Current {
             base: &self.w,
             rows: &rows,
         };
-        let starts: Vec<&[f64]> = self.starts.iter().map(Vec::as_slice).collect();
-        let ritz = krylov_ritz(&op, &starts, KRYLOV_DEPTH, self.symmetric)?;
+        // The start vectors as slices, without an allocation (at most
+        // three of them).
+        let mut few: [&[f64]; 3] = [&[]; 3];
+        let many: Vec<&[f64]>;
+        let starts: &[&[f64]] = if self.starts.len() <= few.len() {
+            for (s, v) in few.iter_mut().zip(&self.starts) {
+                *s = v;
+            }
+            &few[..self.starts.len()]
+        } else {
+            many = self.starts.iter().map(Vec::as_slice).collect();
+            &many
+        };
+        let ritz = krylov_ritz(&op, starts, KRYLOV_DEPTH, self.symmetric)?;
         Ok(1.0 - largest_modulus(&ritz).min(1.0))
     }
 
     /// The candidate overlay.
     pub fn with(&self, a: usize, b: usize) -> Overlay {
         let mut arcs = self.overlay.arcs().to_vec();
-        arcs.extend(self.added(a, b));
+        arcs.extend_from_slice(self.added_arcs(a, b).as_slice());
         let mut o = Overlay::from_arcs(&self.overlay.name, self.overlay.silo_count(), arcs);
         o.protocol = self.overlay.protocol;
         o
@@ -261,6 +321,18 @@ impl Current {
         let starts: Vec<&[f64]> = self.starts.iter().map(Vec::as_slice).collect();
         let e = lanczos_slem(&op, &starts, 1e-12, n)?;
         Ok(1.0 - e.slem())
+    }
+}
+
+/// The arcs a candidate adds: one, or two for an edge.
+struct AddedArcs {
+    arcs: [(usize, usize); 2],
+    len: usize,
+}
+
+impl AddedArcs {
+    fn as_slice(&self) -> &[(usize, usize)] {
+        &self.arcs[..self.len]
     }
 }
 

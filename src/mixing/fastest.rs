@@ -223,6 +223,7 @@ pub fn fastest_mixing(
     };
     let mut best = (metropolis_slem, start.clone());
     let mut w = start;
+    let mut projection = Projection::new(n, &e);
     let mut iterations = 0;
     let task = crate::progress::Task::start(
         "fastest-mixing weights",
@@ -248,7 +249,7 @@ pub fn fastest_mixing(
         for (wl, gl) in w.iter_mut().zip(&g) {
             *wl -= alpha * gl / norm;
         }
-        w = project(n, &e, &w);
+        w = projection.project(&w);
     }
     let (value, _) = extreme(n, &e, &w, &mut warm, options.reorthogonalisation)?;
     if value < best.0 {
@@ -342,20 +343,58 @@ fn extreme_dense(
     Ok((value, g))
 }
 
-/// Euclidean projection of `w` onto `{w >= 0, sum_{l at i} w_l <= 1 for
-/// every node i}` by Dykstra's alternating projections (sparse: a node's
-/// set touches only its edges), to a change below 1e-13 per sweep or 500
-/// sweeps; a final clip keeps the result feasible.
-fn project(n: usize, edges: &[(usize, usize)], w: &[f64]) -> Vec<f64> {
-    let mut at: Vec<Vec<usize>> = vec![Vec::new(); n];
-    for (l, &(a, b)) in edges.iter().enumerate() {
-        at[a].push(l);
-        at[b].push(l);
+/// The projection of the subgradient iterates onto the feasible weights
+/// of one graph: the edges at every node, built once, and the Dykstra
+/// corrections' buffers, reused from one iterate to the next.
+struct Projection {
+    /// The edges (indices) at every node.
+    at: Vec<Vec<usize>>,
+    /// Dykstra corrections: one per node (on its edges).
+    node_corr: Vec<Vec<f64>>,
+    /// Dykstra corrections of `w >= 0`.
+    pos_corr: Vec<f64>,
+}
+
+impl Projection {
+    /// The projection onto the feasible weights of `edges` on `n` nodes.
+    fn new(n: usize, edges: &[(usize, usize)]) -> Projection {
+        let mut at: Vec<Vec<usize>> = vec![Vec::new(); n];
+        for (l, &(a, b)) in edges.iter().enumerate() {
+            at[a].push(l);
+            at[b].push(l);
+        }
+        let node_corr = at.iter().map(|e| vec![0.0; e.len()]).collect();
+        Projection {
+            at,
+            node_corr,
+            pos_corr: vec![0.0; edges.len()],
+        }
     }
+
+    /// Euclidean projection of `w` onto `{w >= 0, sum_{l at i} w_l <= 1
+    /// for every node i}` by Dykstra's alternating projections (sparse: a
+    /// node's set touches only its edges), to a change below 1e-13 per
+    /// sweep or 500 sweeps; a final clip keeps the result feasible.
+    fn project(&mut self, w: &[f64]) -> Vec<f64> {
+        for c in &mut self.node_corr {
+            c.fill(0.0);
+        }
+        self.pos_corr.clear();
+        self.pos_corr.resize(w.len(), 0.0);
+        project_with(&self.at, &mut self.node_corr, &mut self.pos_corr, w)
+    }
+}
+
+/// [`Projection::project`] with the edges `at` every node and the Dykstra corrections
+/// `node_corr` (per node, on its edges) and `pos_corr` (of `w >= 0`), all
+/// zero on entry.
+fn project_with(
+    at: &[Vec<usize>],
+    node_corr: &mut [Vec<f64>],
+    pos_corr: &mut [f64],
+    w: &[f64],
+) -> Vec<f64> {
     let mut x = w.to_vec();
-    // Dykstra corrections: one per node (on its edges), one for w >= 0.
-    let mut node_corr: Vec<Vec<f64>> = at.iter().map(|e| vec![0.0; e.len()]).collect();
-    let mut pos_corr = vec![0.0; w.len()];
     for _ in 0..500 {
         let mut moved = 0.0;
         for (edges_at, corr) in at.iter().zip(node_corr.iter_mut()) {
@@ -387,7 +426,7 @@ fn project(n: usize, edges: &[(usize, usize)], w: &[f64]) -> Vec<f64> {
             break;
         }
     }
-    for edges_at in &at {
+    for edges_at in at {
         let total: f64 = edges_at.iter().map(|&l| x[l]).sum();
         if total > 1.0 {
             for &l in edges_at {

@@ -200,6 +200,7 @@ fn reflection_axis<const D: usize>(x: &mut [f64; D]) -> (f64, bool) {
 
 /// `(v . x)` of a reflection axis and `D` consecutive entries, summed in
 /// order.
+#[inline(always)]
 fn axis_dot<const D: usize>(v: &[f64; D], x: &[f64]) -> f64 {
     let mut s = v[0] * x[0];
     for d in 1..D {
@@ -210,6 +211,7 @@ fn axis_dot<const D: usize>(v: &[f64; D], x: &[f64]) -> f64 {
 
 /// Applies `I - 2 v v^T` from the left to rows `row..row + D`, columns
 /// `cols`, of the column-major `n x n` matrix `t`.
+#[inline(always)]
 fn reflect_rows_of<const D: usize>(
     t: &mut [f64],
     n: usize,
@@ -228,6 +230,10 @@ fn reflect_rows_of<const D: usize>(
 
 /// Applies `I - 2 v v^T` from the right to columns `col..col + D`, rows
 /// `rows`, of the column-major `n x n` matrix `t`.
+///
+/// The `D` columns are taken as separate slices, so that the rows, which
+/// are independent, are vectorised (the same operations on each entry).
+#[inline(always)]
 fn reflect_columns_of<const D: usize>(
     t: &mut [f64],
     n: usize,
@@ -235,20 +241,35 @@ fn reflect_columns_of<const D: usize>(
     col: usize,
     rows: std::ops::Range<usize>,
 ) {
-    for i in rows {
-        let mut w = t[i + col * n] * v[0];
+    let mut parts = t[col * n..(col + D) * n]
+        .chunks_exact_mut(n)
+        .map(|c| &mut c[rows.clone()]);
+    let columns: [&mut [f64]; D] = std::array::from_fn(|_| parts.next().unwrap_or_default());
+    let len = rows.len();
+    if columns.iter().any(|c| c.len() != len) {
+        // Never: every column holds the rows (a check that lets the loop
+        // below go without bounds checks).
+        return;
+    }
+    let f = v.map(|a| -2.0 * a);
+    // Row `i` of every column at once: an index, not an iterator per column.
+    #[allow(clippy::needless_range_loop)]
+    for i in 0..len {
+        let mut w = columns[0][i] * v[0];
         for d in 1..D {
-            w += t[i + (col + d) * n] * v[d];
+            w += columns[d][i] * v[d];
         }
-        for (d, a) in v.iter().enumerate() {
-            let f = -2.0 * a;
-            t[i + (col + d) * n] += f * w;
+        for d in 0..D {
+            columns[d][i] += f[d] * w;
         }
     }
 }
 
 /// One implicit double-shift QR sweep on the unreduced block `[start,
-/// end]` (at least 3 x 3) of the Hessenberg matrix `t`.
+/// end]` (at least 3 x 3) of the Hessenberg matrix `t`. Inlined (with its
+/// reflections) into [`francis_eigenvalues_portable`], so that the AVX2
+/// build compiles it for AVX2.
+#[inline(always)]
 fn bulge_chase(t: &mut [f64], n: usize, start: usize, end: usize) {
     let at = |i: usize, j: usize| i + j * n;
     let (m, last) = (end - 1, end);

@@ -119,6 +119,43 @@ impl SparseMatrix {
         m
     }
 
+    /// `W = I - sum_l w_l (e_i - e_j)(e_i - e_j)^T` of the symmetric
+    /// weights `w` on `edges` (nodes below `n`): row `i` holds the weights
+    /// of its edges in edge order, then its diagonal `1 - sum` (subtracted
+    /// in edge order). Built in place, without a list per row.
+    pub fn from_edge_weights(n: usize, edges: &[(usize, usize)], w: &[f64]) -> SparseMatrix {
+        let mut row_start = vec![0usize; n + 1];
+        for &(a, b) in edges.iter().take(w.len()) {
+            row_start[a + 1] += 1;
+            row_start[b + 1] += 1;
+        }
+        for i in 0..n {
+            row_start[i + 1] += row_start[i] + 1;
+        }
+        let nnz = row_start[n];
+        let mut cols = vec![0usize; nnz];
+        let mut vals = vec![0.0; nnz];
+        let mut next: Vec<usize> = row_start[..n].to_vec();
+        let mut diag = vec![1.0; n];
+        for (&(a, b), &wl) in edges.iter().zip(w) {
+            (cols[next[a]], vals[next[a]]) = (b, wl);
+            next[a] += 1;
+            (cols[next[b]], vals[next[b]]) = (a, wl);
+            next[b] += 1;
+            diag[a] -= wl;
+            diag[b] -= wl;
+        }
+        for (i, &d) in diag.iter().enumerate() {
+            (cols[next[i]], vals[next[i]]) = (i, d);
+        }
+        SparseMatrix {
+            n,
+            row_start,
+            cols,
+            vals,
+        }
+    }
+
     /// Order of the matrix.
     pub fn n(&self) -> usize {
         self.n
@@ -199,8 +236,70 @@ fn dot(a: &[f64], b: &[f64]) -> f64 {
     a.iter().zip(b).map(|(x, y)| x * y).sum()
 }
 
+/// [`dot`] of four vectors of `x`'s length with `x`, to the bit (each
+/// summed in order from the same start as `Iterator::sum`), side by side:
+/// four independent chains of additions instead of one after another.
+#[inline(always)]
+fn dots4(q: [&[f64]; 4], x: &[f64]) -> [f64; 4] {
+    if q.iter().any(|v| v.len() != x.len()) {
+        return q.map(|v| dot(v, x));
+    }
+    let zero: f64 = std::iter::empty::<f64>().sum();
+    let mut s = [zero; 4];
+    for ((((y, a), b), c), d) in x.iter().zip(q[0]).zip(q[1]).zip(q[2]).zip(q[3]) {
+        s[0] += a * y;
+        s[1] += b * y;
+        s[2] += c * y;
+        s[3] += d * y;
+    }
+    s
+}
+
+/// The dot product of a Krylov projection: [`Sequential`] or
+/// [`PartialSums`], chosen at compile time so that it is inlined into the
+/// projection's AVX2 build.
+trait DotProduct {
+    /// `a . b`.
+    fn dot(a: &[f64], b: &[f64]) -> f64;
+    /// `q_k . x` for four `q_k`, each to the bit of [`Self::dot`]`(q_k, x)`.
+    fn dot4(q: [&[f64]; 4], x: &[f64]) -> [f64; 4];
+}
+
+/// [`dot`]: summed in order.
+struct Sequential;
+
+impl DotProduct for Sequential {
+    #[inline(always)]
+    fn dot(a: &[f64], b: &[f64]) -> f64 {
+        dot(a, b)
+    }
+    #[inline(always)]
+    fn dot4(q: [&[f64]; 4], x: &[f64]) -> [f64; 4] {
+        dots4(q, x)
+    }
+}
+
+/// [`fast_dot`]: four partial sums.
+struct PartialSums;
+
+impl DotProduct for PartialSums {
+    #[inline(always)]
+    fn dot(a: &[f64], b: &[f64]) -> f64 {
+        fast_dot(a, b)
+    }
+    #[inline(always)]
+    fn dot4(q: [&[f64]; 4], x: &[f64]) -> [f64; 4] {
+        if q.iter().any(|v| v.len() != x.len()) {
+            return q.map(|v| fast_dot(v, x));
+        }
+        fast_dots4(q, x)
+    }
+}
+
 /// `a . b` with four partial sums (vectorisable; the rounding differs from
-/// the sequential [`dot`]).
+/// the sequential [`dot`]). Inlined, so that the AVX2 builds of its
+/// callers compile it for AVX2 too (the same operations, the same bits).
+#[inline(always)]
 fn fast_dot(a: &[f64], b: &[f64]) -> f64 {
     let (mut s0, mut s1, mut s2, mut s3) = (0.0, 0.0, 0.0, 0.0);
     let (ca, cb) = (a.chunks_exact(4), b.chunks_exact(4));
@@ -215,6 +314,84 @@ fn fast_dot(a: &[f64], b: &[f64]) -> f64 {
     (s0 + s1) + (s2 + s3) + tail
 }
 
+/// [`fast_dot`] of each of `q` with `x`, into `out` (cleared first), to the
+/// bit: four vectors per pass over `x`, each with [`fast_dot`]'s partial
+/// sums in its order, so four independent chains of additions run side by
+/// side and `x` is read once per four (the Lanczos reorthogonalisation's
+/// coefficients, its largest cost).
+#[inline(always)]
+fn fast_dots(q: &[Vec<f64>], x: &[f64], out: &mut Vec<f64>) {
+    out.clear();
+    let mut groups = q.chunks_exact(4);
+    for g in &mut groups {
+        if g.iter().any(|v| v.len() != x.len()) {
+            out.extend(g.iter().map(|v| fast_dot(v, x)));
+            continue;
+        }
+        out.extend(fast_dots4([&g[0], &g[1], &g[2], &g[3]], x));
+    }
+    out.extend(groups.remainder().iter().map(|v| fast_dot(v, x)));
+}
+
+/// [`fast_dot`] of four vectors of `x`'s length with `x`, side by side.
+#[inline(always)]
+fn fast_dots4(q: [&[f64]; 4], x: &[f64]) -> [f64; 4] {
+    let mut s = [[0.0f64; 4]; 4];
+    let chunks = x
+        .chunks_exact(4)
+        .zip(q[0].chunks_exact(4))
+        .zip(q[1].chunks_exact(4))
+        .zip(q[2].chunks_exact(4))
+        .zip(q[3].chunks_exact(4));
+    for ((((y, a), b), c), d) in chunks {
+        for (sv, v) in s.iter_mut().zip([a, b, c, d]) {
+            sv[0] += v[0] * y[0];
+            sv[1] += v[1] * y[1];
+            sv[2] += v[2] * y[2];
+            sv[3] += v[3] * y[3];
+        }
+    }
+    let tail_start = x.len() - x.len() % 4;
+    let mut out = [0.0; 4];
+    for ((o, sv), v) in out.iter_mut().zip(&s).zip(q) {
+        let tail: f64 = v[tail_start..]
+            .iter()
+            .zip(&x[tail_start..])
+            .map(|(x, y)| x * y)
+            .sum();
+        *o = (sv[0] + sv[1]) + (sv[2] + sv[3]) + tail;
+    }
+    out
+}
+
+/// `r -= sum_k c_k q_k`, the `q_k` subtracted one after another from each
+/// entry (in `k` order, as a loop over `k` would: the same bits), four of
+/// them per pass over `r`.
+#[inline(always)]
+fn subtract_combination(r: &mut [f64], q: &[Vec<f64>], c: &[f64]) {
+    let mut groups = q.chunks_exact(4).zip(c.chunks_exact(4));
+    for (g, cg) in &mut groups {
+        if g.iter().any(|v| v.len() < r.len()) {
+            for (qk, &ck) in g.iter().zip(cg) {
+                for (ri, qi) in r.iter_mut().zip(qk) {
+                    *ri -= ck * qi;
+                }
+            }
+            continue;
+        }
+        let (a, b, cc, d) = (&g[0], &g[1], &g[2], &g[3]);
+        for ((((ri, a), b), cq), d) in r.iter_mut().zip(a).zip(b).zip(cc).zip(d) {
+            *ri = *ri - cg[0] * a - cg[1] * b - cg[2] * cq - cg[3] * d;
+        }
+    }
+    let done = q.len() - q.len() % 4;
+    for (qk, &ck) in q[done..].iter().zip(&c[done.min(c.len())..]) {
+        for (ri, qi) in r.iter_mut().zip(qk) {
+            *ri -= ck * qi;
+        }
+    }
+}
+
 fn norm(a: &[f64]) -> f64 {
     dot(a, a).sqrt()
 }
@@ -222,12 +399,13 @@ fn norm(a: &[f64]) -> f64 {
 /// Orthogonalises `x` against `1` and `basis` (two passes of Gram–Schmidt)
 /// and normalises it; `false` when nothing independent is left.
 fn orthonormalise(x: &mut [f64], basis: &[Vec<f64>]) -> bool {
-    orthonormalise_by(x, basis, dot)
+    orthonormalise_by::<Sequential>(x, basis)
 }
 
-/// [`orthonormalise`] with the dot product `dot` ([`fast_dot`] where only
+/// [`orthonormalise`] with the dot product `D` ([`fast_dot`] where only
 /// the rounding changes and nothing depends on it bit for bit).
-fn orthonormalise_by(x: &mut [f64], basis: &[Vec<f64>], dot: fn(&[f64], &[f64]) -> f64) -> bool {
+#[inline(always)]
+fn orthonormalise_by<D: DotProduct>(x: &mut [f64], basis: &[Vec<f64>]) -> bool {
     let before = norm(x);
     if !(before.is_finite() && before > 0.0) {
         return false;
@@ -235,7 +413,7 @@ fn orthonormalise_by(x: &mut [f64], basis: &[Vec<f64>], dot: fn(&[f64], &[f64]) 
     for _ in 0..2 {
         remove_mean(x);
         for q in basis {
-            let c = dot(q, x);
+            let c = D::dot(q, x);
             for (xi, qi) in x.iter_mut().zip(q) {
                 *xi -= c * qi;
             }
@@ -260,46 +438,43 @@ pub fn krylov_projection(
     starts: &[&[f64]],
     depth: usize,
 ) -> (DMatrix<f64>, Vec<Vec<f64>>) {
-    krylov_projection_by(w, starts, depth, dot)
+    krylov_projection_by::<Sequential>(w, starts, depth)
 }
 
-/// [`krylov_projection`] with the dot product `dot`.
-fn krylov_projection_by(
+/// [`krylov_projection`] with the dot product `D`.
+fn krylov_projection_by<D: DotProduct>(
     w: &impl Operator,
     starts: &[&[f64]],
     depth: usize,
-    dot: fn(&[f64], &[f64]) -> f64,
 ) -> (DMatrix<f64>, Vec<Vec<f64>>) {
     #[cfg(target_arch = "x86_64")]
     if std::arch::is_x86_feature_detected!("avx2") {
         // SAFETY: the CPU has AVX2 (checked just above).
-        return unsafe { krylov_projection_avx2(w, starts, depth, dot) };
+        return unsafe { krylov_projection_avx2::<D>(w, starts, depth) };
     }
-    krylov_projection_portable(w, starts, depth, dot)
+    krylov_projection_portable::<D>(w, starts, depth)
 }
 
 /// [`krylov_projection_portable`] compiled for AVX2: the same
 /// floating-point operations in the same order, so the same bits.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
-fn krylov_projection_avx2(
+fn krylov_projection_avx2<D: DotProduct>(
     w: &impl Operator,
     starts: &[&[f64]],
     depth: usize,
-    dot: fn(&[f64], &[f64]) -> f64,
 ) -> (DMatrix<f64>, Vec<Vec<f64>>) {
-    krylov_projection_portable(w, starts, depth, dot)
+    krylov_projection_portable::<D>(w, starts, depth)
 }
 
 /// [`krylov_projection_by`] for any CPU.
 #[inline(always)]
-fn krylov_projection_portable(
+fn krylov_projection_portable<D: DotProduct>(
     w: &impl Operator,
     starts: &[&[f64]],
     depth: usize,
-    dot: fn(&[f64], &[f64]) -> f64,
 ) -> (DMatrix<f64>, Vec<Vec<f64>>) {
-    let orthonormalise = |x: &mut [f64], basis: &[Vec<f64>]| orthonormalise_by(x, basis, dot);
+    let orthonormalise = |x: &mut [f64], basis: &[Vec<f64>]| orthonormalise_by::<D>(x, basis);
     let n = w.order();
     let mut basis: Vec<Vec<f64>> = Vec::new();
     let mut images: Vec<Vec<f64>> = Vec::new();
@@ -339,8 +514,18 @@ fn krylov_projection_portable(
     let k = basis.len().min(images.len());
     let mut h = DMatrix::zeros(k, k);
     for c in 0..k {
-        for r in 0..k {
-            h[(r, c)] = dot(&basis[r], &images[c]);
+        // Four rows at a time (the same values: [`DotProduct::dot4`]).
+        let mut r = 0;
+        while r + 4 <= k {
+            let q = [&basis[r], &basis[r + 1], &basis[r + 2], &basis[r + 3]];
+            let values = D::dot4(q.map(Vec::as_slice), &images[c]);
+            for (d, v) in values.into_iter().enumerate() {
+                h[(r + d, c)] = v;
+            }
+            r += 4;
+        }
+        for r in r..k {
+            h[(r, c)] = D::dot(&basis[r], &images[c]);
         }
     }
     basis.truncate(k);
@@ -368,7 +553,7 @@ pub fn krylov_ritz(
     symmetric: bool,
 ) -> Result<Vec<Complex<f64>>, SpectralError> {
     let (h, _) = if symmetric {
-        krylov_projection_by(w, starts, depth, fast_dot)
+        krylov_projection_by::<PartialSums>(w, starts, depth)
     } else {
         krylov_projection(w, starts, depth)
     };
@@ -713,13 +898,8 @@ fn lanczos_extremes_portable(
                 for pass in 0..2 {
                     remove_mean(&mut r);
                     let before = fast_dot(&r, &r).sqrt();
-                    coefficients.clear();
-                    coefficients.extend(q.iter().map(|qk| fast_dot(qk, &r)));
-                    for (qk, &c) in q.iter().zip(&coefficients) {
-                        for (ri, qi) in r.iter_mut().zip(qk) {
-                            *ri -= c * qi;
-                        }
-                    }
+                    fast_dots(&q, &r, &mut coefficients);
+                    subtract_combination(&mut r, &q, &coefficients);
                     let after = fast_dot(&r, &r).sqrt();
                     if pass == 0 && after >= std::f64::consts::FRAC_1_SQRT_2 * before {
                         remove_mean(&mut r);
@@ -806,18 +986,7 @@ pub fn extreme_subgradient(
     warm: &mut WarmStart,
     reorthogonalisation: Reorthogonalisation,
 ) -> Result<(f64, Vec<f64>), SpectralError> {
-    let mut rows: Vec<Vec<(usize, f64)>> = vec![Vec::new(); n];
-    let mut diag = vec![1.0; n];
-    for (&(a, b), &wl) in edges.iter().zip(w) {
-        rows[a].push((b, wl));
-        rows[b].push((a, wl));
-        diag[a] -= wl;
-        diag[b] -= wl;
-    }
-    for (i, r) in rows.iter_mut().enumerate() {
-        r.push((i, diag[i]));
-    }
-    let m = SparseMatrix::from_rows(&rows);
+    let m = SparseMatrix::from_edge_weights(n, edges, w);
     let starts: Vec<&[f64]> = warm.vectors.iter().map(Vec::as_slice).collect();
     // Checks from three quarters of the previous iterate's steps.
     let first_check = warm.iterations * 3 / 4;
@@ -898,12 +1067,14 @@ mod tests {
         assert_eq!(fast.largest.to_bits(), portable.largest.to_bits());
         assert_eq!(fast.smallest.to_bits(), portable.smallest.to_bits());
         assert_eq!(bits(&fast.largest_vector), bits(&portable.largest_vector));
-        for d in [dot, fast_dot] {
-            let (h, basis) = krylov_projection_by(&m, &[&start], 4, d);
-            let (h0, basis0) = krylov_projection_portable(&m, &[&start], 4, d);
-            assert_eq!(bits(h.as_slice()), bits(h0.as_slice()));
-            assert_eq!(basis.len(), basis0.len());
-        }
+        let (h, basis) = krylov_projection_by::<Sequential>(&m, &[&start], 4);
+        let (h0, basis0) = krylov_projection_portable::<Sequential>(&m, &[&start], 4);
+        assert_eq!(bits(h.as_slice()), bits(h0.as_slice()));
+        assert_eq!(basis.len(), basis0.len());
+        let (h, basis) = krylov_projection_by::<PartialSums>(&m, &[&start], 4);
+        let (h0, basis0) = krylov_projection_portable::<PartialSums>(&m, &[&start], 4);
+        assert_eq!(bits(h.as_slice()), bits(h0.as_slice()));
+        assert_eq!(basis.len(), basis0.len());
     }
 
     proptest! {
@@ -996,6 +1167,30 @@ mod tests {
                 assert!((a - b).abs() < 1e-6, "{r:?}: {a} vs {b}");
             }
         }
+    }
+
+    /// The matrix of edge weights built in place is the one built from a
+    /// list per row (the same entries in the same order).
+    #[test]
+    fn edge_weights_build_the_rows_matrix() {
+        let n = 7;
+        let edges = [(0, 1), (1, 2), (0, 3), (3, 4), (2, 5), (1, 6), (5, 6)];
+        let w: Vec<f64> = (0..edges.len()).map(|l| 0.1 + 0.03 * l as f64).collect();
+        let mut rows: Vec<Vec<(usize, f64)>> = vec![Vec::new(); n];
+        let mut diag = vec![1.0; n];
+        for (&(a, b), &wl) in edges.iter().zip(&w) {
+            rows[a].push((b, wl));
+            rows[b].push((a, wl));
+            diag[a] -= wl;
+            diag[b] -= wl;
+        }
+        for (i, r) in rows.iter_mut().enumerate() {
+            r.push((i, diag[i]));
+        }
+        assert_eq!(
+            SparseMatrix::from_edge_weights(n, &edges, &w),
+            SparseMatrix::from_rows(&rows)
+        );
     }
 
     #[test]
