@@ -166,7 +166,7 @@ impl Current {
     /// delay grew with the degrees, with its new delay, ms.
     ///
     /// The delays at the current degrees are computed once per overlay
-    /// ([`Self::current_out_delays`]), not once per candidate.
+    /// (`current_out_delays`), not once per candidate.
     pub fn changed_arcs(&self, model: &DelayModel, a: usize, b: usize) -> Vec<(usize, usize, f64)> {
         let deg = self.degrees_with(a, b);
         let delays = self.current_out_delays(model);
