@@ -33,34 +33,18 @@
 
 use nalgebra::{Complex, DMatrix, Hessenberg};
 
-/// Eigenvalues of `m` (square, at least 3 x 3, finite entries, not all 0)
-/// in at most `max_iterations` sweeps (at least 1); `None` when the
-/// iteration has not converged by then (exactly when nalgebra's
-/// `Schur::try_new(m, eps, max_iterations)` returns `None`).
-pub(crate) fn francis_eigenvalues(
-    m: &DMatrix<f64>,
-    eps: f64,
-    max_iterations: usize,
-) -> Option<Vec<Complex<f64>>> {
-    #[cfg(target_arch = "x86_64")]
-    if std::arch::is_x86_feature_detected!("avx2") {
-        // SAFETY: the CPU has AVX2 (checked just above).
-        return unsafe { francis_eigenvalues_avx2(m, eps, max_iterations) };
-    }
-    francis_eigenvalues_portable(m, eps, max_iterations)
-}
+use super::avx2::avx2_dispatch;
 
-/// [`francis_eigenvalues_portable`] compiled for AVX2: the same
-/// floating-point operations in the same order (Rust never fuses a
-/// multiplication and an addition), vectorised, so the same bits.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
-fn francis_eigenvalues_avx2(
-    m: &DMatrix<f64>,
-    eps: f64,
-    max_iterations: usize,
-) -> Option<Vec<Complex<f64>>> {
-    francis_eigenvalues_portable(m, eps, max_iterations)
+avx2_dispatch! {
+    /// Eigenvalues of `m` (square, at least 3 x 3, finite entries, not all 0)
+    /// in at most `max_iterations` sweeps (at least 1); `None` when the
+    /// iteration has not converged by then (exactly when nalgebra's
+    /// `Schur::try_new(m, eps, max_iterations)` returns `None`).
+    pub(crate) fn francis_eigenvalues(
+        m: &DMatrix<f64>,
+        eps: f64,
+        max_iterations: usize,
+    ) -> Option<Vec<Complex<f64>>> => francis_eigenvalues_portable
 }
 
 /// [`francis_eigenvalues`] for any CPU.

@@ -27,6 +27,7 @@
 
 use nalgebra::{Complex, DMatrix};
 
+use super::avx2::avx2_dispatch;
 use super::spectrum::{complex_eigenvalues, gelfand_radius, symmetric_eigenvalues, SpectrumError};
 use super::tridiagonal::tridiagonal_extreme;
 
@@ -441,30 +442,13 @@ pub fn krylov_projection(
     krylov_projection_by::<Sequential>(w, starts, depth)
 }
 
-/// [`krylov_projection`] with the dot product `D`.
-fn krylov_projection_by<D: DotProduct>(
-    w: &impl Operator,
-    starts: &[&[f64]],
-    depth: usize,
-) -> (DMatrix<f64>, Vec<Vec<f64>>) {
-    #[cfg(target_arch = "x86_64")]
-    if std::arch::is_x86_feature_detected!("avx2") {
-        // SAFETY: the CPU has AVX2 (checked just above).
-        return unsafe { krylov_projection_avx2::<D>(w, starts, depth) };
-    }
-    krylov_projection_portable::<D>(w, starts, depth)
-}
-
-/// [`krylov_projection_portable`] compiled for AVX2: the same
-/// floating-point operations in the same order, so the same bits.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
-fn krylov_projection_avx2<D: DotProduct>(
-    w: &impl Operator,
-    starts: &[&[f64]],
-    depth: usize,
-) -> (DMatrix<f64>, Vec<Vec<f64>>) {
-    krylov_projection_portable::<D>(w, starts, depth)
+avx2_dispatch! {
+    /// [`krylov_projection`] with the dot product `D`.
+    fn krylov_projection_by[D: DotProduct][D](
+        w: &impl Operator,
+        starts: &[&[f64]],
+        depth: usize,
+    ) -> (DMatrix<f64>, Vec<Vec<f64>>) => krylov_projection_portable
 }
 
 /// [`krylov_projection_by`] for any CPU.
@@ -737,71 +721,27 @@ pub enum Reorthogonalisation {
     Modified,
 }
 
-/// [`lanczos_slem`] with a choice of [`Reorthogonalisation`] and, for the
-/// classical one, the first step whose convergence is checked
-/// (`first_check`, at least 8; the historical modified scheme always
-/// checks from step 8). Convergence is checked on a geometric schedule
-/// (every quarter of the steps so far, at least 4; each check costs a
-/// bisection of the tridiagonal matrix): a caller that knows about how many
-/// steps a similar matrix took (the previous subgradient iterate) skips the
-/// checks that would fail. A later first check can only stop later, with
-/// residuals below the tolerance still.
-///
-/// # Errors
-/// As [`lanczos_slem`].
-pub fn lanczos_extremes(
-    w: &impl Operator,
-    start: &[&[f64]],
-    tolerance: f64,
-    max_iterations: usize,
-    reorthogonalisation: Reorthogonalisation,
-    first_check: usize,
-) -> Result<SymmetricExtremes, SpectralError> {
-    #[cfg(target_arch = "x86_64")]
-    if std::arch::is_x86_feature_detected!("avx2") {
-        // SAFETY: the CPU has AVX2 (checked just above).
-        return unsafe {
-            lanczos_extremes_avx2(
-                w,
-                start,
-                tolerance,
-                max_iterations,
-                reorthogonalisation,
-                first_check,
-            )
-        };
-    }
-    lanczos_extremes_portable(
-        w,
-        start,
-        tolerance,
-        max_iterations,
-        reorthogonalisation,
-        first_check,
-    )
-}
-
-/// [`lanczos_extremes_portable`] compiled for AVX2: the same
-/// floating-point operations in the same order (Rust never fuses a
-/// multiplication and an addition), vectorised, so the same bits.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
-fn lanczos_extremes_avx2(
-    w: &impl Operator,
-    start: &[&[f64]],
-    tolerance: f64,
-    max_iterations: usize,
-    reorthogonalisation: Reorthogonalisation,
-    first_check: usize,
-) -> Result<SymmetricExtremes, SpectralError> {
-    lanczos_extremes_portable(
-        w,
-        start,
-        tolerance,
-        max_iterations,
-        reorthogonalisation,
-        first_check,
-    )
+avx2_dispatch! {
+    /// [`lanczos_slem`] with a choice of [`Reorthogonalisation`] and, for the
+    /// classical one, the first step whose convergence is checked
+    /// (`first_check`, at least 8; the historical modified scheme always
+    /// checks from step 8). Convergence is checked on a geometric schedule
+    /// (every quarter of the steps so far, at least 4; each check costs a
+    /// bisection of the tridiagonal matrix): a caller that knows about how many
+    /// steps a similar matrix took (the previous subgradient iterate) skips the
+    /// checks that would fail. A later first check can only stop later, with
+    /// residuals below the tolerance still.
+    ///
+    /// # Errors
+    /// As [`lanczos_slem`].
+    pub fn lanczos_extremes(
+        w: &impl Operator,
+        start: &[&[f64]],
+        tolerance: f64,
+        max_iterations: usize,
+        reorthogonalisation: Reorthogonalisation,
+        first_check: usize,
+    ) -> Result<SymmetricExtremes, SpectralError> => lanczos_extremes_portable
 }
 
 /// [`lanczos_extremes`] for any CPU.

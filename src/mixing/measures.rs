@@ -3,6 +3,7 @@
 
 use nalgebra::{Complex, DMatrix};
 
+use super::avx2::avx2_dispatch;
 use super::krylov::SparseMatrix;
 use super::spectrum::{
     check_finite, complex_eigenvalues, gelfand_radius, is_permutation, spectral_radius,
@@ -193,26 +194,18 @@ pub fn effective_neighbours_periodic(n: usize, rounds: &[&[f64]], gamma: f64) ->
     (1.0 / (1.0 - gamma * gamma)) / sum
 }
 
-/// `out = 1 start^T + w m` for a sparse `n x n` round `w` and a dense
-/// row-major `n x n` matrix `m`: each row of `out` starts at `start` and
-/// adds `w(i, k) m(k, .)` in the order of `w`'s row, O(nnz n) instead of a
-/// dense O(n^3) product.
-fn sparse_times_dense(n: usize, w: &SparseMatrix, m: &[f64], start: &[f64], out: &mut [f64]) {
-    #[cfg(target_arch = "x86_64")]
-    if std::arch::is_x86_feature_detected!("avx2") {
-        // SAFETY: the CPU has AVX2 (checked just above).
-        unsafe { sparse_times_dense_avx2(n, w, m, start, out) };
-        return;
-    }
-    sparse_times_dense_rows(n, w, m, start, out);
-}
-
-/// [`sparse_times_dense_rows`] compiled for AVX2: the same multiplications
-/// and additions, four at a time (Rust never fuses them), so the same bits.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
-fn sparse_times_dense_avx2(n: usize, w: &SparseMatrix, m: &[f64], start: &[f64], out: &mut [f64]) {
-    sparse_times_dense_rows(n, w, m, start, out);
+avx2_dispatch! {
+    /// `out = 1 start^T + w m` for a sparse `n x n` round `w` and a dense
+    /// row-major `n x n` matrix `m`: each row of `out` starts at `start` and
+    /// adds `w(i, k) m(k, .)` in the order of `w`'s row, O(nnz n) instead of a
+    /// dense O(n^3) product.
+    fn sparse_times_dense(
+        n: usize,
+        w: &SparseMatrix,
+        m: &[f64],
+        start: &[f64],
+        out: &mut [f64],
+    ) => sparse_times_dense_rows
 }
 
 /// [`sparse_times_dense`], portable.

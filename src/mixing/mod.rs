@@ -26,6 +26,7 @@
 //! `i` gives to the models it averages (`W[i][j] > 0` only when `j -> i` is
 //! an arc or `j = i`).
 
+mod avx2;
 pub mod consensus;
 pub mod fastest;
 mod francis;
