@@ -43,8 +43,9 @@ pub const FAST_GAP_ERROR: f64 = 1e-11;
 /// Depth of the Krylov subspaces that bound a candidate's gap.
 const KRYLOV_DEPTH: usize = 3;
 
-/// The current overlay of an augmentation with what its candidates share.
-pub struct Current {
+/// The current overlay of an augmentation with what its candidates share,
+/// on the model its candidates are timed on.
+pub struct Current<'m> {
     /// The overlay.
     pub overlay: Overlay,
     /// Whether candidates are edges (both arcs).
@@ -57,19 +58,24 @@ pub struct Current {
     pub symmetric: bool,
     /// Start vectors of the Krylov bounds.
     starts: Vec<Vec<f64>>,
-    /// \[Marfoq20\] eq. (3) delay of every arc `x -> out_nb[x][k]` at the
-    /// current degrees (what [`Self::changed_arcs`] compares with), ms,
-    /// with the address of the model they are of; computed on first use
-    /// (the model is not known before).
-    out_delays: std::cell::OnceCell<(*const DelayModel, Vec<Vec<f64>>)>,
+    /// The model every candidate is timed on.
+    model: &'m DelayModel,
+    /// \[Marfoq20\] eq. (3) delay of every arc `x -> out_nb[x][k]` on
+    /// `model` at the current degrees (what [`Self::changed_arcs`]
+    /// compares with), ms.
+    out_delays: Vec<Vec<f64>>,
 }
 
-impl Current {
-    /// Prepares `overlay`.
+impl<'m> Current<'m> {
+    /// Prepares `overlay`, whose candidates are timed on `model`.
     ///
     /// # Errors
     /// A spectral computation of the start vectors fails.
-    pub fn new(overlay: Overlay, undirected: bool) -> Result<Current, SpectralError> {
+    pub fn new(
+        overlay: Overlay,
+        undirected: bool,
+        model: &'m DelayModel,
+    ) -> Result<Current<'m>, SpectralError> {
         let n = overlay.silo_count();
         let dense = local_degree(&overlay);
         let d = dense.as_slice();
@@ -103,10 +109,13 @@ impl Current {
             let (re, im) = dominant_ritz_vectors(&w, 40.min(n - 1))?;
             vec![re, im, seeded_vector(n, 3)]
         };
+        let out_nb = overlay.out_neighbours();
+        let out_delays = out_delays(&overlay, &out_nb, model);
         Ok(Current {
-            out_delays: std::cell::OnceCell::new(),
+            model,
+            out_delays,
             in_nb: overlay.in_neighbours(),
-            out_nb: overlay.out_neighbours(),
+            out_nb,
             overlay,
             undirected,
             w,
@@ -128,30 +137,6 @@ impl Current {
         }
     }
 
-    /// The delays of the current arcs out of every silo at the current
-    /// degrees on `model` ([`Self::out_delays`]: computed once per overlay
-    /// and model, the same values as computing them again; an augmentation
-    /// times all its candidates on one model, never modified meanwhile).
-    fn current_out_delays(&self, model: &DelayModel) -> std::borrow::Cow<'_, [Vec<f64>]> {
-        let compute = || {
-            let o = &self.overlay;
-            let of = |(u, out): (usize, &Vec<usize>)| {
-                out.iter()
-                    .map(|&v| model.arc_delay(u, v, o.out_degree(u), o.in_degree(v)))
-                    .collect()
-            };
-            self.out_nb.iter().enumerate().map(of).collect::<Vec<_>>()
-        };
-        let (of_model, delays) = self
-            .out_delays
-            .get_or_init(|| (model as *const DelayModel, compute()));
-        if std::ptr::eq(*of_model, model) {
-            std::borrow::Cow::Borrowed(delays)
-        } else {
-            std::borrow::Cow::Owned(compute())
-        }
-    }
-
     fn degrees_with(&self, a: usize, b: usize) -> impl Fn(usize) -> (usize, usize) + '_ {
         let o = &self.overlay;
         let und = self.undirected;
@@ -166,10 +151,11 @@ impl Current {
     /// delay grew with the degrees, with its new delay, ms.
     ///
     /// The delays at the current degrees are computed once per overlay
-    /// (`current_out_delays`), not once per candidate.
-    pub fn changed_arcs(&self, model: &DelayModel, a: usize, b: usize) -> Vec<(usize, usize, f64)> {
+    /// (in [`Self::new`]), not once per candidate.
+    pub fn changed_arcs(&self, a: usize, b: usize) -> Vec<(usize, usize, f64)> {
+        let model = self.model;
         let deg = self.degrees_with(a, b);
-        let delays = self.current_out_delays(model);
+        let delays = &self.out_delays;
         let mut out = Vec::new();
         for &(u, v) in self.added_arcs(a, b).as_slice() {
             out.push((u, v, model.arc_delay(u, v, deg(u).0, deg(v).1)));
@@ -324,6 +310,17 @@ impl Current {
     }
 }
 
+/// The delays on `model` of the arcs of `overlay` out of every silo
+/// (`out_nb`, its out-neighbours), at its degrees, ms.
+fn out_delays(overlay: &Overlay, out_nb: &[Vec<usize>], model: &DelayModel) -> Vec<Vec<f64>> {
+    let of = |(u, out): (usize, &Vec<usize>)| {
+        out.iter()
+            .map(|&v| model.arc_delay(u, v, overlay.out_degree(u), overlay.in_degree(v)))
+            .collect()
+    };
+    out_nb.iter().enumerate().map(of).collect()
+}
+
 /// The arcs a candidate adds: one, or two for an edge.
 struct AddedArcs {
     arcs: [(usize, usize); 2],
@@ -368,7 +365,7 @@ mod tests {
                 let o = build_overlay(k, &u, &model, &BuildOptions::default())
                     .unwrap_or_else(|e| panic!("{e}"));
                 let n = o.silo_count();
-                let current = Current::new(o, true).unwrap_or_else(|e| panic!("{e}"));
+                let current = Current::new(o, true, &model).unwrap_or_else(|e| panic!("{e}"));
                 assert!(current.symmetric, "{name} {kind}");
                 // About 40 candidate edges, spread over the pairs.
                 let pairs: Vec<(usize, usize)> = (0..n)

@@ -306,14 +306,14 @@ pub fn augment(
         front_gap: false,
         front_neighbours: false,
     }];
-    let mut current = Current::new(base.clone(), undirected)?;
+    let mut current = Current::new(base.clone(), undirected, model)?;
     let (mut t_cur, mut g_cur) = (t0, g0);
     let mut augmented = base.clone();
     let mut phase: u8 = 1;
     let mut phase2_steps = 0;
     let mut estimated_scans = 0;
     let task = crate::progress::Task::start("augment", "steps", 0);
-    let exact_time = |cur: &Current, a: usize, b: usize| -> Result<f64, TimingError> {
+    let exact_time = |cur: &Current<'_>, a: usize, b: usize| -> Result<f64, TimingError> {
         Ok(cycle_time(&cur.with(a, b), model)?.cycle_time_ms)
     };
     loop {
@@ -352,7 +352,7 @@ pub fn augment(
                     continue;
                 }
                 tried.inc(1);
-                let verdict = screen.verdict(&current.changed_arcs(model, a, b));
+                let verdict = screen.verdict(&current.changed_arcs(a, b));
                 let (t, free) = match (phase, verdict) {
                     (1, Verdict::Beyond) => continue,
                     (1, Verdict::Within) => (None, true),
@@ -498,7 +498,7 @@ pub fn augment(
             phase2_steps += 1;
         }
         task.inc(1);
-        current = Current::new(o, undirected)?;
+        current = Current::new(o, undirected, model)?;
         t_cur = t;
         g_cur = g;
     }

@@ -257,7 +257,7 @@ mod tests {
                     .unwrap_or_else(|e| panic!("{e}"))
                     .cycle_time_ms;
                 let und = o.is_undirected();
-                let cur = Current::new(o.clone(), und).unwrap_or_else(|e| panic!("{e}"));
+                let cur = Current::new(o.clone(), und, &model).unwrap_or_else(|e| panic!("{e}"));
                 let n = o.silo_count();
                 for limit in [t0 * (1.0 + 1e-9), t0 * 1.03] {
                     let screen = CycleScreen::new(
@@ -275,7 +275,7 @@ mod tests {
                             let t = cycle_time(&cur.with(a, b), &model)
                                 .unwrap_or_else(|e| panic!("{e}"))
                                 .cycle_time_ms;
-                            match screen.verdict(&cur.changed_arcs(&model, a, b)) {
+                            match screen.verdict(&cur.changed_arcs(a, b)) {
                                 Verdict::Within => {
                                     decided += 1;
                                     assert!(t <= limit, "{name} {kind} {a}->{b}: {t} > {limit}");
