@@ -241,20 +241,7 @@ impl<'m> Current<'m> {
             base: &self.w,
             rows: &rows,
         };
-        // The start vectors as slices, without an allocation (at most
-        // three of them).
-        let mut few: [&[f64]; 3] = [&[]; 3];
-        let many: Vec<&[f64]>;
-        let starts: &[&[f64]] = if self.starts.len() <= few.len() {
-            for (s, v) in few.iter_mut().zip(&self.starts) {
-                *s = v;
-            }
-            &few[..self.starts.len()]
-        } else {
-            many = self.starts.iter().map(Vec::as_slice).collect();
-            &many
-        };
-        let ritz = krylov_ritz(&op, starts, KRYLOV_DEPTH, self.symmetric)?;
+        let ritz = krylov_ritz(&op, &self.starts, KRYLOV_DEPTH, self.symmetric)?;
         Ok(1.0 - largest_modulus(&ritz).min(1.0))
     }
 

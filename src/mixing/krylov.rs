@@ -432,11 +432,12 @@ fn orthonormalise_by<D: DotProduct>(x: &mut [f64], basis: &[Vec<f64>]) -> bool {
 
 /// The projected matrix `H = V^T W V` on the Krylov subspace
 /// `span{S, W S, ..., W^(depth-1) S}` orthogonalised against `1`, and the
-/// orthonormal basis `V` (columns as vectors). Start vectors that add
-/// nothing independent are skipped; `H` is empty when no direction is left.
+/// orthonormal basis `V` (columns as vectors). Start vectors (any slices
+/// or vectors: `&[&[f64]]`, `&[Vec<f64>]`) that add nothing independent
+/// are skipped; `H` is empty when no direction is left.
 pub fn krylov_projection(
     w: &impl Operator,
-    starts: &[&[f64]],
+    starts: &[impl AsRef<[f64]>],
     depth: usize,
 ) -> (DMatrix<f64>, Vec<Vec<f64>>) {
     krylov_projection_by::<Sequential>(w, starts, depth)
@@ -446,7 +447,7 @@ avx2_dispatch! {
     /// [`krylov_projection`] with the dot product `D`.
     fn krylov_projection_by[D: DotProduct][D](
         w: &impl Operator,
-        starts: &[&[f64]],
+        starts: &[impl AsRef<[f64]>],
         depth: usize,
     ) -> (DMatrix<f64>, Vec<Vec<f64>>) => krylov_projection_portable
 }
@@ -455,7 +456,7 @@ avx2_dispatch! {
 #[inline(always)]
 fn krylov_projection_portable<D: DotProduct>(
     w: &impl Operator,
-    starts: &[&[f64]],
+    starts: &[impl AsRef<[f64]>],
     depth: usize,
 ) -> (DMatrix<f64>, Vec<Vec<f64>>) {
     let orthonormalise = |x: &mut [f64], basis: &[Vec<f64>]| orthonormalise_by::<D>(x, basis);
@@ -464,7 +465,7 @@ fn krylov_projection_portable<D: DotProduct>(
     let mut images: Vec<Vec<f64>> = Vec::new();
     let mut block: Vec<Vec<f64>> = Vec::new();
     for s in starts {
-        let mut x = s.to_vec();
+        let mut x = s.as_ref().to_vec();
         if x.len() == n && orthonormalise(&mut x, &basis) {
             basis.push(x.clone());
             block.push(x);
@@ -532,7 +533,7 @@ fn krylov_projection_portable<D: DotProduct>(
 /// does not converge within its bounded iterations.
 pub fn krylov_ritz(
     w: &impl Operator,
-    starts: &[&[f64]],
+    starts: &[impl AsRef<[f64]>],
     depth: usize,
     symmetric: bool,
 ) -> Result<Vec<Complex<f64>>, SpectralError> {
