@@ -25,7 +25,7 @@ use nalgebra::DMatrix;
 
 use crate::mixing::ConsensusMatrix;
 
-use super::krylov::{Reorthogonalisation, SpectralError, WarmStart};
+use super::krylov::{Reorthogonalisation, SparseMatrix, SpectralError, WarmStart};
 use super::spectrum::{symmetric_eigen, SpectrumError};
 
 /// Largest work `iterations x n³` the commands run fastest-mixing weights
@@ -267,14 +267,24 @@ pub fn fastest_mixing(
     })
 }
 
-/// `W` of edge weights `w`, row-major.
+/// `W` of edge weights `w`, row-major: the off-diagonal entries of
+/// [`SparseMatrix::from_edge_weights`], and on the diagonal `1 - (the sum
+/// of the row's off-diagonal entries in column order)`.
+///
+/// The diagonal is its own: `from_edge_weights` subtracts the weights from
+/// 1 one at a time, the same value in exact arithmetic but not always in
+/// floating point (`1 - (0.1 + 0.2 + 0.3)` is one ulp below `1 - 0.1 -
+/// 0.2 - 0.3`; a third of random rows of three weights differ), and the
+/// fastest-mixing weights up to [`DENSE_EXTREME_MAX`] silos, and every
+/// returned matrix, are those of this rounding (test
+/// `the_dense_diagonal_sums_the_row_then_subtracts`).
 fn matrix(n: usize, edges: &[(usize, usize)], w: &[f64]) -> Vec<f64> {
+    let sparse = SparseMatrix::from_edge_weights(n, edges, w);
     let mut m = vec![0.0; n * n];
-    for (&(a, b), &wl) in edges.iter().zip(w) {
-        m[a * n + b] = wl;
-        m[b * n + a] = wl;
-    }
     for i in 0..n {
+        for (j, x) in sparse.row(i).filter(|&(j, _)| j != i) {
+            m[i * n + j] = x;
+        }
         let off: f64 = (0..n).filter(|&j| j != i).map(|j| m[i * n + j]).sum();
         m[i * n + i] = 1.0 - off;
     }
@@ -452,6 +462,28 @@ mod tests {
     }
     use crate::mixing::measures::slem;
     use std::f64::consts::PI;
+
+    /// The dense matrix has the sparse one's entries off the diagonal and
+    /// on it `1 - (sum of the row)`, which rounds differently from the
+    /// sparse `1 - w_1 - w_2 - ...` (both kept: the results were computed
+    /// with them).
+    #[test]
+    fn the_dense_diagonal_sums_the_row_then_subtracts() {
+        let n = 4;
+        let edges = [(0, 1), (0, 2), (0, 3), (1, 2)];
+        let w = [0.1, 0.2, 0.3, 0.05];
+        let dense = matrix(n, &edges, &w);
+        let sparse = SparseMatrix::from_edge_weights(n, &edges, &w).to_dense();
+        for i in 0..n {
+            for j in (0..n).filter(|&j| j != i) {
+                assert_eq!(dense[i * n + j].to_bits(), sparse[i * n + j].to_bits());
+            }
+        }
+        assert_eq!(dense[0], 1.0 - (0.1 + 0.2 + 0.3));
+        assert_eq!(sparse[0], 1.0 - 0.1 - 0.2 - 0.3);
+        assert_ne!(dense[0], sparse[0]);
+        assert_eq!(dense[n + 1], 1.0 - (0.1 + 0.05));
+    }
 
     fn solve(n: usize, edges: &[(usize, usize)]) -> FastestMixing {
         fastest_mixing(n, edges, &FastestOptions::default()).unwrap_or_else(|e| panic!("{e}"))

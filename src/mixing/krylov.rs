@@ -123,7 +123,9 @@ impl SparseMatrix {
     /// `W = I - sum_l w_l (e_i - e_j)(e_i - e_j)^T` of the symmetric
     /// weights `w` on `edges` (nodes below `n`): row `i` holds the weights
     /// of its edges in edge order, then its diagonal `1 - sum` (subtracted
-    /// in edge order). Built in place, without a list per row.
+    /// in edge order). Built in place, without a list per row. The dense
+    /// `W` of [`super::fastest`] takes its off-diagonal entries from here;
+    /// its diagonal sums the row first, then subtracts (another rounding).
     pub fn from_edge_weights(n: usize, edges: &[(usize, usize)], w: &[f64]) -> SparseMatrix {
         let mut row_start = vec![0usize; n + 1];
         for &(a, b) in edges.iter().take(w.len()) {
