@@ -178,7 +178,7 @@ def verified_count(predicted, top, window):
         return first
     within = 0
     for t in predicted:
-        if t > best * window:
+        if not t <= best * window:  # Rust's take_while: a NaN ends it too
             break
         within += 1
     return min(max(within, first), 2 * top, len(predicted))
