@@ -15,8 +15,18 @@ seeds, with and without its window (experiments/design/main.rs
 `verify_choice`). Standard library only.
 
     python3 experiments/design/heldout/judge.py [runs.csv] [fitted.rs]
+
+With `--mirror`, it judges nothing: it reads a JSON object from stdin,
+`{"verified_count": [[predicted, top, window], ...], "spread":
+[[mixing_times, k], ...]}` (numbers, or strings such as "inf" and "NaN"),
+and prints one JSON object: what its `verified_count` and `spread` give
+for each, and `rounds`: for each committed run (runs.csv joined to
+features.csv), the predictor's inputs as read and its predicted rounds,
+non-finite numbers as strings. tests/heldout_judge.rs compares them with
+the library's, so that the rules mirrored here cannot drift from it.
 """
 import csv
+import json
 import math
 import os
 import re
@@ -24,8 +34,10 @@ import sys
 from collections import defaultdict
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-RUNS = sys.argv[1] if len(sys.argv) > 1 else os.path.join(HERE, "runs.csv")
-FITTED = sys.argv[2] if len(sys.argv) > 2 else os.path.join(HERE, "../../../src/design/fitted.rs")
+MIRROR = "--mirror" in sys.argv[1:]
+ARGS = [a for a in sys.argv[1:] if a != "--mirror"]
+RUNS = ARGS[0] if len(ARGS) > 0 else os.path.join(HERE, "runs.csv")
+FITTED = ARGS[1] if len(ARGS) > 1 else os.path.join(HERE, "../../../src/design/fitted.rs")
 
 
 def shipped(path):
@@ -67,6 +79,19 @@ def features(r):
     h = unit(float(r["label_heterogeneity"]))
     hs = h * unit(float(r["label_share"]))
     return core + [h * c for c in core] + [hs * c for c in core]
+
+
+def predicted_rounds(r, model):
+    """src/design/predictor.rs `shipped(h, s).rounds(x)` of the run `r`
+    (`model`: what `shipped` reads of fitted.rs); infinite when the
+    candidate does not mix."""
+    slopes, a, b, c, lo, hi = model
+    x = features(r)
+    if x is None:
+        return math.inf
+    h, s = unit(float(r["label_heterogeneity"])), unit(float(r["label_share"]))
+    hc = min(max(h, lo), hi)
+    return min(max(math.exp(a + b * hc + c * hc * s + sum(w * v for w, v in zip(slopes, x))), 1.0), 1e6)
 
 
 def kendall(items):
@@ -117,7 +142,7 @@ def read_runs():
 
 
 def main():
-    slopes, a, b, c, lo, hi = shipped(FITTED)
+    model = shipped(FITTED)
     cells = defaultdict(list)
     for r in read_runs():
         cells[(r["underlay"], r["access"], r["data"], r["seed"])].append(r)
@@ -127,12 +152,10 @@ def main():
     for key, rows in sorted(cells.items()):
         items = []
         for r in rows:
-            x = features(r)
-            if x is None:
+            rounds = predicted_rounds(r, model)
+            if math.isinf(rounds):
                 continue
             h, s = unit(float(r["label_heterogeneity"])), unit(float(r["label_share"]))
-            hc = min(max(h, lo), hi)
-            rounds = min(max(math.exp(a + b * hc + c * hc * s + sum(w * v for w, v in zip(slopes, x))), 1.0), 1e6)
             ct = float(r["cycle_time_ms"])
             measured = float(r["time_to_target_ms"]) if r["reached"] == "true" else None
             items.append((rounds * ct, measured, int(r["rounds_budget"]) * ct, r["candidate"]))
@@ -260,18 +283,11 @@ def verify_check(cells, window):
 
 
 def verify_main():
-    slopes, a, b, c, lo, hi = shipped(FITTED)
+    model = shipped(FITTED)
     cells = defaultdict(list)
     for r in read_runs():
-        x = features(r)
-        h, s = unit(float(r["label_heterogeneity"])), unit(float(r["label_share"]))
-        hc = min(max(h, lo), hi)
         ct = float(r["cycle_time_ms"])
-        rounds = (
-            min(max(math.exp(a + b * hc + c * hc * s + sum(w * v for w, v in zip(slopes, x))), 1.0), 1e6)
-            if x is not None
-            else math.inf
-        )
+        rounds = predicted_rounds(r, model)
         reached = r["reached"] == "true"
         r.update(
             pt=rounds * ct,
@@ -292,6 +308,34 @@ def verify_main():
         )
 
 
+# The predictor's inputs of a run, as runs.csv (and features.csv) give them.
+INPUTS = [
+    "mixing_time", "silos", "effective_neighbours", "time_varying", "label_heterogeneity",
+    "label_share", "mixed_heterogeneity", "stationary_imbalance", "asymmetric",
+]
+
+
+def mirror_main():
+    """`--mirror`: the mirrored rules on the cases of stdin and on the
+    committed runs, for tests/heldout_judge.rs (see the module docs)."""
+    cases = json.load(sys.stdin)
+    floats = lambda xs: [float(x) for x in xs]
+    model = shipped(FITTED)
+    out = {
+        "verified_count": [verified_count(floats(p), top, float(w)) for p, top, w in cases.get("verified_count", [])],
+        "spread": [spread(floats(t), k) for t, k in cases.get("spread", [])],
+        "rounds": [
+            {"inputs": {k: r[k] for k in INPUTS}, "rounds": repr(predicted_rounds(r, model))}
+            for r in read_runs()
+        ],
+    }
+    json.dump(out, sys.stdout)
+    print()
+
+
 if __name__ == "__main__":
-    main()
-    verify_main()
+    if MIRROR:
+        mirror_main()
+    else:
+        main()
+        verify_main()
