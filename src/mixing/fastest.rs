@@ -25,7 +25,7 @@ use nalgebra::DMatrix;
 
 use crate::mixing::ConsensusMatrix;
 
-use super::krylov::{Reorthogonalisation, SparseMatrix, SpectralError, WarmStart};
+use super::krylov::{Reorthogonalisation, SpectralError, WarmStart};
 use super::spectrum::{symmetric_eigen, SpectrumError};
 
 /// Largest work `iterations x n³` the commands run fastest-mixing weights
@@ -267,8 +267,9 @@ pub fn fastest_mixing(
     })
 }
 
-/// `W` of edge weights `w`, row-major: the off-diagonal entries of
-/// [`SparseMatrix::from_edge_weights`], and on the diagonal `1 - (the sum
+/// `W` of edge weights `w`, row-major: `w_l` at `(a, b)` and `(b, a)` for
+/// edge `l = {a, b}` (the off-diagonal entries of
+/// [`super::krylov::SparseMatrix::from_edge_weights`]), and on the diagonal `1 - (the sum
 /// of the row's off-diagonal entries in column order)`.
 ///
 /// The diagonal is its own: `from_edge_weights` subtracts the weights from
@@ -279,12 +280,12 @@ pub fn fastest_mixing(
 /// returned matrix, are those of this rounding (test
 /// `the_dense_diagonal_sums_the_row_then_subtracts`).
 fn matrix(n: usize, edges: &[(usize, usize)], w: &[f64]) -> Vec<f64> {
-    let sparse = SparseMatrix::from_edge_weights(n, edges, w);
     let mut m = vec![0.0; n * n];
+    for (&(a, b), &wl) in edges.iter().zip(w) {
+        m[a * n + b] = wl;
+        m[b * n + a] = wl;
+    }
     for i in 0..n {
-        for (j, x) in sparse.row(i).filter(|&(j, _)| j != i) {
-            m[i * n + j] = x;
-        }
         let off: f64 = (0..n).filter(|&j| j != i).map(|j| m[i * n + j]).sum();
         m[i * n + i] = 1.0 - off;
     }
@@ -460,6 +461,7 @@ mod tests {
         assert!(note.contains("--iterations 250 or fewer"), "{note}");
         assert!(fastest_work_note(600, 250).is_none());
     }
+    use crate::mixing::krylov::SparseMatrix;
     use crate::mixing::measures::slem;
     use std::f64::consts::PI;
 

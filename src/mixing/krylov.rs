@@ -124,8 +124,8 @@ impl SparseMatrix {
     /// weights `w` on `edges` (nodes below `n`): row `i` holds the weights
     /// of its edges in edge order, then its diagonal `1 - sum` (subtracted
     /// in edge order). Built in place, without a list per row. The dense
-    /// `W` of [`super::fastest`] takes its off-diagonal entries from here;
-    /// its diagonal sums the row first, then subtracts (another rounding).
+    /// `W` of [`super::fastest`] has the same off-diagonal entries; its
+    /// diagonal sums the row first, then subtracts (another rounding).
     pub fn from_edge_weights(n: usize, edges: &[(usize, usize)], w: &[f64]) -> SparseMatrix {
         let mut row_start = vec![0usize; n + 1];
         for &(a, b) in edges.iter().take(w.len()) {
